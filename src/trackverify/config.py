@@ -1,0 +1,136 @@
+"""The frozen run configuration: SPEC defaults, overridable by a TOML file and by CLI flags.
+
+Precedence: defaults < ``--config FILE`` < explicit flags. Unknown keys, wrong types and
+out-of-range values are :class:`~trackverify.errors.ConfigError` (CLI exit 2).
+
+TOML layout::
+
+    [run]
+    seed = 20261007
+    start = 300
+    recovery_end = 700
+    threshold_um = 5.0
+    zero_distance_um = 5.0
+    falsification_share = 0.05
+    verifier = "fixed_distance"
+
+    [specimen]            # only used when no data are given
+    frames = 1000
+    motion = "moderate"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from trackverify.errors import ConfigError
+from trackverify.synth.specimen import SpecimenConfig
+
+CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
+              "nearby_swap", "fragmentation", "dropout")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every value a run uses. Defaults are those of SPEC.md; each one is recorded."""
+
+    seed: int = 20261007
+    start: int = 300
+    recovery_end: int = 700
+    threshold_um: float = 5.0
+    zero_distance_um: float = 5.0
+    falsification_share: float = 0.05
+    verifier: str = "fixed_distance"
+    conditions: tuple[str, ...] = CONDITIONS
+    specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
+
+    def __post_init__(self) -> None:
+        if self.start < 1:
+            raise ConfigError(f"start must be >= 1 (frame 0 is the anchor), got {self.start}")
+        if self.recovery_end <= self.start:
+            raise ConfigError(f"recovery_end ({self.recovery_end}) must be > start ({self.start})")
+        for name in ("threshold_um", "zero_distance_um"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if not 0 <= self.falsification_share <= 1:
+            raise ConfigError(f"falsification_share must be in [0, 1], got {self.falsification_share}")
+        unknown = [c for c in self.conditions if c not in CONDITIONS]
+        if unknown:
+            raise ConfigError(f"unknown condition(s) {unknown}; known: {list(CONDITIONS)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
+    """Check ``value`` against the declared type of field ``name`` of dataclass ``cls``."""
+    declared = {f.name: f for f in fields(cls)}[name]
+    default = declared.default if declared.default is not dataclasses.MISSING else None
+    where = f"{source}: '{name}'"
+    if isinstance(default, bool) or declared.type == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, got {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, got {value!r}")
+        return value
+    if name == "conditions":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where} must be a list of condition names, got {value!r}")
+        return tuple(value)
+    raise ConfigError(f"{where} cannot be set")  # pragma: no cover - every field is typed
+
+
+def build_config(overrides: dict[str, Any] | None = None, config_file: str | Path | None = None,
+                 source: str = "command line") -> RunConfig:
+    """Defaults, then the TOML file, then ``overrides`` (None values are ignored)."""
+    run_values: dict[str, Any] = {}
+    specimen_values: dict[str, Any] = {}
+    if config_file is not None:
+        run_values, specimen_values = _read_toml(Path(config_file))
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key.startswith("specimen."):
+            specimen_values[key.split(".", 1)[1]] = _coerce(SpecimenConfig, key.split(".", 1)[1], value, source)
+        else:
+            run_values[key] = _coerce(RunConfig, key, value, source)
+    specimen = SpecimenConfig(**specimen_values)
+    return RunConfig(**run_values, specimen=specimen)
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    source = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{source}: config file not found") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc})") from exc
+    unknown_tables = sorted(set(data) - {"run", "specimen"})
+    if unknown_tables:
+        raise ConfigError(f"{source}: unknown section(s) {unknown_tables}; use [run] and [specimen]")
+    sections = []
+    for table, cls, skip in (("run", RunConfig, {"specimen"}), ("specimen", SpecimenConfig, set())):
+        values = data.get(table, {})
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: [{table}] must be a table")
+        known = {f.name for f in fields(cls)} - skip
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown key(s) {unknown} in [{table}]; known: {sorted(known)}")
+        sections.append({k: _coerce(cls, k, v, f"{source} [{table}]") for k, v in values.items()})
+    return sections[0], sections[1]

@@ -1,0 +1,70 @@
+"""Where the observations of a run come from: a folder, a single table, or the specimen.
+
+A dataset is a recording table plus a way to get each recording's observation table,
+one recording at a time (memory does not grow with the cohort).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from trackverify.errors import InputError
+from trackverify.io.tabular import load_table, read_table
+from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
+from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+
+
+@dataclass
+class Dataset:
+    """Recordings (provenance) and their observations."""
+
+    recordings: pd.DataFrame
+    source: dict
+    _observations: pd.DataFrame | None = None
+    _specimen: SpecimenConfig | None = None
+
+    def __iter__(self) -> Iterator[tuple[str, pd.DataFrame]]:
+        """Yield ``(recording, observation table)`` in recording-table order."""
+        if self._specimen is not None:
+            for index, name in enumerate(self.recordings["recording"]):
+                yield name, animal_observations(self._specimen, index)
+            return
+        grouped = dict(tuple(self._observations.groupby("recording", sort=False)))
+        for name in self.recordings["recording"]:
+            yield name, grouped[name].reset_index(drop=True)
+
+
+def specimen_dataset(config: SpecimenConfig) -> Dataset:
+    return Dataset(recording_table(config), {"specimen": provenance(config)}, _specimen=config)
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``) or a table."""
+    path = Path(path)
+    if path.is_dir():
+        candidates = [path / "observations.parquet", path / "observations.csv"]
+        table_path = next((p for p in candidates if p.exists()), None)
+        if table_path is None:
+            raise InputError("the folder has no observations.parquet or observations.csv",
+                             source=str(path))
+        recordings_path = path / "recordings.csv"
+    else:
+        table_path, recordings_path = path, None
+    observations = load_table(table_path, OBSERVATIONS)
+    present = pd.unique(observations["recording"])
+    if recordings_path is not None and recordings_path.exists():
+        recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
+        unknown = ~pd.Series(present).isin(recordings["recording"]).to_numpy()
+        if unknown.any():
+            raise InputError(f"recording '{present[unknown.argmax()]}' of the observation table "
+                             "is not in the recording table", source=str(recordings_path),
+                             column="recording")
+        recordings = recordings[recordings["recording"].isin(present)].reset_index(drop=True)
+    else:
+        recordings = pd.DataFrame({"recording": present, "animal_id": present,
+                                   "provenance_group": "unknown", "source_folds": ""})
+    return Dataset(recordings, {"data": str(path)}, _observations=observations)

@@ -1,0 +1,42 @@
+"""The one exception family of trackverify.
+
+Every error a user can cause derives from :class:`TrackverifyError`; the CLI turns
+it into a one-line message on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class TrackverifyError(Exception):
+    """Base class of every error trackverify raises on purpose."""
+
+
+class InputError(TrackverifyError):
+    """A file or table that cannot be used as given.
+
+    The message names the file, and where there is one, the column and the first
+    offending row (1-based data row; the header of a CSV file is not a row).
+    """
+
+    def __init__(self, problem: str, *, source: str | None = None,
+                 column: str | None = None, row: int | None = None):
+        self.problem = problem
+        self.source = source
+        self.column = column
+        self.row = row
+        where = []
+        if source is not None:
+            where.append(str(source))
+        if column is not None:
+            where.append(f"column '{column}'")
+        if row is not None:
+            where.append(f"row {row}")
+        super().__init__(f"{': '.join([', '.join(where), problem]) if where else problem}")
+
+
+class ConfigError(TrackverifyError):
+    """A run configuration value that is unknown, of the wrong type or out of range."""
+
+
+class LeakageError(TrackverifyError):
+    """A fit step asked for labels of recordings it must never see (e.g. ``test``)."""

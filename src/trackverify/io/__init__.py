@@ -1,0 +1,1 @@
+"""Reading and writing: tables (CSV, Parquet), atomic outputs, safe pickles, NWB."""

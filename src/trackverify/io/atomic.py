@@ -1,0 +1,84 @@
+"""Outputs are written to a temporary name in the target folder and renamed into place.
+
+A run killed midway therefore leaves either the previous complete file or none, never a
+truncated one. ``os.replace`` is atomic on POSIX file systems.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp_path)`` and rename ``tmp_path`` to ``path`` once it is complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        write(tmp_path)
+        with open(tmp_path, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.chmod(tmp_path, 0o666 & ~_UMASK)
+        os.replace(tmp_path, path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON values: numpy scalars unwrapped, NaN/inf become None (undefined = null)."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def dumps_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, fixed indentation, no NaN."""
+    return json.dumps(to_jsonable(value), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_json_atomic(path: str | os.PathLike, value: Any) -> Path:
+    return write_text_atomic(path, dumps_json(value))

@@ -1,0 +1,65 @@
+"""CSV and Parquet tables at the edge: read with clear errors, write atomically."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from trackverify.errors import InputError
+from trackverify.io.atomic import write_atomic
+from trackverify.tables import Schema, validate
+
+PARQUET_SUFFIXES = {".parquet", ".pq"}
+CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
+
+
+def read_table(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    if path.is_dir():
+        raise InputError("expected a file, found a folder", source=str(path))
+    if path.stat().st_size == 0:
+        raise InputError("the file is empty", source=str(path))
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        try:
+            return pq.read_table(path).to_pandas()
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
+    if suffix in CSV_SUFFIXES or suffix == "":
+        try:
+            return pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
+                               skipinitialspace=True)
+        except pd.errors.EmptyDataError as exc:
+            raise InputError("the file has no header line", source=str(path)) from exc
+        except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as exc:
+            raise InputError(f"not a readable CSV file ({_first_line(exc)})",
+                             source=str(path)) from exc
+    raise InputError(f"unknown table format '{suffix}' (use .csv or .parquet)", source=str(path))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def load_table(path: str | os.PathLike, schema: Schema) -> pd.DataFrame:
+    """Read ``path`` and validate it against ``schema``."""
+    return validate(read_table(path), schema, source=str(path))
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        # Deterministic bytes: no pandas metadata with library versions, fixed compression.
+        table = table.replace_schema_metadata(None)
+        return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
