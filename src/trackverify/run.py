@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify import __version__
+from trackverify.associate import pool_diagnostics
 from trackverify.config import RunConfig
 from trackverify.dataset import load_dataset, specimen_dataset
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
@@ -96,7 +97,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None) 
             rows_out.write(scored)
             bar.advance(task)
     tracking["pooled"] = tracking_gt_protocol.pool({k: v for k, v in tracking.items()})
-    verification["pooled"] = _pooled_verification(pool, config)
+    verification["pooled"] = _pooled_verification(pool, config, verification)
     results = {
         "trackverify_version": __version__,
         "settings": config.to_dict(),
@@ -118,8 +119,13 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None) 
     return _terminal_summary(results, out)
 
 
-def _pooled_verification(pool: _Pool, config: RunConfig) -> dict:
-    out = {c: metrics_block(*pool.arrays(c), config.threshold_um, MAX_FCR) for c in pool.error}
+def _pooled_verification(pool: _Pool, config: RunConfig, per_recording: dict) -> dict:
+    """Metrics over all recordings' rows; association = sums of the recordings' counts."""
+    out = {}
+    for condition in pool.error:
+        out[condition] = metrics_block(*pool.arrays(condition), config.threshold_um, MAX_FCR)
+        out[condition]["association"] = pool_diagnostics(
+            [blocks[condition]["association"] for blocks in per_recording.values()])
     out[ALL] = metrics_block(*pool.arrays(), config.threshold_um, MAX_FCR)
     return out
 

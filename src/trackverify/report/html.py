@@ -46,7 +46,9 @@ def _svg(figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    text = text[text.index("<svg"):]
+    start, end = text.find("<metadata>"), text.find("</metadata>")
+    return text[:start] + text[end + len("</metadata>"):] if start >= 0 else text
 
 
 def _pyplot():
@@ -121,25 +123,13 @@ def render_report(results: dict, curves: dict) -> str:
     pooled = verification["pooled"]
     verifier = results["verifier"]
     recordings = results["recordings"]
-    condition_rows = []
-    for condition, block in pooled.items():
-        row = [html.escape(condition)] + [_fmt(block[k], f) for k, _, f in COLUMNS]
-        assoc = block.get("association")
-        row += [_fmt(assoc[k], f) if assoc else "" for k, _, f in ASSOCIATION]
-        condition_rows.append(row)
-    pooled_association = {}
-    for name in recordings:
-        for condition, block in verification[name].items():
-            if "association" in block:
-                pooled_association.setdefault(condition, []).append(block["association"])
-    for row, condition in zip(condition_rows, pooled):
-        if condition in pooled_association and len(recordings) > 1:
-            row[-3:] = ["see per recording"] * 3
-        elif condition in pooled_association:
-            a = pooled_association[condition][0]
-            row[-3:] = [_fmt(a[k], f) for k, _, f in ASSOCIATION]
-    header = ["condition"] + [label for _, label, _ in COLUMNS] + [
-        f"association: {label}" for _, label, _ in ASSOCIATION]
+    condition_rows = [[html.escape(c)] + [_fmt(b[k], f) for k, _, f in COLUMNS]
+                      for c, b in pooled.items()]
+    header = ["condition"] + [label for _, label, _ in COLUMNS]
+    association_rows = [[html.escape(c), _fmt(b["n_errors"], "d")]
+                        + [_fmt(b["association"][k], f) for k, _, f in ASSOCIATION]
+                        for c, b in pooled.items() if "association" in b]
+    association_header = ["condition", "row-label errors"] + [label for _, label, _ in ASSOCIATION]
     consistency_html = []
     for name, block in list(results["anatomical_consistency"].items())[:12]:
         verdict = block["deformation_hypothesis"]
@@ -170,9 +160,13 @@ acceptance threshold {verifier['threshold_um']:g} um. trackverify {html.escape(r
 <h2>anatomical_verification: can the verifier catch injected errors?</h2>
 <p>Each condition corrupts a copy of the clean predictions (coordinates never change). Rows are
 labelled against the anchor identity; the verifier scores every row or abstains. Pooled over
-recordings. The association columns are the oracle diagnostics of the corrupted condition: they
-can disagree with the row labels, because the global alignment may adopt a swapped naming.</p>
+recordings.</p>
 {_table(header, condition_rows)}
+<h3>Row labels vs the global alignment</h3>
+<p>The oracle diagnostics of each corrupted condition (tracking_gt's recording-wide alignment).
+They can disagree with the row labels: a persistent swap longer than the clean part makes the
+global alignment adopt the swapped naming, so it counts the clean part as wrong instead.</p>
+{_table(association_header, association_rows)}
 <h3>Error detection</h3>{_detection_plot(curves)}
 <h3>Certification</h3>
 <p>Abstained rows stay in the denominator and are never accepted; rows with equal scores enter
