@@ -34,6 +34,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
     if suffix in CSV_SUFFIXES or suffix == "":
+        _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
         try:
             return pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
                                skipinitialspace=True)
@@ -43,6 +44,22 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             raise InputError(f"not a readable CSV file ({_first_line(exc)})",
                              source=str(path)) from exc
     raise InputError(f"unknown table format '{suffix}' (use .csv or .parquet)", source=str(path))
+
+
+def _check_csv_header(path: Path, delimiter: str) -> None:
+    """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            header = next(csv.reader(handle, delimiter=delimiter), [])
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from exc
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
+    seen: set[str] = set()
+    for name in (h.strip() for h in header):
+        if name in seen:
+            raise InputError("the column appears twice in the header", source=str(path), column=name)
+        seen.add(name)
 
 
 def _first_line(exc: Exception) -> str:
