@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from trackverify.stages.common import StageResult, apply_overrides
+from trackverify.stages.common import StageResult, apply_overrides, config_record
 
 STAGES: dict[str, tuple[str, str]] = {
     "body-tracking": ("body_tracking", "BodyTrackingConfig"),
@@ -41,4 +41,11 @@ def evaluate_stage(stage: str, submission: Path, reference: Path,
                                         config)
 
 
-__all__ = ["STAGES", "StageResult", "default_config", "evaluate_stage"]
+def failed_result(stage: str, problems: list[str],
+                  overrides: dict[str, Any] | None = None) -> StageResult:
+    """Score 0, verdict ``fail``: a submission that cannot be evaluated at all."""
+    config = apply_overrides(default_config(stage), overrides)
+    return StageResult(stage, 0.0, "fail", {}, {}, config_record(config), list(problems))
+
+
+__all__ = ["STAGES", "StageResult", "default_config", "evaluate_stage", "failed_result"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from trackverify.errors import ConfigError, InputError
-from trackverify.stages import STAGES, evaluate_stage
+from trackverify.stages import STAGES, evaluate_stage, failed_result
 
 PASS_EXIT, FAIL_EXIT = 0, 1
 
@@ -75,12 +75,16 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
     if not submission.is_dir():
         raise InputError("submission folder not found", source=str(submission))
     overrides = _parse_settings(settings)
+    problems: list[str] = []
     if run_model:
         from trackverify.stages.run_model import run_submitted_model
 
-        submission = run_submitted_model(stage, submission, ground_truth, out / "model-outputs",
-                                         timeout)
-    result = evaluate_stage(stage, submission, reference, ground_truth, overrides)
+        submission, problems = run_submitted_model(stage, submission, ground_truth,
+                                                   out / "model-outputs", timeout)
+    if problems:
+        result = failed_result(stage, problems, overrides)
+    else:
+        result = evaluate_stage(stage, submission, reference, ground_truth, overrides)
     write_json_atomic(out / "stage.json", result.to_dict())
     _print_table(result)
     return PASS_EXIT if result.verdict == "pass" else FAIL_EXIT
