@@ -162,3 +162,16 @@ def test_malicious_trx_is_refused_without_running(world, run_stage):
     res = run_stage("body-tracking", world, ground_truth=True)
     assert res.verdict == "fail" and "refused to load" in res.problems[0]
     assert not marker.exists()
+
+
+def test_nan_gaps_count_as_missing(tmp_path, run_stage):
+    t = S.file_trx(S.fly_experiment(5, n_flies=3, n_frames=200), mm=False)
+    gappy = S.with_nan_gaps(t, seed=1)
+    missing = sum(int(np.isnan(x).sum()) for x in gappy["x"])
+    _write(tmp_path, "gt", t)
+    _write(tmp_path, "ref", t)
+    _write(tmp_path, "sub", gappy)
+    counts = run_stage("body-tracking", tmp_path, ground_truth=True).per_experiment["exp_1"]
+    assert missing > 0
+    assert counts["submission"]["fn"] == missing and counts["submission"]["fp"] == 0
+    assert counts["submission"]["mota"] == pytest.approx(1 - missing / 600)

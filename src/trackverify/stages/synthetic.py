@@ -84,6 +84,24 @@ def file_trx(trx: dict[str, Any], mm: bool = True) -> dict[str, Any]:
     return {k: v for k, v in trx.items() if k not in drop}
 
 
+def with_nan_gaps(trx: dict[str, Any], seed: int, gaps_per_fly: int = 2, max_gap: int = 8
+                  ) -> dict[str, Any]:
+    """A copy of ``trx`` with ``gaps_per_fly`` runs of 1..``max_gap`` NaN frames in every
+    pose field of each fly (as in raw tracker output; never at the first or last frame)."""
+    rng = np.random.default_rng(seed)
+    out = {k: ([a.copy() for a in v] if isinstance(v, list) else v) for k, v in trx.items()}
+    pose = [k for k in ("x", "y", "theta", "a", "b", "x_mm", "y_mm", "theta_mm", "a_mm", "b_mm")
+            if k in out]
+    for i in range(out["ntargets"]):
+        n = int(out["nframes"][i])
+        for _ in range(gaps_per_fly):
+            length = int(rng.integers(1, max_gap + 1))
+            start = int(rng.integers(1, max(2, n - length - 1)))
+            for k in pose:
+                out[k][i][start:start + length] = np.nan
+    return out
+
+
 def perframe_features(trx: dict[str, Any], corfrac: tuple[float, float] = (0.3, 0.0)
                       ) -> dict[str, list[np.ndarray]]:
     """The 16 per-frame features (JAABA-style conventions), each of length ``nframes - 1``.
