@@ -37,7 +37,8 @@ def tolerance_ratio(tau, err, cap: float | None = None) -> np.ndarray:
     """Tolerance ratio ``r = tau / err`` (higher is better; ``r >= 1`` iff within tolerance).
 
     Edge rules (EVALUATORS.md 0.2): ``err = 0`` gives ``+inf`` (the cap, when one is given);
-    ``tau = 0`` with ``err > 0`` gives 0; ``tau = 0`` with ``err = 0`` gives 2; a NaN error (or tolerance) gives 0. With ``cap``, the result is
+    ``tau = 0`` with ``err > 0`` gives 0; ``tau = 0`` with ``err = 0`` gives 2; a NaN error
+    (or tolerance) gives 0. With ``cap``, the result is
     ``min(cap, r)``. Works element-wise on arrays; returns float64 (a 0-d array for scalars).
     """
     tau = np.asarray(tau, dtype=np.float64)

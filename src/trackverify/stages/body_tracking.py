@@ -128,7 +128,8 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
             continue
         counts = mota(gt, sub, config)
         if counts["mota"] is None or base["mota"] is None:
-            raise InputError("the ground truth has no fly in any frame", source=str(ground_truth / e))
+            raise InputError("the ground truth has no fly in any frame",
+                             source=str(ground_truth / e))
         r = float(tolerance_ratio(1.0 - base["mota"], 1.0 - counts["mota"]))
         ratios[e] = np.array([r])
         per_exp[e] = {"valid": True, "submission": counts, "reference": base,

@@ -69,7 +69,8 @@ def load_swing_stance(path: Path, shape: tuple[int, ...] | None = None) -> np.nd
     except (ValueError, OSError, EOFError) as exc:
         raise InputError(f"not a readable .npy array ({exc})", source=str(path)) from exc
     if arr.ndim != 3 or arr.shape[2] != 6:
-        raise InputError(f"shape {arr.shape}, expected (n_flies, total_frames, 6)", source=str(path))
+        raise InputError(f"shape {arr.shape}, expected (n_flies, total_frames, 6)",
+                         source=str(path))
     if shape is not None and arr.shape != shape:
         raise InputError(f"shape {arr.shape} differs from the reference's {shape}",
                          source=str(path))

@@ -52,7 +52,8 @@ def load_npz_array(path: Path, key: str, shape_tail: tuple[int, ...]) -> np.ndar
             arr = data[key]
     except (ValueError, OSError, EOFError) as exc:
         raise InputError(f"not a readable .npz file ({exc})", source=str(path)) from exc
-    if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail or arr.dtype.kind not in "biuf":
+    if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail or \
+            arr.dtype.kind not in "biuf":
         raise InputError(f"'{key}' has shape {arr.shape} and dtype {arr.dtype}, expected "
                          f"(N, {', '.join(map(str, shape_tail))}) numbers", source=str(path))
     return arr.astype(np.float64)

@@ -35,7 +35,8 @@ FILE = "registered_trx.pkl"
 FIELDS = (*TRX_PER_TARGET, *TRX_MM, "pxpermm")
 RESIDUAL_FIELDS = ("x_mm", "y_mm", "a_mm", "b_mm", "theta_mm")
 CRITERIA = ["scale_consistency", "radius", "center_consistency_x", "center_consistency_y",
-            "center_error"] + [f"{f}_{k}_residual" for f in RESIDUAL_FIELDS for k in ("max", "mean")]
+            "center_error"] + [f"{f}_{k}_residual" for f in RESIDUAL_FIELDS
+                               for k in ("max", "mean")]
 
 
 @dataclass(frozen=True)

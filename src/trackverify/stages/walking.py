@@ -136,7 +136,8 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
         ["balanced_accuracy"], {"pooled": None if r is None else np.array([r])}, cap=config.cap,
         nearly_all=1.0, structural_failure=bool(problems))
     criteria["balanced_accuracy"].update(
-        submission=ba, reference=ba_ref, threshold=config.alpha * ba_ref, ratio=None if r is None else min(config.cap, r),
+        submission=ba, reference=ba_ref, threshold=config.alpha * ba_ref,
+        ratio=None if r is None else min(config.cap, r),
         passed=r is not None and r >= 1.0)
     return StageResult("walking", score, result, criteria, per_exp, config_record(config),
                        problems)
