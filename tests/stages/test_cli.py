@@ -55,3 +55,38 @@ def test_unreadable_input_exits_2(tmp_path, capsys):
                        "--reference", str(tmp_path / "ref")]) == 2
     assert _exit_code(["stage", "stats", "--submission", str(tmp_path / "sub"),
                        "--reference", str(tmp_path / "ref"), "--set", "bogus=1"]) == 2
+
+
+def _perfect_world(root, stage):
+    """A perfect submission for ``stage`` built from the synthetic generator."""
+    import numpy as np
+
+    t = S.fly_experiment(7, n_flies=3, n_frames=120)
+    exp = "exp_1"
+    for who in ("gt", "ref", "sub"):
+        d = root / who / exp
+        d.mkdir(parents=True, exist_ok=True)
+        S.write_pickle(d / "trx.pkl", S.file_trx(t, mm=False))
+        S.write_pickle(d / "registered_trx.pkl", S.file_trx(t))
+        for name, arrays in S.perframe_features(t).items():
+            S.write_pickle(d / "perframe" / f"{name}.pkl", arrays)
+        S.write_pickle(d / "walk_preds.pkl", S.walking_predictions(t))
+        np.save(d / "swing_stance.npy", S.swing_stance(t, 0))
+        kp = S.keypoint_annotations(0, n=10)
+        np.savez(d / "keypoints_gt.npz", keypoints=kp)
+        np.savez(d / "keypoint_preds.npz", pred=kp[..., :2] + (0.5 if who == "ref" else 0.0))
+        S.write_stats_csv(root / who / "line_1.csv", S.stats_rows(0.02, 0.3))
+    S.write_pickle(root / "gt" / "labels.pkl", S.walking_labels([t], [exp], seed=0))
+
+
+@pytest.mark.parametrize("stage", ["body-tracking", "registration", "keypoints", "features",
+                                   "walking", "gait", "stats"])
+def test_every_stage_writes_json_and_passes_a_perfect_submission(tmp_path, stage):
+    _perfect_world(tmp_path, stage)
+    out = tmp_path / "out"
+    code = _exit_code(["stage", stage, "--submission", str(tmp_path / "sub"), "--reference",
+                       str(tmp_path / "ref"), "--ground-truth", str(tmp_path / "gt"),
+                       "--out", str(out)])
+    doc = json.loads((out / "stage.json").read_text())
+    assert code == 0 and doc["verdict"] == "pass" and doc["stage"] == stage
+    assert doc["problems"] == [] and doc["score"] >= 1.0
