@@ -91,3 +91,15 @@ def test_object_arrays_are_refused(world, run_stage):
     _save(root, "sub", {"pred": np.array([{"a": 1}], dtype=object)})
     res = run_stage("keypoints", root, ground_truth=True)
     assert res.verdict == "fail" and "not a readable .npz" in res.problems[0]
+
+
+def test_coco_json_ground_truth(world, run_stage):
+    import json
+
+    root, gt = world
+    (root / "gt" / "exp_1" / "keypoints_gt.npz").unlink()
+    coco = {"annotations": [{"keypoints": g.reshape(-1).tolist()} for g in gt]}
+    (root / "gt" / "exp_1" / "labels.json").write_text(json.dumps(coco))
+    _save(root, "sub", {"pred": _pred_with_errors(gt, [0, 0.5, 1, 1.5])})
+    res = run_stage("keypoints", root, ground_truth=True)
+    assert res.criteria["mean_percentile_error"]["submission_px"] == pytest.approx(1.2225)

@@ -123,3 +123,15 @@ def test_broken_format_fails_with_reason(experiments_pair, run_stage, breakage, 
     assert res.verdict == "fail"
     assert any(reason in p for p in res.problems), res.problems
     assert res.score == pytest.approx(1.0)       # v(exp_1) = 0: (0 + 2) / 2 per criterion
+
+
+def test_range_rel_denominator_setting(experiments_pair, run_stage):
+    from trackverify.errors import ConfigError
+
+    root, refs = experiments_pair
+    for k, t in enumerate(refs):
+        _write(root / "sub", f"exp_{k + 1}", t)
+    assert run_stage("registration", root, range_rel_denominator="radius").score == \
+        pytest.approx(2.0)
+    with pytest.raises(ConfigError):
+        run_stage("registration", root, range_rel_denominator="mean")

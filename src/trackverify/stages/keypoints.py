@@ -8,13 +8,15 @@ experiments. Pass iff ``eps <= 1.7 px`` (= alpha * eps_baseline); score ``r = 1.
 and are not pass criteria. The reference's (baseline's) error is reported alongside.
 
 Formats (npz, read with ``allow_pickle=False``): ground truth ``exp_*/keypoints_gt.npz`` with
-``keypoints`` ``(N, 21, 3)`` = COCO (x, y, v); predictions ``exp_*/keypoint_preds.npz``
+``keypoints`` ``(N, 21, 3)`` = COCO (x, y, v), or a COCO keypoint file ``exp_*/labels.json``
+(annotations in file order); predictions ``exp_*/keypoint_preds.npz``
 with ``pred`` ``(N, 21, 2)`` (x, y) in crop pixels. Non-finite predictions or a wrong shape
 fail the run with score 0 (OQ-A3.4).
 """
 
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ from trackverify.stages.common import StageResult, config_record, experiments, s
 
 GT_FILE, GT_KEY = "keypoints_gt.npz", "keypoints"
 PRED_FILE, PRED_KEY = "keypoint_preds.npz", "pred"
+COCO_FILE = "labels.json"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,22 @@ def load_npz_array(path: Path, key: str, shape_tail: tuple[int, ...]) -> np.ndar
         raise InputError(f"'{key}' has shape {arr.shape} and dtype {arr.dtype}, expected "
                          f"(N, {', '.join(map(str, shape_tail))}) numbers", source=str(path))
     return arr.astype(np.float64)
+
+
+def load_ground_truth(folder: Path, k: int) -> np.ndarray:
+    """``(N, K, 3)`` annotations of one experiment: ``keypoints_gt.npz`` or, failing that,
+    a COCO keypoint file ``labels.json`` (annotations in file order)."""
+    if (folder / GT_FILE).is_file() or not (folder / COCO_FILE).is_file():
+        return load_npz_array(folder / GT_FILE, GT_KEY, (k, 3))
+    path = folder / COCO_FILE
+    try:
+        anns = json.loads(path.read_text(encoding="utf-8"))["annotations"]
+        arr = np.array([a["keypoints"] for a in anns], dtype=np.float64)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a COCO keypoint file ({exc})", source=str(path)) from exc
+    if arr.ndim != 2 or arr.shape[1] != 3 * k:
+        raise InputError(f"each annotation needs {3 * k} keypoint values", source=str(path))
+    return arr.reshape(-1, k, 3)
 
 
 def keypoint_errors(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
@@ -93,7 +112,7 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
         raise InputError("the keypoints stage needs --ground-truth (exp_*/keypoints_gt.npz)")
     names = experiments(ground_truth, "ground-truth")
     k = config.n_keypoints
-    gts = [load_npz_array(ground_truth / e / GT_FILE, GT_KEY, (k, 3)) for e in names]
+    gts = [load_ground_truth(ground_truth / e, k) for e in names]
     counts = [g.shape[0] for g in gts]
     gt = np.concatenate(gts)
     pcts = [float(p) for p in config.percentiles.split(",")]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from trackverify.errors import InputError
+from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import (
     TRX_MM, TRX_PER_TARGET, StageResult, align_trajectories, config_record, dense, experiments,
@@ -129,6 +129,9 @@ def score_experiment(sub: dict[str, Any], ref: dict[str, Any], config: Registrat
 
 def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
              config: RegistrationConfig) -> StageResult:
+    if config.range_rel_denominator not in ("median", "radius"):
+        raise ConfigError("range_rel_denominator must be 'median' or 'radius', not "
+                          f"{config.range_rel_denominator!r}")
     names = experiments(reference, "reference")
     ratios: dict[str, np.ndarray | None] = {}
     per_exp: dict[str, Any] = {}
