@@ -23,7 +23,7 @@ import numpy as np
 
 from trackverify.assignment import assign
 from trackverify.errors import InputError
-from trackverify.scoring import tolerance_ratio
+from trackverify.scoring import pass_relative, tolerance_ratio
 from trackverify.stages.common import (
     StageResult, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
 
@@ -116,7 +116,7 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
     if ground_truth is None:
         raise InputError("the body-tracking stage needs --ground-truth (exp_*/trx.pkl)")
     names = experiments(ground_truth, "ground-truth")
-    ratios, per_exp, problems = {}, {}, []
+    ratios, per_exp, problems, rule = {}, {}, [], {}
     for e in names:
         gt = load_trx(ground_truth / e / FILE)
         base = mota(gt, load_trx(reference / e / FILE), config)
@@ -132,11 +132,12 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
                              source=str(ground_truth / e))
         r = float(tolerance_ratio(1.0 - base["mota"], 1.0 - counts["mota"]))
         ratios[e] = np.array([r])
+        rule[e] = bool(pass_relative(counts["mota"], base["mota"], 0.0))   # epsilon = 0
         per_exp[e] = {"valid": True, "submission": counts, "reference": base,
                     "ratio": min(config.cap, r)}
     score, result, criteria, passed = summarise_ratios(
         ["mota"], ratios, cap=config.cap, nearly_all=config.nearly_all,
-        structural_failure=bool(problems))
+        structural_failure=bool(problems), unit_pass=rule)
     for e, ok in passed.items():
         per_exp[e]["passed"] = ok
     return StageResult("body-tracking", score, result, criteria, per_exp, config_record(config),

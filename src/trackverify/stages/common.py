@@ -213,7 +213,8 @@ def ratio_entry(r: float, tau: float | None, err: float | None, **extra: Any) ->
 
 def summarise_ratios(names: list[str], ratios: dict[str, np.ndarray | None], *, cap: float,
                      nearly_all: float, partial_rule: str = "score",
-                     structural_failure: bool = False
+                     structural_failure: bool = False,
+                     unit_pass: dict[str, bool] | None = None
                      ) -> tuple[float | None, str, dict[str, Any], dict[str, bool]]:
     """Score and verdict of a (criteria x experiments) grid of tolerance ratios.
 
@@ -221,7 +222,8 @@ def summarise_ratios(names: list[str], ratios: dict[str, np.ndarray | None], *, 
     invalid (``v(e) = 0``). ``score = (1/|C|) sum_c E_e[v(e) min(cap, r_c(e))]``. An
     experiment passes when every ``r_c(e) >= 1``. ``partial_rule``: ``"score"`` (the
     aggregate score is >= 1) or ``"criteria"`` (every criterion's experiment average of
-    the capped ratio is >= 1). Returns ``(score, verdict, per-criterion summary,
+    the capped ratio is >= 1). ``unit_pass`` replaces "every r >= 1" by a stage's own pass
+    rule (e.g. :func:`trackverify.scoring.pass_relative`) for the listed experiments. Returns ``(score, verdict, per-criterion summary,
     per-experiment pass)``.
     """
     exps = list(ratios)
@@ -235,6 +237,9 @@ def summarise_ratios(names: list[str], ratios: dict[str, np.ndarray | None], *, 
         np.full(len(names), np.nan)
     score = float(per_criterion.mean()) if exps and names else None
     passed = valid & np.all(grid >= 1.0, axis=0)
+    if unit_pass:
+        passed = valid & np.array([unit_pass.get(e, ok) for e, ok in zip(exps, passed)],
+                                  dtype=bool)
     partial_ok = bool(np.all(per_criterion >= 1.0)) if partial_rule == "criteria" else None
     result = verdict(passed, score, nearly_all=nearly_all, partial_ok=partial_ok,
                      structural_failure=structural_failure)

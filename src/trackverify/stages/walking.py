@@ -24,7 +24,7 @@ import numpy as np
 
 from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
-from trackverify.scoring import balanced_accuracy, tolerance_ratio
+from trackverify.scoring import balanced_accuracy, pass_relative, tolerance_ratio
 from trackverify.stages.common import StageResult, config_record, summarise_ratios
 
 LABEL_KEYS = ("sampleDirs", "flies", "t0s", "t1s", "labels")
@@ -134,10 +134,11 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
         per_exp.setdefault(e, {})["reference_balanced_accuracy"] = rec["balanced_accuracy"]
     score, result, criteria, _ = summarise_ratios(
         ["balanced_accuracy"], {"pooled": None if r is None else np.array([r])}, cap=config.cap,
-        nearly_all=1.0, structural_failure=bool(problems))
+        nearly_all=1.0, structural_failure=bool(problems),
+        unit_pass={"pooled": ba is not None and bool(pass_relative(ba, ba_ref, 1 - config.alpha))})
     criteria["balanced_accuracy"].update(
         submission=ba, reference=ba_ref, threshold=config.alpha * ba_ref,
         ratio=None if r is None else min(config.cap, r),
-        passed=r is not None and r >= 1.0)
+        passed=ba is not None and bool(pass_relative(ba, ba_ref, 1 - config.alpha)))
     return StageResult("walking", score, result, criteria, per_exp, config_record(config),
                        problems)
