@@ -57,6 +57,8 @@ def test_shifted_x_mm_hand_computed(experiments_pair, run_stage):
     expected = (14 * 2.0 + (2.5 / 18.9 / 0.1 + 2.0) / 2) / 15
     assert res.score == pytest.approx(expected)
     assert res.verdict == "pass"
+    assert res.per_experiment["exp_1"]["pixel_fields_max_abs_difference_px"] == \
+        {"x": 0.0, "y": 0.0}
 
 
 def test_large_shift_is_partial_then_fail(experiments_pair, run_stage):

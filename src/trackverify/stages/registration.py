@@ -110,6 +110,11 @@ def score_experiment(sub: dict[str, Any], ref: dict[str, Any], config: Registrat
         tau[f"{f}_max_residual"], tau[f"{f}_mean_residual"] = taus[f]
         err[f"{f}_max_residual"] = float(d.max()) if d.size else np.nan
         err[f"{f}_mean_residual"] = float(d.mean()) if d.size else np.nan
+    pixel = {}
+    for f in ("x", "y"):   # reported only: pixel fields may change only through NaN handling
+        d = np.abs(dense(sub, f, t)[rows] - dense(ref, f, t)[cols])
+        d = d[np.isfinite(d)]
+        pixel[f] = float(d.max()) if d.size else None
     ratios = np.array([float(tolerance_ratio(tau[c], err[c])) for c in CRITERIA])
     reference_frames = int(ref["nframes"].sum())
     coverage = covered / reference_frames if reference_frames else np.nan
@@ -121,6 +126,7 @@ def score_experiment(sub: dict[str, Any], ref: dict[str, Any], config: Registrat
                      "matched_trajectories": int(rows.size),
                      "reference_trajectories": ref["ntargets"],
                      "submitted_trajectories": sub["ntargets"]},
+        "pixel_fields_max_abs_difference_px": pixel,
         "pxpermm": gs["scale"], "reference_pxpermm": gr["scale"],
         "center_px": gs["center"], "reference_center_px": gr["center"],
     }
