@@ -171,6 +171,7 @@ def verify(observations, verifier, seed, start, recovery_end, threshold_um, conf
 
 
 # Command families that live in their own packages register here, one line each.
+cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
 
 
 if __name__ == "__main__":  # pragma: no cover
