@@ -336,16 +336,20 @@ def _decode_text(value: Any) -> str:
         return value.decode("utf-8")
     if isinstance(value, str):
         return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return chr(int(value)) if value else ""  # a character code; 0 is padding
     if isinstance(value, (np.ndarray, list, tuple)):
         return "".join(_decode_text(v) for v in np.asarray(value, dtype=object).ravel())
     raise TypeError(f"label of type {type(value).__name__}")
 
 
 def _decode_labels(data: Any) -> list[str]:
-    """Labels as a list of strings: plain text, bytes, or per-character arrays joined."""
+    """Labels as a list of strings: text, UTF-8 bytes, or per-character arrays joined
+    (characters or integer character codes, ragged or padded with NUL / spaces)."""
     array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
-    if array.dtype.kind in "SU" and array.ndim == 2 and array.dtype.itemsize <= 4:
-        # A 2-D array of single characters: one row per label, padding stripped.
+    if array.ndim == 2 and (array.dtype.kind in "iu" or (array.dtype.kind in "SU"
+                                                          and array.dtype.itemsize <= 4)):
+        # One row of single characters (or character codes) per label, padding stripped.
         return ["".join(_decode_text(c) for c in row).rstrip("\x00 ") for row in array]
     if array.ndim != 1:
         raise ValueError(f"expected one label per neuron, found shape {array.shape}")
