@@ -149,8 +149,9 @@ def _notes(f) -> dict[str, Any]:
 
 
 def _recording_row(f, notes: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(notes.get("recording_row"), dict):
-        return dict(notes["recording_row"])
+    saved = notes.get("recording_row")
+    if isinstance(saved, list) and all(isinstance(p, list) and len(p) == 2 for p in saved):
+        return dict(saved)  # [column, value] pairs keep the table's column order
     recording = _scalar_text(f, "identifier") or "recording"
     return {"recording": recording,
             "animal_id": _scalar_text(f, "general/subject/subject_id") or recording,
@@ -389,7 +390,7 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
     rec_id = names_present[0]
     row = {"recording": rec_id, "animal_id": rec_id, "provenance_group": "unknown"}
     if recording is not None:
-        row = {k: v for k, v in recording.items() if not _is_missing(v)}
+        row = {k: None if _is_missing(v) else v for k, v in recording.items()}
     row = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
     spacing = float(voxel_um if voxel_um is not None
                     else ROI_VOXEL_UM if layout == "rois" else LABEL_VOXEL_UM)
@@ -399,7 +400,7 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
 
 
 def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
+    return value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
 
 
 def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
@@ -424,13 +425,14 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
     tracks, row_of_obs = np.unique(obs["track"].to_numpy(), return_inverse=True)
     frame = obs["frame"].to_numpy()
     n_frames, n_rows = int(frame.max()) + 1, len(tracks)
-    notes = {NOTES_KEY: {"recording_row": row, "dimensions": dims, "layout": layout,
+    notes = {NOTES_KEY: {"recording_row": [[k, v] for k, v in row.items()],
+                         "dimensions": dims, "layout": layout,
                          "tracks": [t.item() if isinstance(t, np.generic) else t
                                     for t in tracks]}}
     nwb = NWBFile(session_description=f"tracked neuron positions of recording {row['recording']}",
                   identifier=str(row["recording"]), lab=str(row["provenance_group"]),
                   session_start_time=datetime(1970, 1, 1, tzinfo=timezone.utc),
-                  notes=json.dumps(notes, sort_keys=True),
+                  notes=json.dumps(notes, sort_keys=True, default=str),
                   subject=Subject(subject_id=str(row["animal_id"]),
                                   species="http://purl.obolibrary.org/obo/NCBITaxon_6239"))
     device = nwb.create_device(name="Microscope", description="unknown")
