@@ -142,8 +142,8 @@ def run(data, out, config_file, seed, start, recovery_end, threshold_um, zero_di
 
 
 # Command families that live in their own packages register here, one line each.
-cli.add_command(__import__("trackverify.partitions", fromlist=["_"]).split_command)
-cli.add_command(__import__("trackverify.io.nwb", fromlist=["_"]).convert_command)
+cli.add_command(__import__("trackverify.hygiene_commands").hygiene_commands.split)
+cli.add_command(__import__("trackverify.hygiene_commands").hygiene_commands.convert)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -163,3 +163,9 @@ def test_split_command(tmp_path, capsys):
         main(args[:-4] + ["--seed", "6", "--out", str(tmp_path / "p.json")])
     assert exit_info.value.code == 2
     assert "new path" in capsys.readouterr().err
+
+
+def test_command_defaults_match_the_module():
+    from trackverify import hygiene_commands, partitions
+    assert hygiene_commands.SPLIT_BY == partitions.SPLIT_BY
+    assert hygiene_commands.DEFAULT_SEED == partitions.DEFAULT_SEED

@@ -586,31 +586,3 @@ def convert(source: str | os.PathLike, to: str, out: str | os.PathLike, *,
                                  recording=rows.get(name), layout=layout, voxel_um=voxel_um))
     return written
 
-
-def _convert_command():
-    import click
-
-    @click.command("convert")
-    @click.argument("source", type=click.Path(exists=True, path_type=Path))
-    @click.option("--to", "to", type=click.Choice(["parquet", "nwb"]), required=True,
-                  help="Target format.")
-    @click.option("--out", required=True, type=click.Path(path_type=Path),
-                  help="parquet: folder for observations.parquet and recordings.csv; nwb: a "
-                       ".nwb file (one recording) or a folder of <recording>.nwb.")
-    @click.option("--layout", type=click.Choice(["rois", "labels"]), default="rois",
-                  show_default=True, help="NWB layout to write: per-frame ROIs or a label volume.")
-    @click.option("--voxel-um", type=float, default=None,
-                  help="Voxel spacing the NWB writer records [0.001 for rois, 1 for labels].")
-    def convert_cmd(source, to, out, layout, voxel_um):
-        """Convert between WormID-layout NWB and observation tables (Parquet).
-
-        SOURCE is an NWB file, a folder of NWB files, a folder with observations.parquet
-        (and recordings.csv), or an observation table.
-        """
-        written = convert(source, to, out, layout=layout, voxel_um=voxel_um)
-        click.echo(f"wrote {len(written)} file(s) to {out}")
-
-    return convert_cmd
-
-
-convert_command = _convert_command()
