@@ -141,9 +141,39 @@ def run(data, out, config_file, seed, start, recovery_end, threshold_um, zero_di
     click.echo(summary)
 
 
+@cli.command()
+@click.option("--observations", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              required=True, help="Observation table with clean predictions (CSV/Parquet): "
+              "recording, frame, track, detection, x_um, y_um[, z_um], pred_id, pred_valid.")
+@click.option("--verifier", default=None, help="Verifier name or module:Class [fixed_distance].")
+@click.option("--seed", type=int, default=None, help="Corruption seed [20261007].")
+@click.option("--start", type=int, default=None, help="First corrupted frame [300].")
+@click.option("--recovery-end", type=int, default=None,
+              help="End (exclusive) of the recovery and nearby swaps [700].")
+@click.option("--threshold-um", type=float, default=None,
+              help="Verifier acceptance threshold in um [5; a demonstration value].")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="TOML file of run settings.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help=OUT_HELP)
+def verify(observations, verifier, seed, start, recovery_end, threshold_um, config_file, out):
+    """Corrupt clean predictions, run a verifier on every condition and score it.
+
+    The same job as `run --data FILE`: the corruption suite, the verifier's certification
+    metrics per condition, the consistency diagnostic, and tracking_gt on the clean input.
+    """
+    from trackverify.config import build_config
+    from trackverify.run import run_job
+
+    config = build_config({"seed": seed, "start": start, "recovery_end": recovery_end,
+                           "threshold_um": threshold_um, "verifier": verifier},
+                          config_file=config_file)
+    click.echo(run_job(config, out, data=observations))
+
+
 # Command families that live in their own packages register here, one line each.
-cli.add_command(__import__("trackverify.hygiene_commands").hygiene_commands.split)
-cli.add_command(__import__("trackverify.hygiene_commands").hygiene_commands.convert)
+cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
+cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["split"]).split)
+cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["convert"]).convert)
 
 
 if __name__ == "__main__":  # pragma: no cover
