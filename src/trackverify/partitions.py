@@ -49,6 +49,7 @@ import pandas as pd
 
 from trackverify.errors import ConfigError, InputError, LeakageError
 from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
+from trackverify.selective import risk_coverage_curve
 from trackverify.tables import RECORDINGS, validate
 
 PARTITION_NAMES = ("train", "calibration", "validation", "test", "development")
@@ -410,7 +411,9 @@ def threshold_for_risk(scores: np.ndarray, errors: np.ndarray, target_risk: floa
     scores (rows with equal scores are accepted together, so a tie is never split); the
     result is the largest candidate with ``risk <= target_risk``, searched over *all*
     candidates (risk is not monotone in ``tau``). Unlabelled and abstained (non-finite)
-    rows never count. Undefined (``None`` and a reason) when there is no labelled row
+    rows never count (SPEC section 6 divides by every accepted row, labelled or not; a fit
+    can only use labelled rows). The curve is
+    :func:`trackverify.selective.risk_coverage_curve` over the labelled rows. Undefined (``None`` and a reason) when there is no labelled row
     with a finite score, or when even the smallest score's group exceeds the target.
     Returns ``(threshold, risk, accepted, reason)``.
     """
@@ -419,20 +422,18 @@ def threshold_for_risk(scores: np.ndarray, errors: np.ndarray, target_risk: floa
     scores = np.asarray(scores, dtype=np.float64)
     errors = np.asarray(errors, dtype=np.float64)
     keep = np.isfinite(scores) & ~np.isnan(errors)
-    scores, errors = scores[keep], errors[keep]
-    if scores.size == 0:
+    if not keep.any():
         return None, None, 0, "no labelled row with a finite score to fit on"
-    order = np.argsort(scores, kind="stable")
-    scores, errors = scores[order], errors[order]
-    last_of_tie = np.r_[scores[1:] != scores[:-1], True]
-    accepted = np.flatnonzero(last_of_tie) + 1
-    risk = np.cumsum(errors)[last_of_tie] / accepted
+    # The SPEC section 6 curve over labelled rows only: risk = accepted errors / accepted.
+    curve = risk_coverage_curve(errors[keep], scores[keep])
+    risk = curve["selective_risk"]
+    accepted = np.rint(curve["coverage"] * keep.sum()).astype(np.int64)
     ok = np.flatnonzero(risk <= target_risk + 1e-12)
     if ok.size == 0:
         return None, None, 0, (f"no threshold reaches selective risk <= {target_risk:g} "
                                f"(the lowest-scored rows already have risk {risk[0]:.4g})")
     best = ok[-1]
-    return float(scores[last_of_tie][best]), float(risk[best]), int(accepted[best]), None
+    return float(curve["threshold"][best]), float(risk[best]), int(accepted[best]), None
 
 
 class FitData:
