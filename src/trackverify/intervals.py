@@ -5,11 +5,11 @@ denominator ``d_a`` summed over each animal ``a``'s rows, e.g. accepted errors o
 accepted rows). Its interval resamples *animals*, never frames or rows:
 
 1. ``K`` animals (``K >= min_animals``, default 5; fewer gives ``ci = None`` and a reason).
-2. ``B`` replicates, all drawn at once: ``C = rng.multinomial(K, [1/K] * K, size=B)`` is a
-   ``B x K`` matrix of how often each animal is drawn (sampling ``K`` animals with
-   replacement), with ``rng = numpy.random.Generator(PCG64(seed))``.
-3. Replicate rates ``R_b = (C @ n)_b / (C @ d)_b``; replicates whose drawn animals have a
-   zero denominator are undefined and dropped (their count is reported).
+2. ``B`` replicates, all drawn at once: ``I = rng.integers(0, K, size=(B, K))`` is a
+   ``B x K`` matrix of drawn animals (``K`` animals with replacement per replicate), with
+   ``rng = numpy.random.Generator(PCG64(seed))``.
+3. Replicate rates ``R_b = sum_j n[I[b, j]] / sum_j d[I[b, j]]``; replicates whose drawn
+   animals have a zero denominator are undefined and dropped (their count is reported).
 4. The ``level`` percentile interval: the ``(1 - level) / 2`` and ``(1 + level) / 2``
    quantiles of the defined ``R_b`` (``numpy.quantile``, linear interpolation).
 
@@ -66,8 +66,8 @@ def animal_bootstrap_interval(numerators, denominators, *, seed: int = DEFAULT_S
                          f"need at least {min_animals} animals (frames are never resampled)")
         return out
     rng = np.random.Generator(np.random.PCG64(seed))
-    draws = rng.multinomial(k, np.full(k, 1.0 / k), size=replicates).astype(np.float64)
-    num, den = draws @ n, draws @ d
+    draws = rng.integers(0, k, size=(replicates, k))
+    num, den = n[draws].sum(axis=1), d[draws].sum(axis=1)
     defined = den > 0
     out["undefined_replicates"] = int((~defined).sum())
     if not defined.any():
