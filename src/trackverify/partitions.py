@@ -184,7 +184,9 @@ def _from_content(data: dict[str, Any], source: str) -> Partitions:
             seen[recording] = name
     quarantine = tuple(data.get("quarantine", []))
     for entry in quarantine:
-        if entry.get("recording") in seen:
+        if not isinstance(entry, dict) or set(entry) != {"recording", "reason"}:
+            raise InputError("each quarantine entry must be {recording, reason}", source=source)
+        if entry["recording"] in seen:
             raise InputError(f"quarantined recording {entry.get('recording')!r} is also in a "
                              "partition", source=source)
     recordings = {row["recording"]: {k: v for k, v in row.items() if k != "recording"}

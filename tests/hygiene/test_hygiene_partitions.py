@@ -4,6 +4,8 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trackverify.cli import main
 from trackverify.errors import ConfigError, InputError
@@ -169,3 +171,31 @@ def test_command_defaults_match_the_module():
     from trackverify import hygiene_commands, partitions
     assert hygiene_commands.SPLIT_BY == partitions.SPLIT_BY
     assert hygiene_commands.DEFAULT_SEED == partitions.DEFAULT_SEED
+
+
+@settings(max_examples=60, deadline=None)
+@given(animals=st.lists(st.integers(0, 8), min_size=1, max_size=30),
+       groups=st.lists(st.integers(0, 3), min_size=30, max_size=30),
+       cut=st.floats(0, 1), by=st.sampled_from(["animal", "provenance_group"]),
+       seed=st.integers(0, 2**32 - 1), pair=st.tuples(st.integers(0, 29), st.integers(0, 29)))
+def test_no_animal_or_group_ever_spans_partitions(animals, groups, cut, by, seed, pair):
+    table = pd.DataFrame({"recording": [f"r{i}" for i in range(len(animals))],
+                          "animal_id": [f"a{a}" for a in animals],
+                          "provenance_group": [f"g{g}" for g in groups[:len(animals)]]})
+    a, b = (p % len(animals) for p in pair)
+    pairs = [(f"r{a}", f"r{b}")] if a != b else None
+    parts = make_partitions(table, by=by, fractions={"train": cut, "test": 1 - cut},
+                            same_animal_candidates=pairs, seed=seed)
+    quarantined = {q["recording"] for q in parts.quarantine}
+    members = [r for n in PARTITION_NAMES for r in parts.partitions[n]]
+    assert len(members) == len(set(members))
+    assert set(members) | quarantined == set(table["recording"])
+    assert not set(members) & quarantined
+    assert all(len(p) == 1 for p in owner(parts, "animal_id", table).values())
+    if by == "provenance_group":
+        assert all(len(p) == 1 for p in owner(parts, "provenance_group", table).values())
+    if pairs and animals[a] != animals[b]:
+        # Both animals of an unresolved pair are wholly quarantined.
+        flagged = {f"a{animals[a]}", f"a{animals[b]}"}
+        assert {r for r, x in zip(table["recording"], table["animal_id"])
+                if x in flagged} <= quarantined
