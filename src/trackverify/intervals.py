@@ -95,7 +95,8 @@ def rate_interval_by_animal(rows: pd.DataFrame, numerator: str, denominator: str
                else pd.to_numeric(rows[denominator], errors="coerce").to_numpy(dtype=np.float64))
     codes, _ = pd.factorize(rows[animal], sort=True)
     if (codes < 0).any():
-        raise InputError("missing animal id", column=animal, row=int(np.flatnonzero(codes < 0)[0]) + 1)
+        raise InputError("missing animal id", column=animal,
+                         row=int(np.flatnonzero(codes < 0)[0]) + 1)
     k = int(codes.max()) + 1 if codes.size else 0
     num = np.bincount(codes[counted], weights=values[counted], minlength=k)
     den = np.bincount(codes[counted], weights=weights[counted], minlength=k)

@@ -415,7 +415,8 @@ def threshold_for_risk(scores: np.ndarray, errors: np.ndarray, target_risk: floa
     candidates (risk is not monotone in ``tau``). Unlabelled and abstained (non-finite)
     rows never count (SPEC section 6 divides by every accepted row, labelled or not; a fit
     can only use labelled rows). The curve is
-    :func:`trackverify.selective.risk_coverage_curve` over the labelled rows. Undefined (``None`` and a reason) when there is no labelled row
+    :func:`trackverify.selective.risk_coverage_curve` over the labelled rows. Undefined
+    (``None`` and a reason) when there is no labelled row
     with a finite score, or when even the smallest score's group exceeds the target.
     Returns ``(threshold, risk, accepted, reason)``.
     """
