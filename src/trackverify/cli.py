@@ -172,6 +172,8 @@ def verify(observations, verifier, seed, start, recovery_end, threshold_um, conf
 
 # Command families that live in their own packages register here, one line each.
 cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
+cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["split"]).split)
+cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["convert"]).convert)
 
 
 if __name__ == "__main__":  # pragma: no cover
