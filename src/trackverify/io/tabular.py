@@ -89,17 +89,21 @@ class ParquetStream:
     or interruption the temporary file is removed. Memory does not grow with the appends.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, enabled: bool = True):
         self.path = Path(path)
+        self.enabled = enabled
         self._writer: pq.ParquetWriter | None = None
         self._schema: pa.Schema | None = None
         self._tmp: Path | None = None
 
     def __enter__(self) -> "ParquetStream":
-        self._tmp = temporary_beside(self.path)
+        if self.enabled:
+            self._tmp = temporary_beside(self.path)
         return self
 
     def write(self, df: pd.DataFrame) -> None:
+        if not self.enabled:
+            return
         table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
         if self._writer is None:
             self._schema = table.schema
@@ -111,5 +115,5 @@ class ParquetStream:
             self._writer.close()
         if exc_type is None and self._writer is not None:
             commit_temporary(self._tmp, self.path)
-        else:
+        elif self._tmp is not None:
             self._tmp.unlink(missing_ok=True)
