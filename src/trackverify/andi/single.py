@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from trackverify.andi import core
-from trackverify.andi._engine import Ragged, assign_blocks, changepoint_counts, segment_costs
+from trackverify.andi._engine import (Ragged, _ranges, assign_blocks, changepoint_counts,
+                                      segment_costs)
 
 COLUMNS = ["traj_idx", "Ds", "alphas", "states", "changepoints"]
 
@@ -157,12 +157,10 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
     flat = np.fromiter((v for r in rows for v in r), dtype=float, count=int(lengths.sum()))
     starts = np.cumsum(lengths) - lengths
-    nseg_val = (lengths - 1 + 3) // 4  # values per column: ceil((len - 1) / 4)
     nseg_val = np.where(lengths % 4 == 0, lengths // 4, (lengths - 1) // 4)
     ncp = (lengths - 1) // 4
 
     def column(offset, counts):
-        from trackverify.andi._engine import _ranges
         pos = _ranges(np.zeros(len(counts), dtype=np.int64), counts)
         rep = np.repeat(starts, counts)
         return Ragged.from_lengths(flat[rep + offset + 4 * pos], counts)
@@ -301,8 +299,6 @@ def score_tables(true: Table, pred: Table, *, true_group=None, pred_group=None,
     # ---- changepoints (official: the last one, the length, is left out)
     Pens = Ragged(np.where(np.repeat(missing, Pc.lengths), P.cp.values, Pc.values), Pc.offsets)
     Gens = Ragged(np.where(np.repeat(missing, Gc.lengths), G.cp.values, Gc.values), Gc.offsets)
-    keep_last = np.repeat(missing, 0)  # placeholder for clarity
-    del keep_last
     Pens = _drop_last_unless(Pens, missing)
     Gens = _drop_last_unless(Gens, missing)
     counts = changepoint_counts(Gens, Pens, thr_cp)
@@ -380,7 +376,6 @@ def score_tables(true: Table, pred: Table, *, true_group=None, pred_group=None,
 
 def _drop_last_unless(r: Ragged, keep: np.ndarray) -> Ragged:
     lengths = np.where(keep, r.lengths, np.maximum(r.lengths - 1, 0))
-    from trackverify.andi._engine import _ranges
     return Ragged.from_lengths(r.values[_ranges(r.offsets[:-1], lengths)], lengths)
 
 
@@ -417,7 +412,3 @@ def error_SingleTraj_dataset(df_pred, df_true, threshold_error_alpha=None, max_v
               f"exponent: {res.alpha} \nMetric diffusion coefficient: {res.D} \nMetric "
               f"diffusive state: {res.state}")
     return res.as_tuple()
-
-
-def _unused(path):  # pragma: no cover - keeps os imported for type checkers
-    return os.fspath(path)
