@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 warnings.simplefilter("ignore")
-from andi_datasets import utils_challenge as u  # noqa: E402
+u = None  # andi_datasets.utils_challenge, imported in main() (only in the reference env)
 
 
 def plain(v):
@@ -45,18 +45,27 @@ def arg(v):
         return df
     if isinstance(v, dict) and "__file__" in v:
         return u.load_file_to_df(v["__file__"])
+    if isinstance(v, dict) and "__df_csv__" in v:
+        return pd.read_csv(v["__df_csv__"])
+    if isinstance(v, dict) and "__dict__" in v:
+        return {k: arg(x) for k, x in v["__dict__"].items()}
     if isinstance(v, list):
         return [arg(x) for x in v]
     return v
 
 
 def main():
+    global u
+    from andi_datasets import utils_challenge
+    u = utils_challenge
     cases = json.load(sys.stdin)
     out = []
     for case in cases:
         fn = getattr(u, case["fn"])
         args = [arg(a) for a in case.get("args", [])]
         kwargs = {k: arg(v) for k, v in case.get("kwargs", {}).items()}
+        if "seed" in case:
+            np.random.seed(case["seed"])
         try:
             t0 = time.perf_counter()
             res = fn(*args, **kwargs)

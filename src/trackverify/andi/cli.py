@@ -26,13 +26,13 @@ def score_command(input_dir: Path, output_dir: Path, corrected: bool) -> None:
     Every malformed line, missing trajectory, file or experiment is listed by file and
     line and scored by the official rule (maximum errors); the submission is still scored.
     """
-    from trackverify.andi.codalab import codalab_scoring
+    from trackverify.andi.codalab import write_scores
 
     if not (input_dir / "ref").is_dir():
         raise InputError("no reference folder 'ref'", source=str(input_dir))
     if not (input_dir / "res").is_dir():
         raise InputError("no submission folder 'res'", source=str(input_dir))
-    rep = codalab_scoring(str(input_dir), str(output_dir), corrected=corrected)
+    rep = write_scores(str(input_dir), str(output_dir), corrected=corrected)
     click.echo(rep.scores_text(), nl=False)
     errors = sum(p.severity == "error" for p in rep.problems)
     click.echo(f"{errors} problem(s) and {len(rep.problems) - errors} warning(s) in the input; "

@@ -254,7 +254,7 @@ def _markdown(rep: Report, corrected: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def codalab_scoring(INPUT_DIR=None, OUTPUT_DIR=None, *, corrected=False) -> Report:
+def codalab_scoring(INPUT_DIR=None, OUTPUT_DIR=None, *, corrected=False) -> None:
     """Write ``OUTPUT_DIR/scores.txt``, ``OUTPUT_DIR/html/scores.html`` and
     ``OUTPUT_DIR/summary.md`` for the submission in ``INPUT_DIR/res``.
 
@@ -262,12 +262,18 @@ def codalab_scoring(INPUT_DIR=None, OUTPUT_DIR=None, *, corrected=False) -> Repo
     ensemble alpha distance is written under ``D`` and the D distance under ``alpha``
     (the leaderboard's labels were swapped); ``corrected=True`` writes them under their
     own names. A missing track gets the maximum errors (upstream writes nothing).
+    Returns None, as upstream; ``write_scores`` returns the :class:`Report`.
     """
     import sys
     if INPUT_DIR is None:
         INPUT_DIR = sys.argv[1]
     if OUTPUT_DIR is None:
         OUTPUT_DIR = sys.argv[2]
+    write_scores(INPUT_DIR, OUTPUT_DIR, corrected=corrected)
+
+
+def write_scores(INPUT_DIR, OUTPUT_DIR, *, corrected=False) -> Report:
+    """Score and write the outputs of ``codalab_scoring``; returns the report."""
     rep = score(INPUT_DIR, corrected=corrected)
     out = Path(OUTPUT_DIR)
     write_text_atomic(out / "scores.txt", rep.scores_text())
