@@ -41,8 +41,7 @@ def arg(v):
         return np.asarray(v["__array__"], dtype=v.get("dtype"))
     if isinstance(v, dict) and "__df__" in v:
         d = v["__df__"]
-        df = pd.DataFrame({c: d[c] for c in d})
-        return df
+        return pd.DataFrame({c: d[c] for c in d})
     if isinstance(v, dict) and "__file__" in v:
         return u.load_file_to_df(v["__file__"])
     if isinstance(v, dict) and "__df_csv__" in v:
@@ -70,7 +69,10 @@ def main():
             t0 = time.perf_counter()
             res = fn(*args, **kwargs)
             dt = time.perf_counter() - t0
-            out.append({"ok": plain(res), "seconds": dt})
+            item = {"ok": plain(res), "seconds": dt}
+            if case.get("return_args"):
+                item["args_after"] = plain(args)
+            out.append(item)
         except Exception as exc:  # the reference's own failure is a result too
             out.append({"error": type(exc).__name__, "message": str(exc)[:200]})
     json.dump(out, sys.stdout)
