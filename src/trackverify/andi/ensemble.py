@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
+from scipy.special import log_ndtr, ndtr
 from scipy.stats import wasserstein_distance
 
 from trackverify.andi.core import BOUND_ALPHA, BOUND_D, LAB_STATE
@@ -46,6 +46,35 @@ def extract_ensemble(state_label, dic):
                       dic["Ds"][:, 1], counts))
 
 
+_LOG_SQRT_2PI = np.log(np.sqrt(2 * np.pi))
+
+
+def _log_mass(a: float, b: float) -> float:
+    """log(Phi(b) - Phi(a)), accurate in both tails."""
+    if b <= 0:
+        la, lb = log_ndtr(a), log_ndtr(b)
+        return float(lb + np.log1p(-np.exp(la - lb)))
+    if a > 0:
+        return _log_mass(-b, -a)
+    return float(np.log1p(-ndtr(a) - ndtr(-b)))
+
+
+def _truncnorm_pdf(x, lower, upper, mean, sd):
+    """Density of N(mean, sd) truncated to [lower, upper] (``scipy.stats.truncnorm.pdf``)."""
+    a, b = (lower - mean) / sd, (upper - mean) / sd
+    z = (np.asarray(x, dtype=float) - mean) / sd
+    out = np.exp(-z * z / 2 - _LOG_SQRT_2PI - _log_mass(a, b)) / sd
+    return np.where((z >= a) & (z <= b), out, 0.0)
+
+
+def _truncnorm_cdf(x, lower, upper, mean, sd):
+    a, b = (lower - mean) / sd, (upper - mean) / sd
+    z = np.clip((np.asarray(x, dtype=float) - mean) / sd, a, b)
+    if a > 0:  # right tail: use survival functions for accuracy
+        return (ndtr(-a) - ndtr(-z)) / np.exp(_log_mass(a, b))
+    return (ndtr(z) - ndtr(a)) / np.exp(_log_mass(a, b))
+
+
 def multimode_dist(params, weights, bound, x, normalized=False, min_var=1e-9):
     """Mixture ``sum_k w_k TN(x; mean_k, var_k, bound)`` of truncated normals on ``x``.
 
@@ -60,9 +89,7 @@ def multimode_dist(params, weights, bound, x, normalized=False, min_var=1e-9):
     for (mean, var), w in zip(params, weights):
         if var < min_var:
             var = min_var
-        sd = np.sqrt(var)
-        dist += w * scipy.stats.truncnorm.pdf(x, (lower - mean) / sd, (upper - mean) / sd,
-                                              loc=mean, scale=sd)
+        dist += w * _truncnorm_pdf(x, lower, upper, mean, np.sqrt(var))
     if normalized:
         dist /= np.sum(dist)
     return dist
@@ -109,8 +136,7 @@ def _mixture_cdf(params, weights, bound, x):
     total = np.zeros_like(x)
     for (mean, sd), w in zip(params, weights):
         sd = max(sd, np.sqrt(1e-9))
-        total += w * scipy.stats.truncnorm.cdf(x, (lower - mean) / sd, (upper - mean) / sd,
-                                               loc=mean, scale=sd)
+        total += w * _truncnorm_cdf(x, lower, upper, mean, sd)
     return total / weights.sum()
 
 
@@ -148,7 +174,8 @@ def error_Ensemble_dataset(true_data, pred_data, size_support=int(1e6), metric="
     x_D = np.logspace(np.log10(BOUND_D[0]), np.log10(BOUND_D[1]), size_support)
     parts = [_split(true_data), _split(pred_data)]
     dists = []
-    for alpha, d, w in parts:
+    for alpha, d, w in (parts if (return_distributions or not corrected
+                                  or metric != "wasserstein") else []):
         for info, bound, x in ((alpha, BOUND_ALPHA, x_alpha), (d, BOUND_D, x_D)):
             params = np.array(info, dtype=float)
             if corrected:
