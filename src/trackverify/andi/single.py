@@ -173,7 +173,7 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
 
 def read_table_file(path, *, corrected=False, strict=False) -> tuple[Table, list[Problem]]:
     """Read a submission or reference file (``fov_N.txt`` / ``traj_labs_fov_N.txt``)."""
-    with open(path, encoding="utf-8-sig") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
         lines = f.read().splitlines()
     return parse_lines(lines, str(path), corrected=corrected, strict=strict)
 
