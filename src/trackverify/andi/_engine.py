@@ -9,6 +9,7 @@ k x 1 blocks are solved in bulk: the optimum is the first minimum, which is the 
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
@@ -27,6 +28,15 @@ class Ragged:
     @classmethod
     def from_lists(cls, rows, dtype=float) -> "Ragged":
         rows = list(rows)
+        try:  # lists and 1-D arrays: lengths and values without per-row numpy calls
+            lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+            offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            values = np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype,
+                                 count=int(offsets[-1]))
+            return cls(values, offsets)
+        except (TypeError, ValueError):
+            pass
         lengths = np.fromiter((np.size(r) for r in rows), dtype=np.int64, count=len(rows))
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -124,6 +134,15 @@ def assign_blocks(cost: np.ndarray, nrow: np.ndarray, ncol: np.ndarray, which: n
         out_b.append(ids)
         out_r.append(np.zeros(ids.size, dtype=np.int64) if single_row else arg)
         out_c.append(arg if single_row else np.zeros(ids.size, dtype=np.int64))
+    small = which & (nrow > 1) & (ncol > 1) & (np.maximum(nrow, ncol) <= 4)
+    for shape in set(zip(nrow[small].tolist(), ncol[small].tolist())):
+        ids = np.flatnonzero(small & (nrow == shape[0]) & (ncol == shape[1]))
+        got, rows, cols = _unique_optimum(cost, start[ids], *shape)
+        out_b.append(np.repeat(ids[got], rows.shape[1]))
+        out_r.append(rows[got].ravel())
+        out_c.append(cols[got].ravel())
+        which = which.copy()
+        which[ids[got]] = False
     rest = np.flatnonzero(which & (nrow > 1) & (ncol > 1))
     if rest.size:
         rb, rr, rc = [], [], []
@@ -143,6 +162,31 @@ def assign_blocks(cost: np.ndarray, nrow: np.ndarray, ncol: np.ndarray, which: n
     c = np.concatenate(out_c).astype(np.int64)
     order = np.lexsort((r, b))
     return b[order], r[order], c[order]
+
+
+def _unique_optimum(cost, starts, r, c):
+    """Blocks of one small shape r x c solved by enumerating every complete assignment.
+
+    Returns (solved, rows, cols): ``solved`` marks blocks whose optimum beats every other
+    assignment by more than 1e-9 (then any exact solver returns it); ties are left to the
+    Hungarian solver so its tie-breaking is kept.
+    """
+    k = min(r, c)
+    perms = np.array(list(itertools.permutations(range(max(r, c)), k)))  # (m, k)
+    blocks = cost[starts[:, None] + np.arange(r * c)[None, :]].reshape(-1, r, c)
+    if r <= c:  # rows 0..r-1 take columns perms
+        rows = np.broadcast_to(np.arange(r), perms.shape)
+        cols = perms
+    else:  # columns 0..c-1 take rows perms
+        rows, cols = perms, np.broadcast_to(np.arange(c), perms.shape)
+    totals = blocks[:, rows, cols].sum(axis=2)  # (n, m)
+    best = np.argmin(totals, axis=1)
+    low = totals[np.arange(len(best)), best]
+    near = (totals <= low[:, None] + 1e-9 * np.maximum(1.0, np.abs(low[:, None]))).sum(1)
+    solved = near == 1
+    br, bc = rows[best], cols[best]
+    order = np.argsort(br, axis=1)
+    return solved, np.take_along_axis(br, order, 1), np.take_along_axis(bc, order, 1)
 
 
 @dataclass(frozen=True)

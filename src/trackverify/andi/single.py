@@ -72,7 +72,9 @@ class Table:
     def to_df(self) -> pd.DataFrame:
         out = pd.DataFrame({"traj_idx": self.idx.astype(float)})
         for name, col in zip(COLUMNS[1:], (self.D, self.a, self.s, self.cp)):
-            out[name] = [v.tolist() for v in col.tolists()]
+            flat = col.values.tolist()
+            off = col.offsets.tolist()
+            out[name] = [flat[i:j] for i, j in zip(off[:-1], off[1:])]
         return out
 
     def take(self, rows) -> "Table":
@@ -109,18 +111,18 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
     The official reader (``load_file_to_df``) drops lines of a wrong length silently and
     crashes on a non-numeric field. Here every rejected line is reported by file and line
     and its trajectory then counts as missing (maximum errors). With ``strict`` the
-    lines the official reader would accept but that cannot be scored (non-finite or
-    non-positive length, non-finite changepoints) are rejected too; ``strict`` is what
-    the scoring program uses.
+    lines the official reader would accept but that cannot be scored (non-finite index or
+    changepoint, length < 1) are rejected too; ``strict`` is what the scoring program uses.
+    Numbers are parsed with Python's ``float`` (the official reader's rule).
     """
     problems: list[Problem] = []
-    rows: list[list[float]] = []
-    line_no: list[int] = []
-    try:  # fast path: every line numeric
-        parsed = [[float(v) for v in ln.split(",")] for ln in lines]
-        numbered = list(enumerate(parsed, start=1))
+    counts = np.fromiter((ln.count(",") + 1 for ln in lines), dtype=np.int64, count=len(lines))
+    line_no = np.arange(1, len(lines) + 1)
+    try:  # fast path: every field of every line is a number
+        flat = np.fromiter(map(float, ",".join(lines).split(",")) if lines else (),
+                           dtype=float, count=int(counts.sum()))
     except ValueError:
-        numbered = []
+        keep, values = [], []
         for k, ln in enumerate(lines, start=1):
             if not ln.strip():
                 problems.append(Problem(source, k, "blank line ignored", "warning"))
@@ -129,45 +131,47 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
             if err:
                 problems.append(Problem(source, k, f"{err}; line rejected"))
                 continue
-            numbered.append((k, vals))
-    for k, vals in numbered:
-        if not check_prediction_length(vals, corrected=corrected):
-            problems.append(Problem(source, k, f"{len(vals)} fields; a line must have 1 + 4k "
-                                    "(idx, then D, alpha, state, changepoint per segment); "
-                                    "line rejected"))
-            continue
-        if len(vals) % 4 == 0:
-            problems.append(Problem(source, k, f"{len(vals)} fields (a multiple of 4): the last "
-                                    "changepoint is taken as the length and the last segment's "
-                                    "values are ignored (official rule)", "warning"))
-        if strict:
-            cps = vals[4::4]
-            if cps and not all(math.isfinite(c) for c in cps):
-                problems.append(Problem(source, k, "a changepoint is not finite; line rejected"))
-                continue
-            if cps and int(cps[-1]) < 1:
-                problems.append(Problem(source, k, f"trajectory length {cps[-1]:g} < 1; "
-                                        "line rejected"))
-                continue
-            if not math.isfinite(vals[0]):
-                problems.append(Problem(source, k, "trajectory index is not finite; line rejected"))
-                continue
-        rows.append(vals)
-        line_no.append(k)
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-    flat = np.fromiter((v for r in rows for v in r), dtype=float, count=int(lengths.sum()))
-    starts = np.cumsum(lengths) - lengths
-    nseg_val = np.where(lengths % 4 == 0, lengths // 4, (lengths - 1) // 4)
-    ncp = (lengths - 1) // 4
+            keep.append(k - 1)
+            values.extend(vals)
+        counts, line_no = counts[keep], line_no[keep]
+        flat = np.asarray(values, dtype=float)
+    starts = np.cumsum(counts) - counts
+    ok = (counts % 4 == 1) if corrected else (counts % 4 <= 1)
+    for k, n in zip(line_no[~ok].tolist(), counts[~ok].tolist()):
+        problems.append(Problem(source, k, f"{n} fields; a line must have 1 + 4k (idx, then "
+                                "D, alpha, state, changepoint per segment); line rejected"))
+    for k, n in zip(line_no[ok & (counts % 4 == 0)].tolist(), counts[ok & (counts % 4 == 0)].tolist()):
+        problems.append(Problem(source, k, f"{n} fields (a multiple of 4): the last changepoint "
+                                "is taken as the length and the last segment's values are "
+                                "ignored (official rule)", "warning"))
+    ncp = (counts - 1) // 4
+    if strict:
+        cp_pos = np.repeat(starts, ncp) + 4 * _ranges(np.ones(len(ncp), dtype=np.int64), ncp)
+        row_of = np.repeat(np.arange(len(counts)), ncp)
+        bad_cp = np.zeros(len(counts), dtype=bool)
+        np.logical_or.at(bad_cp, row_of, ~np.isfinite(flat[cp_pos]))
+        last = np.where(ncp > 0, flat[np.minimum(starts + 4 * ncp, len(flat) - 1)]
+                        if len(flat) else 0, 1)
+        with np.errstate(invalid="ignore"):
+            short = ~bad_cp & (ncp > 0) & (np.trunc(np.nan_to_num(last)) < 1)
+        bad_idx = ~np.isfinite(flat[starts]) if len(flat) else np.zeros(0, dtype=bool)
+        for mask, text in ((ok & bad_cp, "a changepoint is not finite"),
+                           (ok & short, None), (ok & ~bad_cp & ~short & bad_idx,
+                                                "trajectory index is not finite")):
+            for i in np.flatnonzero(mask).tolist():
+                msg = text or f"trajectory length {last[i]:g} < 1"
+                problems.append(Problem(source, int(line_no[i]), f"{msg}; line rejected"))
+        ok &= ~bad_cp & ~short & ~bad_idx
+    problems.sort(key=lambda p: (p.line or 0))
+    starts, counts, line_no, ncp = starts[ok], counts[ok], line_no[ok], ncp[ok]
+    nval = np.where(counts % 4 == 0, counts // 4, (counts - 1) // 4)
 
-    def column(offset, counts):
-        pos = _ranges(np.zeros(len(counts), dtype=np.int64), counts)
-        rep = np.repeat(starts, counts)
-        return Ragged.from_lengths(flat[rep + offset + 4 * pos], counts)
+    def column(offset, n):
+        pos = np.repeat(starts + offset, n) + 4 * _ranges(np.zeros(len(n), dtype=np.int64), n)
+        return Ragged.from_lengths(flat[pos], n)
 
-    table = Table(flat[starts] if len(rows) else np.zeros(0), column(4, ncp),
-                  column(1, nseg_val), column(2, nseg_val), column(3, nseg_val),
-                  np.asarray(line_no, dtype=np.int64))
+    table = Table(flat[starts] if len(starts) else np.zeros(0), column(4, ncp),
+                  column(1, nval), column(2, nval), column(3, nval), line_no)
     return table, problems
 
 
@@ -185,23 +189,13 @@ def load_file_to_df(path_file, columns=COLUMNS, *, corrected=False):
     file and line."""
     with open(path_file) as f:
         lines = f.read().splitlines()
-    for k, ln in enumerate(lines, start=1):
-        _, err = _parse_fields(ln) if not _numeric(ln) else (None, None)
-        if err:
-            raise ValueError(f"{path_file}:{k}: {err}")
-    table, _ = parse_lines(lines, str(path_file), corrected=corrected)
+    table, problems = parse_lines(lines, str(path_file), corrected=corrected)
+    for p in problems:
+        if "is not a number" in p.message or p.message.startswith("blank line"):
+            raise ValueError(f"{p.source}:{p.line}: {p.message.split(';')[0]}")
     df = table.to_df()
     df.columns = list(columns)
     return df
-
-
-def _numeric(line: str) -> bool:
-    try:
-        for v in line.split(","):
-            float(v)
-    except ValueError:
-        return False
-    return True
 
 
 # ------------------------------------------------------------------ matching
