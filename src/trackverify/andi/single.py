@@ -400,7 +400,8 @@ def error_SingleTraj_dataset(df_pred, df_true, threshold_error_alpha=None, max_v
                        corrected=corrected)
     if prints:
         print("Summary of metrics assesments:")
-        print(f"\n{len(res.missing)} missing trajectory/ies. ")
+        if len(res.missing):
+            print(f"\n{len(res.missing)} missing trajectory/ies. ")
         print(f"\nChangepoint Metrics \nRMSE: {round(res.rmse_cp, 3)} \nJaccard Index: "
               f"{round(res.ji, 3)}", f"\n\nDiffusion property metrics \nMetric anomalous "
               f"exponent: {res.alpha} \nMetric diffusion coefficient: {res.D} \nMetric "
