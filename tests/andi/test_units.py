@@ -174,3 +174,56 @@ def test_error_single_missing_trajectory_by_hand():
     pred = true.iloc[:0]
     out = A.error_SingleTraj_dataset(pred, true, prints=False)
     assert out == pytest.approx((0, 0.0, 1.999, (math.log1p(1 + 1e5) - math.log(2)) ** 2, 0.0))
+
+
+@pytest.mark.parametrize("corrected", [False, True])
+def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
+    """The vectorised data-set scorer equals the per-trajectory definition (built from
+    segment_property_errors and ensemble_changepoint_error), also with corrected=True and
+    irregular rows (negative or unsorted changepoints take the per-row path)."""
+    import pandas as pd
+    from trackverify.andi import synthetic as S
+    labels = S.make_labels(200, 200, seed=5)
+    preds = S.perturb(labels, seed=6, drop=0.1)
+    preds[3] = preds[3][:1] + [1.0, 0.5, 1.0, -3.0, 1.0, 0.7, 2.0, 200.0]  # negative cp
+    preds[4] = preds[4][:1] + [1.0, 0.5, 1.0, 150.0, 1.0, 0.7, 2.0, 40.0, 0.2, 2.5, 9.0, 200.0]
+    S.write_lines(tmp_path / "t.txt", labels)
+    S.write_lines(tmp_path / "p.txt", preds)
+    df_t, df_p = A.load_file_to_df(tmp_path / "t.txt"), A.load_file_to_df(tmp_path / "p.txt")
+    got = A.error_SingleTraj_dataset(df_p, df_t, prints=False, corrected=corrected)
+    pa, pd_, ps, gcp, pcp = [], [], [], [], []
+    for _, t in df_t.iterrows():
+        p = df_p[df_p.traj_idx == t.traj_idx]
+        if len(p) == 0:
+            pc, pal, pD, pst = [10], [0], [1], [0]
+            tc, tal, tD, tst = [20], [2], [1 + 1e5], [10]
+            gcp.append(tc)
+            pcp.append(pc)
+        else:
+            p = p.iloc[0]
+            pc, pal, pD, pst = np.array(p.changepoints).astype(int), p.alphas, p.Ds, p.states
+            tc, tal, tD, tst = np.array(t.changepoints).astype(int), t.alphas, t.Ds, t.states
+            gcp.append(tc[:-1])
+            pcp.append(pc[:-1])
+        a, d, s = A.segment_property_errors(tc, tal, tD, tst, pc, pal, pD, pst,
+                                            return_pairs=True, corrected=corrected)
+        pa.append(a)
+        pd_.append(d)
+        ps.append(s)
+    pa, pd_, ps = (np.vstack(x).astype(float) for x in (pa, pd_, ps))
+    hi = 2
+    bad_a = np.isnan(pa[:, 1]) | (pa[:, 1] > hi) | (pa[:, 1] < 0)
+    pa[bad_a, 1] = pa[bad_a, 0] + 2
+    if corrected:
+        bad_d = np.isnan(pd_[:, 1]) | (pd_[:, 1] < 1e-6) | (pd_[:, 1] > 1e6)
+    else:
+        bad_d = np.isnan(pd_[:, 1])
+        pd_ = np.abs(pd_)
+    pd_[bad_d, 1] = pd_[bad_d, 0] + 1e5
+    bad_s = (ps[:, 1] > 4) | (ps[:, 1] < 0)
+    ps[bad_s, 1] = 0
+    rmse, ji = A.ensemble_changepoint_error(gcp, pcp, threshold=10)
+    want = (rmse, ji, A.metric_anomalous_exponent(pa[:, 0], pa[:, 1]),
+            A.metric_diffusion_coefficient(pd_[:, 0], pd_[:, 1]),
+            A.metric_diffusive_state(ps[:, 0], ps[:, 1]))
+    assert got == pytest.approx(want, rel=1e-12)

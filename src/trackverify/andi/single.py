@@ -319,7 +319,7 @@ def score_tables(true: Table, pred: Table, *, true_group=None, pred_group=None,
         sel_c = ~sg & sp & (c == 0)
         # D: every matched GT segment.
         sel_d = ~sg & ~sp
-        g_idx = np.where(sel_c & ~corrected, within, r)
+        g_idx = np.where(sel_c & (not corrected), within, r)
         sel = sel_b | sel_c | sel_d
         pair_traj.append(traj[sel])
         pair_g.append(g_idx[sel])
