@@ -17,7 +17,7 @@ import pytest
 import trackverify.andi as A
 from trackverify.andi import synthetic as S
 
-from conftest import arr, run_reference
+from andi_ref import arr, run_reference
 
 pytestmark = pytest.mark.parity
 

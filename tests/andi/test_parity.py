@@ -14,7 +14,7 @@ import pytest
 import trackverify.andi as A
 from trackverify.andi import synthetic as S
 
-from conftest import arr, ours, run_reference, same, unarg
+from andi_ref import arr, ours, run_reference, same, unarg
 
 pytestmark = pytest.mark.parity
 

@@ -1,4 +1,7 @@
-"""Shared helpers of the AnDi 2 tests: the reference environment and comparisons."""
+"""Shared helpers of the AnDi 2 tests: the reference environment and comparisons.
+
+A plain module (not conftest.py) so that it never collides with other conftest files.
+"""
 
 from __future__ import annotations
 
