@@ -206,6 +206,7 @@ def verify(observations, verifier, seed, start, recovery_end, threshold_um, conf
 cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
 cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["split"]).split)
 cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["convert"]).convert)
+cli.add_command(__import__("trackverify.andi.cli", fromlist=["andi"]).andi)
 
 
 if __name__ == "__main__":  # pragma: no cover
