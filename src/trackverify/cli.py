@@ -142,6 +142,7 @@ def run(data, out, config_file, seed, start, recovery_end, threshold_um, zero_di
 
 
 # Command families that live in their own packages register here, one line each.
+cli.add_command(__import__("trackverify.conversion.cli", fromlist=["conversion"]).conversion)
 
 
 if __name__ == "__main__":  # pragma: no cover
