@@ -51,6 +51,7 @@ class DecoderConfig:
     svd_max_samples: int = 50_000
     svd_max_neurons: int = 2_000
     engine: str = "numpy"
+    torch_threads: int = 1  # the model is small: more threads mostly add contention
 
 
 @dataclass
@@ -238,23 +239,26 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
     Ys = [torch.tensor(sess.Y, dtype=torch.long) for sess in sessions]
     cw = [torch.tensor(w, dtype=dt) for w in weights]
     opt = torch.optim.Adam([*W, *A, *b], lr=cfg.lr)
-    history = []
-    for _ in range(cfg.epochs):
-        opt.zero_grad()
-        loss = torch.zeros((), dtype=dt)
-        for s in range(len(sessions)):
-            Z = torch.cat([W[s] @ Xs[s], Us[s]], dim=0)
-            for k in range(len(A)):
-                y = Ys[s][k]
-                valid = y < A[k].shape[0]
-                if not bool(valid.any()):
-                    continue
-                logits = (A[k] @ Z[:, valid] + b[k][:, None]).T
-                loss = loss + torch.nn.functional.cross_entropy(logits, y[valid], weight=cw[k])
-        loss = loss + cfg.l1 * sum(w.abs().sum() for w in W)
-        loss.backward()
-        opt.step()
-        history.append(float(loss.detach()))
+    history: list[float] = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.torch_threads)
+    try:
+        for _ in range(cfg.epochs):
+            opt.zero_grad()
+            loss = cfg.l1 * sum(w.abs().sum() for w in W)
+            for s in range(len(sessions)):
+                Z = torch.cat([W[s] @ Xs[s], Us[s]], dim=0)
+                for k in range(len(A)):
+                    valid = Ys[s][k] < A[k].shape[0]  # labels unseen in training: no loss
+                    if bool(valid.any()):
+                        logits = (A[k] @ Z[:, valid] + b[k][:, None]).T
+                        loss = loss + torch.nn.functional.cross_entropy(
+                            logits, Ys[s][k][valid], weight=cw[k])
+            loss.backward()
+            opt.step()
+            history.append(float(loss.detach()))
+    finally:
+        torch.set_num_threads(threads)
     model.W = [w.detach().numpy().copy() for w in W]
     model.A = [a.detach().numpy().copy() for a in A]
     model.b = [c.detach().numpy().copy() for c in b]

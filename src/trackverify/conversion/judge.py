@@ -82,9 +82,10 @@ def agreement_table(table: pd.DataFrame, judge_column: str = "judge_rating",
                              row=int(np.flatnonzero(missing)[0]) + 1)
     judge = binarise(table[judge_column], source, judge_column)
     manual = binarise(table[manual_column], source, manual_column)
+    table = table.reset_index(drop=True)
     groups = [((), np.ones(len(table), bool))] if not by else [
-        (key if isinstance(key, tuple) else (key,), table.index.isin(idx))
-        for key, idx in table.groupby(list(by), sort=True).groups.items()]
+        (key if isinstance(key, tuple) else (key,), table.index.isin(sub.index))
+        for key, sub in table.groupby(list(by), sort=True)]
     rows = []
     for key, mask in groups:
         counts = confusion_counts(judge[mask], manual[mask])

@@ -42,7 +42,7 @@ class SyntheticSpec:
     n_neurons: int = 30
     n_bins: int = 20
     n_subjects: int = 2
-    signal: float = 1.0
+    signal: float = 2.0
     seed: int = 0
 
 
