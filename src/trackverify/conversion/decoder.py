@@ -27,6 +27,8 @@ across sessions; chance = 1/C_k; chance-normalised = (BA - chance) / (1 - chance
 
 Engines: ``numpy`` (default; analytic gradients, float64) and ``torch`` (extra
 ``decoder``; autograd, float64, same initial parameters), which train the same model.
+Both run with ``threads`` (default 1) BLAS / torch threads: the products are small, and on
+a shared machine more threads spin against each other (20x slower under load, measured).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from trackverify.errors import ConfigError
 from trackverify.scoring import balanced_accuracy
@@ -51,7 +54,7 @@ class DecoderConfig:
     svd_max_samples: int = 50_000
     svd_max_neurons: int = 2_000
     engine: str = "numpy"
-    torch_threads: int = 1  # the model is small: more threads mostly add contention
+    threads: int = 1  # BLAS / torch threads: the products are small, more threads mostly contend
 
 
 @dataclass
@@ -236,12 +239,16 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
     b = [torch.tensor(c, dtype=dt, requires_grad=True) for c in model.b]
     Xs = [torch.tensor(sess.X, dtype=dt) for sess in sessions]
     Us = [torch.tensor(sess.U, dtype=dt) for sess in sessions]
-    Ys = [torch.tensor(sess.Y, dtype=torch.long) for sess in sessions]
+    # Labels unseen in training (>= C_k) carry no loss: keep only the other bins.
+    keep = [[torch.from_numpy(np.flatnonzero(y < a.shape[0])) for y, a in zip(sess.Y, model.A)]
+            for sess in sessions]
+    Ys = [[torch.tensor(y[y < a.shape[0]], dtype=torch.long) for y, a in zip(sess.Y, model.A)]
+          for sess in sessions]
     cw = [torch.tensor(w, dtype=dt) for w in weights]
     opt = torch.optim.Adam([*W, *A, *b], lr=cfg.lr)
     history: list[float] = []
     threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.torch_threads)
+    torch.set_num_threads(cfg.threads)
     try:
         for _ in range(cfg.epochs):
             opt.zero_grad()
@@ -249,11 +256,10 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
             for s in range(len(sessions)):
                 Z = torch.cat([W[s] @ Xs[s], Us[s]], dim=0)
                 for k in range(len(A)):
-                    valid = Ys[s][k] < A[k].shape[0]  # labels unseen in training: no loss
-                    if bool(valid.any()):
-                        logits = (A[k] @ Z[:, valid] + b[k][:, None]).T
+                    if Ys[s][k].numel():
+                        logits = (A[k] @ Z[:, keep[s][k]] + b[k][:, None]).T
                         loss = loss + torch.nn.functional.cross_entropy(
-                            logits, Ys[s][k][valid], weight=cw[k])
+                            logits, Ys[s][k], weight=cw[k])
             loss.backward()
             opt.step()
             history.append(float(loss.detach()))
@@ -272,6 +278,11 @@ def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -
     """
     if config.engine not in ("numpy", "torch"):
         raise ConfigError(f"unknown decoder engine '{config.engine}' (use numpy or torch)")
+    with threadpool_limits(limits=config.threads, user_api="blas"):
+        return _run_decoder(data, config)
+
+
+def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
     rng = np.random.default_rng(config.seed)
     n_trials = [len(session) for session in data["neural"]]
     train_idx, test_idx = split_trials(n_trials, config.frac_train, rng)
