@@ -3,11 +3,22 @@
 Checks (EVALUATORS B1-B7): required files, format validation, summary statistics against a
 reference, variable matching, output class counts and the linear decoder; plus the
 agreement of an agent judge with manual ratings (B9). See ``docs/conversion.md``.
+
+The public names are imported on first use, so that ``trackverify --help`` stays fast.
 """
 
-from trackverify.conversion.checks import run_checks
-from trackverify.conversion.decoder import DecoderConfig, run_decoder
-from trackverify.conversion.format import validate_format
-from trackverify.conversion.judge import judge_agreement
+from __future__ import annotations
 
-__all__ = ["DecoderConfig", "judge_agreement", "run_checks", "run_decoder", "validate_format"]
+import importlib
+
+_PUBLIC = {
+    "DecoderConfig": "decoder", "run_decoder": "decoder", "run_checks": "checks",
+    "validate_format": "format", "judge_agreement": "judge",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"trackverify.conversion.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'trackverify.conversion' has no attribute '{name}'")

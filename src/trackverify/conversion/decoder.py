@@ -240,8 +240,8 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
     Xs = [torch.tensor(sess.X, dtype=dt) for sess in sessions]
     Us = [torch.tensor(sess.U, dtype=dt) for sess in sessions]
     # Labels unseen in training (>= C_k) carry no loss: keep only the other bins.
-    keep = [[torch.from_numpy(np.flatnonzero(y < a.shape[0])) for y, a in zip(sess.Y, model.A)]
-            for sess in sessions]
+    keep = [[None if (y < a.shape[0]).all() else torch.from_numpy(np.flatnonzero(y < a.shape[0]))
+             for y, a in zip(sess.Y, model.A)] for sess in sessions]
     Ys = [[torch.tensor(y[y < a.shape[0]], dtype=torch.long) for y, a in zip(sess.Y, model.A)]
           for sess in sessions]
     cw = [torch.tensor(w, dtype=dt) for w in weights]
@@ -257,7 +257,8 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
                 Z = torch.cat([W[s] @ Xs[s], Us[s]], dim=0)
                 for k in range(len(A)):
                     if Ys[s][k].numel():
-                        logits = (A[k] @ Z[:, keep[s][k]] + b[k][:, None]).T
+                        Zk = Z if keep[s][k] is None else Z[:, keep[s][k]]
+                        logits = (A[k] @ Zk + b[k][:, None]).T
                         loss = loss + torch.nn.functional.cross_entropy(
                             logits, Ys[s][k], weight=cw[k])
             loss.backward()
