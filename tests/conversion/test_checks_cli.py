@@ -141,7 +141,7 @@ def test_unreadable_inputs_exit_2(tmp_path, reference, capsys):
     assert "folder not found" in capsys.readouterr().err
     bad_ref = write_submission(tmp_path / "badref", malformed_variants(DATA)["non_finite"])
     assert _cli(["check", reference, "--reference", bad_ref]) == 2
-    assert "reference conversion is not valid" in capsys.readouterr().err
+    assert "not a valid reference conversion" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no converted_data.pkl"):
         run_checks(reference, tmp_path / "empty")

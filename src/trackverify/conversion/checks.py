@@ -25,7 +25,7 @@ import numpy as np
 from trackverify.conversion import summary as sm
 from trackverify.conversion.decoder import DecoderConfig, DecoderResult, run_decoder
 from trackverify.conversion.embeddings import EmbeddingsUnavailable
-from trackverify.conversion.format import load_converted, validate_format
+from trackverify.conversion.format import load_converted, load_valid, validate_format
 from trackverify.conversion.matching import match_variables
 from trackverify.errors import InputError
 
@@ -122,13 +122,7 @@ def load_reference(path: str | os.PathLike) -> dict[str, Any]:
         if found is None:
             raise InputError(f"no {DATA_FILE} in the reference folder", source=str(path))
         path = found
-    data = load_converted(path)
-    report = validate_format(data)
-    if not report.ok:
-        first = report.errors[0]
-        raise InputError(f"the reference conversion is not valid ({first.code}: "
-                         f"{first.message})", source=str(path))
-    return data
+    return load_valid(path, "reference conversion")
 
 
 def _variables(data: dict[str, Any]) -> dict[str, Any]:

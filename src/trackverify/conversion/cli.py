@@ -82,15 +82,9 @@ def decode(data, epochs, seed, engine, out):
     from rich.table import Table
 
     from trackverify.conversion.decoder import DecoderConfig, run_decoder
-    from trackverify.conversion.format import load_converted, validate_format
-    from trackverify.errors import InputError
+    from trackverify.conversion.format import load_valid
 
-    dataset = load_converted(data)
-    report = validate_format(dataset)
-    if not report.ok:
-        first = report.errors[0]
-        raise InputError(f"not a valid converted dataset ({len(report.errors)} format errors; "
-                         f"first {first.code}: {first.message})", source=str(data))
+    dataset = load_valid(data)
     result = run_decoder(dataset, DecoderConfig(epochs=epochs, seed=seed, engine=engine))
     table = Table(title=f"decoder: {result.n_train_trials} train / {result.n_test_trials} "
                         "test trials")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
 
 REQUIRED_KEYS = ("neural", "input", "output", "subjects", "subject_idx", "brain_regions",
@@ -111,6 +112,18 @@ def _summarise(issues: list[Issue]) -> dict[str, Any]:
 def load_converted(path: str | os.PathLike) -> Any:
     """Load a converted-dataset pickle through the restricted unpickler (InputError if not)."""
     return load_restricted(Path(path))
+
+
+def load_valid(path: str | os.PathLike, what: str = "converted dataset") -> dict[str, Any]:
+    """Load a converted-dataset pickle that must be valid: InputError naming the first
+    format error (and the count) otherwise."""
+    data = load_converted(path)
+    report = validate_format(data)
+    if not report.ok:
+        first = report.errors[0]
+        raise InputError(f"not a valid {what} ({len(report.errors)} format error(s); first "
+                         f"{first.code}: {first.message})", source=str(path))
+    return data
 
 
 def _is_int_array(value: Any) -> bool:
