@@ -181,3 +181,25 @@ def test_decode_cli(tmp_path, capsys):
     bad = write_submission(tmp_path / "bad", malformed_variants(DATA)["no_variability"])
     assert _cli(["decode", bad / "converted_data.pkl"]) == 2
     assert "no_variability" in capsys.readouterr().err
+
+
+def test_recoded_output_fails_ranges_and_class_counts(tmp_path, reference):
+    data = copy_dataset(DATA)
+    data["output"] = [[y * np.array([[1], [2]]) for y in session] for session in DATA["output"]]
+    report = run_checks(write_submission(tmp_path, data), reference, FAST)
+    assert report["checks"]["output_matching"]["passed"] is False
+    assert "ranges differ" in report["checks"]["output_matching"]["summary"]
+    rows = report["checks"]["output_classes"]["details"]["outputs"]
+    assert [(r["agent"], r["reference_classes"], r["agent_classes"]) for r in rows] == [
+        ("choice", 3, 3), ("running", 2, 3)]
+    assert report["checks"]["output_classes"]["passed"] is False
+
+
+def test_invalid_sample_fails_format(tmp_path):
+    sub = write_submission(tmp_path, DATA)
+    write_submission(tmp_path / "tmp", malformed_variants(DATA)["missing_key"])
+    (tmp_path / "tmp" / "sample_data.pkl").replace(sub / "sample_data.pkl")
+    report = run_checks(sub, None, FAST)
+    fmt = report["checks"]["format"]
+    assert fmt["passed"] is False and "missing_key" in fmt["summary"]
+    assert fmt["details"]["converted_data.pkl"]["n_errors"] == 0

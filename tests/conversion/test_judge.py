@@ -104,3 +104,17 @@ def test_cli_judge_agreement_missing_column(tmp_path, capsys):
         main(["conversion", "judge-agreement", str(path)])
     assert exc.value.code == 2
     assert "manual_rating" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("counts", [(5, 3, 2, 10), (1, 0, 4, 7), (12, 30, 1, 2)])
+def test_against_sklearn(counts):
+    from sklearn.metrics import balanced_accuracy_score, f1_score, precision_score, recall_score
+
+    tp, fp, fn, tn = counts
+    truth = np.array([1] * tp + [0] * fp + [1] * fn + [0] * tn)
+    pred = np.array([1] * tp + [1] * fp + [0] * fn + [0] * tn)
+    got = judge_agreement(*counts)
+    assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(truth, pred))
+    assert got["recall"] == pytest.approx(recall_score(truth, pred))
+    assert got["precision"] == pytest.approx(precision_score(truth, pred))
+    assert got["f1"] == pytest.approx(f1_score(truth, pred))
