@@ -118,3 +118,12 @@ def test_against_sklearn(counts):
     assert got["recall"] == pytest.approx(recall_score(truth, pred))
     assert got["precision"] == pytest.approx(precision_score(truth, pred))
     assert got["f1"] == pytest.approx(f1_score(truth, pred))
+
+
+def test_grade_spread():
+    from trackverify.conversion.judge import grade_spread
+
+    table = pd.DataFrame({"agent": ["A"] * 3 + ["B"] * 3,
+                          "rating": ["match", "incorrect", "ok", "ok", "OK", "ok"]})
+    spread = grade_spread(table, "rating", ("agent",))
+    assert spread.to_dict("records") == [{"agent": "A", "spread": 3}, {"agent": "B", "spread": 0}]

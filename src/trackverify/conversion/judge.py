@@ -93,3 +93,18 @@ def agreement_table(table: pd.DataFrame, judge_column: str = "judge_rating",
                      **judge_agreement(**counts)})
     return rows
 
+
+
+def grade_spread(table: pd.DataFrame, rating_column: str, by: tuple[str, ...],
+                 source: str = "ratings") -> pd.DataFrame:
+    """Trial-to-trial variability: per group of ``by`` (e.g. agent, dataset, subtask), the
+    highest minus the lowest ordinal grade (incorrect = 0 ... better = 4) over its rows
+    (the repeated trials). 0 means every trial got the same grade."""
+    for col in (rating_column, *by):
+        if col not in table.columns:
+            raise InputError(f"missing column '{col}'", source=source)
+    values = table[rating_column].astype(str).str.strip().str.lower()
+    binarise(values, source, rating_column)  # refuses unknown ratings, naming the row
+    grades = values.map({name: i for i, name in enumerate(SCALE)})
+    grouped = grades.groupby([table[c] for c in by], sort=True)
+    return (grouped.max() - grouped.min()).rename("spread").reset_index()
