@@ -59,6 +59,7 @@ ERROR_CODES = {
     "no_variability": "7: every neural value in the dataset is the same (all 0 or all 1)",
     "metadata_not_dict": "OQ-B2.1: metadata is not a dict",
     "too_few_trials": "OQ-B2.2: a session has exactly 1 trial (a train/test split needs 2)",
+    "no_trials": "the dataset holds no trial at all (no session, or only empty sessions)",
 }
 WARNING_CODES = {
     "empty_session": "a session has 0 trials",
@@ -291,6 +292,9 @@ def validate_format(data: Any) -> FormatReport:
         if len(seen) == 1 and len(data[key]) != next(iter(seen)):
             c.error(code, f"len({key}) = {len(data[key])} but the trials have "
                     f"{next(iter(seen))} variables")
-    if dataset_min == dataset_max:
+    if n_sessions_checked == n_sessions and not any(
+            isinstance(v, list) and v for v in neural):
+        c.error("no_trials", f"the dataset holds no trial ({n_sessions} session(s))")
+    elif dataset_min == dataset_max:
         c.error("no_variability", f"every neural value in the dataset equals {dataset_min:g}")
     return FormatReport(c.errors, c.warnings)

@@ -176,6 +176,8 @@ _ERROR_EDITS: dict[str, Callable[[dict], None]] = {
                                                  for session in d["neural"]]),
     "metadata_not_dict": _set("metadata", str),
     "too_few_trials": _one_trial_session,
+    "no_trials": lambda d: d.update(neural=[], input=[], output=[], brain_region_idx=[],
+                                    subject_idx=np.zeros(0, dtype=np.int64)),
 }
 
 _WARNING_EDITS: dict[str, Callable[[dict], None]] = {
