@@ -108,8 +108,11 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
             specimen_values[key.split(".", 1)[1]] = _coerce(SpecimenConfig, key.split(".", 1)[1], value, source)
         else:
             run_values[key] = _coerce(RunConfig, key, value, source)
-    specimen = SpecimenConfig(**specimen_values)
-    return RunConfig(**run_values, specimen=specimen)
+    try:
+        return RunConfig(**run_values, specimen=SpecimenConfig(**specimen_values))
+    except ConfigError as exc:
+        origin = f"{config_file} or {source}" if config_file is not None else source
+        raise ConfigError(f"{origin}: {exc}") from exc
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

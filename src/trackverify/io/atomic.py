@@ -26,23 +26,33 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp_path)`` and rename ``tmp_path`` to ``path`` once it is complete."""
-    path = Path(path)
+def temporary_beside(path: Path) -> Path:
+    """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
-    tmp_path = Path(tmp)
+    return Path(tmp)
+
+
+def commit_temporary(tmp_path: Path, path: Path) -> Path:
+    """Flush ``tmp_path`` to disk, give it ordinary permissions and rename it to ``path``."""
+    with open(tmp_path, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.chmod(tmp_path, 0o666 & ~_UMASK)
+    os.replace(tmp_path, path)
+    return path
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp_path)`` and rename ``tmp_path`` to ``path`` once it is complete."""
+    path = Path(path)
+    tmp_path = temporary_beside(path)
     try:
         write(tmp_path)
-        with open(tmp_path, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.chmod(tmp_path, 0o666 & ~_UMASK)
-        os.replace(tmp_path, path)
+        return commit_temporary(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
-    return path
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

@@ -1,0 +1,5 @@
+"""``python -m trackverify`` runs the command line."""
+
+from trackverify.cli import main
+
+main()

@@ -1,0 +1,143 @@
+"""Oracle association and its identity diagnostics (SPEC section 3, protocol ``tracking_gt``).
+
+These are diagnostics defined by the benchmark, not HOTA / IDF1 (see :mod:`trackverify.mot`
+for the canonical metrics, reported beside them).
+
+Input: one row per reference observation of one recording, with the prediction on that
+observation's detection: columns ``frame, track, pred_id, pred_valid``. A missing or
+invalid prediction is ``pred_valid = False``. Extra predicted observations (valid
+predictions on detections without a reference observation, and second predictions on an
+already-predicted detection) are counted by :func:`link_predictions` and passed in.
+
+Definitions (per recording; pooled = sums of counts, rates recomputed from the sums):
+
+- alignment: ``O[p, r]`` = number of frames where predicted id ``p`` is valid on the
+  detection of reference track ``r``; one maximum-weight one-to-one assignment over the
+  whole recording (Hungarian). Ties: among maximum-weight assignments, the one with the
+  smallest sum of ``rank(r) * P + rank(p)`` over its positive-overlap pairs (so smaller
+  reference ids, then smaller predicted ids, win). Pairs with zero overlap are not aligned.
+- ``correct_observation_rate`` = (observations whose valid predicted id is aligned to their
+  own track) / (all reference observations).
+- ``identity_switches`` = over each track's frames in order, keeping only frames with a
+  valid prediction: number of times the predicted id differs from the previous kept one
+  (a change across a gap counts).
+- ``fragmentations`` = sum over tracks of ``max(0, runs - 1)``, where a run is a maximal
+  stretch of the track's consecutive observed frames that all carry a valid prediction with
+  the same predicted id. "Consecutive" is taken along the track's own observed frames: a
+  frame where the reference track itself is not observed does not break a run (the tracker
+  had nothing to predict there), while a frame with an invalid or missing prediction does.
+- ``extra_predicted_observations`` = as counted by :func:`link_predictions`; never in the
+  denominator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import InputError
+
+DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
+               "fragmentations", "extra_predicted_observations")
+
+
+def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: int,
+                     n_preds: int) -> np.ndarray:
+    """Recording-wide maximum-overlap alignment.
+
+    ``track_codes`` and ``pred_codes`` are the (rank) codes of the valid rows. Returns
+    ``aligned_track[p]`` = the track code aligned to predicted code ``p``, or -1.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    aligned = np.full(n_preds, -1, dtype=np.int64)
+    if n_preds == 0 or n_tracks == 0 or len(track_codes) == 0:
+        return aligned
+    overlap = np.bincount(pred_codes * n_tracks + track_codes,
+                          minlength=n_preds * n_tracks).reshape(n_preds, n_tracks)
+    p_idx, r_idx = np.nonzero(overlap)
+    secondary = r_idx.astype(np.float64) * n_preds + p_idx
+    scale = float(secondary.sum()) + 1.0  # any secondary total is below this
+    weight = np.zeros(overlap.shape, dtype=np.float64)
+    weight[p_idx, r_idx] = overlap[p_idx, r_idx] * scale - secondary
+    if float(overlap.max()) * scale * min(overlap.shape) >= 2.0 ** 52:
+        # Beyond exact float64 integers: fall back to the overlap alone (still deterministic).
+        weight = overlap.astype(np.float64)
+    rows, cols = linear_sum_assignment(weight, maximize=True)
+    keep = overlap[rows, cols] > 0
+    aligned[rows[keep]] = cols[keep]
+    return aligned
+
+
+def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:
+    """The SPEC section 3 diagnostics of one recording (see the module docstring)."""
+    n = len(table)
+    if n == 0:
+        return _finish(0, 0, 0, 0, extra_predicted_observations)
+    track_codes, tracks = pd.factorize(table["track"], sort=True)
+    valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
+    pred_codes = np.full(n, -1, dtype=np.int64)
+    pred_valid_codes, preds = pd.factorize(table["pred_id"][valid], sort=True)
+    pred_codes[valid] = pred_valid_codes
+    aligned = align_identities(track_codes[valid], pred_valid_codes, len(tracks), len(preds))
+    correct = int(np.count_nonzero(aligned[pred_valid_codes] == track_codes[valid]))
+
+    order = np.lexsort((table["frame"].to_numpy(), track_codes))
+    t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
+    same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
+    # Identity switches: compare each valid row with the previous valid row of the track.
+    vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
+    switches = int(np.count_nonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])))
+    # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
+    continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
+    run_starts = v_sorted & ~continues
+    runs_per_track = np.bincount(t_sorted[run_starts], minlength=len(tracks))
+    fragmentations = int(np.clip(runs_per_track - 1, 0, None).sum())
+    return _finish(n, correct, switches, fragmentations, extra_predicted_observations)
+
+
+def _finish(n: int, correct: int, switches: int, fragmentations: int, extra: int) -> dict:
+    return {
+        "reference_observations": int(n),
+        "correct_observations": int(correct),
+        "correct_observation_rate": (correct / n) if n else None,
+        "identity_switches": int(switches),
+        "fragmentations": int(fragmentations),
+        "extra_predicted_observations": int(extra),
+    }
+
+
+def pool_diagnostics(per_recording: list[dict]) -> dict:
+    """Pooled diagnostics: sums of the counts, the rate recomputed from the sums."""
+    n = sum(d["reference_observations"] for d in per_recording)
+    return _finish(n, sum(d["correct_observations"] for d in per_recording),
+                   sum(d["identity_switches"] for d in per_recording),
+                   sum(d["fragmentations"] for d in per_recording),
+                   sum(d["extra_predicted_observations"] for d in per_recording))
+
+
+def link_predictions(reference: pd.DataFrame, predictions: pd.DataFrame,
+                     source: str = "<predictions>") -> tuple[pd.DataFrame, int]:
+    """Put each reference observation beside the prediction on its detection.
+
+    Both tables must carry ``detection`` (the fixed source detections). Among several
+    valid predictions on one detection, the one with the smallest ``pred_id`` is kept and
+    the others count as extra; valid predictions on detections without a reference
+    observation count as extra too. Invalid predictions count nowhere. Returns the
+    reference table with ``pred_id, pred_valid`` added, and the number of extras.
+    """
+    if "detection" not in reference.columns or "detection" not in predictions.columns:
+        raise InputError("linking predictions to reference observations needs a 'detection' "
+                         "column in both tables", source=source, column="detection")
+    key = ["recording", "frame", "detection"]
+    valid = predictions.loc[predictions["pred_valid"].to_numpy(dtype=bool), key + ["pred_id"]]
+    valid = valid.sort_values(key + ["pred_id"], kind="stable")
+    first = ~valid.duplicated(key, keep="first").to_numpy()
+    duplicates = int((~first).sum())
+    kept = valid[first]
+    merged = reference.drop(columns=[c for c in ("pred_id", "pred_valid") if c in reference.columns])
+    merged = merged.merge(kept, on=key, how="left", validate="one_to_one")
+    merged["pred_valid"] = merged["pred_id"].notna()
+    on_reference = kept.merge(reference[key], on=key, how="left", indicator=True)["_merge"]
+    unmatched = int((on_reference == "left_only").sum())
+    return merged, duplicates + unmatched

@@ -1,0 +1,205 @@
+"""The corruption suite and per-row labels (SPEC section 4, protocol ``anatomical_verification``).
+
+Every condition is a copy of one recording's clean observation table in which only
+``pred_id`` / ``pred_valid`` change; coordinates and detections never do, and the anchor
+frame (frame 0) is never corrupted. Intervals are half-open ``[start, end)``.
+
+============================ =================================================================
+condition                    what changes
+============================ =================================================================
+``control``                  nothing; every row tagged ``is_control = True``
+``single_frame_swap``        a random pair exchanges predicted ids at frame ``start`` only
+``persistent_swap``          a random pair exchanges predicted ids on ``[start, T)``
+``swap_and_recovery``        a random pair exchanges predicted ids on ``[start, recovery_end)``
+``nearby_swap``              the pair with the smallest reference separation (3-D distance at
+                             frame ``start``; ties by ids) exchanges ids on
+                             ``[start, recovery_end)``
+``fragmentation``            one random track gets a brand-new predicted id on ``[start, T)``
+``dropout``                  one random track's predictions are invalid on ``[start, T)``
+============================ =================================================================
+
+"A pair exchanges predicted ids" means: on the rows of the two tracks inside the interval,
+the two tracks' anchor identities are transposed (``pred_id == anchor(a)`` becomes
+``anchor(b)`` and vice versa). On clean predictions this is exactly "each track carries the
+other's id".
+
+Random choices use one ``numpy.random.Generator(PCG64(seed))`` per recording, drawn in the
+table's order (single_frame_swap, persistent_swap, swap_and_recovery, fragmentation,
+dropout; nearby_swap draws nothing), only among tracks observed at ``start`` (for pairs,
+both observed; candidates in ascending id order).
+
+Labels (one row = one reference observation in one condition): ``error = 1`` where the
+row's valid predicted id differs from its track's anchor identity (the predicted id the
+track carries in frame 0), ``0`` where it equals it, null where the prediction is invalid or
+the track has no anchor identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import InputError
+from trackverify.tables import coordinate_columns
+
+ANCHOR_FRAME = 0
+PAIR_MODES = {"single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap"}
+DRAW_ORDER = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "fragmentation",
+              "dropout")
+
+
+@dataclass(frozen=True)
+class Corruption:
+    """What one condition changed: the chosen tracks and the half-open frame interval."""
+
+    condition: str
+    tracks: tuple
+    frames: tuple[int, int] | None
+
+    def to_manifest(self) -> dict:
+        return {"tracks": list(self.tracks), "frames": list(self.frames) if self.frames else None}
+
+
+def anchor_identities(table: pd.DataFrame) -> pd.Series:
+    """Track -> the predicted id it carries, validly, in the anchor frame."""
+    anchor = table[(table["frame"].to_numpy() == ANCHOR_FRAME) & table["pred_valid"].to_numpy(dtype=bool)]
+    return pd.Series(anchor["pred_id"].to_numpy(), index=anchor["track"].to_numpy())
+
+
+def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:
+    """Per-row ``error`` (nullable Int8): 1 wrong id, 0 right id, null invalid or unanchored."""
+    anchor = anchors.reindex(table["track"].to_numpy())
+    has_anchor = anchor.notna().to_numpy()
+    valid = table["pred_valid"].to_numpy(dtype=bool) & has_anchor
+    wrong = table["pred_id"].to_numpy(dtype=object) != anchor.to_numpy(dtype=object)
+    values = pd.array(np.where(wrong, 1, 0), dtype="Int8")
+    values[~valid] = pd.NA
+    return pd.Series(values, index=table.index, name="error")
+
+
+def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
+                     recovery_end: int, recording: str = "") -> dict[str, Corruption]:
+    """Choose the tracks of every condition (all random draws happen here, in table order)."""
+    frames = table["frame"].to_numpy()
+    n_frames = int(frames.max()) + 1
+    at_start = table[frames == start]
+    candidates = np.sort(at_start["track"].to_numpy())
+    rng = np.random.Generator(np.random.PCG64(seed))
+    plans: dict[str, Corruption] = {}
+    where = f"recording '{recording}'" if recording else "recording"
+    for condition in conditions:
+        if condition == "control":
+            plans[condition] = Corruption(condition, (), None)
+            continue
+        end = recovery_end if condition in ("swap_and_recovery", "nearby_swap") else n_frames
+        if condition == "single_frame_swap":
+            end = start + 1
+        if n_frames <= start or (condition in ("swap_and_recovery", "nearby_swap")
+                                 and n_frames <= recovery_end):
+            needed = recovery_end if condition in ("swap_and_recovery", "nearby_swap") else start
+            raise InputError(f"{where} has {n_frames} frames, too short for '{condition}' "
+                             f"(needs more than {needed}); lower start/recovery_end or drop the "
+                             "condition")
+        need = 2 if condition in PAIR_MODES else 1
+        if len(candidates) < need:
+            raise InputError(f"{where}: '{condition}' needs {need} track(s) observed at frame "
+                             f"{start}, found {len(candidates)}")
+        plans[condition] = Corruption(condition, (), (start, end))
+    for condition in DRAW_ORDER:
+        if condition not in plans:
+            continue
+        size = 2 if condition in PAIR_MODES else 1
+        picks = candidates[rng.choice(len(candidates), size=size, replace=False)]
+        plans[condition] = Corruption(condition, tuple(_plain(p) for p in picks), plans[condition].frames)
+    if "nearby_swap" in plans:
+        plans["nearby_swap"] = Corruption("nearby_swap", _nearest_pair(at_start),
+                                          plans["nearby_swap"].frames)
+    return {c: plans[c] for c in conditions}
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _nearest_pair(at_start: pd.DataFrame) -> tuple:
+    """The two tracks closest together (3-D, or 2-D data in 2-D) at ``start``; ties by ids."""
+    ordered = at_start.sort_values("track", kind="stable")
+    points = ordered[coordinate_columns(ordered)].to_numpy()
+    ids = ordered["track"].to_numpy()
+    diff = points[:, None, :] - points[None, :, :]
+    distance = np.sqrt((diff ** 2).sum(-1))
+    i, j = np.triu_indices(len(ids), k=1)
+    d = distance[i, j]
+    # lexsort: last key is primary -> distance, then first id, then second id (ranks).
+    best = np.lexsort((j, i, d))[0]
+    return (_plain(ids[i[best]]), _plain(ids[j[best]]))
+
+
+def apply_corruption(table: pd.DataFrame, plan: Corruption, anchors: pd.Series,
+                     new_id_factory) -> pd.DataFrame:
+    """A corrupted copy of ``table`` (``pred_id`` / ``pred_valid`` only) for one condition."""
+    out = table.copy()
+    if plan.condition == "control":
+        return out
+    begin, end = plan.frames
+    frames = out["frame"].to_numpy()
+    in_interval = (frames >= begin) & (frames < end)
+    tracks = out["track"].to_numpy()
+    if plan.condition in PAIR_MODES:
+        a, b = plan.tracks
+        id_a, id_b = anchors.get(a), anchors.get(b)
+        rows = in_interval & np.isin(tracks, [a, b])
+        pred = out["pred_id"].to_numpy(dtype=object).copy()
+        if id_a is not None and id_b is not None:
+            is_a, is_b = rows & (pred == id_a), rows & (pred == id_b)
+            pred[is_a], pred[is_b] = id_b, id_a
+        out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
+    elif plan.condition == "fragmentation":
+        rows = in_interval & (tracks == plan.tracks[0])
+        pred = out["pred_id"].to_numpy(dtype=object).copy()
+        pred[rows] = new_id_factory()
+        out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
+    elif plan.condition == "dropout":
+        rows = in_interval & (tracks == plan.tracks[0])
+        valid = out["pred_valid"].to_numpy(dtype=bool).copy()
+        valid[rows] = False
+        out["pred_valid"] = valid
+    else:  # pragma: no cover - plan_corruptions only makes known conditions
+        raise ValueError(plan.condition)
+    return out
+
+
+def brand_new_id(pred_ids: pd.Series):
+    """A predicted id used nowhere in the recording, of the same type as the others."""
+    values = pred_ids.dropna()
+    if pd.api.types.is_integer_dtype(values.dtype):
+        return int(values.max()) + 1 if len(values) else 1
+    used = set(values.astype(str))
+    candidate, n = "fragment", 1
+    while candidate in used:  # terminates: at most len(used) + 1 names are tried
+        n += 1
+        candidate = f"fragment-{n}"
+    return candidate
+
+
+def corrupt_recording(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
+                      recovery_end: int, recording: str = "") -> tuple[pd.DataFrame, dict]:
+    """All conditions of one recording, stacked, with ``condition, is_control, error``.
+
+    Returns the stacked table and the manifest entry ``condition -> {tracks, frames}``.
+    """
+    plans = plan_corruptions(table, conditions, seed, start, recovery_end, recording)
+    anchors = anchor_identities(table)
+    new_id = brand_new_id(table["pred_id"])
+    parts = []
+    for condition, plan in plans.items():
+        part = apply_corruption(table, plan, anchors, lambda: new_id)
+        part["condition"] = condition
+        part["is_control"] = condition == "control"
+        part["error"] = label_errors(part, anchors)
+        parts.append(part)
+    stacked = pd.concat(parts, ignore_index=True)
+    stacked["condition"] = pd.Categorical(stacked["condition"], categories=list(plans))
+    return stacked, {c: p.to_manifest() for c, p in plans.items()}

@@ -1,0 +1,70 @@
+"""Protocol ``anatomical_consistency``: does the small-deformation hypothesis hold on clean data?
+
+For each clean (control) observation of a track observed in the anchor frame, its
+displacement is the distance (um) from the track's reference position in the anchor frame.
+The hypothesis behind the fixed-reference-distance verifier is that clean observations stay
+within the threshold. It is **falsified** for a recording when more than
+``falsification_share`` (default 5 %) of its clean observations exceed the threshold, and
+**supported** otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from trackverify.tables import coordinate_columns
+
+QUANTILES = (0.5, 0.9, 0.95, 0.99, 1.0)
+ANCHOR_FRAME = 0
+
+
+def displacement_from_anchor(table: pd.DataFrame) -> np.ndarray:
+    """Distance of each row from its track's anchor-frame position (NaN without an anchor)."""
+    coords = coordinate_columns(table)
+    anchor = table[table["frame"].to_numpy() == ANCHOR_FRAME]
+    index = pd.Index(anchor["track"])
+    which = index.get_indexer(table["track"])
+    positions = table[coords].to_numpy()
+    out = np.full(len(table), np.nan)
+    has = which >= 0
+    out[has] = np.linalg.norm(positions[has] - anchor[coords].to_numpy()[which[has]], axis=1)
+    return out
+
+
+def falsification_rule(threshold: float, share: float) -> str:
+    return (f"The small-deformation hypothesis is falsified for a recording when more than "
+            f"{share:.0%} of its clean observations lie farther than {threshold:g} um from their "
+            f"anchor-frame position; otherwise it is supported.")
+
+
+def consistency(control: pd.DataFrame, threshold: float, share: float) -> dict:
+    """Displacement quantiles (overall and per frame), rejection shares and the verdict."""
+    displacement = displacement_from_anchor(control)
+    measured = np.isfinite(displacement)
+    d = displacement[measured]
+    exceed_share = float(np.mean(d > threshold)) if len(d) else None
+    score = control["score"].to_numpy() if "score" in control.columns else np.full(len(control), np.nan)
+    finite = np.isfinite(score)
+    frames = control["frame"].to_numpy()[measured]
+    per_frame = pd.Series(d).groupby(frames).quantile([0.5, 0.95, 1.0]).unstack()
+    verdict = None if exceed_share is None else ("falsified" if exceed_share > share else "supported")
+    return {
+        "clean_observations": int(len(control)),
+        "measured_observations": int(measured.sum()),
+        "displacement_quantiles_um": {f"q{int(q * 1000) / 10:g}": float(np.quantile(d, q))
+                                      for q in QUANTILES} if len(d) else None,
+        "per_frame_displacement_um": {
+            "frame": per_frame.index.to_numpy().tolist(),
+            "median": per_frame[0.5].to_numpy().tolist(),
+            "q95": per_frame[0.95].to_numpy().tolist(),
+            "max": per_frame[1.0].to_numpy().tolist(),
+        },
+        "threshold_um": threshold,
+        "share_exceeding_threshold": exceed_share,
+        "verifier_rejected_share": float(np.mean(finite & (score > threshold))) if len(score) else None,
+        "verifier_abstained_share": float(np.mean(~finite)) if len(score) else None,
+        "falsification_share": share,
+        "deformation_hypothesis": verdict,
+        "rule": falsification_rule(threshold, share),
+    }

@@ -1,0 +1,88 @@
+"""The verifier protocol and the built-in verifiers.
+
+A verifier scores every observation of one recording (lower = more trustworthy) or
+abstains (NaN). It sees one recording's table with the columns of
+:data:`VERIFIER_COLUMNS` only: never ``track``, ``error``, ``condition`` or any label.
+Each verifier declares the kind of evidence it uses:
+
+- ``independent``: evidence that does not come from the candidate tracks themselves;
+- ``consistency``: a diagnostic of agreement with an assumption (e.g. small deformation),
+  not an independent certificate.
+
+Write your own::
+
+    class MyVerifier:
+        name = "my_verifier"
+        evidence = "independent"          # or "consistency"
+
+        def score(self, table: pandas.DataFrame) -> numpy.ndarray:
+            ...                           # one float per row, NaN = abstain
+
+and run it with ``trackverify run --verifier mypackage.module:MyVerifier``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import ConfigError
+
+VERIFIER_COLUMNS = ("recording", "frame", "detection", "x_um", "y_um", "z_um", "pred_id",
+                    "pred_valid")
+EVIDENCE_KINDS = ("independent", "consistency")
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """One recording's table in, one score per row out (NaN = abstain)."""
+
+    name: str
+    evidence: str
+
+    def score(self, table: pd.DataFrame) -> np.ndarray: ...
+
+
+def verifier_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns a verifier may see (a copy: a verifier cannot alter the caller's table)."""
+    return table[[c for c in VERIFIER_COLUMNS if c in table.columns]].copy()
+
+
+def builtin_verifiers() -> dict[str, type]:
+    from trackverify.verifiers.fixed_distance import FixedDistance
+
+    return {FixedDistance.name: FixedDistance}
+
+
+def load_verifier(spec: str) -> Verifier:
+    """A built-in verifier by name, or ``module:Class`` of the user's own."""
+    builtins = builtin_verifiers()
+    if spec in builtins:
+        verifier = builtins[spec]()
+    elif ":" in spec:
+        module_name, _, class_name = spec.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"cannot load verifier '{spec}': {exc}") from exc
+        verifier = cls()
+    else:
+        raise ConfigError(f"unknown verifier '{spec}'; built-in: {sorted(builtins)}, "
+                          "or give module:Class")
+    if not isinstance(verifier, Verifier) or verifier.evidence not in EVIDENCE_KINDS:
+        raise ConfigError(f"verifier '{spec}' must have name, evidence in {EVIDENCE_KINDS} "
+                          "and a score(table) method")
+    return verifier
+
+
+def run_verifier(verifier: Verifier, table: pd.DataFrame) -> np.ndarray:
+    """Scores for ``table``'s rows, checked: one finite-or-NaN float per row."""
+    scores = np.asarray(verifier.score(verifier_view(table)), dtype=np.float64)
+    if scores.shape != (len(table),):
+        raise ConfigError(f"verifier '{verifier.name}' returned {scores.shape[0] if scores.ndim else 0} "
+                          f"scores for {len(table)} rows")
+    scores = np.where(np.isfinite(scores), scores, np.nan)
+    return scores

@@ -1,0 +1,35 @@
+"""Shared fixtures: small hand-made tables and a helper to run the CLI in-process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``trackverify ARGS`` in a subprocess (exit codes and stderr as a user sees them)."""
+    return subprocess.run([sys.executable, "-m", "trackverify", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def observation_table(tracks=("A", "B", "C", "D"), frames=10, spacing=10.0) -> pd.DataFrame:
+    """Tracks on a line, ``spacing`` um apart, motionless; clean predictions p<track>."""
+    rows = []
+    for f in range(frames):
+        for i, t in enumerate(tracks):
+            rows.append({"recording": "r", "frame": f, "track": t, "detection": i,
+                         "x_um": i * spacing, "y_um": 0.0, "z_um": 0.0,
+                         "pred_id": f"p{t}", "pred_valid": True})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def obs() -> pd.DataFrame:
+    return observation_table()

@@ -1,0 +1,144 @@
+"""Corruption suite: every condition's labels, computed by hand on a 4-track, 10-frame table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import observation_table
+from trackverify.associate import association_diagnostics
+from trackverify.config import CONDITIONS
+from trackverify.corrupt import corrupt_recording, plan_corruptions
+from trackverify.errors import InputError
+
+START, END = 3, 6
+
+
+@pytest.fixture
+def table():
+    df = observation_table(frames=10)
+    df.loc[df["track"] == "D", "x_um"] = 23.0  # C (x=20) and D (x=23) are the nearest pair
+    return df
+
+
+def corrupted(table, seed=20261007):
+    stacked, choices = corrupt_recording(table, CONDITIONS, seed, START, END, "r")
+    return {c: part.reset_index(drop=True) for c, part in stacked.groupby("condition", observed=True)}, choices
+
+
+def error_frames(part, track):
+    rows = part[(part["track"] == track) & (part["error"] == 1)]
+    return sorted(rows["frame"].tolist())
+
+
+def test_choices_recorded_and_valid(table):
+    _, choices = corrupted(table)
+    assert choices["control"] == {"tracks": [], "frames": None}
+    assert choices["single_frame_swap"]["frames"] == [3, 4]
+    assert choices["persistent_swap"]["frames"] == [3, 10]
+    assert choices["swap_and_recovery"]["frames"] == [3, 6]
+    assert choices["nearby_swap"] == {"tracks": ["C", "D"], "frames": [3, 6]}
+    assert choices["fragmentation"]["frames"] == [3, 10] and choices["dropout"]["frames"] == [3, 10]
+    for c in ("single_frame_swap", "persistent_swap", "swap_and_recovery"):
+        a, b = choices[c]["tracks"]
+        assert a != b and {a, b} <= {"A", "B", "C", "D"}
+    assert corrupted(table)[1] == choices  # same seed, same choices
+
+
+def test_seed_changes_choices(table):
+    seen = {tuple(corrupted(table, seed)[1]["persistent_swap"]["tracks"]) for seed in range(8)}
+    assert len(seen) > 1
+
+
+def test_control_has_no_errors_and_is_tagged(table):
+    parts, _ = corrupted(table)
+    control = parts["control"]
+    assert control["is_control"].all() and (control["error"] == 0).all()
+    assert not parts["persistent_swap"]["is_control"].any()
+
+
+@pytest.mark.parametrize("condition, frames", [
+    ("single_frame_swap", [3]),
+    ("persistent_swap", [3, 4, 5, 6, 7, 8, 9]),
+    ("swap_and_recovery", [3, 4, 5]),
+    ("nearby_swap", [3, 4, 5]),
+])
+def test_swap_labels(table, condition, frames):
+    parts, choices = corrupted(table)
+    part = parts[condition]
+    a, b = choices[condition]["tracks"]
+    assert error_frames(part, a) == frames and error_frames(part, b) == frames
+    assert int((part["error"] == 1).sum()) == 2 * len(frames)
+    assert part["error"].notna().all()
+    swapped = part[(part["track"] == a) & part["frame"].isin(frames)]
+    assert (swapped["pred_id"] == f"p{b}").all()
+
+
+def test_fragmentation_labels(table):
+    parts, choices = corrupted(table)
+    part = parts["fragmentation"]
+    (t,) = choices["fragmentation"]["tracks"]
+    assert error_frames(part, t) == list(range(3, 10))
+    new_ids = set(part.loc[(part["track"] == t) & (part["frame"] >= 3), "pred_id"])
+    assert len(new_ids) == 1 and not new_ids & {"pA", "pB", "pC", "pD"}
+
+
+def test_dropout_labels(table):
+    parts, choices = corrupted(table)
+    part = parts["dropout"]
+    (t,) = choices["dropout"]["tracks"]
+    dropped = (part["track"] == t) & (part["frame"] >= 3)
+    assert not part.loc[dropped, "pred_valid"].any()
+    assert part.loc[dropped, "error"].isna().all()
+    assert (part.loc[~dropped, "error"] == 0).all()
+
+
+def test_coordinates_and_detections_never_change(table):
+    before = table.copy()
+    parts, _ = corrupted(table)
+    pd.testing.assert_frame_equal(table, before)
+    for part in parts.values():
+        for column in ("frame", "track", "detection", "x_um", "y_um", "z_um"):
+            assert part[column].tolist() == table[column].tolist()
+
+
+def test_anchor_frame_never_corrupted(table):
+    parts, _ = corrupted(table)
+    for part in parts.values():
+        assert (part.loc[part["frame"] == 0, "error"] == 0).all()
+
+
+def test_track_without_anchor_is_unlabelled(table):
+    table = table[~((table["track"] == "A") & (table["frame"] == 0))]
+    parts, _ = corrupted(table)
+    for part in parts.values():
+        assert part.loc[part["track"] == "A", "error"].isna().all()
+
+
+def test_integer_ids_get_a_new_integer_fragment_id(table):
+    table["pred_id"] = table["track"].map({"A": 5, "B": 6, "C": 7, "D": 8})
+    parts, choices = corrupted(table)
+    (t,) = choices["fragmentation"]["tracks"]
+    part = parts["fragmentation"]
+    assert set(part.loc[(part["track"] == t) & (part["frame"] >= 3), "pred_id"]) == {9}
+
+
+def test_too_short_for_a_mode_is_an_error(table):
+    with pytest.raises(InputError, match="too short for 'single_frame_swap'"):
+        plan_corruptions(table[table["frame"] < 3], CONDITIONS, 1, START, END, "r")
+    with pytest.raises(InputError, match="too short for 'swap_and_recovery'"):
+        plan_corruptions(table[table["frame"] < 6], CONDITIONS, 1, START, END, "r")
+
+
+def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
+    """7 of 10 frames swapped: rows say 14 errors, the alignment adopts the swapped naming."""
+    parts, choices = corrupted(table)
+    part = parts["persistent_swap"]
+    assert int((part["error"] == 1).sum()) == 14  # row labels: 26 of 40 rows correct
+    diagnostics = association_diagnostics(part)
+    # Alignment: swapped naming overlaps 7 frames per track, original 3, so the pair's
+    # 3 clean frames count as wrong: 40 - 6 = 34 correct.
+    assert diagnostics["correct_observations"] == 34
+    assert diagnostics["correct_observation_rate"] == pytest.approx(34 / 40)
+    assert diagnostics["identity_switches"] == 2 and diagnostics["fragmentations"] == 2

@@ -1,0 +1,165 @@
+"""The main job end to end: four outputs, determinism, config precedence, the report renders."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import observation_table, run_cli
+from trackverify.config import build_config
+from trackverify.errors import ConfigError
+
+OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet")
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "trackverify-results"
+    result = run_cli("run", "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out, result
+
+
+def test_default_run_writes_the_four_outputs(default_run):
+    out, result = default_run
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)
+    assert "AUROC" in result.stdout
+    results = json.loads((out / "results.json").read_text())
+    for block in ("tracking_gt", "anatomical_verification", "anatomical_consistency"):
+        assert "rec000" in results[block]
+    assert results["tracking_gt"]["rec000"]["correct_observation_rate"] == 1.0
+    conditions = results["anatomical_verification"]["rec000"]
+    assert set(conditions) == {"control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
+                               "nearby_swap", "fragmentation", "dropout", "all_conditions"}
+    assert conditions["control"]["n_errors"] == 0
+    assert conditions["control"]["false_certification_rate"] is None  # undefined, not 0
+    assert results["partitions"]["members"]["development"] == ["rec000"]
+    assert results["partitions"]["members"]["test"] == [] and results["partitions"]["evaluated"] == "development"
+    assert results["calibration"] is None
+    verdict = results["anatomical_consistency"]["rec000"]["deformation_hypothesis"]
+    assert verdict in ("supported", "falsified")
+
+
+def test_observation_rows_carry_labels_and_scores(default_run):
+    out, _ = default_run
+    rows = pd.read_parquet(out / "observations.parquet")
+    for column in ("condition", "is_control", "error", "score", "abstained"):
+        assert column in rows.columns
+    assert rows["condition"].nunique() == 7
+    assert (rows["abstained"] == rows["score"].isna()).all()
+    assert rows.loc[rows["is_control"], "error"].eq(0).all()
+
+
+def test_manifest_records_choices_config_and_version(default_run):
+    out, _ = default_run
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["seed"] == 20261007 and manifest["config"]["start"] == 300
+    swap = manifest["corruptions"]["rec000"]["persistent_swap"]
+    assert swap["frames"] == [300, 1000] and len(swap["tracks"]) == 2
+    assert "created_utc" in manifest and manifest["trackverify_version"]
+
+
+def test_two_runs_are_byte_identical(default_run, tmp_path):
+    out, _ = default_run
+    again = tmp_path / "again"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-m", "trackverify", "run", "--out", str(again)], check=True,
+                   capture_output=True, env=env)
+    for name in ("results.json", "report.html", "observations.parquet"):
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_verify_command_on_a_file(tmp_path):
+    table = observation_table(frames=12)
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    result = run_cli("verify", "--observations", path, "--start", 4, "--recovery-end", 8,
+                     "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    persistent = results["anatomical_verification"]["r"]["persistent_swap"]
+    assert persistent["n_errors"] == 16  # two tracks x frames 4..11
+    assert results["verifier"] == {"name": "fixed_distance", "evidence": "consistency",
+                                   "threshold_um": 5.0}
+
+
+def test_too_short_recording_exits_2(tmp_path):
+    path = tmp_path / "obs.csv"
+    observation_table(frames=12).to_csv(path, index=False)
+    result = run_cli("verify", "--observations", path, "--out", tmp_path / "out")
+    assert result.returncode == 2 and "too short" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_config_precedence_and_errors(tmp_path):
+    toml = tmp_path / "run.toml"
+    toml.write_text("[run]\nstart = 10\nrecovery_end = 20\n[specimen]\nframes = 50\n")
+    config = build_config({"recovery_end": 30}, config_file=toml)
+    assert (config.start, config.recovery_end, config.specimen.frames) == (10, 30, 50)
+    for text, message in [("[run]\nstrat = 3\n", "unknown key"),
+                          ("[run]\nthreshold_um = 'five'\n", "must be a number"),
+                          ("[run]\nthreshold_um = -1.0\n", "must be > 0"),
+                          ("[run]\nstart = 800\n", "recovery_end"),
+                          ("[extra]\na = 1\n", "unknown section"),
+                          ("[run\n", "not valid TOML")]:
+        toml.write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            build_config({}, config_file=toml)
+
+
+def test_bad_config_file_exits_2(tmp_path):
+    toml = tmp_path / "run.toml"
+    toml.write_text("[run]\nseed = 'x'\n")
+    result = run_cli("run", "--config", toml, "--out", tmp_path / "out")
+    assert result.returncode == 2 and "seed" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_is_readable():
+    result = run_cli("--help")
+    assert result.returncode == 0 and "trackverify run" in result.stdout
+    for command in ("run", "verify", "synth"):
+        assert run_cli(command, "--help").returncode == 0
+
+
+def test_synth_then_run_on_the_folder(tmp_path):
+    data = tmp_path / "spec"
+    assert run_cli("synth", "--animals", 2, "--groups", 2, "--frames", 40, "--neurons", 20,
+                   "--motion", "still", "--out", data).returncode == 0
+    recordings = pd.read_csv(data / "recordings.csv")
+    assert list(recordings["provenance_group"]) == ["synthetic-0", "synthetic-1"]
+    result = run_cli("run", "--data", data, "--start", 10, "--recovery-end", 20, "--out", tmp_path / "o")
+    assert result.returncode == 0, result.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert set(results["tracking_gt"]) == {"rec000", "rec001", "pooled"}
+    assert results["tracking_gt"]["pooled"]["reference_observations"] == sum(
+        results["tracking_gt"][r]["reference_observations"] for r in ("rec000", "rec001"))
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
+def test_report_renders_in_headless_chromium_without_console_errors(default_run, tmp_path):
+    out, _ = default_run
+    report = (out / "report.html").resolve()
+    html = report.read_text()
+    # Self-contained: no scripts, no remote resources (XML namespace names are not fetched).
+    for remote in ("<script", 'src="http', "href=\"http", "@import", "url(http"):
+        assert remote not in html
+    result = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+         "--dump-dom", report.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    assert "anatomical_verification" in dom and dom.count("<svg") >= 3
+    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "error" in line.lower()], console

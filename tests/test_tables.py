@@ -1,0 +1,177 @@
+"""Schema validation: each bad input is refused with file, column and first bad row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import observation_table, run_cli
+from trackverify.errors import InputError
+from trackverify.io.tabular import load_table, read_table, write_table
+from trackverify.tables import OBSERVATIONS, PREDICTIONS, RECORDINGS, REFERENCE, validate
+
+
+def refused(df, schema=OBSERVATIONS):
+    with pytest.raises(InputError) as info:
+        validate(df, schema, source="data.csv")
+    return info.value
+
+
+def test_valid_table_is_normalised_and_input_untouched(obs):
+    before = obs.copy()
+    out = validate(obs, OBSERVATIONS, "data.csv")
+    pd.testing.assert_frame_equal(obs, before)
+    assert out["frame"].dtype == np.int64
+    assert out["pred_valid"].dtype == bool
+
+
+def test_missing_column_is_named(obs):
+    err = refused(obs.drop(columns=["y_um"]))
+    assert err.column == "y_um" and "data.csv" in str(err) and "missing" in str(err)
+
+
+def test_nan_coordinate_names_row(obs):
+    obs.loc[5, "x_um"] = np.nan
+    err = refused(obs)
+    assert (err.column, err.row) == ("x_um", 6)
+
+
+def test_infinite_coordinate(obs):
+    obs.loc[2, "z_um"] = np.inf
+    assert (refused(obs).column, refused(obs).row) == ("z_um", 3)
+
+
+def test_text_in_coordinate(obs):
+    obs["y_um"] = obs["y_um"].astype(object)
+    obs.loc[7, "y_um"] = "abc"
+    err = refused(obs)
+    assert (err.column, err.row) == ("y_um", 8) and "number" in str(err)
+
+
+def test_negative_frame(obs):
+    obs.loc[3, "frame"] = -1
+    err = refused(obs)
+    assert (err.column, err.row) == ("frame", 4) and ">= 0" in str(err)
+
+
+def test_fractional_frame(obs):
+    obs["frame"] = obs["frame"].astype(float)
+    obs.loc[9, "frame"] = 2.5
+    err = refused(obs)
+    assert (err.column, err.row) == ("frame", 10) and "fractional" in str(err)
+
+
+def test_duplicate_track_in_frame(obs):
+    obs.loc[1, "track"] = "A"  # frame 0 now has track A twice (rows 1 and 2)
+    err = refused(obs)
+    assert err.row == 2 and "duplicate (recording, frame, track)" in str(err)
+
+
+def test_duplicate_detection_in_reference(obs):
+    ref = obs.drop(columns=["pred_id", "pred_valid"])
+    ref.loc[1, "detection"] = 0
+    err = refused(ref, REFERENCE)
+    assert err.row == 2 and "duplicate (recording, frame, detection)" in str(err)
+
+
+def test_two_predictions_on_one_detection_are_allowed(obs):
+    pred = obs[["recording", "frame", "detection", "pred_id"]].copy()
+    pred.loc[1, "detection"] = 0
+    assert len(validate(pred, PREDICTIONS, "p.csv")) == len(pred)
+
+
+def test_mixed_id_types(obs):
+    obs["track"] = obs["track"].astype(object)
+    obs.loc[6, "track"] = 7
+    err = refused(obs)
+    assert err.column == "track" and err.row == 7 and "mixed" in str(err)
+
+
+def test_null_pred_id_on_valid_prediction(obs):
+    obs["pred_id"] = obs["pred_id"].astype(object)
+    obs.loc[4, "pred_id"] = None
+    err = refused(obs)
+    assert (err.column, err.row) == ("pred_id", 5)
+
+
+def test_null_pred_id_allowed_when_invalid(obs):
+    obs["pred_id"] = obs["pred_id"].astype(object)
+    obs.loc[4, "pred_id"] = None
+    obs.loc[4, "pred_valid"] = False
+    assert len(validate(obs, OBSERVATIONS, "x")) == len(obs)
+
+
+def test_bad_boolean(obs):
+    obs["pred_valid"] = obs["pred_valid"].astype(object)
+    obs.loc[2, "pred_valid"] = "maybe"
+    assert (refused(obs).column, refused(obs).row) == ("pred_valid", 3)
+
+
+def test_two_dimensional_data_allowed(obs):
+    out = validate(obs.drop(columns=["z_um"]), OBSERVATIONS, "x")
+    assert "z_um" not in out.columns
+
+
+def test_integer_and_string_ids_both_allowed(obs):
+    obs["track"] = obs["track"].map({"A": 1, "B": 2, "C": 3, "D": 4})
+    assert validate(obs, OBSERVATIONS, "x")["track"].dtype == np.int64
+
+
+def test_empty_reference_refused(obs):
+    assert "no rows" in str(refused(obs.iloc[:0]))
+
+
+def test_recording_table_duplicate():
+    rec = pd.DataFrame({"recording": ["a", "a"], "animal_id": ["x", "y"], "provenance_group": ["g", "g"]})
+    err = refused(rec, RECORDINGS)
+    assert err.row == 2
+
+
+def test_csv_round_trip_with_bom(tmp_path, obs):
+    path = tmp_path / "obs.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + obs.to_csv(index=False).encode())
+    loaded = load_table(path, OBSERVATIONS)
+    assert list(loaded["track"][:4]) == ["A", "B", "C", "D"]
+    assert loaded["pred_valid"].all()
+
+
+def test_parquet_round_trip(tmp_path, obs):
+    write_table(obs, tmp_path / "obs.parquet")
+    loaded = load_table(tmp_path / "obs.parquet", OBSERVATIONS)
+    pd.testing.assert_frame_equal(loaded.reset_index(drop=True), validate(obs, OBSERVATIONS, "x"))
+
+
+def test_empty_file_and_header_only(tmp_path, obs):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        read_table(empty)
+    header = tmp_path / "header.csv"
+    header.write_text(",".join(obs.columns) + "\n")
+    with pytest.raises(InputError, match="no rows"):
+        load_table(header, OBSERVATIONS)
+
+
+def test_wrong_delimiter_hint(tmp_path, obs):
+    path = tmp_path / "semi.csv"
+    obs.to_csv(path, sep=";", index=False)
+    with pytest.raises(InputError, match="comma-separated"):
+        load_table(path, OBSERVATIONS)
+
+
+@pytest.mark.parametrize("mutate, column, row", [
+    (lambda df: df.drop(columns=["frame"]), "frame", None),
+    (lambda df: df.assign(x_um=df["x_um"].where(df.index != 3, np.nan)), "x_um", 4),
+    (lambda df: df.assign(frame=df["frame"].where(df.index != 0, -5)), "frame", 1),
+])
+def test_cli_exits_2_with_location_and_no_traceback(tmp_path, obs, mutate, column, row):
+    path = tmp_path / "bad.csv"
+    mutate(obs).to_csv(path, index=False)
+    result = run_cli("run", "--data", path, "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert str(path) in result.stderr and f"column '{column}'" in result.stderr
+    if row is not None:
+        assert f"row {row}" in result.stderr
+    assert not (tmp_path / "out" / "results.json").exists()
