@@ -122,10 +122,11 @@ def test_unsafe_pickle_fails_format(tmp_path):
     assert "not loadable" in report["checks"]["format"]["summary"]
 
 
-def test_unsupervised_mode(tmp_path):
-    sub = write_submission(tmp_path, DATA)
+def test_unsupervised_mode(tmp_path, monkeypatch):
+    sub = write_submission(tmp_path / "sub", DATA)
+    monkeypatch.chdir(tmp_path)
     assert _cli(["check", sub, "--epochs", 5]) == 0
-    report = json.loads((sub / "conversion.json").read_text())
+    report = json.loads((tmp_path / "trackverify-results" / "conversion.json").read_text())
     assert report["mode"] == "unsupervised"
     assert set(report["checks"]) == {"required_files", "format", "variables", "decoder"}
     assert report["checks"]["decoder"]["required"] is False
@@ -203,3 +204,19 @@ def test_invalid_sample_fails_format(tmp_path):
     fmt = report["checks"]["format"]
     assert fmt["passed"] is False and "missing_key" in fmt["summary"]
     assert fmt["details"]["converted_data.pkl"]["n_errors"] == 0
+
+
+def _digest(folder):
+    import hashlib
+
+    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_check_never_touches_its_inputs(tmp_path, reference, monkeypatch):
+    sub = write_submission(tmp_path / "sub", DATA)
+    before = (_digest(sub), _digest(reference))
+    monkeypatch.chdir(tmp_path)
+    assert _cli(["check", sub, "--reference", reference, "--epochs", 5]) in (0, 1)
+    assert (_digest(sub), _digest(reference)) == before
+    assert (tmp_path / "trackverify-results" / "conversion.json").is_file()

@@ -41,8 +41,9 @@ def conversion() -> None:
 @click.option("--reference", type=click.Path(path_type=Path), default=None,
               help="Reference conversion (folder or converted_data.pkl). Without it, the "
                    "unsupervised checks only.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for conversion.json [SUBMISSION].")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("trackverify-results"), show_default=True,
+              help="Folder for conversion.json (the submission folder is never written to).")
 @_decoder_options
 def check(submission, reference, out, epochs, seed, engine):
     """Run every verifier check on SUBMISSION_DIR and write conversion.json.
@@ -57,7 +58,7 @@ def check(submission, reference, out, epochs, seed, engine):
 
     report = run_checks(submission, reference,
                         DecoderConfig(epochs=epochs, seed=seed, engine=engine))
-    path = write_json_atomic((out or submission) / "conversion.json", report)
+    path = write_json_atomic(out / "conversion.json", report)
     table = Table(title=f"conversion checks ({report['mode']})")
     for col in ("check", "required", "result", "summary"):
         table.add_column(col)
