@@ -204,6 +204,7 @@ cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
 cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["split"]).split)
 cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["convert"]).convert)
 cli.add_command(__import__("trackverify.andi.cli", fromlist=["andi"]).andi)
+cli.add_command(__import__("trackverify.conversion.cli", fromlist=["conversion"]).conversion)
 
 
 if __name__ == "__main__":  # pragma: no cover
