@@ -88,9 +88,11 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
 
     Returns ``(gt index, pred index, similarity)`` with ``similarity = max(0, 1 - d /
     zero_distance) > 0`` and ``d`` the Euclidean distance, sorted by (gt, pred).
-    """
-    from scipy.spatial import cKDTree
 
+    Points are binned per frame into cubes of side ``2 * zero_distance``; along each axis a
+    point can only have partners in its own cube and in the neighbour on the side of the
+    cube's half it lies in, so each prediction looks up ``2 ** dim`` cubes.
+    """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
     gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
@@ -98,74 +100,157 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
     if len(gt_frame) == 0 or len(pred_frame) == 0:
         return empty
-    # One tree over (coordinates, frame * K): points of different frames are > K apart.
-    both = np.concatenate([gt_xyz, pred_xyz])
-    span = float(both.max() - both.min()) if both.size else 0.0
-    k = 2.0 * (span + zero_distance) + 1.0
-    tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))
-    tree_p = cKDTree(np.column_stack([pred_xyz, pred_frame * k]))
-    found = tree_g.sparse_distance_matrix(tree_p, zero_distance, output_type="ndarray")
-    gi = found["i"].astype(np.int64)
-    pj = found["j"].astype(np.int64)
-    same = gt_frame[gi] == pred_frame[pj]
-    gi, pj = gi[same], pj[same]
-    # Recompute the distance exactly as sqrt(sum of squared differences), axis by axis.
+    dim = gt_xyz.shape[1]
+    side = 2.0 * zero_distance
+    origin = np.minimum(gt_xyz.min(axis=0), pred_xyz.min(axis=0)) - side
+    g_pos = (gt_xyz - origin) / side
+    p_pos = (pred_xyz - origin) / side
+    g_cell = np.floor(g_pos).astype(np.int64)
+    p_cell = np.floor(p_pos).astype(np.int64)
+    n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
+    n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
+    if float(np.prod(n_cell.astype(np.float64))) * n_frames >= 2.0 ** 58:
+        return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
+    stride = np.r_[np.cumprod(n_cell[::-1])[::-1][1:], 1]
+    frame_stride = int(np.prod(n_cell))
+    g_key = gt_frame * frame_stride + g_cell @ stride
+    order = np.argsort(g_key, kind="stable")
+    g_sorted = g_key[order]
+    p_key = pred_frame * frame_stride + p_cell @ stride
+    # Per axis, the neighbour cube on the side of the half the prediction lies in.
+    upper = p_pos - p_cell >= 0.5
+    toward = np.where(upper, 1, -1) * stride
+    # Sort predictions by (half pattern, key): each corner's queries are then sorted within
+    # each pattern, which keeps the binary searches cache-friendly.
+    pattern = upper.astype(np.int64) @ (1 << np.arange(dim, dtype=np.int64))
+    p_order = np.argsort(pattern * (n_frames * frame_stride) + p_key)
+    p_key, toward = p_key[p_order], toward[p_order]
+    gi_parts, pj_parts = [], []
+    for corner in range(2 ** dim):
+        use = np.array([(corner >> a) & 1 for a in range(dim)], dtype=np.int64)
+        query = p_key + toward @ use
+        lo = np.searchsorted(g_sorted, query, side="left")
+        count = np.searchsorted(g_sorted, query, side="right") - lo
+        has = count > 0
+        lo, count, pj = lo[has], count[has], p_order[has]
+        first = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count)
+        gi_parts.append(order[first + np.arange(len(first))])
+        pj_parts.append(np.repeat(pj, count))
+    gi = np.concatenate(gi_parts)
+    pj = np.concatenate(pj_parts)
+    return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
+
+
+def _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance):
+    # The distance exactly as sqrt(sum of squared differences), axis by axis.
     d = np.sqrt(((gt_xyz[gi] - pred_xyz[pj]) ** 2).sum(axis=1))
     sim = np.maximum(0.0, 1.0 - d / zero_distance)
     keep = sim > 0
     gi, pj, sim = gi[keep], pj[keep], sim[keep]
-    order = np.lexsort((pj, gi))
+    order = np.argsort(gi * max(len(pred_xyz), 1) + pj)
     return gi[order], pj[order], sim[order]
+
+
+def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
+    """The same pairs by a k-d tree over (coordinates, frame * K), for huge extents."""
+    from scipy.spatial import cKDTree
+
+    both = np.concatenate([gt_xyz, pred_xyz])
+    k = 2.0 * (float(both.max() - both.min()) + zero_distance) + 1.0
+    tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))
+    tree_p = cKDTree(np.column_stack([pred_xyz, pred_frame * k]))
+    found = tree_g.sparse_distance_matrix(tree_p, zero_distance, output_type="ndarray")
+    gi, pj = found["i"].astype(np.int64), found["j"].astype(np.int64)
+    same = gt_frame[gi] == pred_frame[pj]
+    return _finish_pairs(gi[same], pj[same], gt_xyz, pred_xyz, zero_distance)
 
 
 # --------------------------------------------------------------------------- matching
 
-def _max_weight_matching(pg: np.ndarray, pp: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Maximum-weight matching of a bipartite graph given by its edges (all ``w > 0``).
+class _Graph:
+    """Connected components of a candidate graph (edges ``pg[e] -- pp[e]``).
 
-    Returns a boolean mask over the edges. Ties: smaller partner index first (stars);
-    scipy's order (rows and columns in index order) in larger components.
+    Components never span frames, because candidate pairs never do.
     """
-    n = len(pg)
-    matched = np.zeros(n, dtype=bool)
-    if n == 0:
-        return matched
-    g_codes = np.unique(pg, return_inverse=True)[1]
-    p_codes = np.unique(pp, return_inverse=True)[1]
-    n_g = int(g_codes.max()) + 1
-    graph = coo_matrix((np.ones(n), (g_codes, p_codes + n_g)),
-                       shape=(n_g + int(p_codes.max()) + 1,) * 2)
-    _, labels = connected_components(graph, directed=False)
-    comp = labels[g_codes]
-    n_comp = int(comp.max()) + 1
-    # Distinct detections per component on each side.
-    gt_in = np.bincount(np.unique(comp * (n_g + 1) + g_codes) // (n_g + 1), minlength=n_comp)
-    n_p = int(p_codes.max()) + 1
-    pr_in = np.bincount(np.unique(comp * (n_p + 1) + p_codes) // (n_p + 1), minlength=n_comp)
-    star = (gt_in[comp] == 1) | (pr_in[comp] == 1)
-    # Stars (including single edges): the best edge; ties -> smaller partner index.
-    partner = np.where(gt_in[comp] == 1, pp, pg)
-    idx = np.flatnonzero(star)
+
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+        n = len(pg)
+        # An edge that is the only edge of both its detections is a component by itself.
+        alone = (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
+            (np.bincount(pp, minlength=n_pred)[pp] == 1)
+        n_alone = int(alone.sum())
+        self.comp = np.empty(n, dtype=np.int64)
+        self.comp[alone] = np.arange(n_alone)
+        rest = np.flatnonzero(~alone)
+        g_nodes, gi = np.unique(pg[rest], return_inverse=True)
+        p_nodes, pi = np.unique(pp[rest], return_inverse=True)
+        m = len(g_nodes) + len(p_nodes)
+        graph = coo_matrix((np.ones(len(rest)), (gi, pi + len(g_nodes))), shape=(m, m))
+        n_rest, labels = connected_components(graph, directed=False) if m else (0, np.zeros(0))
+        labels = labels.astype(np.int64)
+        self.comp[rest] = n_alone + labels[gi]
+        self.gt_in = np.r_[np.ones(n_alone, np.int64),
+                           np.bincount(labels[:len(g_nodes)], minlength=n_rest)]
+        self.pr_in = np.r_[np.ones(n_alone, np.int64),
+                           np.bincount(labels[len(g_nodes):], minlength=n_rest)]
+        self.pg, self.pp = pg, pp
+
+
+def _local_index(comp: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """Rank of each edge's node among the distinct nodes of its component (index order)."""
+    span = int(node.max()) + 1
+    uniq, inverse = np.unique(comp * span + node, return_inverse=True)
+    owner = uniq // span
+    start = np.r_[True, owner[1:] != owner[:-1]]
+    return (np.arange(len(uniq)) - np.flatnonzero(start)[np.cumsum(start) - 1])[inverse]
+
+
+def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Maximum-weight matching over whole components of ``g`` (edge subset ``edges``).
+
+    ``w`` (>= 0) weighs ``edges``. Returns the matched subset of ``edges``. Stars (one
+    detection on one side) take their best edge, ties to the smaller partner index; 2 x 2
+    components take the heavier of the two diagonals (ties: the main diagonal); larger
+    components are solved by scipy's Hungarian, rows and columns in index order.
+    """
+    matched = np.zeros(len(edges), dtype=bool)
+    if len(edges) == 0:
+        return edges
+    comp = g.comp[edges]
+    n_g, n_p = g.gt_in[comp], g.pr_in[comp]
+    single = (n_g == 1) & (n_p == 1)
+    matched[single] = True
+    star = (n_g == 1) | (n_p == 1)
+    idx = np.flatnonzero(star & ~single)
     if len(idx):
-        order = idx[np.lexsort((partner[idx], -w[idx], comp[idx]))]
+        partner = np.where(n_g[idx] == 1, g.pp[edges[idx]], g.pg[edges[idx]])
+        order = idx[np.lexsort((partner, -w[idx], comp[idx]))]
         first = np.r_[True, comp[order][1:] != comp[order][:-1]]
         matched[order[first]] = True
-    # General components: Hungarian on each.
-    idx = np.flatnonzero(~star)
+    square = np.flatnonzero((n_g == 2) & (n_p == 2))
+    if len(square):
+        local, li = np.unique(comp[square], return_inverse=True)
+        r = _local_index(comp[square], g.pg[edges[square]])
+        c = _local_index(comp[square], g.pp[edges[square]])
+        block = np.zeros((len(local), 2, 2))
+        block[li, r, c] = w[square]
+        main = block[:, 0, 0] + block[:, 1, 1] >= block[:, 0, 1] + block[:, 1, 0]
+        matched[square[(r == c) == main[li]]] = True
+    idx = np.flatnonzero(~star & ~((n_g == 2) & (n_p == 2)))
     if len(idx):
         idx = idx[np.argsort(comp[idx], kind="stable")]
+        rows = _local_index(comp[idx], g.pg[edges[idx]])
+        cols = _local_index(comp[idx], g.pp[edges[idx]])
         cuts = np.flatnonzero(np.diff(comp[idx])) + 1
-        for block in np.split(idx, cuts):
-            rows, r = np.unique(pg[block], return_inverse=True)
-            cols, c = np.unique(pp[block], return_inverse=True)
-            weight = np.zeros((len(rows), len(cols)))
-            edge = np.full((len(rows), len(cols)), -1, dtype=np.int64)
-            weight[r, c] = w[block]
-            edge[r, c] = block
-            ri, ci = linear_sum_assignment(weight, maximize=True)
-            chosen = edge[ri, ci]
+        for part, r, c in zip(np.split(idx, cuts), np.split(rows, cuts), np.split(cols, cuts)):
+            k = comp[part[0]]
+            weight = np.zeros((g.gt_in[k], g.pr_in[k]))
+            slot = np.full(weight.shape, -1, dtype=np.int64)
+            weight[r, c] = w[part]
+            slot[r, c] = part
+            chosen = slot[linear_sum_assignment(weight, maximize=True)]
             matched[chosen[chosen >= 0]] = True
-    return matched
+    return edges[matched]
 
 
 # --------------------------------------------------------------------------- sequences
@@ -196,11 +281,11 @@ class SequenceCounts:
 
 
 def _codes(values) -> tuple[np.ndarray, int]:
-    values = np.asarray(values)
-    if len(values) == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    uniq, codes = np.unique(values, return_inverse=True)
-    return codes.astype(np.int64), len(uniq)
+    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values), sort=True)
+    return codes.astype(np.int64), len(uniques)
 
 
 def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
@@ -233,10 +318,16 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident)
 
 
-def _pair_keys(a: np.ndarray, b: np.ndarray, n_b: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unique id-pair keys and the inverse index of each element."""
-    keys, inverse = np.unique(a * max(n_b, 1) + b, return_inverse=True)
-    return keys, inverse
+def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct id-pair keys ``a * n_b + b`` (sorted) and each element's position in them."""
+    span = max(n_b, 1)
+    keys = a * span + b
+    if n_a * span <= 1 << 24:  # dense: O(n) instead of a sort
+        present = np.zeros(n_a * span, dtype=bool)
+        present[keys] = True
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+    return np.unique(keys, return_inverse=True)
 
 
 def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred) -> dict:
@@ -252,14 +343,14 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         denom = colsum[pp] + rowsum[pg] - ps
         sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
         gi, pi = g_id[pg], p_id[pp]
-        keys, inv = _pair_keys(gi, pi, n_pid)
+        keys, inv = _pair_keys(gi, pi, n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         weight = align[inv] * ps
-        pos = weight > 0
         matched = np.zeros(len(pg), dtype=bool)
-        matched[np.flatnonzero(pos)[_max_weight_matching(pg[pos], pp[pos], weight[pos])]] = True
+        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred), np.arange(len(pg)),
+                                     weight)] = True
         ms, m_inv = ps[matched], inv[matched]
         # Number of alphas at which each match counts: alpha_a - eps <= s.
         n_pass = np.searchsorted(ALPHAS - EPS, ms, side="right")
@@ -310,12 +401,9 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> di
         prev_det = np.where(in_proc & (proc > 0) & (prev_pos >= 0),
                             order[np.maximum(prev_pos, 0)], -1)
         # Components of the candidate graph (all within one frame by construction).
-        n_nodes = n_gt + n_pred
-        graph = coo_matrix((np.ones(len(cg)), (cg, cp + n_gt)), shape=(n_nodes, n_nodes))
-        _, labels = connected_components(graph, directed=False)
-        comp = labels[cg]
-        edges_per = np.bincount(comp, minlength=labels.max() + 1)
-        single = edges_per[comp] == 1
+        graph = _Graph(cg, cp, n_gt, n_pred)
+        comp = graph.comp
+        single = (graph.gt_in[comp] == 1) & (graph.pr_in[comp] == 1)
         edge_of_gt[cg[single]] = np.flatnonzero(single)
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
@@ -324,7 +412,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> di
             # A component is ready when the previous-frame matches of its ids are known.
             dep = prev_det[cg[pending]]
             blocked = (dep >= 0) & ~resolved[np.maximum(dep, 0)]
-            comp_blocked = np.zeros(labels.max() + 1, dtype=bool)
+            comp_blocked = np.zeros(len(graph.gt_in), dtype=bool)
             comp_blocked[comp[pending][blocked]] = True
             ready = pending[~comp_blocked[comp[pending]]]
             if len(ready) == 0:  # pragma: no cover - dependencies point to earlier frames
@@ -334,7 +422,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> di
             prev_pid = np.where(prev_edge >= 0, p_id[cp[np.maximum(prev_edge, 0)]], -1)
             cont = prev_pid == p_id[cp[ready]]
             w = CONTINUATION_BONUS * cont + cs[ready]
-            chosen = ready[_max_weight_matching(cg[ready], cp[ready], w)]
+            chosen = _max_weight_matching(graph, ready, w)
             edge_of_gt[cg[chosen]] = chosen
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
@@ -364,7 +452,7 @@ def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
     if hit.any():
         gi, pi = g_id[pg[hit]], p_id[pp[hit]]
         n_p = int(p_id.max()) + 1
-        keys, inv = _pair_keys(gi, pi, n_p)
+        keys, inv = _pair_keys(gi, pi, int(g_id.max()) + 1, n_p)
         counts = np.bincount(inv, minlength=len(keys)).astype(np.float64)
         rows, r = np.unique(keys // n_p, return_inverse=True)
         cols, c = np.unique(keys % n_p, return_inverse=True)
