@@ -95,11 +95,10 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    if len(gt_frame) == 0 or len(pred_frame) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
     pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
-    if len(gt_frame) == 0 or len(pred_frame) == 0:
-        return empty
     dim = gt_xyz.shape[1]
     side = 2.0 * zero_distance
     origin = np.minimum(gt_xyz.min(axis=0), pred_xyz.min(axis=0)) - side
