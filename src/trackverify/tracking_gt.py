@@ -101,17 +101,22 @@ def _check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str) -> No
     unknown = ~pred["recording"].isin(recordings).to_numpy()
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])
-        raise InputError(f"prediction for recording {pred['recording'].iloc[row]!r}, which the "
-                         "reference does not have", source=source, column="recording",
-                         row=row + 1)
+        name = _plain(pred["recording"].iloc[row])
+        raise InputError(f"prediction for recording {name!r}, which the reference does not "
+                         "have", source=source, column="recording", row=row + 1)
     valid = pred["pred_valid"].to_numpy(dtype=bool)
     dup = pred.duplicated(["recording", "frame", "pred_id"], keep=False).to_numpy() & valid
     if dup.any():
         again = pred[dup].duplicated(["recording", "frame", "pred_id"], keep="first")
         row = int(again.index[again.to_numpy()][0])
-        raise InputError(f"pred_id {pred['pred_id'].iloc[row]!r} is given to two predictions "
-                         f"in frame {int(pred['frame'].iloc[row])} (an identity is one object "
-                         "per frame)", source=source, column="pred_id", row=row + 1)
+        pid = _plain(pred["pred_id"].iloc[row])
+        raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
+                         f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
+                         source=source, column="pred_id", row=row + 1)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sequence_counts(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, by_detection: bool,
@@ -153,7 +158,7 @@ def _link_by_clear_matching(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame,
 
 # --------------------------------------------------------------------------- CLI
 
-COLUMNS = (("reference_observations", "ref obs"), ("correct_observation_rate", "correct"),
+COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "correct"),
            ("identity_switches", "switches"), ("fragmentations", "frags"),
            ("extra_predicted_observations", "extra"), ("hota", "HOTA"), ("deta", "DetA"),
            ("assa", "AssA"), ("mota", "MOTA"), ("idf1", "IDF1"), ("idsw", "IDSW"))
@@ -163,7 +168,7 @@ def _cell(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.3f}"
     return str(value)
 
 
@@ -190,21 +195,24 @@ def evaluate(reference, predictions, zero_distance_um, out):
     from rich.table import Table
 
     from trackverify.io.atomic import write_json_atomic
-    from trackverify.io.tabular import load_table
+    from trackverify.io.tabular import read_table
 
-    ref = load_table(reference, REFERENCE)
-    pred = load_table(predictions, PREDICTIONS)
+    ref = read_table(reference)  # validated once, inside evaluate_tracking
+    pred = read_table(predictions)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=str(reference),
                                 predictions_source=str(predictions))
     by_detection = "detection" in ref.columns and "detection" in pred.columns
-    table = Table(title="tracking_gt: oracle diagnostics | canonical metrics")
-    table.add_column("recording")
+    table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
+    table.add_column("recording", no_wrap=True)
     for _, label in COLUMNS:
-        table.add_column(label, justify="right")
+        table.add_column(label, justify="right", no_wrap=True)
     for recording, row in results.items():
         table.add_row(str(recording), *(_cell(row[key]) for key, _ in COLUMNS),
                       end_section=recording == list(results)[-2] if len(results) > 1 else False)
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
+        console = Console(width=max(console.width, 140))
+    console.print(table)
     if out is not None:
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
