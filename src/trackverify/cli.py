@@ -142,7 +142,7 @@ def run(data, out, config_file, seed, start, recovery_end, threshold_um, zero_di
 
 
 # Command families that live in their own packages register here, one line each.
-from trackverify.tracking_gt import evaluate as _evaluate; cli.add_command(_evaluate)  # noqa: E402,E702
+from trackverify.tracking_gt import evaluate as _ev; cli.add_command(_ev)  # noqa: E402,E702
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -75,6 +75,7 @@ from scipy.sparse.csgraph import connected_components
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
+CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
 COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp")
@@ -89,9 +90,10 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     Returns ``(gt index, pred index, similarity)`` with ``similarity = max(0, 1 - d /
     zero_distance) > 0`` and ``d`` the Euclidean distance, sorted by (gt, pred).
 
-    Points are binned per frame into cubes of side ``2 * zero_distance``; along each axis a
-    point can only have partners in its own cube and in the neighbour on the side of the
-    cube's half it lies in, so each prediction looks up ``2 ** dim`` cubes.
+    Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
+    frame's own corner); along each axis a point can only have partners in its own cube and
+    in the neighbour on the side of the cube's half it lies in, so each prediction looks up
+    ``2 ** dim`` cubes.
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
@@ -101,40 +103,51 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
     dim = gt_xyz.shape[1]
     side = 2.0 * zero_distance
-    origin = np.minimum(gt_xyz.min(axis=0), pred_xyz.min(axis=0)) - side
-    g_pos = (gt_xyz - origin) / side
-    p_pos = (pred_xyz - origin) / side
+    n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
+    # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
+    origin = np.full((n_frames, dim), np.inf)
+    np.minimum.at(origin, gt_frame, gt_xyz)
+    np.minimum.at(origin, pred_frame, pred_xyz)
+    origin -= side
+    g_pos = (gt_xyz - origin[gt_frame]) / side
+    p_pos = (pred_xyz - origin[pred_frame]) / side
     g_cell = np.floor(g_pos).astype(np.int64)
     p_cell = np.floor(p_pos).astype(np.int64)
     n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
-    n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
-    if float(np.prod(n_cell.astype(np.float64))) * n_frames >= 2.0 ** 58:
+    frame_stride = int(np.prod(n_cell))
+    if float(np.prod(n_cell.astype(np.float64))) > CELL_TABLE_SLOTS:
         return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
     stride = np.r_[np.cumprod(n_cell[::-1])[::-1][1:], 1]
-    frame_stride = int(np.prod(n_cell))
-    g_key = gt_frame * frame_stride + g_cell @ stride
-    order = np.argsort(g_key, kind="stable")
-    g_sorted = g_key[order]
-    p_key = pred_frame * frame_stride + p_cell @ stride
+    g_local, p_local = g_cell @ stride, p_cell @ stride
     # Per axis, the neighbour cube on the side of the half the prediction lies in.
-    upper = p_pos - p_cell >= 0.5
-    toward = np.where(upper, 1, -1) * stride
-    # Sort predictions by (half pattern, key): each corner's queries are then sorted within
-    # each pattern, which keeps the binary searches cache-friendly.
-    pattern = upper.astype(np.int64) @ (1 << np.arange(dim, dtype=np.int64))
-    p_order = np.argsort(pattern * (n_frames * frame_stride) + p_key)
-    p_key, toward = p_key[p_order], toward[p_order]
+    toward = np.where(p_pos - p_cell >= 0.5, 1, -1) * stride
+    corners = [toward @ np.array([(c >> a) & 1 for a in range(dim)], dtype=np.int64)
+               for c in range(2 ** dim)]
+    g_by_frame = np.argsort(gt_frame, kind="stable")
+    p_by_frame = np.argsort(pred_frame, kind="stable")
+    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
+    # A direct table cube -> (first, count) over a block of frames at a time.
+    block = max(1, CELL_TABLE_SLOTS // frame_stride)
     gi_parts, pj_parts = [], []
-    for corner in range(2 ** dim):
-        use = np.array([(corner >> a) & 1 for a in range(dim)], dtype=np.int64)
-        query = p_key + toward @ use
-        lo = np.searchsorted(g_sorted, query, side="left")
-        count = np.searchsorted(g_sorted, query, side="right") - lo
-        has = count > 0
-        lo, count, pj = lo[has], count[has], p_order[has]
-        first = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count)
-        gi_parts.append(order[first + np.arange(len(first))])
-        pj_parts.append(np.repeat(pj, count))
+    for f0 in range(0, n_frames, block):
+        gsel = g_by_frame[np.searchsorted(g_frames, f0):np.searchsorted(g_frames, f0 + block)]
+        psel = p_by_frame[np.searchsorted(p_frames, f0):np.searchsorted(p_frames, f0 + block)]
+        if len(gsel) == 0 or len(psel) == 0:
+            continue
+        slots = block * frame_stride
+        g_key = (gt_frame[gsel] - f0) * frame_stride + g_local[gsel]
+        g_sorted = gsel[np.argsort(g_key, kind="stable")]
+        count_of = np.bincount(g_key, minlength=slots)
+        start_of = np.cumsum(count_of) - count_of
+        p_key = (pred_frame[psel] - f0) * frame_stride + p_local[psel]
+        for offset in corners:
+            query = p_key + offset[psel]
+            count = count_of[query]  # never outside: every point has a margin cube
+            has = count > 0
+            lo, count, pj = start_of[query[has]], count[has], psel[has]
+            first = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count)
+            gi_parts.append(g_sorted[first + np.arange(len(first))])
+            pj_parts.append(np.repeat(pj, count))
     gi = np.concatenate(gi_parts)
     pj = np.concatenate(pj_parts)
     return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
