@@ -64,7 +64,7 @@ def max_diff(mine: dict, theirs: dict, keys) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50x1000,150x3000,300x3000")
-    parser.add_argument("--motmetrics-max", default="150x3000",
+    parser.add_argument("--motmetrics-max", default="300x3000",
                         help="largest size (ids x frames) to run py-motmetrics on")
     args = parser.parse_args()
     python = ROOT / ".venv-mot" / "bin" / "python"

@@ -88,7 +88,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     """Candidate pairs of points in the same frame closer than ``zero_distance``.
 
     Returns ``(gt index, pred index, similarity)`` with ``similarity = max(0, 1 - d /
-    zero_distance) > 0`` and ``d`` the Euclidean distance, sorted by (gt, pred).
+    zero_distance) > 0`` and ``d`` the Euclidean distance (in a deterministic order).
 
     Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
     frame's own corner); along each axis a point can only have partners in its own cube and
@@ -104,13 +104,19 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     dim = gt_xyz.shape[1]
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
+    # Work in frame order: each block of frames is then a contiguous slice.
+    g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
+    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
+    g_xyz, p_xyz = gt_xyz[g_by_frame], pred_xyz[p_by_frame]
     # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
     origin = np.full((n_frames, dim), np.inf)
-    np.minimum.at(origin, gt_frame, gt_xyz)
-    np.minimum.at(origin, pred_frame, pred_xyz)
+    for frames, xyz in ((g_frames, g_xyz), (p_frames, p_xyz)):
+        starts = np.r_[0, np.flatnonzero(frames[1:] != frames[:-1]) + 1]
+        origin[frames[starts]] = np.minimum(origin[frames[starts]],
+                                            np.minimum.reduceat(xyz, starts, axis=0))
     origin -= side
-    g_pos = (gt_xyz - origin[gt_frame]) / side
-    p_pos = (pred_xyz - origin[pred_frame]) / side
+    g_pos = (g_xyz - origin[g_frames]) / side
+    p_pos = (p_xyz - origin[p_frames]) / side
     g_cell = np.floor(g_pos).astype(np.int64)
     p_cell = np.floor(p_pos).astype(np.int64)
     n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
@@ -121,46 +127,59 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     g_local, p_local = g_cell @ stride, p_cell @ stride
     # Per axis, the neighbour cube on the side of the half the prediction lies in.
     toward = np.where(p_pos - p_cell >= 0.5, 1, -1) * stride
-    corners = [toward @ np.array([(c >> a) & 1 for a in range(dim)], dtype=np.int64)
-               for c in range(2 ** dim)]
-    g_by_frame = np.argsort(gt_frame, kind="stable")
-    p_by_frame = np.argsort(pred_frame, kind="stable")
-    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
-    # A direct table cube -> (first, count) over a block of frames at a time.
+    corners = [sum((toward[:, a] for a in range(dim) if (c >> a) & 1),
+                   np.zeros(len(toward), dtype=np.int64)) for c in range(2 ** dim)]
+    # A direct table cube -> (first, count) over a block of frames at a time. One table is
+    # reused: only the occupied cubes are written, and reset after the block.
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
+    count_of = np.zeros(block * frame_stride, dtype=np.int32)
+    start_of = np.zeros(block * frame_stride, dtype=np.int32)
     gi_parts, pj_parts = [], []
     for f0 in range(0, n_frames, block):
-        gsel = g_by_frame[np.searchsorted(g_frames, f0):np.searchsorted(g_frames, f0 + block)]
-        psel = p_by_frame[np.searchsorted(p_frames, f0):np.searchsorted(p_frames, f0 + block)]
-        if len(gsel) == 0 or len(psel) == 0:
+        gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
+        ps = slice(np.searchsorted(p_frames, f0), np.searchsorted(p_frames, f0 + block))
+        if gs.start == gs.stop or ps.start == ps.stop:
             continue
-        slots = block * frame_stride
-        g_key = (gt_frame[gsel] - f0) * frame_stride + g_local[gsel]
-        g_sorted = gsel[np.argsort(g_key, kind="stable")]
-        count_of = np.bincount(g_key, minlength=slots)
-        start_of = np.cumsum(count_of) - count_of
-        p_key = (pred_frame[psel] - f0) * frame_stride + p_local[psel]
+        g_key = (g_frames[gs] - f0) * frame_stride + g_local[gs]
+        g_sorted = np.argsort(g_key, kind="stable")
+        keys = g_key[g_sorted]
+        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
+        count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
+        start_of[keys[first]] = first
+        p_key = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        p_index = np.arange(ps.start, ps.stop)
         for offset in corners:
-            query = p_key + offset[psel]
+            query = p_key + offset[ps]
             count = count_of[query]  # never outside: every point has a margin cube
             has = count > 0
-            lo, count, pj = start_of[query[has]], count[has], psel[has]
-            first = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count)
-            gi_parts.append(g_sorted[first + np.arange(len(first))])
-            pj_parts.append(np.repeat(pj, count))
-    gi = np.concatenate(gi_parts)
-    pj = np.concatenate(pj_parts)
+            lo, count = start_of[query[has]], count[has]
+            at = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
+            gi_parts.append(gs.start + g_sorted[at])
+            pj_parts.append(np.repeat(p_index[has], count))
+        count_of[keys[first]] = 0
+    gi = g_by_frame[np.concatenate(gi_parts)] if gi_parts else np.zeros(0, np.int64)
+    pj = p_by_frame[np.concatenate(pj_parts)] if pj_parts else np.zeros(0, np.int64)
     return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
 
 
+def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
+    """Stable order by frame (a radix sort for frame numbers below 65536)."""
+    if np.all(frame[1:] >= frame[:-1]):
+        return np.arange(len(frame))
+    small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
+    return np.argsort(small, kind="stable")
+
+
 def _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance):
-    # The distance exactly as sqrt(sum of squared differences), axis by axis.
-    d = np.sqrt(((gt_xyz[gi] - pred_xyz[pj]) ** 2).sum(axis=1))
-    sim = np.maximum(0.0, 1.0 - d / zero_distance)
+    # The distance exactly as sqrt(sum of squared differences), axis by axis in order.
+    d2 = np.zeros(len(gi))
+    for axis in range(gt_xyz.shape[1]):
+        diff = np.ascontiguousarray(gt_xyz[:, axis])[gi] - \
+            np.ascontiguousarray(pred_xyz[:, axis])[pj]
+        d2 = d2 + diff * diff if axis else diff * diff
+    sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
     keep = sim > 0
-    gi, pj, sim = gi[keep], pj[keep], sim[keep]
-    order = np.argsort(gi * max(len(pred_xyz), 1) + pj)
-    return gi[order], pj[order], sim[order]
+    return gi[keep], pj[keep], sim[keep]
 
 
 def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
