@@ -13,8 +13,8 @@ and both detections in the same frame; every other pair has similarity 0. For po
 Each per-frame assignment of TrackEval is a maximum-weight matching, and a maximum-weight
 matching decomposes over the connected components of the frame's candidate graph. So the
 core solves everything in bulk: a component with one edge is matched outright, a star (one
-detection on one side) takes its best edge, and only components with at least two
-detections on both sides go to a Hungarian solve. CLEAR's preference for continuing matches
+detection on one side) takes its best edge, a 2 x 2 conflict takes its heavier diagonal, and
+only larger components go to a Hungarian solve, one at a time. CLEAR's preference for continuing matches
 makes frames depend on the previous frame; components whose previous-frame matches are
 known are solved together, round after round.
 
@@ -515,9 +515,8 @@ def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair
     counts = _clear(gt_frame, pred_frame, g_id, p_id, n_gid,
                     np.asarray(pair_gt, dtype=np.int64)[keep],
                     np.asarray(pair_pred, dtype=np.int64)[keep], ps[keep], threshold)
-    return {k: v for k, v in _finish_clear(counts["clr_tp"], counts["clr_fn"], counts["clr_fp"],
-                                            counts["idsw"], counts["frag"],
-                                            counts["motp_sum"]).items()}
+    return _finish_clear(counts["clr_tp"], counts["clr_fn"], counts["clr_fp"], counts["idsw"],
+                         counts["frag"], counts["motp_sum"])
 
 
 def _finish_clear(tp, fn, fp, idsw, frag, motp_sum) -> dict:

@@ -46,6 +46,8 @@ def test_similarity_is_one_minus_distance_over_zero_distance():
                                        [[3, 4], [0, 0], [6, 8]], 10.0)
     # frame 0: gt0-(3,4) d=5 -> 0.5; gt0-(0,0) d=0 -> 1; gt1-(3,4) d=8.06 -> 0.194; gt1-(0,0)
     # d=10 -> 0 (dropped); frame 1: gt2-(6,8) d=10 -> 0 (dropped).
+    order = np.lexsort((pj, gi))
+    gi, pj, sim = gi[order], pj[order], sim[order]
     assert gi.tolist() == [0, 0, 1] and pj.tolist() == [0, 1, 0]
     np.testing.assert_allclose(sim, [0.5, 1.0, 1 - np.sqrt(49 + 16) / 10], rtol=0, atol=1e-15)
 
