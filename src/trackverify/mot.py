@@ -403,34 +403,27 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
             "asspr": asspr, "loca": loca}
 
 
-def _lookup(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Position of each query in ``sorted_keys``, or -1."""
-    if len(sorted_keys) == 0:
-        return np.full(len(query), -1, dtype=np.int64)
-    pos = np.searchsorted(sorted_keys, query)
-    pos_c = np.minimum(pos, len(sorted_keys) - 1)
-    return np.where(sorted_keys[pos_c] == query, pos_c, -1)
-
-
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> dict:
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     # Processed frames: at least one reference and one predicted detection.
-    frames = np.intersect1d(gt_frame, pred_frame)
-    n_proc = len(frames)
+    n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
+    busy = (np.bincount(gt_frame, minlength=n_frames) > 0) & \
+        (np.bincount(pred_frame, minlength=n_frames) > 0)
+    n_proc = int(busy.sum())
     cand = ps >= threshold - EPS
     cg, cp, cs = pg[cand], pp[cand], ps[cand]
     edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
     if n_proc and len(cg):
-        proc = np.full(n_gt, -1, dtype=np.int64)
-        in_proc = np.isin(gt_frame, frames)
-        proc[in_proc] = np.searchsorted(frames, gt_frame[in_proc])
-        # Each gt detection's detection of the same id in the previous processed frame.
-        key = g_id * (n_proc + 1) + proc
-        order = np.argsort(key, kind="stable")
-        skeys = key[order]
-        prev_pos = _lookup(skeys, key - 1)
-        prev_det = np.where(in_proc & (proc > 0) & (prev_pos >= 0),
-                            order[np.maximum(prev_pos, 0)], -1)
+        proc = np.where(busy, np.cumsum(busy) - 1, -1)[gt_frame]  # processed-frame rank
+        # Reference detections of processed frames by (id, processed frame); each one's
+        # predecessor is the same id in the previous processed frame, if there.
+        idx = np.flatnonzero(proc >= 0)
+        key = g_id[idx] * (n_proc + 1) + proc[idx]
+        sort = np.argsort(key, kind="stable")
+        by_id, key = idx[sort], key[sort]
+        follows = key[1:] == key[:-1] + 1
+        prev_det = np.full(n_gt, -1, dtype=np.int64)
+        prev_det[by_id[1:][follows]] = by_id[:-1][follows]
         # Components of the candidate graph (all within one frame by construction).
         graph = _Graph(cg, cp, n_gt, n_pred)
         comp = graph.comp
@@ -465,11 +458,11 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> di
     if tp:
         motp_sum = float(cs[edge_of_gt[m_gt]].sum())
         # IDSW: a match whose predicted id differs from the id's previous match.
-        order = np.lexsort((gt_frame[m_gt], g_id[m_gt]))
-        gs, ps_id = g_id[m_gt][order], p_id[m_pred][order]
+        ms = by_id[edge_of_gt[by_id] >= 0]  # matches by (id, frame)
+        gs, ps_id = g_id[ms], p_id[cp[edge_of_gt[ms]]]
         idsw = int(np.count_nonzero((gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
-        proc_m = np.searchsorted(frames, gt_frame[m_gt])[order]
+        proc_m = proc[ms]
         continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())
