@@ -110,9 +110,21 @@ def test_documented_divergences_from_motmetrics(position_case):
     assert crowded["idsw"] == ref["trackeval"]["crowded"]["CLEAR"]["IDSW"]
 
 
+def with_second_predictions(scene: dict, seed: int) -> dict:
+    """Copy of ``scene`` where 10 % of predictions get a second one (new id) on the same
+    detection: exact ties in every matching that touches them."""
+    pick = np.random.default_rng(seed).random(len(scene["pred_frame"])) < 0.1
+    out = dict(scene)
+    out["pred_id"] = np.r_[scene["pred_id"], 7000 + np.arange(int(pick.sum()))]
+    for key in ("pred_frame", "pred_xyz", "pred_det"):
+        out[key] = np.concatenate([scene[key], scene[key][pick]])
+    return out
+
+
 def test_detection_similarity_matches_trackeval(tmp_path):
     scenes = {"det_a": random_scene(11), "det_b": random_scene(12, box=20.0, n_ids=25),
-              "det_c": random_scene(13, dim=2, empty_pred_frames=4, vanish=6)}
+              "det_c": random_scene(13, dim=2, empty_pred_frames=4, vanish=6),
+              "det_two_on_one": with_second_predictions(random_scene(14, n_ids=10), 14)}
     ref = run_reference(tmp_path, scenes, 0.0, "--no-motmetrics")
     for name, scene in scenes.items():
         assert_close(mot.finish(ours(scene, by_detection=True)),
