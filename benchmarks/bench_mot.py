@@ -6,7 +6,7 @@
 Scenes: random walks (3-D, density kept constant), localisation noise, 5 % dropout, id
 swaps over intervals, fragments, ids that vanish and return, one false positive per frame.
 The reference libraries run in ``.venv-mot`` (``make test`` builds it) through
-``tests/mot/reference_mot.py``, which also times them. Times are wall-clock seconds of one
+``tests/mot/mot_reference.py``, which also times them. Times are wall-clock seconds of one
 run; "similarity" is building the per-frame similarities from the points (for us: the
 candidate pairs), "metrics" is HOTA + CLEAR + Identity from those. The numbers must agree
 to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity metrics (its
@@ -29,8 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "mot"))
 
-from conftest import motmetrics_summary, trackeval_summary  # noqa: E402
-from scenes import random_scene, save_npz  # noqa: E402
+from mot_helpers import motmetrics_summary, trackeval_summary  # noqa: E402
+from mot_scenes import random_scene, save_npz  # noqa: E402
 
 from trackverify import mot  # noqa: E402
 
@@ -72,6 +72,7 @@ def main() -> None:
         sys.exit("build the reference environment first: make .make/mot")
     mm_ids, mm_frames = map(int, args.motmetrics_max.split("x"))
     ours(random_scene(0))  # warm up imports
+    disagreements = []
     for size in args.sizes.split(","):
         n_ids, n_frames = map(int, size.split("x"))
         scene = random_scene(20261007, n_ids=n_ids, n_frames=n_frames,
@@ -81,7 +82,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "scene.npz"
             save_npz(path, {"s": scene}, ZD)
-            done = subprocess.run([str(python), str(ROOT / "tests/mot/reference_mot.py"),
+            done = subprocess.run([str(python), str(ROOT / "tests/mot/mot_reference.py"),
                                    str(path), *flags], capture_output=True, text=True,
                                   check=True)
         ref = json.loads(done.stdout)
@@ -97,6 +98,8 @@ def main() -> None:
         print(f"    speed-up: metrics {sec['trackeval'] / t_met:6.1f}x   total "
               f"{(sec['similarity'] + sec['trackeval']) / (t_sim + t_met):6.1f}x   "
               f"max |diff| over all metrics {max_diff(mine, te, te):.1e}")
+        if max_diff(mine, te, te) > 1e-9:
+            disagreements.append(f"{size}: TrackEval")
         if "motmetrics" in ref:
             mm = motmetrics_summary(ref["motmetrics"]["s"])
             clear = [k for k in mm if k not in IDENTITY]
@@ -107,6 +110,11 @@ def main() -> None:
                   f"{(sec['similarity'] + sec['motmetrics']) / (t_sim + t_met):6.1f}x   "
                   f"Identity max |diff| {max_diff(mine, mm, IDENTITY):.1e}   CLEAR max |diff| "
                   f"{max_diff(mine, mm, clear):.1e} (documented matching differences)")
+            if max_diff(mine, mm, IDENTITY) > 1e-9:
+                disagreements.append(f"{size}: py-motmetrics Identity")
+    if disagreements:
+        sys.exit("numbers differ: " + ", ".join(disagreements))
+    print("\nall numbers agree (TrackEval: every metric; py-motmetrics: Identity) to 1e-9")
 
 
 if __name__ == "__main__":

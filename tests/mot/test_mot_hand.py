@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import motmetrics_summary, run_reference, trackeval_summary
+from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
 
 from trackverify import mot
 

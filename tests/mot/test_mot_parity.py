@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import motmetrics_summary, run_reference, trackeval_summary
-from scenes import random_scene
+from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
+from mot_scenes import random_scene
 
 from trackverify import evaluate_tracking, mot
 

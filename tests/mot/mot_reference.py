@@ -1,6 +1,6 @@
 """Canonical metrics from the reference libraries, run in the separate ``.venv-mot``.
 
-Usage: ``.venv-mot/bin/python reference_mot.py INPUT.npz [--no-motmetrics] [--no-trackeval]``.
+Usage: ``.venv-mot/bin/python mot_reference.py INPUT.npz [--no-motmetrics] [--no-trackeval]``.
 Prints one JSON object: per sequence and combined, the TrackEval HOTA / CLEAR / Identity
 results and the py-motmetrics results, plus the seconds each library took.
 

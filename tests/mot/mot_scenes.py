@@ -68,7 +68,7 @@ def random_scene(seed: int, n_ids: int = 20, n_frames: int = 60, dim: int = 3,
 
 
 def save_npz(path, scenes: dict, zero_distance: float) -> None:
-    """Write scenes in the input format of ``reference_mot.py`` (zero_distance 0 = detections)."""
+    """Write scenes in the input format of ``mot_reference.py`` (zero_distance 0 = detections)."""
     arrays = {"zero_distance": np.float64(zero_distance), "names": np.array(list(scenes))}
     for name, s in scenes.items():
         for side in ("gt", "pred"):
