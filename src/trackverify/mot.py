@@ -14,9 +14,9 @@ Each per-frame assignment of TrackEval is a maximum-weight matching, and a maxim
 matching decomposes over the connected components of the frame's candidate graph. So the
 core solves everything in bulk: a component with one edge is matched outright, a star (one
 detection on one side) takes its best edge, a 2 x 2 conflict takes its heavier diagonal, and
-only larger components go to a Hungarian solve, one at a time. CLEAR's preference for continuing matches
-makes frames depend on the previous frame; components whose previous-frame matches are
-known are solved together, round after round.
+only larger components go to a Hungarian solve, one at a time. CLEAR's preference for
+continuing matches makes frames depend on the previous frame; components whose
+previous-frame matches are known are solved together, round after round.
 
 Definitions (``ALPHAS = 0.05, 0.10, ..., 0.95``, ``eps`` = float64 machine epsilon):
 

@@ -59,8 +59,12 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     TrackEval's combined-sequence results (see :func:`trackverify.mot.combine`).
     Inputs are never modified.
     """
-    if not (isinstance(zero_distance_um, (int, float)) and math.isfinite(zero_distance_um)
-            and zero_distance_um > 0):
+    try:
+        zero_distance = float(zero_distance_um)
+    except (TypeError, ValueError):
+        zero_distance = math.nan
+    if isinstance(zero_distance_um, bool) or not (math.isfinite(zero_distance)
+                                                  and zero_distance > 0):
         raise ConfigError(f"zero_distance_um must be a positive number, got {zero_distance_um!r}")
     ref = validate(reference_df, REFERENCE, reference_source)
     pred = validate(predictions_df, PREDICTIONS, predictions_source)
@@ -79,7 +83,7 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     diagnostics, counts = [], []
     for recording, ref_rec in ref.groupby("recording", sort=True):
         pred_rec = groups.get(recording, valid.iloc[:0])
-        seq = _sequence_counts(ref_rec, pred_rec, by_detection, float(zero_distance_um))
+        seq = _sequence_counts(ref_rec, pred_rec, by_detection, zero_distance)
         if by_detection:
             table, extra = link_predictions(ref_rec, all_groups.get(recording, pred.iloc[:0]),
                                             source=predictions_source)
