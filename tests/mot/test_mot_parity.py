@@ -155,3 +155,16 @@ def test_evaluate_tracking_end_to_end(position_case, tmp_path):
     assert_close(result["pooled"], trackeval_summary(ref["trackeval"]["COMBINED_SEQ"]),
                  label="pooled")
 
+
+
+def test_many_small_crowded_scenes_match_trackeval(tmp_path):
+    """60 tiny scenes packed so densely that most frames hold 2 x 2 and larger conflicts,
+    in 2-D and 3-D, with empty frames: every metric equals TrackEval's."""
+    scenes = {f"s{k}": random_scene(100 + k, n_ids=8, n_frames=30, dim=2 + k % 2,
+                                    box=8.0 + k % 5, noise=1.0, swaps=3, vanish=2,
+                                    empty_pred_frames=k % 3, empty_gt_frames=k % 2)
+              for k in range(60)}
+    ref = run_reference(tmp_path, scenes, ZD, "--no-motmetrics")
+    for name, scene in scenes.items():
+        assert_close(mot.finish(ours(scene)), trackeval_summary(ref["trackeval"][name]),
+                     label=name)
