@@ -160,7 +160,7 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         raise InputError("ids must be integers or strings, not booleans",
                          source=source, column=column, row=1)
     if pd.api.types.is_integer_dtype(series.dtype):
-        return series.astype(np.int64)
+        return series.astype("Int64" if null.any() else np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
         fractional = ~null & (values != np.round(values))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
+from trackverify.associate import (align_identities, association_diagnostics, link_predictions,
+                                   pool_diagnostics)
 from trackverify.cli import main
 
 
@@ -126,3 +129,31 @@ def test_cli_reports_the_diagnostics(tmp_path, capsys):
             pooled["extra_predicted_observations"]) == (2, 3, 1)
     # Canonical metrics beside them: r2 by detection has 3 matches, 1 miss, 1 false positive.
     assert (r2["clr_tp"], r2["clr_fn"], r2["clr_fp"], r2["mota"]) == (3, 1, 1, 0.5)
+
+
+def _lexicographic_optimum(overlap: np.ndarray) -> dict[int, int]:
+    """Brute force: every one-to-one set of positive-overlap pairs; the maximum total, then
+    tracks in ascending order each taking the smallest predicted id (none = infinity)."""
+    n_preds, n_tracks = overlap.shape
+    best_total, best_key, best = -1, None, None
+    for perm in itertools.permutations(range(max(n_preds, n_tracks)), n_tracks):
+        pairs = {r: p for r, p in enumerate(perm) if p < n_preds and overlap[p, r] > 0}
+        total = sum(overlap[p, r] for r, p in pairs.items())
+        key = tuple(pairs.get(r, n_preds + 1) for r in range(n_tracks))
+        if total > best_total or (total == best_total and key < best_key):
+            best_total, best_key, best = total, key, pairs
+    return best
+
+
+def test_ties_are_broken_lexicographically_against_brute_force():
+    """Small matrices full of ties; the reported counterexample first."""
+    rng = np.random.default_rng(7)
+    matrices = [np.array([[0, 1, 1], [2, 0, 2], [2, 2, 0]])]
+    matrices += [rng.integers(0, 3, size=(rng.integers(1, 5), rng.integers(1, 5))) for _ in range(300)]
+    for overlap in matrices:
+        p_idx, r_idx = np.nonzero(overlap)
+        counts = overlap[p_idx, r_idx]
+        pred_codes, track_codes = np.repeat(p_idx, counts), np.repeat(r_idx, counts)
+        aligned = align_identities(track_codes, pred_codes, overlap.shape[1], overlap.shape[0])
+        got = {int(r): int(p) for p, r in enumerate(aligned) if r >= 0}
+        assert got == _lexicographic_optimum(overlap), overlap
