@@ -88,6 +88,7 @@ class RecordingResult:
     name: str
     summary: dict
     tracking: dict
+    tracking_counts: object  # mot.SequenceCounts, for the pooled canonical metrics
     verification: dict
     consistency: dict
     choices: dict
@@ -101,10 +102,12 @@ def process_recording(task: tuple) -> RecordingResult:
     verifier = load_verifier(config.verifier)
     scored, choices = score_conditions(observations, config, verifier, name)
     control = scored[scored["is_control"].to_numpy()]
+    tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     return RecordingResult(
         name=name,
         summary=recording_summary(observations),
-        tracking=tracking_gt_protocol.tracking_gt(observations),
+        tracking=tracking,
+        tracking_counts=tracking_counts,
         verification=condition_metrics(scored, config, MAX_FCR),
         consistency=consistency(control, config.threshold_um, config.falsification_share),
         choices=choices,
@@ -199,6 +202,7 @@ def _fit_threshold(config: RunConfig, dataset: Dataset, partitions: Partitions,
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
+    tracking_counts = []
     pool = _Pool()
     tasks = ((name, source, config) for name, source in dataset.sources(names))
     rows_path = out / "observations.parquet"
@@ -207,13 +211,14 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):
             name = result.name
             summaries[name], tracking[name] = result.summary, result.tracking
+            tracking_counts.append((result.tracking, result.tracking_counts))
             verification[name], consistency_blocks[name] = result.verification, result.consistency
             choices[name] = result.choices
             pool.add(result.scored)
             rows_out.write(result.scored)
             bar.advance(task)
     animals = dataset.recordings.set_index("recording").loc[names, "animal_id"].to_numpy()
-    tracking["pooled"] = tracking_gt_protocol.pool(tracking)
+    tracking["pooled"] = tracking_gt_protocol.pool(tracking_counts)
     tracking["pooled"]["intervals"] = _intervals(
         {"correct_observation_rate": ("correct_observations", "reference_observations")},
         [tracking[n] for n in names], animals, config.seed)

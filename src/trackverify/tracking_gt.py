@@ -28,6 +28,7 @@ Predictions of a recording that the reference does not have are an input error.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -74,30 +75,40 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
         raise InputError("predictions need either a 'detection' column (with one in the "
                          "reference too) or coordinates x_um, y_um[, z_um]",
                          source=predictions_source, column="detection")
-    _check_predictions(ref, pred, predictions_source)
-    valid = pred[pred["pred_valid"].to_numpy(dtype=bool)]
-    groups = {key: part for key, part in valid.groupby("recording", sort=False)}
-    all_groups = {key: part for key, part in pred.groupby("recording", sort=False)} \
-        if by_detection else {}
-    results: dict = {}
-    diagnostics, counts = [], []
-    for recording, ref_rec in ref.groupby("recording", sort=True):
-        pred_rec = groups.get(recording, valid.iloc[:0])
-        seq = _sequence_counts(ref_rec, pred_rec, by_detection, zero_distance)
-        if by_detection:
-            table, extra = link_predictions(ref_rec, all_groups.get(recording, pred.iloc[:0]),
-                                            source=predictions_source)
-        else:
-            table, extra = _link_by_clear_matching(ref_rec, pred_rec, seq.clear_matches)
-        diag = association_diagnostics(table, extra)
-        diagnostics.append(diag)
-        counts.append(seq)
-        results[recording] = {**diag, **mot.finish(seq)}
-    results[POOLED] = {**pool_diagnostics(diagnostics), **mot.finish(mot.combine(counts))}
+    check_predictions(ref, pred, predictions_source)
+    preds = dict(tuple(pred.groupby("recording", sort=False)))
+    scored = [score_recording(ref_rec, preds.get(recording, pred.iloc[:0]), zero_distance,
+                              by_detection, predictions_source)
+              for recording, ref_rec in ref.groupby("recording", sort=True)]
+    results = {recording: metrics for recording, (metrics, _) in
+               zip(sorted(pd.unique(ref["recording"])), scored)}
+    results[POOLED] = pool_recordings(scored)
     return results
 
 
-def _check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str) -> None:
+def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
+                    by_detection: bool, predictions_source: str = "<predictions>"
+                    ) -> tuple[dict, mot.SequenceCounts]:
+    """Diagnostics and canonical metrics of one recording (validated tables), and the
+    canonical sufficient statistics for pooling (:func:`pool_recordings`)."""
+    valid = pred_rec[pred_rec["pred_valid"].to_numpy(dtype=bool)]
+    seq = _sequence_counts(ref_rec, valid, by_detection, zero_distance)
+    if by_detection:
+        table, extra = link_predictions(ref_rec, pred_rec, source=predictions_source)
+    else:
+        table, extra = _link_by_clear_matching(ref_rec, valid, seq.clear_matches)
+    diagnostics = association_diagnostics(table, extra)
+    seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
+    return {**diagnostics, **mot.finish(seq)}, seq
+
+
+def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
+    """Pooled diagnostics (sums, rate recomputed) and TrackEval's combined canonical metrics."""
+    diagnostics = [metrics for metrics, _ in scored]
+    return {**pool_diagnostics(diagnostics), **mot.finish(mot.combine([seq for _, seq in scored]))}
+
+
+def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str) -> None:
     recordings = pd.unique(ref["recording"])
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "

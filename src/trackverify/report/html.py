@@ -27,7 +27,8 @@ ASSOCIATION = (("correct_observation_rate", "correct observation rate", ".4f"),
                ("fragmentations", "fragmentations", "d"))
 TRACKING = (("reference_observations", "reference observations", "d"),
             *ASSOCIATION,
-            ("extra_predicted_observations", "extra predictions", "d"))
+            ("extra_predicted_observations", "extra predictions", "d"),
+            ("hota", "HOTA", ".4f"), ("mota", "MOTA", ".4f"), ("idf1", "IDF1", ".4f"))
 
 
 def _fmt(value, spec: str) -> str:
@@ -193,8 +194,9 @@ together. The dotted line marks a false-certification rate of 1 %.</p>
 {''.join(consistency_html)}
 
 <h2>tracking_gt: the tracker's identities against the reference</h2>
-<p>Diagnostics of the oracle association (one recording-wide maximum-overlap alignment); they
-are defined by this benchmark and are not HOTA or IDF1.</p>
+<p>Diagnostics of the oracle association (one recording-wide maximum-overlap alignment; defined
+by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
+definitions) beside them.</p>
 {_table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
 
 <h2>Partitions</h2>
