@@ -218,10 +218,10 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         {"correct_observation_rate": ("correct_observations", "reference_observations")},
         [tracking[n] for n in names], animals, config.seed)
     verification["pooled"] = _pooled_verification(pool, config, verification, names, animals)
+    verifier = load_verifier(config.verifier)
     return {
         "recordings": summaries,
-        "verifier": {"name": load_verifier(config.verifier).name,
-                     "evidence": load_verifier(config.verifier).evidence,
+        "verifier": {"name": verifier.name, "evidence": verifier.evidence,
                      "threshold_um": config.threshold_um},
         "tracking_gt": tracking,
         "anatomical_verification": verification,
