@@ -14,7 +14,10 @@ DIR`` to look at the files, ``--summary`` for the case count per generator.
 
 from __future__ import annotations
 
+import collections
 import importlib
+import os
+import pickle
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +47,7 @@ def generator(fn: Callable[[Path], list[Case]]) -> Callable[[Path], list[Case]]:
 
 
 READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
-                  "tests.corpus.andi_cases")
+                  "tests.corpus.andi_cases", "tests.corpus.conversion_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
@@ -60,6 +63,26 @@ def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "corpus case names must be unique"
     return cases
+
+
+class RunsCommand:
+    """Pickles as a call of ``os.system``: the restricted unpickler must refuse it unrun."""
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+# Mutations of any pickle, as (name, bytes -> bytes, fragment of the reason).
+PICKLE_BREAKS: list[tuple[str, Callable[[bytes], bytes], str]] = [
+    ("empty", lambda data: b"", "not a readable pickle"),
+    ("truncated", lambda data: data[: len(data) // 2], "pickle data was truncated"),
+    ("text", lambda data: b"x,y\n1,2\n", "pickle"),
+    ("class_instance", lambda data: pickle.dumps(collections.Counter(a=1)),
+     "refused to load collections.Counter"),
+]
 
 
 def clean_observations(frames: int = 12, tracks: int = 4) -> pd.DataFrame:

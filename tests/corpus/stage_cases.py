@@ -9,9 +9,7 @@ verdict ``fail``, the reason naming the file in ``stage.json`` (written whole). 
 
 from __future__ import annotations
 
-import collections
 import io
-import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.corpus.make_corpus import Case, generator
+from tests.corpus.make_corpus import PICKLE_BREAKS, Case, RunsCommand, generator
 from trackverify.stages import synthetic as S
 
 EXP = "exp_1"
@@ -30,16 +28,6 @@ STAGE_FILE = {
     "walking": f"{EXP}/walk_preds.pkl", "gait": f"{EXP}/swing_stance.npy",
     "stats": "line_1.csv",
 }
-
-
-class _RunsCommand:
-    """Pickles as a call of ``os.system``: the restricted unpickler must refuse it unrun."""
-
-    def __init__(self, command: str):
-        self.command = command
-
-    def __reduce__(self):
-        return (os.system, (self.command,))
 
 
 def _npy(arr: np.ndarray) -> bytes:
@@ -106,15 +94,6 @@ def _first(key: str, change: Callable[[np.ndarray], Any]) -> Callable[[dict], li
     """``key``'s per-target list with target 0's array replaced by ``change(array)``."""
     return lambda trx: [change(np.asarray(trx[key][0]))] + list(trx[key][1:])
 
-
-# Mutations of any pickle, as (name, bytes -> bytes, fragment of the reason).
-PICKLE_BREAKS: list[tuple[str, Callable[[bytes], bytes], str]] = [
-    ("empty", lambda data: b"", "not a readable pickle"),
-    ("truncated", lambda data: data[: len(data) // 2], "pickle data was truncated"),
-    ("text", lambda data: b"x,y\n1,2\n", "pickle"),
-    ("class_instance", lambda data: pickle.dumps(collections.Counter(a=1)),
-     "refused to load collections.Counter"),
-]
 
 # Structural mutations of a trx pickle: (name, mutation of the dict, fragment of the reason).
 TRX_BREAKS: list[tuple[str, Callable[[dict], Any], str]] = [
@@ -197,7 +176,7 @@ def stage_cases(root: Path) -> list[Case]:
     for name, mutate, fragment in PICKLE_BREAKS:
         add("body-tracking", name, mutate(raw[STAGE_FILE["body-tracking"]]), fragment)
     sentinel = root / "stage_body_tracking_runs_os_system" / "sub" / EXP / "EXECUTED"
-    add("body-tracking", "runs_os_system", _pickled(_RunsCommand(f"touch {sentinel}")),
+    add("body-tracking", "runs_os_system", _pickled(RunsCommand(f"touch {sentinel}")),
         "refused to load posix.system")
     reg = world["sub"][STAGE_FILE["registration"]]
     add("registration", "nan_in_x_mm", _pickled(_trx_edit(x_mm=_first(
@@ -220,7 +199,7 @@ def stage_cases(root: Path) -> list[Case]:
         add("features", name, _pickled(value), fragment)
     for name, mutate, fragment in PICKLE_BREAKS[:2]:
         add("features", name, mutate(raw[STAGE_FILE["features"]]), fragment)
-    add("features", "runs_os_system", _pickled(_RunsCommand("echo executed")),
+    add("features", "runs_os_system", _pickled(RunsCommand("echo executed")),
         "refused to load posix.system")
     # Walking predictions: a list of per-fly 1-D arrays.
     walk = world["sub"][STAGE_FILE["walking"]]
@@ -282,7 +261,7 @@ def stage_cases(root: Path) -> list[Case]:
         ("body-tracking", "gt", STAGE_FILE["body-tracking"], "truncated",
          raw[STAGE_FILE["body-tracking"]][:50], "pickle data was truncated"),
         ("body-tracking", "gt", STAGE_FILE["body-tracking"], "runs_os_system",
-         _pickled(_RunsCommand("echo executed")), "refused to load posix.system"),
+         _pickled(RunsCommand("echo executed")), "refused to load posix.system"),
         ("body-tracking", "ref", STAGE_FILE["body-tracking"], "missing_x",
          _pickled(TRX_BREAKS[1][1](world["ref"][STAGE_FILE["body-tracking"]])), "missing key"),
         ("registration", "ref", STAGE_FILE["registration"], "nan_in_y_mm", _pickled(_trx_edit(
