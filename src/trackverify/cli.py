@@ -7,6 +7,7 @@ atomically; inputs are never modified.
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from pathlib import Path
@@ -199,12 +200,17 @@ def verify(observations, out, config_file, **settings):
     click.echo(run_job(config, out, data=observations))
 
 
-# Command families that live in their own packages register here, one line each.
-cli.add_command(__import__("trackverify.stages.cli", fromlist=["stage"]).stage)
-cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["split"]).split)
-cli.add_command(__import__("trackverify.hygiene_commands", fromlist=["convert"]).convert)
-cli.add_command(__import__("trackverify.andi.cli", fromlist=["andi"]).andi)
-cli.add_command(__import__("trackverify.conversion.cli", fromlist=["conversion"]).conversion)
+# Command families that live in their own packages: (module, click command) pairs.
+FAMILIES = (
+    ("trackverify.tracking_gt", "evaluate"),
+    ("trackverify.stages.cli", "stage"),
+    ("trackverify.hygiene_commands", "split"),
+    ("trackverify.hygiene_commands", "convert"),
+    ("trackverify.andi.cli", "andi"),
+    ("trackverify.conversion.cli", "conversion"),
+)
+for _module, _command in FAMILIES:
+    cli.add_command(getattr(importlib.import_module(_module), _command))
 
 
 if __name__ == "__main__":  # pragma: no cover
