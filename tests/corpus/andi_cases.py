@@ -33,8 +33,8 @@ LINE_CASES: dict[str, tuple[bytes, list[str]]] = {
     "extra_field": (b"0,1.0,0.5,2,200\n1,2.0,1.5,1,200,3\n", ["{fov}:2: 6 fields", NO_PREDICTION]),
     "four_k_fields": (b"0,1.0,0.5,2,200\n1,2.0,1.5,1,200,2.0,1.5,1\n",
                       ["{fov}:2: 8 fields (a multiple of 4)"]),
-    "semicolons": (b"0,1.0,0.5,2,200\n1;2.0;1.5;1;200\n", ["{fov}:2: field 1 ('1;2.0;1.5;1;200') is not a number",
-                                                          NO_PREDICTION]),
+    "semicolons": (b"0,1.0,0.5,2,200\n1;2.0;1.5;1;200\n",
+                   ["{fov}:2: field 1 ('1;2.0;1.5;1;200') is not a number", NO_PREDICTION]),
     "nan_changepoint": (b"0,1.0,0.5,2,200\n1,2.0,1.5,1,nan\n",
                         ["{fov}:2: a changepoint is not finite; line rejected", NO_PREDICTION]),
     "zero_length": (b"0,1.0,0.5,2,200\n1,2.0,1.5,1,0\n",
@@ -45,8 +45,8 @@ LINE_CASES: dict[str, tuple[bytes, list[str]]] = {
     "unknown_trajectory": (b"0,1.0,0.5,2,200\n1,2.0,1.5,1,200\n7,2.0,1.5,1,200\n",
                            ["{fov}:3: trajectory 7 is not in the reference"]),
     "blank_line": (b"0,1.0,0.5,2,200\n\n1,2.0,1.5,1,200\n", ["{fov}:2: blank line ignored"]),
-    "undecodable_bytes": (b"\xff\xfe\x00garbage\n1,2.0,1.5,1,200\n", ["{fov}:1: field 1 (",
-                                                                     "{fov}: trajectory 0 has no valid"]),
+    "undecodable_bytes": (b"\xff\xfe\x00garbage\n1,2.0,1.5,1,200\n",
+                          ["{fov}:1: field 1 (", "{fov}: trajectory 0 has no valid"]),
     "empty_file": (b"", ["{fov}: trajectory 0 has no valid prediction", NO_PREDICTION]),
 }
 

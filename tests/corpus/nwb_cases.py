@@ -79,8 +79,9 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "imaging_plane/grid_spacing' must hold 3 finite numbers"),
         "grid_spacing_zero": ("rois", lambda f: _replace(
             f, f"{VOLUME}/grid_spacing", np.zeros(3)), "grid_spacing' must be > 0"),
-        "grid_spacing_unknown_unit": ("rois", lambda f: f[f"{VOLUME}/grid_spacing"].attrs.__setitem__(
-            "unit", "furlongs"), "grid_spacing' has unknown unit 'furlongs'"),
+        "grid_spacing_unknown_unit": ("rois", lambda f: f[f"{VOLUME}/grid_spacing"].attrs
+                                      .__setitem__("unit", "furlongs"),
+                                      "grid_spacing' has unknown unit 'furlongs'"),
         "labels_dataset_missing": ("rois", lambda f: f.__delitem__(f"{LABELS}/labels"),
                                    f"'{LABELS}' has no 'labels' dataset"),
         "labels_undecodable_bytes": ("rois", lambda f: _replace(
