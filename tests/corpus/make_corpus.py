@@ -3,12 +3,21 @@
 ``build_corpus(root)`` writes each case's files under ``root/<case>/`` and returns the
 cases. A case is the command line to run, the exit code it must end with (2 for refused
 input, or a documented verdict code), and fragments its message must contain (the file,
-and where there is one, the column and the row). Run ``python -m tests.corpus.make_corpus
-DIR`` to look at the files.
+and where there is one, the column and the row). A documented verdict that is not a refusal
+(a broken stage submission scored ``fail``, a malformed AnDi line reported in the summary)
+names a ``report`` file that must be complete and contain ``report_fragments``.
+
+The generators of the table, file and configuration readers are here; those of the other
+readers are in the modules of ``READER_MODULES``. Run ``python -m tests.corpus.make_corpus
+DIR`` to look at the files, ``--summary`` for the case count per generator.
 """
 
 from __future__ import annotations
 
+import collections
+import importlib
+import os
+import pickle
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +36,9 @@ class Case:
     code: int = 2
     fragments: list[str] = field(default_factory=list)
     out: Path | None = None  # output folder that must hold no half-written file
+    report: Path | None = None  # the verdict's report (only complete files may be in ``out``)
+    report_fragments: list[str] = field(default_factory=list)
+    known_bug: str = ""  # a reader that still fails this case: the test is a strict xfail
 
 
 def generator(fn: Callable[[Path], list[Case]]) -> Callable[[Path], list[Case]]:
@@ -34,13 +46,44 @@ def generator(fn: Callable[[Path], list[Case]]) -> Callable[[Path], list[Case]]:
     return fn
 
 
-def build_corpus(root: Path) -> list[Case]:
+READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
+                  "tests.corpus.andi_cases", "tests.corpus.conversion_cases",
+                  "tests.corpus.evaluate_cases")
+
+
+def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
+    """Write every case under ``root``; ``counts`` (if given) receives the count per generator."""
+    for module in READER_MODULES:
+        importlib.import_module(module)  # registers its generators
     cases: list[Case] = []
     for make in GENERATORS:
-        cases.extend(make(root))
+        made = make(root)
+        cases.extend(made)
+        if counts is not None:
+            counts[make.__name__] = len(made)
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "corpus case names must be unique"
     return cases
+
+
+class RunsCommand:
+    """Pickles as a call of ``os.system``: the restricted unpickler must refuse it unrun."""
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+# Mutations of any pickle, as (name, bytes -> bytes, fragment of the reason).
+PICKLE_BREAKS: list[tuple[str, Callable[[bytes], bytes], str]] = [
+    ("empty", lambda data: b"", "not a readable pickle"),
+    ("truncated", lambda data: data[: len(data) // 2], "pickle data was truncated"),
+    ("text", lambda data: b"x,y\n1,2\n", "pickle"),
+    ("class_instance", lambda data: pickle.dumps(collections.Counter(a=1)),
+     "refused to load collections.Counter"),
+]
 
 
 def clean_observations(frames: int = 12, tracks: int = 4) -> pd.DataFrame:
@@ -237,6 +280,18 @@ def config_cases(root: Path) -> list[Case]:
     return cases
 
 
-if __name__ == "__main__":  # pragma: no cover - a look at the corpus
-    for case in build_corpus(Path(sys.argv[1])):
+def _main(argv: list[str]) -> None:  # pragma: no cover - a look at the corpus
+    counts: dict[str, int] = {}
+    cases = build_corpus(Path(argv[0]), counts)
+    if "--summary" in argv:
+        for name, n in counts.items():
+            print(f"{n:5d}  {name}")
+        print(f"{len(cases):5d}  total")
+        return
+    for case in cases:
         print(case.code, case.name, " ".join(case.args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    # Through the package module, so that the reader modules register with the same list.
+    importlib.import_module("tests.corpus.make_corpus")._main(sys.argv[1:])
