@@ -75,7 +75,7 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
         raise InputError("predictions need either a 'detection' column (with one in the "
                          "reference too) or coordinates x_um, y_um[, z_um]",
                          source=predictions_source, column="detection")
-    check_predictions(ref, pred, predictions_source)
+    check_predictions(ref, pred, predictions_source, reference_source)
     preds = dict(tuple(pred.groupby("recording", sort=False)))
     scored = [score_recording(ref_rec, preds.get(recording, pred.iloc[:0]), zero_distance,
                               by_detection, predictions_source)
@@ -108,11 +108,12 @@ def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
     return {**pool_diagnostics(diagnostics), **mot.finish(mot.combine([seq for _, seq in scored]))}
 
 
-def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str) -> None:
+def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
+                      reference_source: str = "<reference>") -> None:
     recordings = pd.unique(ref["recording"])
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "
-                         "results)", column="recording")
+                         "results)", source=reference_source, column="recording")
     unknown = ~pred["recording"].isin(recordings).to_numpy()
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])

@@ -66,11 +66,7 @@ REF_BREAKS: list[tuple[str, Callable[[pd.DataFrame], pd.DataFrame], list[str]]] 
      ["column 'recording'", "'pooled'"]),
 ]
 PARQUET_REFERENCES = ("missing_track", "no_rows", "recording_called_pooled")
-KNOWN_BUGS = {
-    "evaluate_reference_recording_called_pooled":
-        "the message names the column but not the reference file (no source= in "
-        "tracking_gt._check_predictions)",
-}
+KNOWN_BUGS: dict[str, str] = {}  # readers that still fail a case: strict xfails
 
 
 def _evaluate(root: Path, name: str, ref: Path, pred: Path, code: int, fragments: list[str],

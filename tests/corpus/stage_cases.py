@@ -114,15 +114,9 @@ TRX_BREAKS: list[tuple[str, Callable[[dict], Any], str]] = [
 ]
 
 
-BAD_ZIP = "zipfile.BadZipFile (bytes that start like a zip file) is not caught by the reader"
 # Cases the readers still fail (a traceback instead of the documented verdict): strict xfails,
 # so that the fix turns them into failures until the entry is removed here.
-KNOWN_BUGS = {
-    "stage_keypoints_not_npz": BAD_ZIP,
-    "stage_gait_zip_bytes": BAD_ZIP,
-    "stage_gait_npz_not_npy": "np.load returns an NpzFile for a zip file; load_swing_stance "
-                              "then fails with AttributeError",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _stage_case(root: Path, world: dict[str, dict[str, Any]], stage: str, name: str,

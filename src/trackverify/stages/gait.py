@@ -14,6 +14,8 @@ reference's -1 frames (OQ-A6.1: runs continue across removed frames by default,
 
 from __future__ import annotations
 
+import zipfile
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +68,11 @@ def load_swing_stance(path: Path, shape: tuple[int, ...] | None = None) -> np.nd
         raise InputError("file not found", source=str(path))
     try:
         arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"not a readable .npy array ({exc})", source=str(path)) from exc
+    if not isinstance(arr, np.ndarray):  # an .npz archive saved under the .npy name
+        arr.close()
+        raise InputError("an .npz archive, expected a .npy array", source=str(path))
     if arr.ndim != 3 or arr.shape[2] != 6:
         raise InputError(f"shape {arr.shape}, expected (n_flies, total_frames, 6)",
                          source=str(path))

@@ -16,6 +16,8 @@ fail the run with score 0 (OQ-A3.4).
 
 from __future__ import annotations
 
+import zipfile
+
 import json
 import warnings
 from dataclasses import dataclass
@@ -53,7 +55,7 @@ def load_npz_array(path: Path, key: str, shape_tail: tuple[int, ...]) -> np.ndar
             if key not in data.files:
                 raise InputError(f"missing array '{key}' (found {data.files})", source=str(path))
             arr = data[key]
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"not a readable .npz file ({exc})", source=str(path)) from exc
     if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail or \
             arr.dtype.kind not in "biuf":
