@@ -150,8 +150,10 @@ def _run_ensemble(exp_nums, track, submit_dir, truth_dir, corrected, problems):
         paths = [Path(d) / f"track_{track}" / f"exp_{exp}" / "ensemble_labels.txt"
                  for d in (truth_dir, submit_dir)]
         try:
-            true = np.loadtxt(paths[0], skiprows=1, delimiter=";")
-            pred = np.loadtxt(paths[1], skiprows=1, delimiter=";")
+            with warnings.catch_warnings():  # an empty file is reported below, not warned about
+                warnings.simplefilter("error", UserWarning)
+                true = np.loadtxt(paths[0], skiprows=1, delimiter=";")
+                pred = np.loadtxt(paths[1], skiprows=1, delimiter=";")
             a, d = error_Ensemble_dataset(true, pred, corrected=corrected)
             if not (np.isfinite(a) and np.isfinite(d)):
                 raise ValueError("the distance is not finite")
