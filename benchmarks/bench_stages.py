@@ -67,7 +67,7 @@ def main() -> None:
             t0 = time.perf_counter()
             out = fn()
             best = min(best, time.perf_counter() - t0)
-        extra = f"  MOTA {out['mota']:.4f}, assigned frames {out['frames_assigned']}" \
+        extra = f"  MOTA {out['mota']:.4f}, TP {out['tp']}, IDSW {out['idsw']}" \
             if name == "mota" else ""
         print(f"{name:24s} {best:8.3f} s{extra}")
 

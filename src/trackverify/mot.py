@@ -37,6 +37,8 @@ CLEAR
     reference id was matched to in the previous such frame. ``IDSW`` counts matches whose
     predicted id differs from the reference id's previous match (any earlier frame).
     ``MOTA = (TP - FP - IDSW) / (TP + FN)``, ``MOTP = sum(s over matches) / TP``.
+    Variant (``clear_metrics(..., idsw="consecutive")``, not TrackEval): only a switch whose
+    previous match is in the immediately preceding frame number (``frame - 1``) counts.
     ``Frag`` = sum over reference ids of (runs of matched frames - 1).
 Identity
     ``C[g, p]`` = frames where ``s >= threshold`` (no eps, as TrackEval); ``IDTP`` = weight of a
@@ -79,6 +81,7 @@ CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
 COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp")
+IDSW_RULES = ("last_matched", "consecutive")  # clear_metrics(idsw=...); the first is TrackEval's
 
 
 # --------------------------------------------------------------------------- similarities
@@ -403,7 +406,8 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
             "asspr": asspr, "loca": loca}
 
 
-def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> dict:
+def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
+           idsw_rule: str = "last_matched") -> dict:
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     # Processed frames: at least one reference and one predicted detection.
     n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
@@ -460,7 +464,11 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> di
         # IDSW: a match whose predicted id differs from the id's previous match.
         ms = by_id[edge_of_gt[by_id] >= 0]  # matches by (id, frame)
         gs, ps_id = g_id[ms], p_id[cp[edge_of_gt[ms]]]
-        idsw = int(np.count_nonzero((gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])))
+        switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
+        if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
+            frame_m = gt_frame[ms]
+            switch &= frame_m[1:] == frame_m[:-1] + 1
+        idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
         proc_m = proc[ms]
         continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
@@ -490,7 +498,7 @@ def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
 # --------------------------------------------------------------------------- public API
 
 def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
-                  threshold: float = 0.5) -> dict:
+                  threshold: float = 0.5, idsw: str = "last_matched") -> dict:
     """CLEAR-MOT of one sequence from candidate pairs (usable with any similarity).
 
     ``pair_*`` list the candidate pairs (indices into the reference and predicted
@@ -498,7 +506,14 @@ def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair
     ``similarity >= threshold - eps``. Returns ``mota, motp, idsw, frag, clr_tp, clr_fn,
     clr_fp`` (``MOTA = (TP - FP - IDSW) / (TP + FN)``, ``MOTP = mean similarity of
     matches``; see :mod:`trackverify.mot` for the matching).
+
+    ``idsw`` chooses which identity switches count: ``"last_matched"`` (TrackEval; a match
+    whose predicted id differs from the reference id's previous match, at any earlier
+    frame) or ``"consecutive"`` (only those whose previous match is at frame ``frame - 1``,
+    frame numbers as given). The matching, and every other count, is the same for both.
     """
+    if idsw not in IDSW_RULES:
+        raise ValueError(f"idsw must be one of {IDSW_RULES}, not {idsw!r}")
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
     g_id, n_gid = _codes(gt_id)
@@ -507,7 +522,7 @@ def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair
     keep = ps > 0
     counts = _clear(gt_frame, pred_frame, g_id, p_id, n_gid,
                     np.asarray(pair_gt, dtype=np.int64)[keep],
-                    np.asarray(pair_pred, dtype=np.int64)[keep], ps[keep], threshold)
+                    np.asarray(pair_pred, dtype=np.int64)[keep], ps[keep], threshold, idsw)
     return _finish_clear(counts["clr_tp"], counts["clr_fn"], counts["clr_fp"], counts["idsw"],
                          counts["frag"], counts["motp_sum"])
 

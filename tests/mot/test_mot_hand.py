@@ -130,6 +130,23 @@ def test_clear_metrics_accepts_any_similarity():
     assert strict["clr_tp"] == 0 and strict["motp"] is None
 
 
+def test_clear_metrics_idsw_variants():
+    # One reference id in frames 0-3: predicted 7, then 8 (a switch between consecutive
+    # frames), no prediction at all in frame 2 (FN; TrackEval skips the frame), then 7 again
+    # (a switch against the last match, frame 1, which is not frame 3 - 1).
+    args = ([0, 1, 2, 3], [1, 1, 1, 1], [0, 1, 3], [7, 8, 7], [0, 1, 3], [0, 1, 2],
+            [1.0, 1.0, 1.0])
+    last = mot.clear_metrics(*args)
+    cons = mot.clear_metrics(*args, idsw="consecutive")
+    assert (last["clr_tp"], last["clr_fn"], last["clr_fp"], last["idsw"]) == (3, 1, 0, 2)
+    assert last["mota"] == pytest.approx((3 - 0 - 2) / 4)
+    assert (cons["clr_tp"], cons["clr_fn"], cons["clr_fp"], cons["idsw"]) == (3, 1, 0, 1)
+    assert cons["mota"] == pytest.approx((3 - 0 - 1) / 4)
+    assert mot.clear_metrics(*args, idsw="last_matched") == last
+    with pytest.raises(ValueError, match="idsw"):
+        mot.clear_metrics(*args, idsw="nearest")
+
+
 def test_crowded_component_uses_the_best_assignment():
     # Frame 0: two references at x=0 and x=1.5, predictions at 0.4 and 1.2; all four pairs
     # are candidates (d <= 1.5). Best total similarity pairs them in order:

@@ -1,4 +1,11 @@
-"""A1 body tracking: CLEAR-MOT counts and MOTA from the tip error (hand-computed)."""
+"""A1 body tracking: CLEAR-MOT counts and MOTA from the tip error (hand-computed).
+
+The matching is trackverify's canonical CLEAR (``trackverify.mot``, TrackEval conventions).
+Every hand-computed case below has the same counts under the EVALUATORS.md default (plain
+per-frame Hungarian on the error) except ``test_continuing_match_is_preferred`` and
+``test_matching_maximises_similarity_not_the_number_of_matches``, which show the two
+documented differences (docs/stages.md, A1).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,8 @@ import numpy as np
 import pytest
 
 from trackverify.stages import synthetic as S
-from trackverify.stages.body_tracking import _clear_mota
+from trackverify.errors import ConfigError
+from trackverify.stages.body_tracking import BodyTrackingConfig, clear_counts
 
 T, A = 10, 10.0
 
@@ -93,27 +101,87 @@ def test_idsw_variants():
     gt = np.ones((3, 1), bool)
     pred = np.array([[True, False], [False, False], [False, True]])
     err = np.array([[[0.0, np.inf]], [[np.inf, np.inf]], [[np.inf, 0.0]]])
-    last = _clear_mota(gt, pred, err, 1.0, "last_matched")
-    cons = _clear_mota(gt, pred, err, 1.0, "consecutive")
+    last = clear_counts(gt, pred, err, 1.0, "last_matched")
+    cons = clear_counts(gt, pred, err, 1.0, "consecutive")
     assert (last["idsw"], last["fn"]) == (1, 1) and last["mota"] == pytest.approx(1 - 2 / 3)
     assert cons["idsw"] == 0 and cons["mota"] == pytest.approx(1 - 1 / 3)
 
 
+def test_consecutive_means_consecutive_scored_frames():
+    # tracks 0 then 1 on frames 0 and 2; frame 1 has no GT (not scored, OQ-A1.4), so the two
+    # matched frames are consecutive scored frames and both variants count the switch
+    gt = np.array([[True], [False], [True]])
+    pred = np.array([[True, False], [True, True], [False, True]])
+    err = np.array([[[0.0, np.inf]], [[0.0, 0.0]], [[np.inf, 0.0]]])
+    for rule in ("last_matched", "consecutive"):
+        out = clear_counts(gt, pred, err, 1.0, rule)
+        assert (out["tp"], out["fn"], out["fp"], out["idsw"], out["gt"], out["frames"]) == \
+            (2, 0, 0, 1, 2, 2)
+        assert out["mota"] == pytest.approx(1 - 1 / 2)
+
+
 def test_ambiguous_frames_use_the_assignment():
     # two GT flies and two tracks all within the gate; the optimal pairing is the diagonal
+    # (frame 0: error 0 against 0.8; frame 1: 0.3 against 0.65)
     gt = np.ones((2, 2), bool)
     pred = np.ones((2, 2), bool)
     err = np.array([[[0.0, 0.4], [0.4, 0.0]], [[0.1, 0.3], [0.35, 0.2]]])
-    out = _clear_mota(gt, pred, err, 1.0)
-    assert out["frames_assigned"] == 2 and out["tp"] == 4 and out["idsw"] == 0
+    out = clear_counts(gt, pred, err, 1.0)
+    assert (out["tp"], out["fn"], out["fp"], out["idsw"], out["frames"]) == (4, 0, 0, 0, 2)
     assert out["mota"] == 1.0
+
+
+def test_continuing_match_is_preferred():
+    # The documented difference from a plain per-frame Hungarian on the error (TrackEval's
+    # convention). Frame 0: GT fly 0 and track 0 only (err 0), matched. Frame 1: tracks 0
+    # (err 0.8) and 1 (err 0.2) both within the gate. Plain Hungarian takes track 1 (the
+    # smaller error): TP 2, FP 1, IDSW 1, MOTA = (2 - 1 - 1) / 2 = 0. The canonical CLEAR
+    # keeps the continuing match, track 0: TP 2, FP 1, IDSW 0, MOTA = (2 - 1 - 0) / 2 = 0.5.
+    gt = np.ones((2, 1), bool)
+    pred = np.array([[True, False], [True, True]])
+    err = np.array([[[0.0, np.inf]], [[0.8, 0.2]]])
+    out = clear_counts(gt, pred, err, 1.0)
+    assert (out["tp"], out["fn"], out["fp"], out["idsw"]) == (2, 0, 1, 0)
+    assert out["mota"] == pytest.approx(0.5)
+
+
+def test_matching_maximises_similarity_not_the_number_of_matches():
+    # The second documented difference from the plain Hungarian (which first maximises the
+    # number of matches). GT A, B, C; tracks p, q, r; errors A-p 0, B-q 0, A-q 0.9, B-r 0.9,
+    # C-p 0.9 (s = 1 - err / 2: 1, 1, 0.55, 0.55, 0.55). Three matches A-q, B-r, C-p give
+    # sum s = 1.65 (Hungarian: MOTA 1); A-p, B-q give 2, so TP 2, FN 1 (C), FP 1 (r),
+    # MOTA = (2 - 1) / 3.
+    inf = np.inf
+    err = np.array([[[0.0, 0.9, inf], [inf, 0.0, 0.9], [0.9, inf, inf]]])
+    out = clear_counts(np.ones((1, 3), bool), np.ones((1, 3), bool), err, 1.0)
+    assert (out["tp"], out["fn"], out["fp"], out["idsw"]) == (2, 1, 1, 0)
+    assert out["mota"] == pytest.approx(1 / 3)
+
+
+def test_gate_is_exact_at_the_boundary():
+    # err == gate is matched; the next float above is not (TrackEval's s >= 0.5 - eps slack
+    # would admit it if the pair were passed on)
+    gt = np.ones((2, 1), bool)
+    pred = np.ones((2, 1), bool)
+    for gate in (1.0, 0.3):
+        err = np.array([[[gate]], [[np.nextafter(gate, 2.0)]]])
+        out = clear_counts(gt, pred, err, gate)
+        assert (out["tp"], out["fn"], out["fp"]) == (1, 1, 1)
 
 
 def test_frames_without_gt_are_ignored():
     gt = np.array([[True], [False]])
     pred = np.array([[True], [True]])
     err = np.array([[[0.0]], [[np.inf]]])
-    assert _clear_mota(gt, pred, err, 1.0)["fp"] == 0
+    out = clear_counts(gt, pred, err, 1.0)
+    assert (out["tp"], out["fp"], out["frames"]) == (1, 0, 1)
+
+
+@pytest.mark.parametrize("setting", [{"idsw": "nearest"}, {"tau_match": 0.0},
+                                     {"tau_match": float("inf")}])
+def test_bad_settings_are_config_errors(setting):
+    with pytest.raises(ConfigError):
+        BodyTrackingConfig(**setting)
 
 
 def test_perfect_scores_the_cap(world, run_stage):

@@ -4,13 +4,20 @@ reference (baseline) tracker scored on the same ground truth.
 Tips ``head = (x, y) + 2a (cos theta, sin theta)``, ``abd = (x, y) - 2a (cos theta, sin theta)``;
 the error of a (GT fly g, predicted track p) pair is
 ``err = (||head_g - head_p|| + ||abd_g - abd_p||) / a_g / 2`` with ``a_g`` the GT fly's
-quarter length (OQ-A1.1). Per frame with ground truth (OQ-A1.4), pairs with ``err > tau_match``
-(1.0, OQ-A1.2) are forbidden and the rest matched by the Hungarian algorithm; unmatched GT
-flies are FN, unmatched predictions FP, and a GT fly whose matched track differs from the
-one at its most recent previous matched frame is an IDSW (OQ-A1.3).
-``MOTA = 1 - sum_t (FN_t + FP_t + IDSW_t) / sum_t GT_t``. Per experiment
-``r = (1 - MOTA_ref) / (1 - MOTA_sub)``; pass iff ``MOTA_sub >= MOTA_ref`` (r >= 1).
-NaN poses count as "not present".
+quarter length (OQ-A1.1). Only frames with ground truth are scored (OQ-A1.4); pairs with
+``err > tau_match`` (1.0, OQ-A1.2) are never matched. The matching and the counts are
+trackverify's canonical CLEAR (:func:`trackverify.mot.clear_metrics`, TrackEval
+conventions) on the similarity ``s = 1 - err / (2 tau_match)``: per frame the matching
+maximises ``sum(1000 * continues + s)``, i.e. a GT fly keeps the track it was matched to in
+the previous frame whenever that pair is within the gate, and otherwise the total
+similarity is maximised (the total error minimised for a given number of matches; unlike a
+plain Hungarian, the number of matches is not maximised first: docs/stages.md). Unmatched
+GT flies are FN, unmatched predictions FP, and a GT fly whose matched track differs from the
+one at its most recent previous matched frame is an IDSW (OQ-A1.3; variant
+``consecutive``: only when that frame is the previous scored frame).
+``MOTA = (TP - FP - IDSW) / (TP + FN) = 1 - sum_t (FN_t + FP_t + IDSW_t) / sum_t GT_t``.
+Per experiment ``r = (1 - MOTA_ref) / (1 - MOTA_sub)``; pass iff ``MOTA_sub >= MOTA_ref``
+(r >= 1). NaN poses count as "not present".
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from trackverify.assignment import assign
-from trackverify.errors import InputError
+from trackverify.errors import ConfigError, InputError
+from trackverify.mot import IDSW_RULES, clear_metrics
 from trackverify.scoring import pass_relative, tolerance_ratio
 from trackverify.stages.common import (
     StageResult, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
@@ -37,6 +44,12 @@ class BodyTrackingConfig:
     idsw: str = "last_matched"              # OQ-A1.3: "last_matched" or "consecutive"
     cap: float = 10.0                       # reporting cap of the uncapped ratio
     nearly_all: float = 0.9                 # OQ-0.1
+
+    def __post_init__(self) -> None:
+        if self.idsw not in IDSW_RULES:
+            raise ConfigError(f"idsw must be one of {IDSW_RULES}, not {self.idsw!r}")
+        if not 0.0 < self.tau_match < np.inf:
+            raise ConfigError(f"tau_match must be positive and finite, not {self.tau_match!r}")
 
 
 def tips(trx: dict[str, Any], n_total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,44 +70,41 @@ def tip_error(gt: tuple[np.ndarray, ...], pred: tuple[np.ndarray, ...]) -> np.nd
     return (dh + da) / a[:, :, None] / 2
 
 
-def _clear_mota(gt_present: np.ndarray, pred_present: np.ndarray, err: np.ndarray,
-                gate: float, idsw: str = "last_matched") -> dict[str, Any]:
-    """CLEAR-MOT counts and MOTA (EVALUATORS.md A1) from per-frame ids and the tip error.
+def clear_counts(gt_present: np.ndarray, pred_present: np.ndarray, err: np.ndarray,
+                 gate: float, idsw: str = "last_matched") -> dict[str, Any]:
+    """CLEAR-MOT counts and MOTA (EVALUATORS.md A1) from per-frame presence and the tip error.
 
     ``gt_present (T, G)`` / ``pred_present (T, P)``: which GT ids / predicted track ids are
     present at each frame (ids are the column indices); ``err (T, G, P)``: the tip error
-    (non-finite = impossible). Only frames with at least one GT fly are scored; pairs with
-    ``err > gate`` are never matched. Frames whose gated candidates are already one-to-one
-    are resolved without an assignment; the others are solved with :func:`assign`.
-    ``MOTA = 1 - (FN + FP + IDSW) / GT``.
+    (non-finite = impossible). Only frames with at least one GT fly are scored, renumbered
+    ``0..frames-1`` (so the ``consecutive`` IDSW variant means consecutive scored frames).
+    Every present pair with ``err <= gate`` becomes a candidate pair of
+    :func:`trackverify.mot.clear_metrics` with similarity ``s = 1 - err / (2 gate)``, in
+    ``[0.5, 1]``. No other pair is passed, so "matchable" is exactly ``err <= gate``:
+    rounding is monotone, so ``err <= gate`` gives ``s >= 0.5`` in floating point, and the
+    ``s >= 0.5 - eps`` slack of TrackEval's threshold never admits an ``err`` above the gate.
+    ``MOTA = (TP - FP - IDSW) / (TP + FN)``.
     """
     scored = gt_present.any(axis=1)
-    gt_present, pred_present, err = gt_present[scored], pred_present[scored], err[scored]
+    pred_present = pred_present & scored[:, None]       # predictions elsewhere are ignored
     allowed = gt_present[:, :, None] & pred_present[:, None, :] & np.isfinite(err)
     with np.errstate(invalid="ignore"):
         allowed &= err <= gate
-    match = np.full(gt_present.shape, -1, dtype=np.int64)
-    rowcount, colcount = allowed.sum(axis=2), allowed.sum(axis=1)
-    simple = (rowcount <= 1).all(axis=1) & (colcount <= 1).all(axis=1)
-    one = simple[:, None] & (rowcount == 1)
-    match[one] = np.argmax(allowed, axis=2)[one]
-    for t in np.flatnonzero(~simple):            # an assignment must be solved here
-        rows, cols = assign(np.where(allowed[t], err[t], np.inf))
-        match[t, rows] = cols
-    tp = int(np.sum(match >= 0))
-    n_gt = int(gt_present.sum())
-    fn, fp = n_gt - tp, int(pred_present.sum()) - tp
-    g, t = np.nonzero(match.T >= 0)              # sorted by GT id, then frame
-    ids = match.T[g, t]
-    switch = (g[1:] == g[:-1]) & (ids[1:] != ids[:-1])
-    if idsw == "consecutive":
-        switch &= t[1:] == t[:-1] + 1
-    elif idsw != "last_matched":
-        raise InputError(f"idsw must be 'last_matched' or 'consecutive', not {idsw!r}")
-    n_idsw = int(switch.sum())
-    mota = 1.0 - (fn + fp + n_idsw) / n_gt if n_gt else None
-    return {"mota": mota, "tp": tp, "fn": fn, "fp": fp, "idsw": n_idsw, "gt": n_gt,
-            "frames": int(scored.sum()), "frames_assigned": int(np.sum(~simple))}
+    rank = np.cumsum(scored) - 1                        # scored frames renumbered 0..
+    gt_frame, gt_id = np.nonzero(gt_present)
+    pred_frame, pred_id = np.nonzero(pred_present)
+    # Detection index of each present (frame, id) cell: its rank in row-major order.
+    gt_index = np.cumsum(gt_present.ravel()).reshape(gt_present.shape) - 1
+    pred_index = np.cumsum(pred_present.ravel()).reshape(pred_present.shape) - 1
+    cell = np.flatnonzero(allowed)                      # (frame, GT, track) cells in order
+    t, gp = np.divmod(cell, allowed.shape[1] * allowed.shape[2])
+    g, p = np.divmod(gp, allowed.shape[2])
+    similarity = 1.0 - err.ravel()[cell] / (2.0 * gate)
+    out = clear_metrics(rank[gt_frame], gt_id, rank[pred_frame], pred_id, gt_index[t, g],
+                        pred_index[t, p], similarity, threshold=0.5, idsw=idsw)
+    return {"mota": out["mota"], "tp": out["clr_tp"], "fn": out["clr_fn"],
+            "fp": out["clr_fp"], "idsw": out["idsw"], "gt": len(gt_frame),
+            "frames": int(scored.sum())}
 
 
 def mota(gt: dict[str, Any], pred: dict[str, Any], config: BodyTrackingConfig) -> dict[str, Any]:
@@ -108,7 +118,7 @@ def mota(gt: dict[str, Any], pred: dict[str, Any], config: BodyTrackingConfig) -
                           for s in range(0, n_total, FRAME_BLOCK)]) if n_total else \
         np.zeros((0, gt["ntargets"], pred["ntargets"]))
     # Blocks keep the temporaries small; the IDSW chain spans blocks, so counts are global.
-    return _clear_mota(g_present, p_present, err, config.tau_match, config.idsw)
+    return clear_counts(g_present, p_present, err, config.tau_match, config.idsw)
 
 
 def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
