@@ -14,8 +14,9 @@ Errors are injected in frame 1: ``random`` pairs every present neuron with a ran
 (a random perfect matching) and exchanges ids, ``nearby`` exchanges ids within mutual
 nearest-neighbour pairs (frame-1 distance). Population = the clean frame-1 rows (correct) +
 the swapped rows (errors). The registration's ``beta, lambda`` and the ambiguity ``k`` for one
-example are chosen on the *other five* (leave-one-out: best median random-swap AUROC; ``k`` =
-median ``d / sigma`` of their clean rows), never on the one scored.
+example are chosen on the *other five* (leave-one-out: best median random-swap AUROC with
+abstained rows ranked most suspicious), never on the one scored; so is ``k``, a quantile
+(or none) of the other examples' clean ``d / sigma``.
 
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,moderate,free,fast]
 """
@@ -49,6 +50,9 @@ HARDER = ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
 GRID = [(RegistrationSettings(beta=b, lam=lam, affine=affine), z_scale)
         for b, lam, affine, z_scale in itertools.product(
             (0.5, 1.0, 2.0), (0.5, 2.0, 8.0), (True, False), (1.0, 3.0, 6.0))]
+#: Ambiguity k for the real pairs: this quantile of the other examples' clean d / sigma
+#: (None = no uniqueness abstention), chosen leave-one-out with the settings.
+QUANTILES = (None, 0.1, 0.25, 0.5)
 
 
 def summary(error: np.ndarray, score: np.ndarray) -> dict:
@@ -138,13 +142,23 @@ def _swapped(table, present1, partner, clean_error):
 
 
 def pair_scores(conditions: dict[str, pd.DataFrame], verifier) -> dict[str, tuple]:
-    """condition -> (error, score) over frame-1 rows."""
+    """condition -> (error, score, margin or None) over frame-1 rows."""
     out = {}
     for name, table in conditions.items():
         score = verifier.score(table.drop(columns="error"))
         rows = table["frame"].to_numpy() == 1
-        out[name] = (table["error"].to_numpy()[rows], score[rows])
+        margin = getattr(verifier, "last_margin", None)
+        out[name] = (table["error"].to_numpy()[rows], score[rows],
+                     None if margin is None else margin[rows])
     return out
+
+
+def _with_k(scores: dict[str, tuple], sigma: float, k: float, kind: str) -> tuple:
+    """(error, score) of clean + ``kind`` rows, abstaining where ``|margin| < k sigma``."""
+    parts = [scores["clean"], scores[kind]]
+    error = np.concatenate([p[0] for p in parts])
+    score = np.concatenate([np.where(np.abs(p[2]) < k * sigma, np.nan, p[1]) for p in parts])
+    return error, score
 
 
 def real_pairs(folder: Path) -> pd.DataFrame:
@@ -152,7 +166,7 @@ def real_pairs(folder: Path) -> pd.DataFrame:
     z_scales = sorted({z for _, z in GRID})
     by_scale = {z: {p.name: pair_conditions(*load_pair(p, z)) for p in examples} for z in z_scales}
     conditions = by_scale[1.0]
-    # Per example and setting: random-swap AUROC and the clean rows' d / sigma (k = 0).
+    # Per example and setting: the unabstained scores, margins, sigma and clean d / sigma.
     cache = {}
     for name in conditions:
         for index, (settings, z_scale) in enumerate(GRID):
@@ -160,36 +174,41 @@ def real_pairs(folder: Path) -> pd.DataFrame:
             verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings)
             scores = pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
-            error, score = scores["clean"]
-            ratio = score[~np.isnan(error)] / registration.sigma[1]
-            cache[name, index] = (scores, ratio)
+            sigma = float(registration.sigma[1])
+            error, score, _ = scores["clean"]
+            cache[name, index] = (scores, sigma, score[~np.isnan(error)] / sigma)
     rows = []
     for name, conds in conditions.items():
         others = [o for o in conditions if o != name]
 
-        def median_auroc(index):
-            values = []
-            for other in others:
-                scores, _ = cache[other, index]
-                e = np.r_[scores["clean"][0], scores["random"][0]]
-                s = np.r_[scores["clean"][1], scores["random"][1]]
-                values.append(auroc_abstain_as_error(e, s))
+        def criterion(choice):
+            index, quantile = choice
+            k = _k(others, index, quantile)
+            values = [auroc_abstain_as_error(*_with_k(cache[o, index][0], cache[o, index][1],
+                                                       k, "random")) for o in others]
             return float(np.median(values))  # robust to one example the method cannot register
 
-        best = max(range(len(GRID)), key=median_auroc)
-        k = float(np.median(np.concatenate([cache[o, best][1] for o in others])))
+        def _k(names, index, quantile):
+            if quantile is None:
+                return 0.0
+            return float(np.quantile(np.concatenate([cache[o, index][2] for o in names]), quantile))
+
+        best, quantile = max(itertools.product(range(len(GRID)), QUANTILES), key=criterion)
+        k = _k(others, best, quantile)
         settings, z_scale = GRID[best]
-        verifiers = [FixedDistance(), RegisteredDistance(ambiguity_k=k, settings=settings)]
-        for verifier in verifiers:
-            scored_on = conds if isinstance(verifier, FixedDistance) else by_scale[z_scale][name]
-            scores = pair_scores(scored_on, verifier)
-            row = {"data": name, "verifier": verifier.name,
+        scores, sigma, _ = cache[name, best]
+        fixed = pair_scores(conds, FixedDistance())
+        for verifier, source in (("fixed_distance", fixed), ("registered_distance", scores)):
+            row = {"data": name, "verifier": verifier,
                    "setting": (f"beta={settings.beta}, lambda={settings.lam}, "
-                               f"affine={settings.affine}, z x{z_scale:g}, k={k:.2f}"
-                               if isinstance(verifier, RegisteredDistance) else "")}
+                               f"affine={settings.affine}, z x{z_scale:g}, k={k:.2f} "
+                               f"(clean d/sigma quantile {quantile})"
+                               if verifier == "registered_distance" else "")}
             for kind in ("random", "nearby"):
-                e = np.r_[scores["clean"][0], scores[kind][0]]
-                s = np.r_[scores["clean"][1], scores[kind][1]]
+                use_k = k if verifier == "registered_distance" else 0.0
+                e, s = _with_k(source, sigma, use_k, kind) if verifier == "registered_distance" \
+                    else (np.r_[source["clean"][0], source[kind][0]],
+                          np.r_[source["clean"][1], source[kind][1]])
                 row.update({f"{kind}_{key}": value for key, value in summary(e, s).items()})
             rows.append(row)
     return pd.DataFrame(rows)
