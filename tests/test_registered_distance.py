@@ -153,3 +153,23 @@ def test_auroc_abstain_as_error_by_hand():
     score = np.array([0.1, np.nan, 0.5, 3.0, np.inf])
     assert auroc_abstain_as_error(error, score) == pytest.approx(2.5 / 4)
     assert auroc_abstain_as_error(np.array([0.0, 0.0]), np.array([1.0, np.nan])) is None
+
+
+def test_two_dimensional_data():
+    table = grid_table(shift=1.0)
+    table = table[table["z_um"] == 0].drop(columns="z_um")  # the 3 x 3 grid at z = 0, in 2-D
+    scores = RegisteredDistance(ambiguity_k=0.0).score(table)
+    assert np.nanmax(scores) < 0.1 and np.isfinite(scores).all()
+
+
+def test_run_with_registered_distance(tmp_path):
+    import json
+
+    from tests.conftest import run_cli
+    result = run_cli("run", "--verifier", "registered_distance", "--frames", "60", "--start",
+                     "20", "--recovery-end", "40", "--motion", "moderate", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["verifier"]["evidence"] == "independent"
+    pooled = results["anatomical_verification"]["pooled"]["all_conditions"]
+    assert pooled["auroc"] > 0.95 and pooled["n_labelled_abstained"] > 0

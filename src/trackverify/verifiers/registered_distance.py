@@ -109,7 +109,7 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     order = np.argsort(frames, kind="stable")
     bounds = np.searchsorted(frames[order], np.arange(n_frames + 1))
     spacing = float(np.median(cKDTree(a).query(a, k=2)[0][:, 1])) if len(a) > 1 else 1.0
-    floor = (settings.min_sigma * spacing) ** 2
+    floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
     gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
     out = np.full((n_frames,) + a.shape, np.nan)
     sigma = np.full(n_frames, np.nan)
