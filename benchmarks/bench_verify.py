@@ -47,6 +47,7 @@ def main() -> None:
               f"median {np.median(fits):.2f} s over {args.repeats} runs (goal < 15 s on moderate)")
     times, sk_times = [], []
     for _ in range(args.repeats):
+        verifier = load_verifier(config.verifier)  # fresh: no registration cached from a repeat
         t0 = time.perf_counter()
         scored, _ = score_conditions(table, config, verifier, "rec000")
         condition_metrics(scored, config)
