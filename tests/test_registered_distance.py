@@ -173,3 +173,11 @@ def test_run_with_registered_distance(tmp_path):
     assert results["verifier"]["evidence"] == "independent"
     pooled = results["anatomical_verification"]["pooled"]["all_conditions"]
     assert pooled["auroc"] > 0.95 and pooled["n_labelled_abstained"] > 0
+
+
+def test_no_anchor_means_missing_evidence_everywhere():
+    table = grid_table(shift=1.0)
+    table.loc[table["frame"] == 0, "pred_valid"] = False
+    verifier = RegisteredDistance()
+    assert np.isnan(verifier.score(table)).all()
+    assert (verifier.abstentions[-1].missing_evidence, verifier.abstentions[-1].ambiguous) == (54, 0)

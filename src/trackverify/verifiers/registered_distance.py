@@ -241,6 +241,11 @@ class RegisteredDistance:
         detections = _unique_detections(table, coords)
         key = (np.ascontiguousarray(anchor_xyz).tobytes()
                + np.ascontiguousarray(detections[["frame", *coords]].to_numpy()).tobytes())
+        if not len(anchor_xyz):  # nothing trusted in the anchor frame: nothing to register
+            n_frames = int(frames.max()) + 1 if len(frames) else 1
+            empty = Registration(np.full((n_frames, 0, len(coords)), np.nan),
+                                 np.full(n_frames, np.nan), self.settings)
+            return anchor_ids, empty
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, fit_registration(anchor_xyz, detections[["frame", *coords]],
                                                  int(frames.max()) + 1, self.settings))
@@ -252,7 +257,8 @@ class RegisteredDistance:
         frames = table["frame"].to_numpy()
         which = anchor_ids.get_indexer(table["pred_id"])
         usable = table["pred_valid"].to_numpy(dtype=bool) & (which >= 0)
-        usable &= np.isfinite(registration.positions[frames, 0, 0])
+        if registration.positions.shape[1]:
+            usable &= np.isfinite(registration.positions[frames, 0, 0])
         distance, margin = _distance_and_margin(registration.positions, frames, positions,
                                                 which, usable)
         tolerance = self.ambiguity_k * registration.sigma[frames]
