@@ -40,7 +40,9 @@ def test_default_run_writes_the_four_outputs(default_run):
                                "nearby_swap", "fragmentation", "dropout", "all_conditions"}
     assert conditions["control"]["n_errors"] == 0
     assert conditions["control"]["false_certification_rate"] is None  # undefined, not 0
-    assert results["partitions"]["development"] == ["rec000"] and results["partitions"]["test"] == []
+    assert results["partitions"]["members"]["development"] == ["rec000"]
+    assert results["partitions"]["members"]["test"] == [] and results["partitions"]["evaluated"] == "development"
+    assert results["calibration"] is None
     verdict = results["anatomical_consistency"]["rec000"]["deformation_hypothesis"]
     assert verdict in ("supported", "falsified")
 

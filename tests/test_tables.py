@@ -175,3 +175,12 @@ def test_cli_exits_2_with_location_and_no_traceback(tmp_path, obs, mutate, colum
     if row is not None:
         assert f"row {row}" in result.stderr
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_validating_twice_is_stable_with_null_integer_ids(obs):
+    obs["pred_id"] = obs["track"].map({"A": 1, "B": 2, "C": 3, "D": 4}).astype(object)
+    obs.loc[4, "pred_id"] = None
+    obs.loc[4, "pred_valid"] = False
+    once = validate(obs, OBSERVATIONS, "x")
+    assert str(once["pred_id"].dtype) == "Int64"
+    pd.testing.assert_frame_equal(validate(once, OBSERVATIONS, "x"), once)

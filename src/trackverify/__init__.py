@@ -16,8 +16,18 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "ConfigError",
+    "evaluate_tracking",
     "InputError",
     "LeakageError",
     "TrackverifyError",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # Lazy: importing trackverify stays light; the tracking evaluation pulls in scipy.
+    if name == "evaluate_tracking":
+        from trackverify.tracking_gt import evaluate_tracking
+
+        return evaluate_tracking
+    raise AttributeError(f"module 'trackverify' has no attribute {name!r}")

@@ -13,9 +13,9 @@ Definitions (per recording; pooled = sums of counts, rates recomputed from the s
 
 - alignment: ``O[p, r]`` = number of frames where predicted id ``p`` is valid on the
   detection of reference track ``r``; one maximum-weight one-to-one assignment over the
-  whole recording (Hungarian). Ties: among maximum-weight assignments, the one with the
-  smallest sum of ``rank(r) * P + rank(p)`` over its positive-overlap pairs (so smaller
-  reference ids, then smaller predicted ids, win). Pairs with zero overlap are not aligned.
+  whole recording (Hungarian). Ties are broken lexicographically: reference tracks in
+  ascending id order each take the smallest predicted id that keeps the total maximal
+  (:func:`align_identities`). Pairs with zero overlap are not aligned.
 - ``correct_observation_rate`` = (observations whose valid predicted id is aligned to their
   own track) / (all reference observations).
 - ``identity_switches`` = over each track's frames in order, keeping only frames with a
@@ -43,30 +43,70 @@ DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_s
 
 def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: int,
                      n_preds: int) -> np.ndarray:
-    """Recording-wide maximum-overlap alignment.
+    """Recording-wide maximum-overlap alignment with the SPEC's tie rule.
 
-    ``track_codes`` and ``pred_codes`` are the (rank) codes of the valid rows. Returns
-    ``aligned_track[p]`` = the track code aligned to predicted code ``p``, or -1.
+    ``track_codes`` and ``pred_codes`` are the rank codes (ascending ids) of the valid rows.
+    Returns ``aligned_track[p]`` = the track code aligned to predicted code ``p``, or -1.
+
+    One Hungarian solve finds the maximum total overlap ``W``. Ties are then broken
+    lexicographically: tracks are taken in ascending id order, and each takes the smallest
+    predicted id (with positive overlap) that still allows a total of ``W`` given the
+    choices already made; a track with no such id stays unaligned. A re-solve is needed
+    only for a track that has a positive-overlap id smaller than its current partner, so
+    recordings without ties cost one solve plus a few checks.
     """
-    from scipy.optimize import linear_sum_assignment
-
     aligned = np.full(n_preds, -1, dtype=np.int64)
     if n_preds == 0 or n_tracks == 0 or len(track_codes) == 0:
         return aligned
     overlap = np.bincount(pred_codes * n_tracks + track_codes,
-                          minlength=n_preds * n_tracks).reshape(n_preds, n_tracks)
-    p_idx, r_idx = np.nonzero(overlap)
-    secondary = r_idx.astype(np.float64) * n_preds + p_idx
-    scale = float(secondary.sum()) + 1.0  # any secondary total is below this
-    weight = np.zeros(overlap.shape, dtype=np.float64)
-    weight[p_idx, r_idx] = overlap[p_idx, r_idx] * scale - secondary
-    if float(overlap.max()) * scale * min(overlap.shape) >= 2.0 ** 52:
-        # Beyond exact float64 integers: fall back to the overlap alone (still deterministic).
-        weight = overlap.astype(np.float64)
-    rows, cols = linear_sum_assignment(weight, maximize=True)
-    keep = overlap[rows, cols] > 0
-    aligned[rows[keep]] = cols[keep]
+                          minlength=n_preds * n_tracks).reshape(n_preds, n_tracks).astype(np.float64)
+    forbidden = -(overlap.sum() + 1.0)  # one forbidden pair outweighs every overlap together
+    partner, best = _solve(overlap, forbidden)
+    fixed = overlap.copy()
+    for r in range(n_tracks):
+        current = partner[r] if partner[r] >= 0 and overlap[partner[r], r] > 0 else n_preds
+        for p in np.flatnonzero(overlap[:current, r] > 0):
+            trial = _force(fixed, p, r, forbidden)
+            trial_partner, total = _solve(trial, forbidden)
+            if total == best:
+                partner, fixed = trial_partner, trial
+                break
+        else:
+            if current < n_preds:
+                fixed = _force(fixed, current, r, forbidden)
+            else:  # r stays unaligned: no positive-overlap id may take it
+                fixed = fixed.copy()
+                fixed[overlap[:, r] > 0, r] = forbidden
+    for r in range(n_tracks):
+        if partner[r] >= 0 and overlap[partner[r], r] > 0:
+            aligned[partner[r]] = r
     return aligned
+
+
+def _force(weight: np.ndarray, p: int, r: int, forbidden: float) -> np.ndarray:
+    """A copy of ``weight`` in which predicted id ``p`` and track ``r`` can only pair together."""
+    out = weight.copy()
+    keep = out[p, r]
+    out[p, :] = forbidden
+    out[:, r] = forbidden
+    out[p, r] = keep
+    return out
+
+
+def _solve(weight: np.ndarray, forbidden: float) -> tuple[np.ndarray, float]:
+    """Maximum-weight assignment: ``partner[r]`` (or -1) and the total of allowed pairs.
+
+    A solution that needs a forbidden pair has total ``-inf``.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(weight, maximize=True)
+    chosen = weight[rows, cols]
+    partner = np.full(weight.shape[1], -1, dtype=np.int64)
+    partner[cols] = rows
+    if (chosen == forbidden).any():
+        return partner, -np.inf
+    return partner, float(chosen.sum())
 
 
 def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:

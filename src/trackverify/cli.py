@@ -7,6 +7,7 @@ atomically; inputs are never modified.
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from pathlib import Path
@@ -70,6 +71,27 @@ def cli() -> None:
 OUT_HELP = "Output folder (created if needed; files are replaced atomically)."
 
 
+def run_settings(command):
+    """The run settings shared by `run` and `verify` (each overrides the config file)."""
+    options = [
+        click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+                     default=None, help="TOML file of run settings ([run] and [specimen] tables)."),
+        click.option("--seed", type=int, default=None, help="Corruption seed [20261007]."),
+        click.option("--start", type=int, default=None, help="First corrupted frame [300]."),
+        click.option("--recovery-end", type=int, default=None,
+                     help="End (exclusive) of the recovery and nearby swaps [700]."),
+        click.option("--threshold-um", type=float, default=None,
+                     help="Verifier acceptance threshold in um [5; a demonstration value]."),
+        click.option("--zero-distance-um", type=float, default=None,
+                     help="Distance at which canonical-metric similarity reaches 0 [5]."),
+        click.option("--verifier", default=None,
+                     help="Verifier name or module:Class [fixed_distance]."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.option("--animals", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of animals (one recording each).")
@@ -107,55 +129,65 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
                    "and recordings.csv. Without it, the built-in development specimen.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("trackverify-results"), show_default=True, help=OUT_HELP)
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="TOML file of run settings ([run] and [specimen] tables).")
-@click.option("--seed", type=int, default=None, help="Corruption seed [20261007].")
-@click.option("--start", type=int, default=None, help="First corrupted frame [300].")
-@click.option("--recovery-end", type=int, default=None,
-              help="End (exclusive) of the recovery and nearby swaps [700].")
-@click.option("--threshold-um", type=float, default=None,
-              help="Verifier acceptance threshold in um [5; a demonstration value].")
-@click.option("--zero-distance-um", type=float, default=None,
-              help="Distance at which canonical-metric similarity reaches 0 [5].")
-@click.option("--verifier", default=None, help="Verifier name or module:Class [fixed_distance].")
+@run_settings
 @click.option("--motion", type=click.Choice(["still", "moderate", "free", "fast"]), default=None,
               help="Motion level of the built-in specimen [moderate].")
 @click.option("--frames", type=click.IntRange(min=1), default=None,
               help="Frames of the built-in specimen [1000].")
-def run(data, out, config_file, seed, start, recovery_end, threshold_um, zero_distance_um,
-        verifier, motion, frames):
+@click.option("--animals", type=click.IntRange(min=1), default=None,
+              help="Animals of the built-in specimen [1].")
+@click.option("--partitions", "partitions_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Frozen partitions.json (trackverify split). Evaluates the test "
+              "partition; without it every recording is development data.")
+@click.option("--calibrate", default=None, metavar="target_selective_risk=R",
+              help="Fit the verifier threshold on train/calibration recordings to reach this "
+                   "selective risk, then report the test partition.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Recordings processed in parallel.")
+@click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",
+              show_default=True, help="Where parallel work runs (ray needs the 'ray' extra).")
+@click.option("--rows/--no-rows", default=True, show_default=True,
+              help="Write observations.parquet (every scored row).")
+def run(data, out, config_file, motion, frames, animals, partitions_path, calibrate, jobs,
+        executor, rows, **settings):
     """Run the benchmark: tracking_gt, anatomical_verification, anatomical_consistency.
 
     Writes results.json, manifest.json, report.html and observations.parquet to --out.
     Same inputs and seed give a byte-identical results.json.
     """
     from trackverify.config import build_config
-    from trackverify.run import run_job
+    from trackverify.run import Execution, run_job
 
-    config = build_config({
-        "seed": seed, "start": start, "recovery_end": recovery_end,
-        "threshold_um": threshold_um, "zero_distance_um": zero_distance_um,
-        "verifier": verifier, "specimen.motion": motion, "specimen.frames": frames,
-    }, config_file=config_file)
-    summary = run_job(config, out, data=data)
+    config = build_config({**settings, "specimen.motion": motion, "specimen.frames": frames,
+                           "specimen.animals": animals}, config_file=config_file)
+    summary = run_job(config, out, data=data, partitions_path=partitions_path,
+                      target_selective_risk=_parse_calibrate(calibrate),
+                      execution=Execution(jobs=jobs, executor=executor, write_rows=rows))
     click.echo(summary)
+
+
+def _parse_calibrate(text: str | None) -> float | None:
+    if text is None:
+        return None
+    key, _, value = text.partition("=")
+    if key.strip() != "target_selective_risk" or not value:
+        raise click.BadParameter("use --calibrate target_selective_risk=R", param_hint="--calibrate")
+    try:
+        target = float(value)
+    except ValueError:
+        raise click.BadParameter(f"'{value}' is not a number", param_hint="--calibrate") from None
+    if not 0 <= target <= 1:
+        raise click.BadParameter("the target selective risk must be in [0, 1]", param_hint="--calibrate")
+    return target
 
 
 @cli.command()
 @click.option("--observations", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               required=True, help="Observation table with clean predictions (CSV/Parquet): "
               "recording, frame, track, detection, x_um, y_um[, z_um], pred_id, pred_valid.")
-@click.option("--verifier", default=None, help="Verifier name or module:Class [fixed_distance].")
-@click.option("--seed", type=int, default=None, help="Corruption seed [20261007].")
-@click.option("--start", type=int, default=None, help="First corrupted frame [300].")
-@click.option("--recovery-end", type=int, default=None,
-              help="End (exclusive) of the recovery and nearby swaps [700].")
-@click.option("--threshold-um", type=float, default=None,
-              help="Verifier acceptance threshold in um [5; a demonstration value].")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="TOML file of run settings.")
+@run_settings
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help=OUT_HELP)
-def verify(observations, verifier, seed, start, recovery_end, threshold_um, config_file, out):
+def verify(observations, out, config_file, **settings):
     """Corrupt clean predictions, run a verifier on every condition and score it.
 
     The same job as `run --data FILE`: the corruption suite, the verifier's certification
@@ -164,13 +196,21 @@ def verify(observations, verifier, seed, start, recovery_end, threshold_um, conf
     from trackverify.config import build_config
     from trackverify.run import run_job
 
-    config = build_config({"seed": seed, "start": start, "recovery_end": recovery_end,
-                           "threshold_um": threshold_um, "verifier": verifier},
-                          config_file=config_file)
+    config = build_config(settings, config_file=config_file)
     click.echo(run_job(config, out, data=observations))
 
 
-# Command families that live in their own packages register here, one line each.
+# Command families that live in their own packages: (module, click command) pairs.
+FAMILIES = (
+    ("trackverify.tracking_gt", "evaluate"),
+    ("trackverify.stages.cli", "stage"),
+    ("trackverify.hygiene_commands", "split"),
+    ("trackverify.hygiene_commands", "convert"),
+    ("trackverify.andi.cli", "andi"),
+    ("trackverify.conversion.cli", "conversion"),
+)
+for _module, _command in FAMILIES:
+    cli.add_command(getattr(importlib.import_module(_module), _command))
 
 
 if __name__ == "__main__":  # pragma: no cover

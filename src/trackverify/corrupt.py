@@ -51,10 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from trackverify.anchors import anchor_identities
 from trackverify.errors import InputError
 from trackverify.tables import coordinate_columns
 
-ANCHOR_FRAME = 0
 PAIR_MODES = {"single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap"}
 DRAW_ORDER = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "fragmentation",
               "dropout", "smooth_drift", "duplicate_identity", "long_gap_reassociation")
@@ -81,12 +81,6 @@ class Corruption:
         if self.gap_end is not None:
             entry["gap_end"] = self.gap_end
         return entry
-
-
-def anchor_identities(table: pd.DataFrame) -> pd.Series:
-    """Track -> the predicted id it carries, validly, in the anchor frame."""
-    anchor = table[(table["frame"].to_numpy() == ANCHOR_FRAME) & table["pred_valid"].to_numpy(dtype=bool)]
-    return pd.Series(anchor["pred_id"].to_numpy(), index=anchor["track"].to_numpy())
 
 
 def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:

@@ -18,24 +18,52 @@ from trackverify.synth.specimen import SpecimenConfig, animal_observations, prov
 from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
 
 
+@dataclass(frozen=True)
+class SpecimenSource:
+    """One synthetic recording, generated where it is loaded (e.g. in a worker process)."""
+
+    config: SpecimenConfig
+    index: int
+
+    def load(self) -> pd.DataFrame:
+        return animal_observations(self.config, self.index)
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """One recording's rows of a table that was read and validated up front."""
+
+    table: pd.DataFrame
+
+    def load(self) -> pd.DataFrame:
+        return self.table
+
+
 @dataclass
 class Dataset:
-    """Recordings (provenance) and their observations."""
+    """Recordings (provenance) and where each one's observations come from."""
 
     recordings: pd.DataFrame
     source: dict
     _observations: pd.DataFrame | None = None
     _specimen: SpecimenConfig | None = None
 
-    def __iter__(self) -> Iterator[tuple[str, pd.DataFrame]]:
-        """Yield ``(recording, observation table)`` in recording-table order."""
+    def sources(self, names: list[str] | None = None) -> Iterator[tuple[str, SpecimenSource | TableSource]]:
+        """``(recording, source)`` in recording-table order; ``source.load()`` gives the table."""
+        wanted = list(self.recordings["recording"]) if names is None else names
         if self._specimen is not None:
-            for index, name in enumerate(self.recordings["recording"]):
-                yield name, animal_observations(self._specimen, index)
+            index = {name: i for i, name in enumerate(self.recordings["recording"])}
+            for name in wanted:
+                yield name, SpecimenSource(self._specimen, index[name])
             return
         grouped = dict(tuple(self._observations.groupby("recording", sort=False)))
-        for name in self.recordings["recording"]:
-            yield name, grouped[name].reset_index(drop=True)
+        for name in wanted:
+            yield name, TableSource(grouped[name].reset_index(drop=True))
+
+    def __iter__(self) -> Iterator[tuple[str, pd.DataFrame]]:
+        """Yield ``(recording, observation table)`` in recording-table order."""
+        for name, source in self.sources():
+            yield name, source.load()
 
 
 def specimen_dataset(config: SpecimenConfig) -> Dataset:

@@ -1,15 +1,22 @@
 """The main job: the three protocols over every recording, then the outputs.
 
-``run_job`` streams recordings one at a time: for each, ``tracking_gt`` on the clean
-predictions, ``anatomical_verification`` (corrupt, verify, score every condition) and
+``run_job`` streams recordings one at a time (in this process, a process pool or Ray; see
+:mod:`trackverify.execute`): for each, ``tracking_gt`` on the clean predictions,
+``anatomical_verification`` (corrupt, verify, score every condition) and
 ``anatomical_consistency`` on the control rows; the scored rows are appended to
-``observations.parquet`` as they are made. Then it pools over recordings and writes
-``results.json``, ``manifest.json`` and ``report.html``. Every file is written to a
-temporary name and renamed into place; ``results.json`` is written last.
+``observations.parquet`` as they arrive, in recording order. Then it pools over
+recordings and writes ``results.json``, ``manifest.json`` and ``report.html``. Every file
+is written to a temporary name and renamed into place; ``results.json`` is written last.
+
+With a partition file, the evaluated recordings are the ``test`` partition (or, when it is
+empty, ``development``); with ``target_selective_risk`` the verifier threshold is first
+fitted on the ``train`` / ``calibration`` recordings through
+:class:`~trackverify.partitions.FitData`, which cannot hand out test labels.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,10 +26,14 @@ import pandas as pd
 from trackverify import __version__
 from trackverify.associate import pool_diagnostics
 from trackverify.config import RunConfig
-from trackverify.dataset import load_dataset, specimen_dataset
+from trackverify.dataset import Dataset, load_dataset, specimen_dataset
+from trackverify.errors import ConfigError
+from trackverify.execute import ordered_map
+from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
+from trackverify.partitions import FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
@@ -32,16 +43,33 @@ from trackverify.report.curves import detection_curves
 from trackverify.report.html import render_report
 from trackverify.verifiers import load_verifier
 
-PARTITIONS = ("train", "calibration", "validation", "test", "development")
 MAX_FCR = 0.01
 CAVEATS = (
-    "The verifier threshold is a demonstration value, not a calibrated false-acceptance guarantee.",
+    "The verifier threshold is a demonstration value, not a calibrated false-acceptance guarantee, "
+    "unless results.json shows it was fitted on calibration recordings.",
     "fixed_distance measures displacement from the anchor frame: it penalises real tissue motion, "
     "so it is a consistency diagnostic, not an independent certificate of deformation.",
     "No confidence intervals or pooled generalisation claims are made from one specimen; with "
-    "several animals, intervals are by animal, never by frame.",
+    "five or more animals, intervals are by animal (cluster bootstrap), never by frame.",
     "tracking_gt diagnostics are defined by this benchmark; they are not HOTA or IDF1.",
 )
+# rate -> (numerator count, denominator count) in a certification block
+RATES = {
+    "prevalence": ("n_errors", "n_labelled"),
+    "certified_coverage": ("n_accepted", "n_rows"),
+    "selective_risk": ("n_accepted_errors", "n_accepted"),
+    "false_certification_rate": ("n_accepted_errors", "n_errors"),
+    "correct_certified_coverage": ("n_accepted_correct", "n_rows"),
+}
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How the work runs; never changes a result byte."""
+
+    jobs: int = 1
+    executor: str = "process"
+    write_rows: bool = True
 
 
 def recording_summary(observations: pd.DataFrame) -> dict:
@@ -53,6 +81,38 @@ def recording_summary(observations: pd.DataFrame) -> dict:
         "dimensions": 3 if "z_um" in observations.columns else 2,
         "valid_predictions": int(observations["pred_valid"].sum()),
     }
+
+
+@dataclass
+class RecordingResult:
+    name: str
+    summary: dict
+    tracking: dict
+    tracking_counts: object  # mot.SequenceCounts, for the pooled canonical metrics
+    verification: dict
+    consistency: dict
+    choices: dict
+    scored: pd.DataFrame
+
+
+def process_recording(task: tuple) -> RecordingResult:
+    """All three protocols on one recording (runs in a worker; arguments are picklable)."""
+    name, source, config = task
+    observations = source.load()
+    verifier = load_verifier(config.verifier)
+    scored, choices = score_conditions(observations, config, verifier, name)
+    control = scored[scored["is_control"].to_numpy()]
+    tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
+    return RecordingResult(
+        name=name,
+        summary=recording_summary(observations),
+        tracking=tracking,
+        tracking_counts=tracking_counts,
+        verification=condition_metrics(scored, config, MAX_FCR),
+        consistency=consistency(control, config.threshold_um, config.falsification_share),
+        choices=choices,
+        scored=scored,
+    )
 
 
 @dataclass
@@ -76,68 +136,145 @@ class _Pool:
                 np.concatenate([a for k in keys for a in self.score[k]]))
 
 
-def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None) -> str:
-    """Run everything and write the four outputs; return a short summary for the terminal."""
+def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
+            partitions_path: str | Path | None = None, target_selective_risk: float | None = None,
+            execution: Execution = Execution()) -> str:
+    """Run everything and write the outputs; return a short summary for the terminal."""
     out = Path(out)
     dataset = load_dataset(data) if data is not None else specimen_dataset(config.specimen)
-    verifier = load_verifier(config.verifier)
-    summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    pool = _Pool()
-    with progress_bar() as bar, ParquetStream(out / "observations.parquet") as rows_out:
-        task = bar.add_task("recordings", total=len(dataset.recordings))
-        for name, observations in dataset:
-            summaries[name] = recording_summary(observations)
-            tracking[name] = tracking_gt_protocol.tracking_gt(observations)
-            scored, choices[name] = score_conditions(observations, config, verifier, name)
-            verification[name] = condition_metrics(scored, config, MAX_FCR)
-            control = scored[scored["is_control"].to_numpy()]
-            consistency_blocks[name] = consistency(control, config.threshold_um,
-                                                   config.falsification_share)
-            pool.add(scored)
-            rows_out.write(scored)
-            bar.advance(task)
-    tracking["pooled"] = tracking_gt_protocol.pool({k: v for k, v in tracking.items()})
-    verification["pooled"] = _pooled_verification(pool, config, verification)
-    results = {
+    load_verifier(config.verifier)  # fail early on a bad verifier, before any work
+    partitions = (load_partitions(partitions_path) if partitions_path is not None
+                  else development_only(dataset.recordings))
+    evaluated_partition, evaluated = _evaluated(partitions, dataset)
+    fitted = None
+    if target_selective_risk is not None:
+        fitted = _fit_threshold(config, dataset, partitions, target_selective_risk, execution)
+        config = dataclasses.replace(config, threshold_um=fitted["threshold"])
+    results = _evaluate(config, dataset, evaluated, out, execution)
+    results.update({
         "trackverify_version": __version__,
         "settings": config.to_dict(),
+        "partitions": {"evaluated": evaluated_partition, "summary": partitions.summary(),
+                       "members": {name: list(members) for name, members in partitions.partitions.items()},
+                       "quarantine": list(partitions.quarantine)},
+        "calibration": fitted,
+        "caveats": list(CAVEATS),
+    })
+    manifest = build_manifest(config.to_dict(), dataset.source, input_hashes(data),
+                              results.pop("_choices"))
+    manifest["execution"] = dataclasses.asdict(execution)
+    if partitions_path is not None:
+        manifest["input_sha256"]["partitions"] = partitions.sha256
+    write_json_atomic(out / "manifest.json", manifest)
+    write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
+    write_json_atomic(out / "results.json", results)
+    return _terminal_summary(results, out)
+
+
+def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]]:
+    """The test partition when it has recordings, otherwise development."""
+    present = set(dataset.recordings["recording"])
+    for name in ("test", "development"):
+        members = [r for r in dataset.recordings["recording"]
+                   if r in set(partitions.partitions.get(name, ())) and r in present]
+        if members:
+            return name, members
+    raise ConfigError("no recording to evaluate: the test and development partitions hold none "
+                      "of the data's recordings")
+
+
+def _fit_threshold(config: RunConfig, dataset: Dataset, partitions: Partitions,
+                   target: float, execution: Execution) -> dict:
+    """Fit the verifier threshold on train/calibration recordings only (never test)."""
+    fit_names = [r for r in dataset.recordings["recording"]
+                 if partitions.partition_of(r) in ("train", "calibration")]
+    tasks = [(name, source, config) for name, source in dataset.sources(fit_names)]
+    parts = [result.scored[["recording", "score", "error"]]
+             for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
+    rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        {"recording": [], "score": [], "error": []})
+    fitted = FitData(partitions, rows).fit_threshold(target)
+    if fitted.threshold is None:
+        raise ConfigError(f"calibration failed: {fitted.reason}")
+    return {**fitted.to_json(), "recordings": fit_names}
+
+
+def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
+              execution: Execution) -> dict:
+    summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
+    tracking_counts = []
+    pool = _Pool()
+    tasks = ((name, source, config) for name, source in dataset.sources(names))
+    rows_path = out / "observations.parquet"
+    with progress_bar() as bar, ParquetStream(rows_path, enabled=execution.write_rows) as rows_out:
+        task = bar.add_task("recordings", total=len(names))
+        for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):
+            name = result.name
+            summaries[name], tracking[name] = result.summary, result.tracking
+            tracking_counts.append((result.tracking, result.tracking_counts))
+            verification[name], consistency_blocks[name] = result.verification, result.consistency
+            choices[name] = result.choices
+            pool.add(result.scored)
+            rows_out.write(result.scored)
+            bar.advance(task)
+    animals = dataset.recordings.set_index("recording").loc[names, "animal_id"].to_numpy()
+    tracking["pooled"] = tracking_gt_protocol.pool(tracking_counts)
+    tracking["pooled"]["intervals"] = _intervals(
+        {"correct_observation_rate": ("correct_observations", "reference_observations")},
+        [tracking[n] for n in names], animals, config.seed)
+    verification["pooled"] = _pooled_verification(pool, config, verification, names, animals)
+    verifier = load_verifier(config.verifier)
+    return {
         "recordings": summaries,
-        "partitions": {p: (list(dataset.recordings["recording"]) if p == "development" else [])
-                       for p in PARTITIONS},
         "verifier": {"name": verifier.name, "evidence": verifier.evidence,
                      "threshold_um": config.threshold_um},
         "tracking_gt": tracking,
         "anatomical_verification": verification,
         "anatomical_consistency": consistency_blocks,
-        "caveats": list(CAVEATS),
+        "_choices": choices,
+        "_curves": {c: detection_curves(*pool.arrays(c)) for c in pool.error},
     }
-    manifest = build_manifest(config.to_dict(), dataset.source, input_hashes(data), choices)
-    write_json_atomic(out / "manifest.json", manifest)
-    curves = {c: detection_curves(*pool.arrays(c)) for c in pool.error}
-    write_text_atomic(out / "report.html", render_report(results, curves))
-    write_json_atomic(out / "results.json", results)
-    return _terminal_summary(results, out)
 
 
-def _pooled_verification(pool: _Pool, config: RunConfig, per_recording: dict) -> dict:
+def _pooled_verification(pool: _Pool, config: RunConfig, per_recording: dict, names: list[str],
+                         animals: np.ndarray) -> dict:
     """Metrics over all recordings' rows; association = sums of the recordings' counts."""
     out = {}
-    for condition in pool.error:
-        out[condition] = metrics_block(*pool.arrays(condition), config.threshold_um, MAX_FCR)
-        out[condition]["association"] = pool_diagnostics(
-            [blocks[condition]["association"] for blocks in per_recording.values()])
-    out[ALL] = metrics_block(*pool.arrays(), config.threshold_um, MAX_FCR)
+    for condition in [*pool.error, ALL]:
+        arrays = pool.arrays(condition if condition != ALL else None)
+        out[condition] = metrics_block(*arrays, config.threshold_um, MAX_FCR)
+        if condition != ALL:
+            out[condition]["association"] = pool_diagnostics(
+                [per_recording[n][condition]["association"] for n in names])
+        out[condition]["intervals"] = _intervals(
+            RATES, [per_recording[n][condition] for n in names], animals, config.seed)
+    return out
+
+
+def _intervals(rates: dict, blocks: list[dict], animals: np.ndarray, seed: int) -> dict:
+    """95 % cluster-bootstrap intervals by animal for each rate (ci null under 5 animals)."""
+    codes, _ = pd.factorize(pd.Series(animals), sort=True)
+    n_animals = int(codes.max()) + 1 if len(codes) else 0
+    out = {}
+    for rate, (numerator, denominator) in rates.items():
+        num = np.bincount(codes, weights=[b[numerator] for b in blocks], minlength=n_animals)
+        den = np.bincount(codes, weights=[b[denominator] for b in blocks], minlength=n_animals)
+        interval = animal_bootstrap_interval(num, den, seed=seed)
+        out[rate] = {"ci": interval["ci"], "level": interval["level"],
+                     "animals": interval["animals"], "reason": interval["reason"]}
     return out
 
 
 def _terminal_summary(results: dict, out: Path) -> str:
     pooled = results["anatomical_verification"]["pooled"][ALL]
-    verdicts = {name: block["deformation_hypothesis"]
-                for name, block in results["anatomical_consistency"].items()}
+    verdicts = [block["deformation_hypothesis"]
+                for block in results["anatomical_consistency"].values()]
+    falsified = sum(v == "falsified" for v in verdicts)
     fmt = lambda v: "null" if v is None else f"{v:.3f}"  # noqa: E731
-    return (f"{len(results['recordings'])} recording(s); verifier {results['verifier']['name']}: "
+    return (f"{len(results['recordings'])} recording(s) ({results['partitions']['evaluated']}); "
+            f"verifier {results['verifier']['name']} at {results['verifier']['threshold_um']:g} um: "
             f"AUROC {fmt(pooled['auroc'])}, certified coverage {fmt(pooled['certified_coverage'])}, "
             f"selective risk {fmt(pooled['selective_risk'])}, false certification "
-            f"{fmt(pooled['false_certification_rate'])}; deformation hypothesis: "
-            f"{', '.join(f'{k} {v}' for k, v in verdicts.items())}.\nWrote {out}/results.json, "
-            f"manifest.json, report.html, observations.parquet")
+            f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
+            f"{falsified} of {len(verdicts)} recording(s).\nWrote {out}/results.json, "
+            f"manifest.json, report.html" + (", observations.parquet" if (out / "observations.parquet").exists() else ""))

@@ -66,6 +66,8 @@ def certification_metrics(error: np.ndarray, score: np.ndarray, threshold: float
         "n_abstained": int((~finite).sum()),
         "n_labelled_abstained": int((labelled & ~finite).sum()),
         "n_accepted": n_accepted,
+        "n_accepted_errors": accepted_errors,
+        "n_accepted_correct": int((accepted & is_correct).sum()),
         "threshold": float(threshold),
         "prevalence": _ratio(n_errors, n_labelled),
         "auroc": auroc,

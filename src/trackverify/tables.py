@@ -160,7 +160,7 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         raise InputError("ids must be integers or strings, not booleans",
                          source=source, column=column, row=1)
     if pd.api.types.is_integer_dtype(series.dtype):
-        return series.astype(np.int64)
+        return series.astype("Int64" if null.any() else np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
         fractional = ~null & (values != np.round(values))
@@ -172,7 +172,14 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
     if kind == "empty":
         return series.astype(object)
     if kind == "integer":
-        return series.astype("Int64" if null.any() else np.int64)
+        try:
+            return series.astype("Int64" if null.any() else np.int64)
+        except (OverflowError, TypeError, ValueError):
+            values = series.to_numpy(dtype=object)
+            huge = np.fromiter((not null[i] and not -2**63 <= values[i] < 2**63
+                                for i in range(len(values))), bool, len(values))  # error path only
+            raise InputError("integer id does not fit in 64 bits (write such ids as strings)",
+                             source=source, column=column, row=_first(huge) if huge.any() else 1)
     if kind == "string":
         return series
     # Error path only: locate the first id that breaks the column's type.
@@ -257,9 +264,14 @@ def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
         dup = df.duplicated(list(key), keep="first").to_numpy()
         if dup.any():
             row = _first(dup)
-            values = ", ".join(f"{c}={df[c].iloc[row - 1]!r}" for c in key)
+            values = ", ".join(f"{c}={_plain(df[c].iloc[row - 1])!r}" for c in key)
             raise InputError(f"duplicate ({', '.join(key)}): {values}", source=source,
                              column=key[-1], row=row)
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for readable messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_same_dimensionality(reference: pd.DataFrame, predictions: pd.DataFrame,

@@ -34,6 +34,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
     if suffix in CSV_SUFFIXES or suffix == "":
+        _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
         try:
             return pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
                                skipinitialspace=True)
@@ -43,6 +44,22 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             raise InputError(f"not a readable CSV file ({_first_line(exc)})",
                              source=str(path)) from exc
     raise InputError(f"unknown table format '{suffix}' (use .csv or .parquet)", source=str(path))
+
+
+def _check_csv_header(path: Path, delimiter: str) -> None:
+    """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            header = next(csv.reader(handle, delimiter=delimiter), [])
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from exc
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
+    seen: set[str] = set()
+    for name in (h.strip() for h in header):
+        if name in seen:
+            raise InputError("the column appears twice in the header", source=str(path), column=name)
+        seen.add(name)
 
 
 def _first_line(exc: Exception) -> str:
@@ -72,17 +89,21 @@ class ParquetStream:
     or interruption the temporary file is removed. Memory does not grow with the appends.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, enabled: bool = True):
         self.path = Path(path)
+        self.enabled = enabled
         self._writer: pq.ParquetWriter | None = None
         self._schema: pa.Schema | None = None
         self._tmp: Path | None = None
 
     def __enter__(self) -> "ParquetStream":
-        self._tmp = temporary_beside(self.path)
+        if self.enabled:
+            self._tmp = temporary_beside(self.path)
         return self
 
     def write(self, df: pd.DataFrame) -> None:
+        if not self.enabled:
+            return
         table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
         if self._writer is None:
             self._schema = table.schema
@@ -94,5 +115,5 @@ class ParquetStream:
             self._writer.close()
         if exc_type is None and self._writer is not None:
             commit_temporary(self._tmp, self.path)
-        else:
+        elif self._tmp is not None:
             self._tmp.unlink(missing_ok=True)

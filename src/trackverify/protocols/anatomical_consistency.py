@@ -13,23 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from trackverify.tables import coordinate_columns
+from trackverify.anchors import distance_to_anchor
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 1.0)
-ANCHOR_FRAME = 0
 
 
 def displacement_from_anchor(table: pd.DataFrame) -> np.ndarray:
     """Distance of each row from its track's anchor-frame position (NaN without an anchor)."""
-    coords = coordinate_columns(table)
-    anchor = table[table["frame"].to_numpy() == ANCHOR_FRAME]
-    index = pd.Index(anchor["track"])
-    which = index.get_indexer(table["track"])
-    positions = table[coords].to_numpy()
-    out = np.full(len(table), np.nan)
-    has = which >= 0
-    out[has] = np.linalg.norm(positions[has] - anchor[coords].to_numpy()[which[has]], axis=1)
-    return out
+    return distance_to_anchor(table, "track")
 
 
 def falsification_rule(threshold: float, share: float) -> str:

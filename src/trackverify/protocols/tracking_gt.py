@@ -1,21 +1,28 @@
 """Protocol ``tracking_gt`` on an observation table: the tracker's identities vs the reference.
 
 Each row of an observation table is a reference observation with the prediction on its
-detection, so the oracle diagnostics apply directly (no extra predictions can be
-expressed in this table).
+detection, so predictions are linked by detection: the oracle diagnostics apply directly,
+and for the canonical metrics two observations on the same detection have similarity 1.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from trackverify.associate import association_diagnostics, pool_diagnostics
+from trackverify import mot
+from trackverify.tables import coordinate_columns
+from trackverify.tracking_gt import check_predictions, pool_recordings, score_recording
 
 
-def tracking_gt(table: pd.DataFrame) -> dict:
-    """SPEC section 3 diagnostics of one recording's clean observation table."""
-    return association_diagnostics(table)
+def tracking_gt(observations: pd.DataFrame, zero_distance_um: float,
+                source: str = "<observations>") -> tuple[dict, mot.SequenceCounts]:
+    """Diagnostics and canonical metrics of one recording's clean observation table."""
+    coords = coordinate_columns(observations)
+    reference = observations[["recording", "frame", "track", "detection", *coords]]
+    predictions = observations[["recording", "frame", "pred_id", "detection", "pred_valid", *coords]]
+    check_predictions(reference, predictions, source)
+    return score_recording(reference, predictions, zero_distance_um, True, source)
 
 
-def pool(per_recording: dict[str, dict]) -> dict:
-    return pool_diagnostics(list(per_recording.values()))
+def pool(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
+    return pool_recordings(scored)

@@ -27,7 +27,8 @@ ASSOCIATION = (("correct_observation_rate", "correct observation rate", ".4f"),
                ("fragmentations", "fragmentations", "d"))
 TRACKING = (("reference_observations", "reference observations", "d"),
             *ASSOCIATION,
-            ("extra_predicted_observations", "extra predictions", "d"))
+            ("extra_predicted_observations", "extra predictions", "d"),
+            ("hota", "HOTA", ".4f"), ("mota", "MOTA", ".4f"), ("idf1", "IDF1", ".4f"))
 
 
 def _fmt(value, spec: str) -> str:
@@ -117,6 +118,18 @@ def _displacement_plot(name: str, block: dict) -> str:
     return svg
 
 
+def _partition_sentence(results: dict, empty: list[str]) -> str:
+    calibration = results.get("calibration")
+    if calibration:
+        return (f"The verifier threshold ({calibration['threshold']:.4g} um) was fitted on "
+                f"{', '.join(calibration['partitions'])} recordings to reach a selective risk of at most "
+                f"{calibration['target_risk']:g}; test labels were never available to the fit.")
+    if results["partitions"]["summary"].get("note"):
+        return (f"Every usable recording is development data; the {', '.join(empty)} partitions are "
+                "empty, so nothing was fitted and no held-out claim is made.")
+    return "Nothing was fitted: the threshold is the declared demonstration value."
+
+
 def render_report(results: dict, curves: dict) -> str:
     """The whole report as one HTML string."""
     verification = results["anatomical_verification"]
@@ -142,7 +155,10 @@ def render_report(results: dict, curves: dict) -> str:
         consistency_html.append(statement + _displacement_plot(name, block))
     tracking_rows = [[html.escape(str(name))] + [_fmt(block[k], f) for k, _, f in TRACKING]
                      for name, block in results["tracking_gt"].items()]
-    empty = [p for p, members in results["partitions"].items() if not members]
+    members = results["partitions"]["members"]
+    empty = [p for p, listed in members.items() if not listed]
+    partition_rows = [[html.escape(p), str(len(listed)), ", ".join(map(html.escape, map(str, listed[:8])))
+                       + (" ..." if len(listed) > 8 else "")] for p, listed in members.items()]
     css = files("trackverify.report").joinpath("report.css").read_text(encoding="utf-8")
     caveats = "".join(f"<li>{html.escape(c)}</li>" for c in results["caveats"])
     rule = next(iter(results["anatomical_consistency"].values()))["rule"] if recordings else ""
@@ -178,12 +194,14 @@ together. The dotted line marks a false-certification rate of 1 %.</p>
 {''.join(consistency_html)}
 
 <h2>tracking_gt: the tracker's identities against the reference</h2>
-<p>Diagnostics of the oracle association (one recording-wide maximum-overlap alignment); they
-are defined by this benchmark and are not HOTA or IDF1.</p>
+<p>Diagnostics of the oracle association (one recording-wide maximum-overlap alignment; defined
+by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
+definitions) beside them.</p>
 {_table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
 
 <h2>Partitions</h2>
-<p>Every usable recording is <b>development</b> data. The {', '.join(empty)} partitions are empty,
-so nothing was fitted and no held-out claim is made.</p>
+<p>Evaluated partition: <b>{html.escape(results['partitions']['evaluated'])}</b>.
+{_partition_sentence(results, empty)}</p>
+{_table(['partition', 'recordings', 'members'], partition_rows)}
 </main></body></html>
 """

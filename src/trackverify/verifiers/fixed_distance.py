@@ -16,9 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from trackverify.tables import coordinate_columns
-
-ANCHOR_FRAME = 0
+from trackverify.anchors import distance_to_anchor
 
 
 class FixedDistance:
@@ -26,19 +24,4 @@ class FixedDistance:
     evidence = "consistency"
 
     def score(self, table: pd.DataFrame) -> np.ndarray:
-        coords = coordinate_columns(table)
-        frames = table["frame"].to_numpy()
-        valid = table["pred_valid"].to_numpy(dtype=bool)
-        anchor_rows = (frames == ANCHOR_FRAME) & valid
-        anchor_ids = pd.Index(table["pred_id"][anchor_rows])
-        anchor_xyz = table.loc[anchor_rows, coords].to_numpy()
-        if anchor_ids.has_duplicates:
-            # Two anchor observations with one id: the id has no single anchor position.
-            keep = ~anchor_ids.duplicated(keep=False)
-            anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
-        which = anchor_ids.get_indexer(table["pred_id"])
-        usable = valid & (which >= 0)
-        scores = np.full(len(table), np.nan)
-        positions = table[coords].to_numpy()
-        scores[usable] = np.linalg.norm(positions[usable] - anchor_xyz[which[usable]], axis=1)
-        return scores
+        return distance_to_anchor(table, "pred_id", table["pred_valid"].to_numpy(dtype=bool))

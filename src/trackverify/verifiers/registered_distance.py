@@ -54,9 +54,9 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
+from trackverify.anchors import ANCHOR_FRAME
 from trackverify.tables import coordinate_columns
 
-ANCHOR_FRAME = 0
 #: ``k`` of the ambiguity rule, calibrated on the clean development specimen (docs/verifiers.md).
 DEFAULT_AMBIGUITY_K = 1.5  # median d / sigma, clean moderate specimen animal 1, 1000 frames: 1.507
 

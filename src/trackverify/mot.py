@@ -1,0 +1,580 @@
+"""Canonical multi-object tracking metrics: HOTA, CLEAR (MOTA) and Identity (IDF1).
+
+The definitions are TrackEval's (``trackeval.metrics.HOTA``, ``CLEAR``, ``Identity``),
+reproduced to 1e-9 and shown equal to TrackEval and py-motmetrics in ``tests/mot``. They are
+reported *beside* the oracle diagnostics of :mod:`trackverify.associate`, never instead.
+
+Data model (one sequence = one recording). Reference ("gt") detections carry a frame and a
+reference id; predicted detections carry a frame and a predicted id. Similarities are given
+sparsely as *candidate pairs* ``(gt index, pred index, similarity)`` with ``similarity > 0``
+and both detections in the same frame; every other pair has similarity 0. For points,
+:func:`similarity_pairs` gives ``s = max(0, 1 - d / zero_distance)``.
+
+Each per-frame assignment of TrackEval is a maximum-weight matching, and a maximum-weight
+matching decomposes over the connected components of the frame's candidate graph. So the
+core solves everything in bulk: a component with one edge is matched outright, a star (one
+detection on one side) takes its best edge, a 2 x 2 conflict takes its heavier diagonal, and
+only larger components go to a Hungarian solve, one at a time. CLEAR's preference for
+continuing matches makes frames depend on the previous frame; components whose
+previous-frame matches are known are solved together, round after round.
+
+Definitions (``ALPHAS = 0.05, 0.10, ..., 0.95``, ``eps`` = float64 machine epsilon):
+
+HOTA
+    Global alignment ``A[g, p] = C[g, p] / (n_g + n_p - C[g, p])`` where ``C`` sums, over
+    frames, ``s / (rowsum + colsum - s)`` of the frame's similarity matrix and ``n_g``,
+    ``n_p`` count detections per id. Per frame, the matching maximises ``sum A * s``; at each
+    alpha a matched pair is a TP if ``s >= alpha - eps``; FN / FP are the unmatched.
+    ``DetRe = TP / (TP + FN)``, ``DetPr = TP / (TP + FP)``, ``DetA = TP / (TP + FN + FP)``;
+    with ``M[g, p]`` the TPs of the id pair, ``AssA = sum M * M / (n_g + n_p - M) / TP``,
+    ``AssRe = sum M * M / n_g / TP``, ``AssPr = sum M * M / n_p / TP``,
+    ``LocA = sum(s over TPs) / TP``, ``HOTA = sqrt(DetA * AssA)``; each reported value is the
+    mean over the 19 alphas (TrackEval's summary).
+CLEAR
+    Candidate pairs have ``s >= threshold - eps`` (threshold 0.5). Per frame with at least
+    one reference and one predicted detection, the matching maximises
+    ``sum(1000 * continues + s)``, where ``continues`` says the predicted id is the one the
+    reference id was matched to in the previous such frame. ``IDSW`` counts matches whose
+    predicted id differs from the reference id's previous match (any earlier frame).
+    ``MOTA = (TP - FP - IDSW) / (TP + FN)``, ``MOTP = sum(s over matches) / TP``.
+    ``Frag`` = sum over reference ids of (runs of matched frames - 1).
+Identity
+    ``C[g, p]`` = frames where ``s >= threshold`` (no eps, as TrackEval); ``IDTP`` = weight of a
+    maximum-weight one-to-one assignment of ids on ``C``; ``IDFN = n_gt - IDTP``,
+    ``IDFP = n_pred - IDTP``; ``IDP = IDTP / (IDTP + IDFP)``, ``IDR = IDTP / (IDTP + IDFN)``,
+    ``IDF1 = 2 IDTP / (2 IDTP + IDFP + IDFN)``.
+
+Choices where the reference implementations disagree or carry a quirk (docs/metrics.md):
+
+- *Frames without detections* (TrackEval): a frame with no reference or no predicted
+  detection is skipped, so it neither ends a run for ``Frag`` nor resets the "previous
+  frame" of the continuation preference. We follow TrackEval. py-motmetrics counts a
+  fragmentation at every tracked -> missed transition of the id's own frames instead.
+- *Continuing matches* (py-motmetrics keeps every previous pairing first, as a hard
+  constraint, from the id's last match at any time; TrackEval prefers continuations from
+  the previous frame inside one weighted assignment). We follow TrackEval; the two agree
+  unless a continuation competes with a better unmatched alternative.
+- *Undefined values*: where the libraries print 0 (or 1) for a ratio with an empty
+  denominator we return ``None``: ``MOTA`` and ``DetRe``/``IDR`` without reference
+  detections, ``DetPr``/``IDP`` without predictions, ``MOTP``, ``AssA``, ``AssRe``,
+  ``AssPr`` and ``LocA`` without any match, ``HOTA``, ``DetA`` and ``IDF1`` with neither.
+- *Exact ties* between equally good matchings are broken by input order (smaller index
+  first); the libraries break them by their solver's internal order. With continuous
+  positions ties have probability zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
+EPS = float(np.finfo(float).eps)
+CONTINUATION_BONUS = 1000.0
+CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
+METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
+           "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
+COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp")
+
+
+# --------------------------------------------------------------------------- similarities
+
+def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate pairs of points in the same frame closer than ``zero_distance``.
+
+    Returns ``(gt index, pred index, similarity)`` with ``similarity = max(0, 1 - d /
+    zero_distance) > 0`` and ``d`` the Euclidean distance (in a deterministic order).
+
+    Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
+    frame's own corner); along each axis a point can only have partners in its own cube and
+    in the neighbour on the side of the cube's half it lies in, so each prediction looks up
+    ``2 ** dim`` cubes.
+    """
+    gt_frame = np.asarray(gt_frame, dtype=np.int64)
+    pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    if len(gt_frame) == 0 or len(pred_frame) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
+    pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
+    dim = gt_xyz.shape[1]
+    side = 2.0 * zero_distance
+    n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
+    # Work in frame order: each block of frames is then a contiguous slice.
+    g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
+    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
+    g_xyz, p_xyz = gt_xyz[g_by_frame], pred_xyz[p_by_frame]
+    # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
+    origin = np.full((n_frames, dim), np.inf)
+    for frames, xyz in ((g_frames, g_xyz), (p_frames, p_xyz)):
+        starts = np.r_[0, np.flatnonzero(frames[1:] != frames[:-1]) + 1]
+        origin[frames[starts]] = np.minimum(origin[frames[starts]],
+                                            np.minimum.reduceat(xyz, starts, axis=0))
+    origin -= side
+    g_pos = (g_xyz - origin[g_frames]) / side
+    p_pos = (p_xyz - origin[p_frames]) / side
+    g_cell = np.floor(g_pos).astype(np.int64)
+    p_cell = np.floor(p_pos).astype(np.int64)
+    n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
+    frame_stride = int(np.prod(n_cell))
+    if float(np.prod(n_cell.astype(np.float64))) > CELL_TABLE_SLOTS:
+        return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
+    stride = np.r_[np.cumprod(n_cell[::-1])[::-1][1:], 1]
+    g_local, p_local = g_cell @ stride, p_cell @ stride
+    # Per axis, the neighbour cube on the side of the half the prediction lies in.
+    toward = np.where(p_pos - p_cell >= 0.5, 1, -1) * stride
+    corners = [sum((toward[:, a] for a in range(dim) if (c >> a) & 1),
+                   np.zeros(len(toward), dtype=np.int64)) for c in range(2 ** dim)]
+    # A direct table cube -> (first, count) over a block of frames at a time. One table is
+    # reused: only the occupied cubes are written, and reset after the block.
+    block = max(1, CELL_TABLE_SLOTS // frame_stride)
+    count_of = np.zeros(block * frame_stride, dtype=np.int32)
+    start_of = np.zeros(block * frame_stride, dtype=np.int32)
+    gi_parts, pj_parts = [], []
+    for f0 in range(0, n_frames, block):
+        gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
+        ps = slice(np.searchsorted(p_frames, f0), np.searchsorted(p_frames, f0 + block))
+        if gs.start == gs.stop or ps.start == ps.stop:
+            continue
+        g_key = (g_frames[gs] - f0) * frame_stride + g_local[gs]
+        g_sorted = np.argsort(g_key, kind="stable")
+        keys = g_key[g_sorted]
+        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
+        count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
+        start_of[keys[first]] = first
+        p_key = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        p_index = np.arange(ps.start, ps.stop)
+        for offset in corners:
+            query = p_key + offset[ps]
+            count = count_of[query]  # never outside: every point has a margin cube
+            has = count > 0
+            lo, count = start_of[query[has]], count[has]
+            at = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
+            gi_parts.append(gs.start + g_sorted[at])
+            pj_parts.append(np.repeat(p_index[has], count))
+        count_of[keys[first]] = 0
+    gi = g_by_frame[np.concatenate(gi_parts)] if gi_parts else np.zeros(0, np.int64)
+    pj = p_by_frame[np.concatenate(pj_parts)] if pj_parts else np.zeros(0, np.int64)
+    return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
+
+
+def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
+    """Stable order by frame (a radix sort for frame numbers below 65536)."""
+    if np.all(frame[1:] >= frame[:-1]):
+        return np.arange(len(frame))
+    small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
+    return np.argsort(small, kind="stable")
+
+
+def _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance):
+    # The distance exactly as sqrt(sum of squared differences), axis by axis in order.
+    d2 = np.zeros(len(gi))
+    for axis in range(gt_xyz.shape[1]):
+        diff = np.ascontiguousarray(gt_xyz[:, axis])[gi] - \
+            np.ascontiguousarray(pred_xyz[:, axis])[pj]
+        d2 = d2 + diff * diff if axis else diff * diff
+    sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
+    keep = sim > 0
+    return gi[keep], pj[keep], sim[keep]
+
+
+def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
+    """The same pairs by a k-d tree over (coordinates, frame * K), for huge extents."""
+    from scipy.spatial import cKDTree
+
+    both = np.concatenate([gt_xyz, pred_xyz])
+    k = 2.0 * (float(both.max() - both.min()) + zero_distance) + 1.0
+    tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))
+    tree_p = cKDTree(np.column_stack([pred_xyz, pred_frame * k]))
+    found = tree_g.sparse_distance_matrix(tree_p, zero_distance, output_type="ndarray")
+    gi, pj = found["i"].astype(np.int64), found["j"].astype(np.int64)
+    same = gt_frame[gi] == pred_frame[pj]
+    return _finish_pairs(gi[same], pj[same], gt_xyz, pred_xyz, zero_distance)
+
+
+# --------------------------------------------------------------------------- matching
+
+class _Graph:
+    """Connected components of a candidate graph (edges ``pg[e] -- pp[e]``).
+
+    Components never span frames, because candidate pairs never do.
+    """
+
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+        n = len(pg)
+        # An edge that is the only edge of both its detections is a component by itself.
+        alone = (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
+            (np.bincount(pp, minlength=n_pred)[pp] == 1)
+        n_alone = int(alone.sum())
+        self.comp = np.empty(n, dtype=np.int64)
+        self.comp[alone] = np.arange(n_alone)
+        rest = np.flatnonzero(~alone)
+        g_nodes, gi = np.unique(pg[rest], return_inverse=True)
+        p_nodes, pi = np.unique(pp[rest], return_inverse=True)
+        m = len(g_nodes) + len(p_nodes)
+        graph = coo_matrix((np.ones(len(rest)), (gi, pi + len(g_nodes))), shape=(m, m))
+        n_rest, labels = connected_components(graph, directed=False) if m else (0, np.zeros(0))
+        labels = labels.astype(np.int64)
+        self.comp[rest] = n_alone + labels[gi]
+        self.gt_in = np.r_[np.ones(n_alone, np.int64),
+                           np.bincount(labels[:len(g_nodes)], minlength=n_rest)]
+        self.pr_in = np.r_[np.ones(n_alone, np.int64),
+                           np.bincount(labels[len(g_nodes):], minlength=n_rest)]
+        self.pg, self.pp = pg, pp
+
+
+def _local_index(comp: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """Rank of each edge's node among the distinct nodes of its component (index order)."""
+    span = int(node.max()) + 1
+    uniq, inverse = np.unique(comp * span + node, return_inverse=True)
+    owner = uniq // span
+    start = np.r_[True, owner[1:] != owner[:-1]]
+    return (np.arange(len(uniq)) - np.flatnonzero(start)[np.cumsum(start) - 1])[inverse]
+
+
+def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Maximum-weight matching over whole components of ``g`` (edge subset ``edges``).
+
+    ``w`` (>= 0) weighs ``edges``. Returns the matched subset of ``edges``. Stars (one
+    detection on one side) take their best edge, ties to the smaller partner index; 2 x 2
+    components take the heavier of the two diagonals (ties: the main diagonal); larger
+    components are solved by scipy's Hungarian, rows and columns in index order.
+    """
+    matched = np.zeros(len(edges), dtype=bool)
+    if len(edges) == 0:
+        return edges
+    comp = g.comp[edges]
+    n_g, n_p = g.gt_in[comp], g.pr_in[comp]
+    single = (n_g == 1) & (n_p == 1)
+    matched[single] = True
+    star = (n_g == 1) | (n_p == 1)
+    idx = np.flatnonzero(star & ~single)
+    if len(idx):
+        partner = np.where(n_g[idx] == 1, g.pp[edges[idx]], g.pg[edges[idx]])
+        order = idx[np.lexsort((partner, -w[idx], comp[idx]))]
+        first = np.r_[True, comp[order][1:] != comp[order][:-1]]
+        matched[order[first]] = True
+    square = np.flatnonzero((n_g == 2) & (n_p == 2))
+    if len(square):
+        local, li = np.unique(comp[square], return_inverse=True)
+        r = _local_index(comp[square], g.pg[edges[square]])
+        c = _local_index(comp[square], g.pp[edges[square]])
+        block = np.zeros((len(local), 2, 2))
+        block[li, r, c] = w[square]
+        main = block[:, 0, 0] + block[:, 1, 1] >= block[:, 0, 1] + block[:, 1, 0]
+        matched[square[(r == c) == main[li]]] = True
+    idx = np.flatnonzero(~star & ~((n_g == 2) & (n_p == 2)))
+    if len(idx):
+        idx = idx[np.argsort(comp[idx], kind="stable")]
+        rows = _local_index(comp[idx], g.pg[edges[idx]])
+        cols = _local_index(comp[idx], g.pp[edges[idx]])
+        cuts = np.flatnonzero(np.diff(comp[idx])) + 1
+        for part, r, c in zip(np.split(idx, cuts), np.split(rows, cuts), np.split(cols, cuts)):
+            k = comp[part[0]]
+            weight = np.zeros((g.gt_in[k], g.pr_in[k]))
+            slot = np.full(weight.shape, -1, dtype=np.int64)
+            weight[r, c] = w[part]
+            slot[r, c] = part
+            chosen = slot[linear_sum_assignment(weight, maximize=True)]
+            matched[chosen[chosen >= 0]] = True
+    return edges[matched]
+
+
+# --------------------------------------------------------------------------- sequences
+
+@dataclass
+class SequenceCounts:
+    """The sufficient statistics of one sequence (or several, combined)."""
+
+    n_gt: int
+    n_pred: int
+    hota_tp: np.ndarray
+    hota_fn: np.ndarray
+    hota_fp: np.ndarray
+    assa: np.ndarray
+    assre: np.ndarray
+    asspr: np.ndarray
+    loca: np.ndarray
+    clr_tp: int
+    clr_fn: int
+    clr_fp: int
+    idsw: int
+    frag: int
+    motp_sum: float
+    idtp: int
+    idfn: int
+    idfp: int
+    clear_matches: tuple[np.ndarray, np.ndarray] = field(default=None, repr=False)
+
+
+def _codes(values) -> tuple[np.ndarray, int]:
+    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values), sort=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
+                    threshold: float = 0.5) -> SequenceCounts:
+    """HOTA, CLEAR and Identity statistics of one sequence.
+
+    ``gt_frame``/``gt_id`` describe the reference detections, ``pred_frame``/``pred_id`` the
+    predicted ones (each id at most once per frame); ``pair_*`` are the candidate pairs
+    (indices into those arrays; similarity in (0, 1]; same frame). ``threshold`` is the
+    CLEAR / Identity similarity threshold. See the module docstring for the definitions.
+    """
+    gt_frame = np.asarray(gt_frame, dtype=np.int64)
+    pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    g_id, n_gid = _codes(gt_id)
+    p_id, n_pid = _codes(pred_id)
+    pg = np.asarray(pair_gt, dtype=np.int64)
+    pp = np.asarray(pair_pred, dtype=np.int64)
+    ps = np.asarray(pair_similarity, dtype=np.float64)
+    if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
+        raise ValueError("candidate pairs must join detections of the same frame")
+    keep = ps > 0
+    pg, pp, ps = pg[keep], pp[keep], ps[keep]
+    n_gt, n_pred = len(gt_frame), len(pred_frame)
+    gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
+    pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
+
+    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred)
+    clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold)
+    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
+    return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident)
+
+
+def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct id-pair keys ``a * n_b + b`` (sorted) and each element's position in them."""
+    span = max(n_b, 1)
+    keys = a * span + b
+    if n_a * span <= 1 << 24:  # dense: O(n) instead of a sort
+        present = np.zeros(n_a * span, dtype=bool)
+        present[keys] = True
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+    return np.unique(keys, return_inverse=True)
+
+
+def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred) -> dict:
+    n_alpha = len(ALPHAS)
+    tp = np.zeros(n_alpha)
+    loca_sum = np.zeros(n_alpha)
+    assa = np.zeros(n_alpha)
+    assre = np.zeros(n_alpha)
+    asspr = np.zeros(n_alpha)
+    if n_gt and n_pred and len(pg):
+        rowsum = np.bincount(pg, weights=ps, minlength=n_gt)
+        colsum = np.bincount(pp, weights=ps, minlength=n_pred)
+        denom = colsum[pp] + rowsum[pg] - ps
+        sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
+        gi, pi = g_id[pg], p_id[pp]
+        keys, inv = _pair_keys(gi, pi, n_gid, n_pid)
+        potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
+        kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
+        align = potential / (gt_count[kg] + pr_count[kp] - potential)
+        weight = align[inv] * ps
+        matched = np.zeros(len(pg), dtype=bool)
+        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred), np.arange(len(pg)),
+                                     weight)] = True
+        ms, m_inv = ps[matched], inv[matched]
+        # Number of alphas at which each match counts: alpha_a - eps <= s.
+        n_pass = np.searchsorted(ALPHAS - EPS, ms, side="right")
+        hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
+                           minlength=len(keys) * (n_alpha + 1)).reshape(len(keys), n_alpha + 1)
+        # matches[k, a] = matches of id pair k with n_pass > a.
+        matches = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:].astype(np.float64)
+        tp = matches.sum(axis=0)
+        sim_hist = np.bincount(n_pass, weights=ms, minlength=n_alpha + 1)
+        loca_sum = np.cumsum(sim_hist[::-1])[::-1][1:]
+        ng, npr = gt_count[kg][:, None], pr_count[kp][:, None]
+        assa = (matches * (matches / np.maximum(1, ng + npr - matches))).sum(0) / np.maximum(1, tp)
+        assre = (matches * (matches / np.maximum(1, ng))).sum(0) / np.maximum(1, tp)
+        asspr = (matches * (matches / np.maximum(1, npr))).sum(0) / np.maximum(1, tp)
+    fn = n_gt - tp
+    fp = n_pred - tp
+    loca = np.maximum(1e-10, loca_sum) / np.maximum(1e-10, tp)
+    return {"hota_tp": tp, "hota_fn": fn, "hota_fp": fp, "assa": assa, "assre": assre,
+            "asspr": asspr, "loca": loca}
+
+
+def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold) -> dict:
+    n_gt, n_pred = len(gt_frame), len(pred_frame)
+    # Processed frames: at least one reference and one predicted detection.
+    n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
+    busy = (np.bincount(gt_frame, minlength=n_frames) > 0) & \
+        (np.bincount(pred_frame, minlength=n_frames) > 0)
+    n_proc = int(busy.sum())
+    cand = ps >= threshold - EPS
+    cg, cp, cs = pg[cand], pp[cand], ps[cand]
+    edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
+    if n_proc and len(cg):
+        proc = np.where(busy, np.cumsum(busy) - 1, -1)[gt_frame]  # processed-frame rank
+        # Reference detections of processed frames by (id, processed frame); each one's
+        # predecessor is the same id in the previous processed frame, if there.
+        idx = np.flatnonzero(proc >= 0)
+        key = g_id[idx] * (n_proc + 1) + proc[idx]
+        sort = np.argsort(key, kind="stable")
+        by_id, key = idx[sort], key[sort]
+        follows = key[1:] == key[:-1] + 1
+        prev_det = np.full(n_gt, -1, dtype=np.int64)
+        prev_det[by_id[1:][follows]] = by_id[:-1][follows]
+        # Components of the candidate graph (all within one frame by construction).
+        graph = _Graph(cg, cp, n_gt, n_pred)
+        comp = graph.comp
+        single = (graph.gt_in[comp] == 1) & (graph.pr_in[comp] == 1)
+        edge_of_gt[cg[single]] = np.flatnonzero(single)
+        pending = np.flatnonzero(~single)
+        resolved = np.ones(n_gt, dtype=bool)
+        resolved[cg[pending]] = False
+        while len(pending):
+            # A component is ready when the previous-frame matches of its ids are known.
+            dep = prev_det[cg[pending]]
+            blocked = (dep >= 0) & ~resolved[np.maximum(dep, 0)]
+            comp_blocked = np.zeros(len(graph.gt_in), dtype=bool)
+            comp_blocked[comp[pending][blocked]] = True
+            ready = pending[~comp_blocked[comp[pending]]]
+            if len(ready) == 0:  # pragma: no cover - dependencies point to earlier frames
+                raise RuntimeError("CLEAR matching could not be ordered")
+            dep = prev_det[cg[ready]]
+            prev_edge = np.where(dep >= 0, edge_of_gt[np.maximum(dep, 0)], -1)
+            prev_pid = np.where(prev_edge >= 0, p_id[cp[np.maximum(prev_edge, 0)]], -1)
+            cont = prev_pid == p_id[cp[ready]]
+            w = CONTINUATION_BONUS * cont + cs[ready]
+            chosen = _max_weight_matching(graph, ready, w)
+            edge_of_gt[cg[chosen]] = chosen
+            resolved[cg[ready]] = True
+            pending = pending[comp_blocked[comp[pending]]]
+    m_gt = np.flatnonzero(edge_of_gt >= 0)
+    m_pred = cp[edge_of_gt[m_gt]]
+    tp = len(m_gt)
+    motp_sum = 0.0
+    idsw = frag = 0
+    if tp:
+        motp_sum = float(cs[edge_of_gt[m_gt]].sum())
+        # IDSW: a match whose predicted id differs from the id's previous match.
+        ms = by_id[edge_of_gt[by_id] >= 0]  # matches by (id, frame)
+        gs, ps_id = g_id[ms], p_id[cp[edge_of_gt[ms]]]
+        idsw = int(np.count_nonzero((gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])))
+        # Frag: runs of matches over consecutive processed frames, per id, minus one.
+        proc_m = proc[ms]
+        continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
+        runs = np.bincount(gs[~continues], minlength=n_gid)
+        frag = int(np.clip(runs - 1, 0, None).sum())
+    return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,
+            "frag": frag, "motp_sum": motp_sum, "clear_matches": (m_gt, m_pred)}
+
+
+def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
+    idtp = 0
+    hit = ps >= threshold
+    if hit.any():
+        gi, pi = g_id[pg[hit]], p_id[pp[hit]]
+        n_p = int(p_id.max()) + 1
+        keys, inv = _pair_keys(gi, pi, int(g_id.max()) + 1, n_p)
+        counts = np.bincount(inv, minlength=len(keys)).astype(np.float64)
+        rows, r = np.unique(keys // n_p, return_inverse=True)
+        cols, c = np.unique(keys % n_p, return_inverse=True)
+        weight = np.zeros((len(rows), len(cols)))
+        weight[r, c] = counts
+        ri, ci = linear_sum_assignment(weight, maximize=True)
+        idtp = int(round(weight[ri, ci].sum()))
+    return {"idtp": idtp, "idfn": n_gt - idtp, "idfp": n_pred - idtp}
+
+
+# --------------------------------------------------------------------------- public API
+
+def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
+                  threshold: float = 0.5) -> dict:
+    """CLEAR-MOT of one sequence from candidate pairs (usable with any similarity).
+
+    ``pair_*`` list the candidate pairs (indices into the reference and predicted
+    detections of the same frame) and their similarity; a pair is matchable when
+    ``similarity >= threshold - eps``. Returns ``mota, motp, idsw, frag, clr_tp, clr_fn,
+    clr_fp`` (``MOTA = (TP - FP - IDSW) / (TP + FN)``, ``MOTP = mean similarity of
+    matches``; see :mod:`trackverify.mot` for the matching).
+    """
+    gt_frame = np.asarray(gt_frame, dtype=np.int64)
+    pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    g_id, n_gid = _codes(gt_id)
+    p_id, _ = _codes(pred_id)
+    ps = np.asarray(pair_similarity, dtype=np.float64)
+    keep = ps > 0
+    counts = _clear(gt_frame, pred_frame, g_id, p_id, n_gid,
+                    np.asarray(pair_gt, dtype=np.int64)[keep],
+                    np.asarray(pair_pred, dtype=np.int64)[keep], ps[keep], threshold)
+    return _finish_clear(counts["clr_tp"], counts["clr_fn"], counts["clr_fp"], counts["idsw"],
+                         counts["frag"], counts["motp_sum"])
+
+
+def _finish_clear(tp, fn, fp, idsw, frag, motp_sum) -> dict:
+    return {
+        "mota": (tp - fp - idsw) / (tp + fn) if tp + fn else None,
+        "motp": motp_sum / tp if tp else None,
+        "idsw": int(idsw), "frag": int(frag),
+        "clr_tp": int(tp), "clr_fn": int(fn), "clr_fp": int(fp),
+    }
+
+
+def combine(counts: list[SequenceCounts]) -> SequenceCounts:
+    """Combined-sequence statistics, as TrackEval's ``combine_sequences``.
+
+    HOTA sums TP / FN / FP per alpha and averages AssA, AssRe, AssPr and LocA weighted by
+    each sequence's TP; CLEAR and Identity sum their counts.
+    """
+    tp = sum(c.hota_tp for c in counts)
+
+    def weighted(name):
+        return sum(getattr(c, name) * c.hota_tp for c in counts) / np.maximum(1.0, tp)
+
+    loca = np.maximum(1e-10, sum(c.loca * c.hota_tp for c in counts)) / np.maximum(1e-10, tp)
+    return SequenceCounts(
+        n_gt=sum(c.n_gt for c in counts), n_pred=sum(c.n_pred for c in counts),
+        hota_tp=tp, hota_fn=sum(c.hota_fn for c in counts),
+        hota_fp=sum(c.hota_fp for c in counts), assa=weighted("assa"),
+        assre=weighted("assre"), asspr=weighted("asspr"), loca=loca,
+        **{k: sum(getattr(c, k) for c in counts)
+           for k in ("clr_tp", "clr_fn", "clr_fp", "idsw", "frag", "motp_sum",
+                     "idtp", "idfn", "idfp")})
+
+
+def finish(c: SequenceCounts) -> dict:
+    """The reported metrics (lower-case keys, ``None`` where undefined; see module doc)."""
+    tp, fn, fp = c.hota_tp, c.hota_fn, c.hota_fp
+    detre = tp / np.maximum(1, tp + fn)
+    detpr = tp / np.maximum(1, tp + fp)
+    deta = tp / np.maximum(1, tp + fn + fp)
+    hota = np.sqrt(deta * c.assa)
+    any_det = c.n_gt + c.n_pred > 0
+    any_match = bool(tp[0] > 0)
+
+    def mean(values, defined):
+        return float(np.mean(values)) if defined else None
+
+    out = {
+        "hota": mean(hota, any_det), "deta": mean(deta, any_det),
+        "assa": mean(c.assa, any_match), "loca": mean(c.loca, any_match),
+        "detre": mean(detre, c.n_gt > 0), "detpr": mean(detpr, c.n_pred > 0),
+        "assre": mean(c.assre, any_match), "asspr": mean(c.asspr, any_match),
+    }
+    out.update(_finish_clear(c.clr_tp, c.clr_fn, c.clr_fp, c.idsw, c.frag, c.motp_sum))
+    idtp, idfn, idfp = c.idtp, c.idfn, c.idfp
+    out.update({
+        "idf1": 2 * idtp / (2 * idtp + idfp + idfn) if any_det else None,
+        "idp": idtp / (idtp + idfp) if idtp + idfp else None,
+        "idr": idtp / (idtp + idfn) if idtp + idfn else None,
+        "idtp": int(idtp), "idfn": int(idfn), "idfp": int(idfp),
+    })
+    return out
+
+
+def canonical_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred,
+                      pair_similarity, threshold: float = 0.5) -> dict:
+    """HOTA, CLEAR and Identity metrics of one sequence (see the module docstring)."""
+    return finish(sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred,
+                                  pair_similarity, threshold))

@@ -1,0 +1,229 @@
+"""Hand-computed values and independent references (scipy, loops written from the
+definitions) for the AnDi 2 building blocks; these run without the reference env."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.optimize import linear_sum_assignment
+from scipy.stats import wasserstein_distance
+
+import trackverify.andi as A
+from trackverify.andi._engine import assign_blocks
+
+
+def test_error_bounds_and_metric_caps():
+    assert A._get_error_bounds()[:4] == (2, 1e5, 0, 10)
+    assert A.metric_anomalous_exponent(np.array([0.0]), np.array([5.0])) == 1.999
+    # the seed documentation's default of metric_diffusion_coefficient
+    assert A.metric_diffusion_coefficient(np.array([1e-12]), np.array([1e6])) == \
+        pytest.approx(190.86835960820298, rel=1e-12)
+
+
+def test_changepoint_errors_by_hand():
+    # pairs (10, 12) TP (d 2), (50, 80) miss -> FP 1, FN 1; JI 1 / 3
+    assert A.single_changepoint_error(np.array([10, 50]), np.array([12, 80])) == (2.0, 1 / 3)
+    # ensemble: trajectory 1 as above, trajectory 2 empty/empty (one TP), trajectory 3
+    # one extra prediction (FP): TP 2, FP 2, FN 1
+    rmse, ji = A.ensemble_changepoint_error([[10, 50], [], []], [[12, 80], [], [5]])
+    assert rmse == 2.0 and ji == pytest.approx(2 / 5)
+    assert A.ensemble_changepoint_error([[], []], [[], []]) == (0, 1)
+
+
+def test_jaccard_between_segments_by_hand():
+    assert A.jaccard_between_segments(np.array([1, 1, 0]), np.array([0, 1, 1, 1])) == 1 / 4
+    assert A.jaccard_between_segments(np.array([0, 0]), np.array([0])) == 0
+
+
+def test_segment_assignment_by_hand():
+    # GT segments (official): [0..10], [11..19]; prediction [0..14], [15..19]
+    (rows, cols), cost = A.segment_assignment([10, 20], [14, 20])
+    assert rows.tolist() == [0, 1] and cols.tolist() == [0, 1]
+    assert cost[0, 0] == pytest.approx(1 - 11 / 15) and cost[1, 1] == pytest.approx(1 - 5 / 9)
+
+
+def test_label_filter_by_hand():
+    lab = np.array([1.0] * 6 + [2.0] + [1.0] * 6 + [3.0] * 6)
+    out = A.label_filter(lab)
+    assert out.tolist() == [1.0] * 13 + [3.0] * 6
+    same = np.ones(5)
+    assert A.label_filter(same) is same
+
+
+def test_metric_diffusive_state_is_accuracy():
+    assert A.metric_diffusive_state(np.array([0, 1, 2, 2.0]), np.array([0, 1, 1, 2.0])) == 0.75
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=8),
+       st.integers(0, 2 ** 31 - 1))
+def test_assign_blocks_equals_linear_sum_assignment(shapes, seed):
+    rng = np.random.default_rng(seed)
+    nrow = np.array([s[0] for s in shapes])
+    ncol = np.array([s[1] for s in shapes])
+    blocks = [rng.integers(0, 4, size=s).astype(float) / 2 for s in shapes]  # many ties
+    cost = np.concatenate([b.ravel() for b in blocks])
+    b, r, c = assign_blocks(cost, nrow, ncol, np.ones(len(shapes), dtype=bool))
+    for k, block in enumerate(blocks):
+        rr, cc = linear_sum_assignment(block)
+        assert r[b == k].tolist() == rr.tolist() and c[b == k].tolist() == cc.tolist()
+
+
+def _majority_loop(data, w):
+    h = w // 2
+    out = []
+    for i in range(len(data)):
+        win = data[max(i - h, 0):min(i + h + 1, len(data))]
+        vals, counts = np.unique(win, return_counts=True)
+        out.append(vals[np.argmax(counts)])
+    return np.array(out)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.sampled_from([1, 3, 5, 7]))
+def test_majority_filter_equals_window_loop(data, w):
+    data = np.array(data, dtype=float)
+    assert A.majority_filter(data, w).tolist() == _majority_loop(data, w).tolist()
+
+
+def _enforce_loop(data, min_seg):
+    segs = []
+    start = 0
+    for i in range(1, len(data) + 1):
+        if i == len(data) or data[i] != data[start]:
+            segs.append([data[start], start, i - 1])
+            start = i
+    i = 0
+    while i < len(segs):
+        if segs[i][2] - segs[i][1] + 1 < min_seg:
+            if i > 0:
+                segs[i - 1][2] = segs[i][2]
+                segs.pop(i)
+                continue
+            if i < len(segs) - 1:
+                segs[i] = [segs[i + 1][0], segs[i][1], segs[i + 1][2]]
+                segs.pop(i + 1)
+                continue
+        i += 1
+    out = np.empty(len(data))
+    for v, a, b in segs:
+        out[a:b + 1] = v
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=30), st.integers(1, 5))
+def test_enforce_min_segment_length_equals_merge_loop(data, min_seg):
+    data = np.array(data, dtype=float)
+    assert A.enforce_min_segment_length(data, min_seg).tolist() == \
+        _enforce_loop(data, min_seg).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 25), max_size=4), st.lists(st.integers(0, 25), max_size=4),
+       st.integers(1, 30), st.booleans())
+def test_segment_costs_equal_indicator_rows(g, p, T, corrected):
+    """The interval engine equals Jaccard of create_binary_segment rows (its definition)."""
+    from trackverify.andi._engine import Ragged, segment_costs
+    g = sorted(g) + [T]
+    p = sorted(p) + [T]
+    cost, ng, np_ = segment_costs(Ragged.from_lists([g]), Ragged.from_lists([p]), corrected)
+    gi = _binary_loop(g[:-1] if len(g) > 1 else g, T, corrected)
+    pi = _binary_loop(p[:-1] if len(p) > 1 else p, T, corrected)
+    for a, b in ((gi, pi), (pi, gi)):
+        assert A.create_binary_segment(np.array(a[1]), T, corrected=corrected).tolist() == \
+            a[0].tolist()
+    expect = np.array([[1 - _jaccard(a, b) for b in pi[0]] for a in gi[0]])
+    assert np.allclose(cost.reshape(ng[0], np_[0]), expect, rtol=0, atol=1e-15)
+
+
+def _binary_loop(cp, T, corrected):
+    """Indicator rows by the andi-datasets slicing definition (shifted unless corrected)."""
+    shift = 0 if corrected else 1
+    seg = np.zeros((len(cp) + 1, T))
+    b = [0] + list(cp)
+    for k, (c1, c2) in enumerate(zip(b[:-1], b[1:])):
+        seg[k, c1 + shift:c2 + shift] = 1
+    seg[-1, b[-1] + shift:] = 1
+    if not corrected:
+        seg[0, 0] = 1
+    return seg, list(cp)
+
+
+def _jaccard(a, b):
+    tp = np.sum((a == 1) & (b == 1))
+    union = np.sum((a == 1) | (b == 1))
+    return tp / union if union else 0
+
+
+def test_distribution_distance_equals_scipy():
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.uniform(0, 5, 300))
+    p, q = rng.random(300), rng.random(300)
+    assert A.distribution_distance(p, q, x) == pytest.approx(wasserstein_distance(x, x, p, q),
+                                                            rel=1e-12)
+
+
+def test_error_single_missing_trajectory_by_hand():
+    import pandas as pd
+    true = pd.DataFrame({"traj_idx": [0.0], "Ds": [[1.0]], "alphas": [[1.0]], "states": [[2.0]],
+                         "changepoints": [[200.0]]})
+    pred = true.iloc[:0]
+    out = A.error_SingleTraj_dataset(pred, true, prints=False)
+    assert out == pytest.approx((0, 0.0, 1.999, (math.log1p(1 + 1e5) - math.log(2)) ** 2, 0.0))
+
+
+@pytest.mark.parametrize("corrected", [False, True])
+def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
+    """The vectorised data-set scorer equals the per-trajectory definition (built from
+    segment_property_errors and ensemble_changepoint_error), also with corrected=True and
+    irregular rows (negative or unsorted changepoints take the per-row path)."""
+    import pandas as pd
+    from trackverify.andi import synthetic as S
+    labels = S.make_labels(200, 200, seed=5)
+    preds = S.perturb(labels, seed=6, drop=0.1)
+    preds[3] = preds[3][:1] + [1.0, 0.5, 1.0, -3.0, 1.0, 0.7, 2.0, 200.0]  # negative cp
+    preds[4] = preds[4][:1] + [1.0, 0.5, 1.0, 150.0, 1.0, 0.7, 2.0, 40.0, 0.2, 2.5, 9.0, 200.0]
+    S.write_lines(tmp_path / "t.txt", labels)
+    S.write_lines(tmp_path / "p.txt", preds)
+    df_t, df_p = A.load_file_to_df(tmp_path / "t.txt"), A.load_file_to_df(tmp_path / "p.txt")
+    got = A.error_SingleTraj_dataset(df_p, df_t, prints=False, corrected=corrected)
+    pa, pd_, ps, gcp, pcp = [], [], [], [], []
+    for _, t in df_t.iterrows():
+        p = df_p[df_p.traj_idx == t.traj_idx]
+        if len(p) == 0:
+            pc, pal, pD, pst = [10], [0], [1], [0]
+            tc, tal, tD, tst = [20], [2], [1 + 1e5], [10]
+            gcp.append(tc)
+            pcp.append(pc)
+        else:
+            p = p.iloc[0]
+            pc, pal, pD, pst = np.array(p.changepoints).astype(int), p.alphas, p.Ds, p.states
+            tc, tal, tD, tst = np.array(t.changepoints).astype(int), t.alphas, t.Ds, t.states
+            gcp.append(tc[:-1])
+            pcp.append(pc[:-1])
+        a, d, s = A.segment_property_errors(tc, tal, tD, tst, pc, pal, pD, pst,
+                                            return_pairs=True, corrected=corrected)
+        pa.append(a)
+        pd_.append(d)
+        ps.append(s)
+    pa, pd_, ps = (np.vstack(x).astype(float) for x in (pa, pd_, ps))
+    hi = 2
+    bad_a = np.isnan(pa[:, 1]) | (pa[:, 1] > hi) | (pa[:, 1] < 0)
+    pa[bad_a, 1] = pa[bad_a, 0] + 2
+    if corrected:
+        bad_d = np.isnan(pd_[:, 1]) | (pd_[:, 1] < 1e-6) | (pd_[:, 1] > 1e6)
+    else:
+        bad_d = np.isnan(pd_[:, 1])
+        pd_ = np.abs(pd_)
+    pd_[bad_d, 1] = pd_[bad_d, 0] + 1e5
+    bad_s = (ps[:, 1] > 4) | (ps[:, 1] < 0)
+    ps[bad_s, 1] = 0
+    rmse, ji = A.ensemble_changepoint_error(gcp, pcp, threshold=10)
+    want = (rmse, ji, A.metric_anomalous_exponent(pa[:, 0], pa[:, 1]),
+            A.metric_diffusion_coefficient(pd_[:, 0], pd_[:, 1]),
+            A.metric_diffusive_state(ps[:, 0], ps[:, 1]))
+    assert got == pytest.approx(want, rel=1e-12)

@@ -1,0 +1,100 @@
+"""Format validation (EVALUATORS B2): each error and warning triggered alone by one variant."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from trackverify.conversion.format import (ERROR_CODES, WARNING_CODES, load_converted,
+                                           validate_format)
+from trackverify.conversion.synthetic import (SyntheticSpec, make_dataset, malformed_variants,
+                                              warning_variants)
+from trackverify.errors import InputError
+
+SPEC = SyntheticSpec(n_sessions=3, n_trials=4, n_neurons=6, n_bins=5)
+VALID = make_dataset(SPEC)
+VARIANTS = malformed_variants(VALID)
+WARNINGS = warning_variants(VALID)
+
+
+def test_valid_dataset_has_no_issue():
+    report = validate_format(VALID)
+    assert report.errors == [] and report.warnings == []
+
+
+def test_one_variant_per_error_code():
+    assert set(VARIANTS) == set(ERROR_CODES)
+    assert set(WARNINGS) == set(WARNING_CODES)
+
+
+@pytest.mark.parametrize("code", sorted(ERROR_CODES))
+def test_each_error_triggered_exactly(code):
+    report = validate_format(VARIANTS[code])
+    assert report.error_codes() == {code}
+    assert not report.ok
+    assert report.warning_codes() == set()
+
+
+@pytest.mark.parametrize("code", sorted(WARNING_CODES))
+def test_each_warning_triggered_exactly(code):
+    report = validate_format(WARNINGS[code])
+    assert report.errors == []
+    assert report.warning_codes() == {code}
+
+
+def test_variants_do_not_modify_the_original():
+    before = pickle.dumps(VALID)
+    malformed_variants(VALID)
+    warning_variants(VALID)
+    assert pickle.dumps(VALID) == before
+
+
+def test_binary_spike_data_is_valid():
+    # The intended variability rule: 0/1 spike data vary; only a constant dataset fails.
+    data = dict(VALID)
+    data["neural"] = [[(x > 1).astype(np.float64) for x in session] for session in VALID["neural"]]
+    assert validate_format(data).ok
+
+
+def test_all_zero_dataset_fails_variability():
+    data = dict(VALID)
+    data["neural"] = [[np.zeros_like(x) for x in session] for session in VALID["neural"]]
+    report = validate_format(data)
+    assert report.error_codes() == {"no_variability"}
+    assert report.warning_codes() == {"all_zero_trial"}
+
+
+def test_per_trial_inputs_and_outputs_are_valid():
+    data = dict(VALID)
+    data["input"] = [[u[:, 0] for u in session] for session in VALID["input"]]
+    data["output"] = [[y[:, 0] for y in session] for session in VALID["output"]]
+    assert validate_format(data).ok
+
+
+def test_messages_name_session_and_trial():
+    report = validate_format(VARIANTS["time_mismatch"])
+    assert "session 0, trial 0" in report.errors[0].message
+
+
+def test_summary_is_counted_per_code():
+    summary = validate_format(VARIANTS["non_finite"]).summary()
+    assert summary["n_errors"] == 1
+    assert summary["errors"]["non_finite"]["count"] == 1
+
+
+class Evil:
+    def __reduce__(self):
+        return (print, ("pwned",))
+
+
+def test_load_refuses_arbitrary_objects(tmp_path):
+    path = tmp_path / "converted_data.pkl"
+    path.write_bytes(pickle.dumps({"neural": Evil()}))
+    with pytest.raises(InputError, match="refused"):
+        load_converted(path)
+
+
+def test_load_round_trip(tmp_path):
+    path = tmp_path / "converted_data.pkl"
+    path.write_bytes(pickle.dumps(VALID))
+    assert validate_format(load_converted(path)).ok

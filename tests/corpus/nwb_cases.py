@@ -1,0 +1,155 @@
+"""Corpus cases of the NWB reader (``trackverify convert IN --to parquet``, io/nwb.py).
+
+Two valid files are written once with the package's own writer (ROI layout with neuron
+names, and the label-volume layout) and each case breaks a copy with h5py: missing groups
+and links, wrong shapes, labels that do not decode, files that are not HDF5. Every case is
+refused with exit 2 and a message naming the file and the group. Without the ``nwb`` extra
+the generator makes no case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from tests.corpus.make_corpus import Case, _raw, clean_observations, generator
+
+SEG = "processing/CalciumActivity/CalciumSeriesSegmentation"
+LABELS = "processing/CalciumActivity/NeuronIDs"
+VOLUME = "general/optophysiology/ImagingVolume"
+ROWS = 3
+
+
+def _replace(f, path: str, data, options: dict | None = None) -> None:
+    """Replace dataset ``path`` of open file ``f`` by ``data`` (``options``: of create_dataset)."""
+    parent, name = path.rsplit("/", 1)
+    del f[path]
+    f[parent].create_dataset(name, data=data, **(options or {}))
+
+
+def _ragged(h5py, values: list[np.ndarray], dtype) -> tuple[np.ndarray, dict]:
+    data = np.empty(len(values), dtype=object)
+    data[:] = values
+    return data, {"dtype": h5py.vlen_dtype(dtype)}
+
+
+def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
+    """``name: (base file, edit of the open file, fragment naming the group)``."""
+    t1 = f"{SEG}/Seg_tpoint_1"
+    structured = np.zeros(ROWS, dtype=[("x", "<u4"), ("y", "<u4"), ("weight", "<f4")])
+    return {
+        "no_module": ("rois", lambda f: f.__delitem__("processing/CalciumActivity"), SEG),
+        "no_segmentation": ("rois", lambda f: f.__delitem__(SEG), SEG),
+        "no_frames": ("rois", lambda f: [f[SEG].__delitem__(n) for n in list(f[SEG])],
+                      "holds no Seg_tpoint_{t}"),
+        "segmentation_is_dataset": ("rois", lambda f: (f.__delitem__(SEG), f.create_dataset(
+            SEG, data=np.zeros(3))), f"'{SEG}' is not a group"),
+        "no_voxel_mask": ("rois", lambda f: f.__delitem__(f"{t1}/voxel_mask"),
+                          "Seg_tpoint_1' has no 'voxel_mask'"),
+        "no_voxel_mask_index": ("rois", lambda f: f.__delitem__(f"{t1}/voxel_mask_index"),
+                                "Seg_tpoint_1' has no 'voxel_mask_index'"),
+        "voxel_mask_two_columns": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
+                                                              np.zeros((ROWS, 2))),
+                                   "Seg_tpoint_1/voxel_mask' must be (voxels, 4)"),
+        "voxel_mask_without_z": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask", structured),
+                                 "Seg_tpoint_1/voxel_mask' has no field 'z'"),
+        "voxel_mask_index_past_end": ("rois", lambda f: _replace(
+            f, f"{t1}/voxel_mask_index", np.array([1, 2, 7])),
+            "Seg_tpoint_1/voxel_mask_index' does not index voxel_mask"),
+        "voxel_mask_index_decreasing": ("rois", lambda f: _replace(
+            f, f"{t1}/voxel_mask_index", np.array([2, 1, 3])),
+            "Seg_tpoint_1/voxel_mask_index' does not index voxel_mask"),
+        "frame_with_fewer_rows": ("rois", lambda f: (
+            _replace(f, f"{t1}/voxel_mask_index", np.array([1, 2])),
+            _replace(f, f"{t1}/voxel_mask", f[f"{t1}/voxel_mask"][:2])),
+            "Seg_tpoint_1' has 2 rows but the first frame has 3"),
+        "track_column_short": ("rois", lambda f: _replace(f, f"{t1}/track", np.arange(2)),
+                               "Seg_tpoint_1/track' has 2 values for 3 rows"),
+        "no_imaging_plane_link": ("rois", lambda f: f.__delitem__(
+            f"{SEG}/Seg_tpoint_0/imaging_plane"), "has no 'imaging_plane' link"),
+        "no_grid_spacing": ("rois", lambda f: f.__delitem__(f"{VOLUME}/grid_spacing"),
+                            "has no grid_spacing"),
+        "grid_spacing_two_values": ("rois", lambda f: _replace(
+            f, f"{VOLUME}/grid_spacing", np.array([1.0, 1.0])),
+            "imaging_plane/grid_spacing' must hold 3 finite numbers"),
+        "grid_spacing_nan": ("rois", lambda f: _replace(
+            f, f"{VOLUME}/grid_spacing", np.array([1.0, np.nan, 1.0])),
+            "imaging_plane/grid_spacing' must hold 3 finite numbers"),
+        "grid_spacing_zero": ("rois", lambda f: _replace(
+            f, f"{VOLUME}/grid_spacing", np.zeros(3)), "grid_spacing' must be > 0"),
+        "grid_spacing_unknown_unit": ("rois", lambda f: f[f"{VOLUME}/grid_spacing"].attrs
+                                      .__setitem__("unit", "furlongs"),
+                                      "grid_spacing' has unknown unit 'furlongs'"),
+        "labels_dataset_missing": ("rois", lambda f: f.__delitem__(f"{LABELS}/labels"),
+                                   f"'{LABELS}' has no 'labels' dataset"),
+        "labels_undecodable_bytes": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.array([b"\xff\xfe", b"AVAR", b"x"])),
+            f"'{LABELS}/labels' cannot be decoded as text"),
+        "labels_ragged_floats": ("rois", lambda f: _replace(f, f"{LABELS}/labels", *_ragged(
+            h5py, [np.array([65.5, 86.0]), np.array([1.0]), np.array([])], np.float64)),
+            f"'{LABELS}/labels' cannot be decoded as text"),
+        "labels_three_dimensional": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.full((ROWS, 2, 2), 65, dtype=np.uint8)),
+            f"'{LABELS}/labels' cannot be decoded as text"),
+        "labels_too_few": ("rois", lambda f: _replace(f, f"{LABELS}/labels", np.array([b"AVAL"])),
+                           f"'{LABELS}/labels' has 1 labels for 3 neurons"),
+        "volume_three_dimensional": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", np.zeros((2, 4, 4), dtype=np.uint16)),
+            "CalciumSeriesSegmentation/data' must be a [t, x, y, z] label volume"),
+        "volume_float_labels": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", np.ones((2, 4, 4, 1))),
+            "CalciumSeriesSegmentation/data' must hold integer labels"),
+        "volume_negative_labels": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", np.full((2, 4, 4, 1), -1, dtype=np.int16)),
+            "CalciumSeriesSegmentation/data' holds negative labels"),
+        "volume_all_background": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", np.zeros((2, 4, 4, 1), dtype=np.uint16)),
+            "CalciumSeriesSegmentation/data' holds no labelled voxel"),
+        "volume_no_imaging_volume_link": ("labels", lambda f: f.__delitem__(
+            f"{SEG}/imaging_volume"), "has no 'imaging_volume' link"),
+    }
+
+
+def _convert(root: Path, case: str, source: Path, fragments: list[str]) -> Case:
+    out = root / case / "out"
+    return Case(case, ["convert", str(source), "--to", "parquet", "--out", str(out)], 2,
+                fragments, out)
+
+
+@generator
+def nwb_cases(root: Path) -> list[Case]:
+    try:
+        import h5py
+
+        from trackverify.io.nwb import write_nwb
+    except ImportError:
+        return []
+    obs = clean_observations(frames=3, tracks=ROWS)
+    obs["neuron_name"] = ["AVAL", "AVAR?", ""] * 3
+    base = {"rois": write_nwb(obs, root / "nwb_base" / "rois.nwb"),
+            "labels": write_nwb(obs.drop(columns="neuron_name"), root / "nwb_base" / "labels.nwb",
+                                layout="labels", voxel_um=5.0)}
+    data = {layout: path.read_bytes() for layout, path in base.items()}
+    cases = []
+    for name, (layout, edit, fragment) in _mutations(h5py).items():
+        case = f"nwb_{name}"
+        path = _raw(root, case, "w.nwb", data[layout])
+        with h5py.File(path, "a") as f:
+            edit(f)
+        cases.append(_convert(root, case, path, [str(path), fragment]))
+    for name, raw, fragment in [
+        ("empty_file", b"", "not a readable NWB (HDF5) file"),
+        ("text_file", b"recording,frame\nr1,0\n", "not a readable NWB (HDF5) file"),
+        ("truncated", data["rois"][: len(data["rois"]) // 3], "not a readable NWB (HDF5) file"),
+    ]:
+        path = _raw(root, f"nwb_{name}", "w.nwb", raw)
+        cases.append(_convert(root, f"nwb_{name}", path, [str(path), fragment]))
+    # A folder of NWB files: the broken one is named.
+    folder = root / "nwb_folder_one_broken"
+    _raw(root, folder.name, "a.nwb", data["rois"])
+    broken = _raw(root, folder.name, "b.nwb", b"\x89HDF\r\n\x1a\n broken")
+    cases.append(_convert(root, folder.name, folder, [str(broken),
+                                                      "not a readable NWB (HDF5) file"]))
+    return cases

@@ -1,0 +1,51 @@
+"""Helpers of the canonical-metric tests: the reference-library runner and result names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+MOT_PYTHON = ROOT / ".venv-mot" / "bin" / "python"
+sys.path.insert(0, str(HERE))
+
+from mot_scenes import save_npz  # noqa: E402
+
+
+def run_reference(tmp_path: Path, scenes: dict, zero_distance: float, *flags: str) -> dict:
+    """TrackEval + py-motmetrics results on ``scenes`` (zero_distance 0 = by detection)."""
+    if not MOT_PYTHON.exists():
+        pytest.skip("reference environment .venv-mot is absent (make test builds it)")
+    path = tmp_path / "scenes.npz"
+    save_npz(path, scenes, zero_distance)
+    done = subprocess.run([str(MOT_PYTHON), str(HERE / "mot_reference.py"), str(path), *flags],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def trackeval_summary(res: dict) -> dict:
+    """TrackEval's results under our names (array fields averaged over alpha)."""
+    h, c, i = res["HOTA"], res["CLEAR"], res["Identity"]
+    out = {k.lower(): float(np.mean(h[k])) for k in
+           ("HOTA", "DetA", "AssA", "LocA", "DetRe", "DetPr", "AssRe", "AssPr")}
+    out.update({"mota": c["MOTA"], "motp": c["MOTP"], "idsw": c["IDSW"], "frag": c["Frag"],
+                "clr_tp": c["CLR_TP"], "clr_fn": c["CLR_FN"], "clr_fp": c["CLR_FP"],
+                "idf1": i["IDF1"], "idp": i["IDP"], "idr": i["IDR"], "idtp": i["IDTP"],
+                "idfn": i["IDFN"], "idfp": i["IDFP"]})
+    return out
+
+
+def motmetrics_summary(res: dict) -> dict:
+    """py-motmetrics results under our names (its MOTP is a distance: 1 - similarity)."""
+    return {"mota": res["mota"], "motp": 1.0 - res["motp"], "idsw": res["num_switches"],
+            "frag": res["num_fragmentations"], "clr_tp": res["num_detections"],
+            "clr_fn": res["num_misses"], "clr_fp": res["num_false_positives"],
+            "idf1": res["idf1"], "idp": res["idp"], "idr": res["idr"], "idtp": res["idtp"],
+            "idfn": res["idfn"], "idfp": res["idfp"]}

@@ -1,0 +1,137 @@
+"""``trackverify evaluate`` on good and bad input: a clear one-line message and exit 2, or a
+documented count; never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from trackverify import evaluate_tracking
+from trackverify.cli import main
+
+REF = pd.DataFrame({"recording": ["a"] * 4, "frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
+                    "x_um": [0.0, 20.0, 0.5, 20.5], "y_um": [0.0, 0.0, 0.0, 0.0],
+                    "z_um": [1.0, 1.0, 1.0, 1.0], "detection": [0, 1, 2, 3]})
+PRED = pd.DataFrame({"recording": ["a"] * 4, "frame": [0, 0, 1, 1], "pred_id": [7, 8, 7, 8],
+                     "detection": [0, 1, 2, 3]})
+
+
+def run(tmp_path, ref, pred, *extra, ref_name="ref.csv", pred_name="pred.csv", capsys=None):
+    for df, name in ((ref, ref_name), (pred, pred_name)):
+        path = tmp_path / name
+        if isinstance(df, str):
+            path.write_text(df)
+        elif name.endswith(".parquet"):
+            df.to_parquet(path, index=False)
+        else:
+            df.to_csv(path, index=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--reference", str(tmp_path / ref_name), "--predictions",
+              str(tmp_path / pred_name), "--out", str(tmp_path / "out"), *extra])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return exit_info.value.code, captured.out, captured.err
+
+
+def results(tmp_path):
+    return json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def test_clean_run_writes_results(tmp_path, capsys):
+    code, out, _ = run(tmp_path, REF, PRED, capsys=capsys)
+    assert code == 0 and "results.json" in out
+    data = results(tmp_path)
+    assert data["settings"] == {"linked_by": "detection", "zero_distance_um": 5.0}
+    a = data["tracking_gt"]["a"]
+    assert a["correct_observation_rate"] == 1.0 and a["hota"] == 1.0 and a["mota"] == 1.0
+    assert set(data["tracking_gt"]) == {"a", "pooled"}
+
+
+def test_parquet_and_positions(tmp_path, capsys):
+    pred = PRED.drop(columns="detection").assign(x_um=[0.0, 20.0, 3.0, 20.5],
+                                                 y_um=0.0, z_um=1.0)
+    code, _, _ = run(tmp_path, REF.drop(columns="detection"), pred, ref_name="ref.parquet",
+                     pred_name="pred.parquet", capsys=capsys)
+    assert code == 0
+    a = results(tmp_path)["tracking_gt"]["a"]
+    # Frame 1, track 1: the prediction is 2.5 um away -> similarity exactly 0.5 -> matched.
+    assert (a["clr_tp"], a["correct_observation_rate"]) == (4, 1.0)
+    assert results(tmp_path)["settings"]["linked_by"] == "position"
+
+
+def test_unknown_recording(tmp_path, capsys):
+    pred = pd.concat([PRED, PRED.iloc[:1].assign(recording="zz")])
+    code, _, err = run(tmp_path, REF, pred, capsys=capsys)
+    assert code == 2 and "column 'recording', row 5" in err and "'zz'" in err
+
+
+def test_null_pred_id(tmp_path, capsys):
+    pred = PRED.astype({"pred_id": "Int64"})
+    pred.loc[2, "pred_id"] = pd.NA
+    code, _, err = run(tmp_path, REF, pred, capsys=capsys)
+    assert code == 2 and "column 'pred_id', row 3" in err and "missing id" in err
+    code, _, err = run(tmp_path, REF, pred.assign(pred_valid=True), capsys=capsys)
+    assert code == 2 and "pred_valid = false" in err
+    # Marked invalid, a null pred_id is simply a missing prediction.
+    code, _, _ = run(tmp_path, REF, pred.assign(pred_valid=pred["pred_id"].notna()),
+                     capsys=capsys)
+    a = results(tmp_path)["tracking_gt"]["a"]
+    assert code == 0 and a["correct_observation_rate"] == 0.75 and a["clr_fn"] == 1
+
+
+def test_two_predictions_on_one_detection_count_as_extra(tmp_path, capsys):
+    pred = pd.concat([PRED, pd.DataFrame({"recording": ["a"], "frame": [1], "pred_id": [9],
+                                          "detection": [2]})])
+    code, _, _ = run(tmp_path, REF, pred, capsys=capsys)
+    a = results(tmp_path)["tracking_gt"]["a"]
+    assert code == 0
+    assert a["extra_predicted_observations"] == 1 and a["correct_observation_rate"] == 1.0
+    assert (a["clr_tp"], a["clr_fp"]) == (4, 1)
+
+
+def test_same_pred_id_twice_in_a_frame(tmp_path, capsys):
+    pred = PRED.assign(pred_id=[7, 7, 7, 8])
+    code, _, err = run(tmp_path, REF, pred, capsys=capsys)
+    assert code == 2 and "pred_id 7 is given to two predictions in frame 0" in err
+    assert "row 2" in err
+
+
+def test_mismatched_dimensionality(tmp_path, capsys):
+    pred = PRED.assign(x_um=0.0, y_um=0.0)
+    code, _, err = run(tmp_path, REF, pred, capsys=capsys)
+    assert code == 2 and "2-D but the reference is 3-D" in err
+
+
+def test_empty_files(tmp_path, capsys):
+    code, _, err = run(tmp_path, REF, "", capsys=capsys)
+    assert code == 2 and "the file is empty" in err
+    code, _, err = run(tmp_path, "recording,frame,track,x_um,y_um\n", PRED, capsys=capsys)
+    assert code == 2 and "has no rows" in err
+    # Predictions with a header and no rows: every reference observation is missed.
+    code, _, _ = run(tmp_path, REF.drop(columns="detection"),
+                     "recording,frame,pred_id,x_um,y_um,z_um\n", capsys=capsys)
+    a = results(tmp_path)["tracking_gt"]["a"]
+    assert code == 0 and a["clr_fn"] == 4 and a["correct_observation_rate"] == 0.0
+    assert a["motp"] is None and a["hota"] == 0.0
+
+
+def test_no_way_to_link(tmp_path, capsys):
+    code, _, err = run(tmp_path, REF.drop(columns="detection"), PRED.drop(columns="detection"),
+                       capsys=capsys)
+    assert code == 2 and "predictions need either a 'detection' column" in err
+
+
+def test_bad_zero_distance_and_missing_file(tmp_path, capsys):
+    code, _, err = run(tmp_path, REF, PRED, "--zero-distance-um", "0", capsys=capsys)
+    assert code == 2 and "zero_distance_um must be a positive number" in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--reference", str(tmp_path / "nope.csv"), "--predictions",
+              str(tmp_path / "pred.csv")])
+    assert exit_info.value.code == 2 and "file not found" in capsys.readouterr().err
+
+
+def test_recording_named_pooled_is_refused():
+    with pytest.raises(Exception, match="may not be called 'pooled'"):
+        evaluate_tracking(REF.assign(recording="pooled"), PRED.assign(recording="pooled"))

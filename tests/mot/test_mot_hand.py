@@ -1,0 +1,138 @@
+"""Canonical metrics on hand-computed cases, and the documented divergences between the
+reference libraries shown on the smallest scenes that exhibit them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
+
+from trackverify import mot
+
+ZD = 5.0
+
+
+def scene(gt: list[tuple], pred: list[tuple]) -> dict:
+    """gt / pred rows: (frame, id, x); y = 0 (2-D points)."""
+    def side(rows, name):
+        rows = np.array(rows, dtype=float).reshape(-1, 3)
+        return {f"{name}_frame": rows[:, 0].astype(np.int64), f"{name}_id": rows[:, 1].astype(
+            np.int64), f"{name}_xyz": np.column_stack([rows[:, 2], np.zeros(len(rows))]),
+            f"{name}_det": np.arange(len(rows)) + (0 if name == "gt" else 10_000)}
+    return {**side(gt, "gt"), **side(pred, "pred")}
+
+
+def metrics(s: dict) -> dict:
+    pairs = mot.similarity_pairs(s["gt_frame"], s["gt_xyz"], s["pred_frame"], s["pred_xyz"], ZD)
+    return mot.canonical_metrics(s["gt_frame"], s["gt_id"], s["pred_frame"], s["pred_id"],
+                                 *pairs)
+
+
+# Frame without any prediction between two tracked frames.
+NO_PRED_FRAME = scene(gt=[(0, 1, 0), (1, 1, 0), (2, 1, 0), (3, 1, 0)],
+                      pred=[(0, 7, 0), (1, 7, 0), (3, 7, 0)])
+# Reference id absent in frame 2 while another id keeps the frame busy.
+ABSENT_ID = scene(gt=[(0, 1, 0), (1, 1, 0), (3, 1, 0)] + [(f, 2, 50) for f in range(4)],
+                  pred=[(0, 7, 0), (1, 7, 0), (3, 7, 0)] + [(f, 8, 50) for f in range(4)])
+# A matched to p, missed in frame 1, then p (similarity 0.6) competes with q (1.0).
+OLD_PAIRING = scene(gt=[(0, 1, 0), (1, 1, 0), (2, 1, 0)],
+                    pred=[(0, 7, 0), (1, 7, 100), (2, 7, 2), (2, 8, 0)])
+# Continuation from the previous frame beats a better similarity.
+CONTINUATION = scene(gt=[(0, 1, 0), (1, 1, 0)], pred=[(0, 7, 0), (1, 7, 2), (1, 8, 0)])
+
+
+def test_similarity_is_one_minus_distance_over_zero_distance():
+    gi, pj, sim = mot.similarity_pairs([0, 0, 1], [[0, 0], [10, 0], [0, 0]], [0, 0, 1],
+                                       [[3, 4], [0, 0], [6, 8]], 10.0)
+    # frame 0: gt0-(3,4) d=5 -> 0.5; gt0-(0,0) d=0 -> 1; gt1-(3,4) d=8.06 -> 0.194; gt1-(0,0)
+    # d=10 -> 0 (dropped); frame 1: gt2-(6,8) d=10 -> 0 (dropped).
+    order = np.lexsort((pj, gi))
+    gi, pj, sim = gi[order], pj[order], sim[order]
+    assert gi.tolist() == [0, 0, 1] and pj.tolist() == [0, 1, 0]
+    np.testing.assert_allclose(sim, [0.5, 1.0, 1 - np.sqrt(49 + 16) / 10], rtol=0, atol=1e-15)
+
+
+def test_hota_by_hand():
+    # One id, two frames, similarities 1.0 and 0.6: the 0.6 match counts at alphas
+    # 0.05..0.60 (12 of 19). Per alpha: TP 2 -> DetA 1, AssA 1, LocA 0.8, AssRe 1;
+    # TP 1 -> DetA = AssA = 1/3, LocA 1, DetRe = AssRe = 0.5.
+    m = metrics(scene(gt=[(0, 1, 0), (1, 1, 0)], pred=[(0, 7, 0), (1, 7, 2)]))
+    assert m["hota"] == pytest.approx((12 + 7 / 3) / 19, abs=1e-12)
+    assert m["deta"] == pytest.approx((12 + 7 / 3) / 19, abs=1e-12)
+    assert m["loca"] == pytest.approx((12 * 0.8 + 7) / 19, abs=1e-12)
+    assert m["detre"] == pytest.approx((12 + 7 * 0.5) / 19, abs=1e-12)
+    assert m["assre"] == pytest.approx((12 + 7 * 0.5) / 19, abs=1e-12)
+    assert (m["mota"], m["motp"], m["idf1"]) == (1.0, pytest.approx(0.8), 1.0)
+
+
+def test_frame_without_predictions_does_not_break_a_run():
+    # TrackEval skips frame 2 (no prediction): the id is tracked in frames 0, 1, 3 as one
+    # run -> Frag 0; FN 1. A reset reading (and motmetrics) would count 1.
+    m = metrics(NO_PRED_FRAME)
+    assert (m["frag"], m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (0, 3, 1, 0, 0)
+    assert m["mota"] == pytest.approx(0.75)
+
+
+def test_absent_reference_id_breaks_a_run():
+    # Frame 2 is processed (id 2 is there); id 1 is not matched in it -> two runs -> Frag 1.
+    m = metrics(ABSENT_ID)
+    assert (m["frag"], m["clr_tp"], m["clr_fn"], m["idsw"]) == (1, 7, 0, 0)
+
+
+def test_continuation_is_preferred_over_similarity():
+    # Frame 1: p continues (1000 + 0.6) and beats q (1.0): TP 2, FP 1, IDSW 0.
+    m = metrics(CONTINUATION)
+    assert (m["clr_tp"], m["clr_fp"], m["idsw"]) == (2, 1, 0)
+    assert m["mota"] == pytest.approx(0.5) and m["motp"] == pytest.approx(0.8)
+
+
+def test_continuation_only_from_the_previous_frame():
+    # Frame 1 misses A, so in frame 2 nothing continues: q (1.0) beats p (0.6) and, A's last
+    # match being p, that is a switch. TP 2, FN 1, FP 2, IDSW 1: MOTA = (2 - 2 - 1) / 3.
+    m = metrics(OLD_PAIRING)
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (2, 1, 2, 1)
+    assert m["mota"] == pytest.approx(-1 / 3) and m["motp"] == pytest.approx(1.0)
+
+
+def test_reference_libraries_on_the_divergent_cases(tmp_path):
+    """TrackEval agrees with us on all four; motmetrics differs exactly where documented."""
+    cases = {"no_pred_frame": NO_PRED_FRAME, "absent_id": ABSENT_ID,
+             "old_pairing": OLD_PAIRING, "continuation": CONTINUATION}
+    ref = run_reference(tmp_path, cases, ZD)
+    for name, s in cases.items():
+        mine, te = metrics(s), trackeval_summary(ref["trackeval"][name])
+        for key in ("mota", "motp", "idsw", "frag", "clr_tp", "clr_fn", "clr_fp", "hota", "idf1"):
+            assert mine[key] == pytest.approx(te[key], abs=1e-12), (name, key)
+    mm = {name: motmetrics_summary(ref["motmetrics"][name]) for name in cases}
+    assert mm["no_pred_frame"]["frag"] == 1          # a miss inside the track span
+    assert mm["absent_id"]["frag"] == 0              # absence is not a miss
+    assert (mm["old_pairing"]["idsw"], mm["old_pairing"]["mota"]) == (0, 0)  # keeps p
+    assert mm["old_pairing"]["motp"] == pytest.approx(0.8)
+    assert mm["continuation"]["mota"] == pytest.approx(0.5)  # agrees when pairing is fresh
+
+
+def test_undefined_values_are_none():
+    empty = mot.canonical_metrics([], [], [], [], [], [], [])
+    assert all(empty[k] is None for k in mot.METRICS if k not in ("idsw", "frag"))
+    only_pred = mot.canonical_metrics([], [], [0, 1], [5, 5], [], [], [])
+    assert only_pred["mota"] is None and only_pred["detre"] is None
+    assert only_pred["hota"] == 0 and only_pred["idf1"] == 0 and only_pred["idp"] == 0
+    assert only_pred["clr_fp"] == 2
+
+
+def test_clear_metrics_accepts_any_similarity():
+    # Two frames, one reference id, one prediction; a custom similarity below 0.5 in frame 1.
+    out = mot.clear_metrics([0, 1], [3, 3], [0, 1], [9, 9], [0, 1], [0, 1], [0.9, 0.4])
+    assert (out["clr_tp"], out["clr_fn"], out["clr_fp"], out["idsw"]) == (1, 1, 1, 0)
+    assert out["mota"] == 0.0 and out["motp"] == pytest.approx(0.9)
+    strict = mot.clear_metrics([0, 1], [3, 3], [0, 1], [9, 9], [0, 1], [0, 1], [0.9, 0.4],
+                               threshold=0.95)
+    assert strict["clr_tp"] == 0 and strict["motp"] is None
+
+
+def test_crowded_component_uses_the_best_assignment():
+    # Frame 0: two references at x=0 and x=1.5, predictions at 0.4 and 1.2; all four pairs
+    # are candidates (d <= 1.5). Best total similarity pairs them in order:
+    # (1 - 0.4/5) + (1 - 0.3/5) = 1.86 against (1 - 1.2/5) + (1 - 1.1/5) = 1.54.
+    m = metrics(scene(gt=[(0, 1, 0), (0, 2, 1.5)], pred=[(0, 7, 0.4), (0, 8, 1.2)]))
+    assert m["clr_tp"] == 2 and m["motp"] == pytest.approx((0.92 + 0.94) / 2)

@@ -1,0 +1,177 @@
+"""A1 body tracking: CLEAR-MOT counts and MOTA from the tip error (hand-computed)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from trackverify.stages import synthetic as S
+from trackverify.stages.body_tracking import _clear_mota
+
+T, A = 10, 10.0
+
+
+def _trx(tracks):
+    """tracks: list of (firstframe, x array, y array, theta array)."""
+    n = len(tracks)
+    out = {"x": [], "y": [], "theta": [], "a": [], "b": [], "dt": [], "off": []}
+    for ff, x, y, th in tracks:
+        m = len(x)
+        out["x"].append(np.asarray(x, float))
+        out["y"].append(np.asarray(y, float))
+        out["theta"].append(np.asarray(th, float))
+        out["a"].append(np.full(m, A))
+        out["b"].append(np.full(m, 4.0))
+        out["dt"].append(np.full(m - 1, 1 / 150))
+        out["off"].append(np.array([-ff]))
+    ff = np.array([t[0] for t in tracks])
+    nf = np.array([len(t[1]) for t in tracks])
+    out.update(firstframe=ff, endframe=ff + nf - 1, nframes=nf, ntargets=n,
+               timestamps=np.arange(T) / 150)
+    return out
+
+
+def _still(ff, m, x, y=100.0, theta=0.0):
+    return (ff, np.full(m, x), np.full(m, y), np.full(m, theta))
+
+
+GT = _trx([_still(0, T, 100.0), _still(0, T, 300.0)])
+
+
+def _write(root, who, trx):
+    S.write_pickle(root / who / "exp_1" / "trx.pkl", trx)
+
+
+@pytest.fixture
+def world(tmp_path):
+    _write(tmp_path, "gt", GT)
+    base = copy.deepcopy(GT)
+    base["x"][1] = base["x"][1].copy()
+    base["x"][1][:2] = np.nan                       # 2 misses: MOTA_ref = 1 - 2/20 = 0.9
+    _write(tmp_path, "ref", base)
+    return tmp_path
+
+
+def test_identity_switch_hand_computed(world, run_stage):
+    # fly 0 followed by track 0 on frames 0-4, then by a new track 2 on frames 5-9
+    sub = _trx([_still(0, 5, 100.0), _still(0, T, 300.0), _still(5, 5, 100.0)])
+    _write(world, "sub", sub)
+    res = run_stage("body-tracking", world, ground_truth=True)
+    counts = res.per_experiment["exp_1"]["submission"]
+    assert (counts["idsw"], counts["fn"], counts["fp"], counts["gt"]) == (1, 0, 0, 20)
+    assert counts["mota"] == pytest.approx(0.95)
+    assert res.per_experiment["exp_1"]["reference"]["mota"] == pytest.approx(0.9)
+    assert res.score == pytest.approx(0.1 / 0.05) and res.verdict == "pass"
+
+
+def test_head_abdomen_flip_is_a_miss_and_a_false_positive(world, run_stage):
+    sub = copy.deepcopy(GT)
+    sub["theta"][1] = sub["theta"][1].copy()
+    sub["theta"][1][3] = np.pi                      # err = 4 > 1
+    _write(world, "sub", sub)
+    counts = run_stage("body-tracking", world, ground_truth=True).per_experiment["exp_1"]
+    assert (counts["submission"]["fn"], counts["submission"]["fp"]) == (1, 1)
+    assert counts["ratio"] == pytest.approx(1.0) and counts["passed"] is True  # 0.9 vs 0.9
+
+
+def test_gate(world, run_stage):
+    # 5 px shift: err = (5 + 5) / 10 / 2 = 0.5 <= 1 matched; 25 px: err 2.5 -> FN + FP
+    sub = _trx([_still(0, T, 105.0), _still(0, T, 325.0)])
+    _write(world, "sub", sub)
+    counts = run_stage("body-tracking", world, ground_truth=True).per_experiment["exp_1"]
+    assert counts["submission"]["tp"] == 10 and counts["submission"]["fp"] == 10
+    assert counts["submission"]["mota"] == pytest.approx(1 - 20 / 20)
+    assert counts["ratio"] == pytest.approx(0.1 / 1.0) and counts["passed"] is False
+
+
+def test_idsw_variants():
+    # one GT, tracks 0 then (after a missed frame) 1
+    gt = np.ones((3, 1), bool)
+    pred = np.array([[True, False], [False, False], [False, True]])
+    err = np.array([[[0.0, np.inf]], [[np.inf, np.inf]], [[np.inf, 0.0]]])
+    last = _clear_mota(gt, pred, err, 1.0, "last_matched")
+    cons = _clear_mota(gt, pred, err, 1.0, "consecutive")
+    assert (last["idsw"], last["fn"]) == (1, 1) and last["mota"] == pytest.approx(1 - 2 / 3)
+    assert cons["idsw"] == 0 and cons["mota"] == pytest.approx(1 - 1 / 3)
+
+
+def test_ambiguous_frames_use_the_assignment():
+    # two GT flies and two tracks all within the gate; the optimal pairing is the diagonal
+    gt = np.ones((2, 2), bool)
+    pred = np.ones((2, 2), bool)
+    err = np.array([[[0.0, 0.4], [0.4, 0.0]], [[0.1, 0.3], [0.35, 0.2]]])
+    out = _clear_mota(gt, pred, err, 1.0)
+    assert out["frames_assigned"] == 2 and out["tp"] == 4 and out["idsw"] == 0
+    assert out["mota"] == 1.0
+
+
+def test_frames_without_gt_are_ignored():
+    gt = np.array([[True], [False]])
+    pred = np.array([[True], [True]])
+    err = np.array([[[0.0]], [[np.inf]]])
+    assert _clear_mota(gt, pred, err, 1.0)["fp"] == 0
+
+
+def test_perfect_scores_the_cap(world, run_stage):
+    _write(world, "sub", GT)
+    res = run_stage("body-tracking", world, ground_truth=True)
+    assert res.score == 10.0 and res.verdict == "pass"
+
+
+def test_synthetic_flies_perfect_against_perfect_baseline(tmp_path, run_stage):
+    t = S.file_trx(S.fly_experiment(4, n_flies=5, n_frames=300), mm=False)
+    for who in ("gt", "ref", "sub"):
+        _write(tmp_path, who, t)
+    res = run_stage("body-tracking", tmp_path, ground_truth=True)
+    assert res.score == 2.0 and res.verdict == "pass"       # 0/0 edge rule: r = 2
+
+
+@pytest.mark.parametrize("breakage, reason", [
+    ("theta", "missing key"), ("dt", "len(dt[0])"), ("list", "must be a list"),
+])
+def test_broken_format_fails_with_reason(world, run_stage, breakage, reason):
+    sub = copy.deepcopy(GT)
+    if breakage == "theta":
+        del sub["theta"]
+    elif breakage == "dt":
+        sub["dt"][0] = np.zeros(T)
+    else:
+        sub["x"] = np.zeros(3)
+    _write(world, "sub", sub)
+    res = run_stage("body-tracking", world, ground_truth=True)
+    assert res.verdict == "fail" and res.score == 0.0
+    assert any(reason in p for p in res.problems), res.problems
+
+
+class _Exploit:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_malicious_trx_is_refused_without_running(world, run_stage):
+    marker = world / "pwned"
+    (world / "sub" / "exp_1").mkdir(parents=True)
+    (world / "sub" / "exp_1" / "trx.pkl").write_bytes(pickle.dumps(_Exploit(marker)))
+    res = run_stage("body-tracking", world, ground_truth=True)
+    assert res.verdict == "fail" and "refused to load" in res.problems[0]
+    assert not marker.exists()
+
+
+def test_nan_gaps_count_as_missing(tmp_path, run_stage):
+    t = S.file_trx(S.fly_experiment(5, n_flies=3, n_frames=200), mm=False)
+    gappy = S.with_nan_gaps(t, seed=1)
+    missing = sum(int(np.isnan(x).sum()) for x in gappy["x"])
+    _write(tmp_path, "gt", t)
+    _write(tmp_path, "ref", t)
+    _write(tmp_path, "sub", gappy)
+    counts = run_stage("body-tracking", tmp_path, ground_truth=True).per_experiment["exp_1"]
+    assert missing > 0
+    assert counts["submission"]["fn"] == missing and counts["submission"]["fp"] == 0
+    assert counts["submission"]["mota"] == pytest.approx(1 - missing / 600)

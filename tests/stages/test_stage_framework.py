@@ -1,0 +1,84 @@
+"""Tolerance ratios, capping, pass rules and verdicts (hand-computed expectations)."""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from trackverify.errors import InputError
+from trackverify.io.safe_pickle import load_restricted, loads_restricted
+from trackverify.scoring import (
+    capped_mean, pass_error_ratio, pass_max_abs, pass_relative, tolerance_ratio, verdict)
+from trackverify.stages.common import summarise_ratios
+
+
+def test_ratio_and_edge_rules():
+    assert float(tolerance_ratio(2.0, 0.5)) == 4.0
+    assert float(tolerance_ratio(1.0, -0.5)) == 2.0          # |err|
+    assert math.isinf(float(tolerance_ratio(1.0, 0.0)))      # err = 0 -> +inf
+    assert float(tolerance_ratio(1.0, 0.0, cap=2.0)) == 2.0  # ... which the cap turns into 2
+    assert float(tolerance_ratio(0.0, 0.3)) == 0.0           # tau = 0, err > 0
+    assert float(tolerance_ratio(0.0, 0.0)) == 2.0           # tau = 0, err = 0
+    assert float(tolerance_ratio(1.0, np.nan)) == 0.0        # NaN error
+    assert tolerance_ratio([1.0, 3.0], [4.0, 1.0], cap=2.0).tolist() == [0.25, 2.0]
+
+
+def test_capped_mean_with_validity():
+    r = np.array([[3.0, 0.5], [1.0, 4.0]])                   # criteria x experiments
+    # min(2, r) = [[2, .5], [1, 2]]; experiment 2 invalid -> [[2, 0], [1, 0]]
+    assert capped_mean(r, 2.0, [True, False]) == pytest.approx(3.0 / 4)
+    assert capped_mean(r, 2.0) == pytest.approx(5.5 / 4)
+
+
+def test_pass_rules():
+    assert pass_relative(0.95, 1.0, 0.05) and not pass_relative(0.94, 1.0, 0.05)
+    assert pass_error_ratio(1.7, 1.0, 1.7) and not pass_error_ratio(1.71, 1.0, 1.7)
+    assert pass_max_abs([1.0, 2.0], [1.0005, 2.0], 1e-3)
+    assert not pass_max_abs([1.0, np.nan], [1.0, 2.0], 1e-3)
+    assert not pass_max_abs([1.0], [1.1], 1e-3)
+
+
+def test_verdicts():
+    assert verdict([True] * 9 + [False], 0.5) == "pass"          # 90 % = "nearly all"
+    assert verdict([True] * 8 + [False] * 2, 1.2) == "partial"   # mean score >= 1
+    assert verdict([True] * 8 + [False] * 2, 0.99) == "fail"
+    assert verdict([True], 2.0, structural_failure=True) == "fail"
+    assert verdict([False], 2.0, partial_ok=False) == "fail"
+
+
+def test_summarise_ratios_hand_grid():
+    ratios = {"e1": np.array([3.0, 1.0]), "e2": np.array([0.5, 2.0]), "e3": None}
+    score, result, criteria, passed = summarise_ratios(["c1", "c2"], ratios, cap=2.0,
+                                                       nearly_all=0.9)
+    # capped with v: c1 = (2 + .5 + 0)/3, c2 = (1 + 2 + 0)/3
+    assert criteria["c1"]["mean_capped_ratio"] == pytest.approx(2.5 / 3)
+    assert score == pytest.approx((2.5 / 3 + 1.0) / 2)
+    assert passed == {"e1": True, "e2": False, "e3": False}
+    assert result == "fail"                                      # score 0.917 < 1
+
+
+class _Exploit:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_restricted_unpickler_refuses_os_system(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "trx.pkl"
+    path.write_bytes(pickle.dumps({"x": [_Exploit(marker)]}))
+    with pytest.raises(InputError, match="refused to load"):
+        load_restricted(path)
+    assert not marker.exists()
+
+
+def test_restricted_unpickler_admits_numpy_and_containers():
+    obj = {"x": [np.arange(3.0)], "n": np.int64(2), "t": (1, "a")}
+    back = loads_restricted(pickle.dumps(obj))
+    assert back["x"][0].tolist() == [0.0, 1.0, 2.0] and back["n"] == 2 and back["t"] == (1, "a")

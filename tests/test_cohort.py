@@ -1,0 +1,93 @@
+"""Cohorts: partitions and calibration through `run`, intervals by animal, executors agree."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+SMALL = ("--start", "10", "--recovery-end", "30")
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cohort")
+    data = root / "data"
+    assert run_cli("synth", "--animals", 12, "--frames", 60, "--neurons", 25, "--motion", "still",
+                   "--out", data).returncode == 0
+    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions",
+                    "train=0.25,calibration=0.25,test=0.5", "--seed", 3, "--out", root / "partitions.json")
+    assert split.returncode == 0, split.stderr
+    return root, data
+
+
+def run_json(out):
+    return json.loads((out / "results.json").read_text())
+
+
+def test_calibrate_fits_on_calibration_and_reports_test(cohort):
+    root, data = cohort
+    out = root / "calibrated"
+    result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
+                     "--calibrate", "target_selective_risk=0.01", *SMALL, "--out", out)
+    assert result.returncode == 0, result.stderr
+    results = run_json(out)
+    partitions = json.loads((root / "partitions.json").read_text())["partitions"]
+    assert results["partitions"]["evaluated"] == "test"
+    assert sorted(results["recordings"]) == sorted(partitions["test"])
+    fit = results["calibration"]
+    assert sorted(fit["recordings"]) == sorted(partitions["train"] + partitions["calibration"])
+    assert not set(fit["recordings"]) & set(partitions["test"])
+    assert fit["selective_risk"] <= 0.01 and results["verifier"]["threshold_um"] == fit["threshold"]
+    # 6 test animals: intervals by animal exist and bracket the pooled estimate.
+    interval = results["anatomical_verification"]["pooled"]["all_conditions"]["intervals"]["certified_coverage"]
+    coverage = results["anatomical_verification"]["pooled"]["all_conditions"]["certified_coverage"]
+    assert interval["animals"] == 6 and interval["ci"][0] <= coverage <= interval["ci"][1]
+
+
+def test_calibrate_without_partitions_is_refused(cohort, tmp_path):
+    _, data = cohort
+    result = run_cli("run", "--data", data, "--calibrate", "target_selective_risk=0.01", *SMALL,
+                     "--out", tmp_path / "o")
+    assert result.returncode == 2 and "nothing to fit on" in result.stderr
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_calibrate_argument_is_checked(cohort, tmp_path):
+    _, data = cohort
+    result = run_cli("run", "--data", data, "--calibrate", "risk=high", "--out", tmp_path / "o")
+    assert result.returncode == 2 and "target_selective_risk" in result.stderr
+
+
+def test_fewer_than_five_animals_have_no_interval(tmp_path):
+    out = tmp_path / "o"
+    assert run_cli("run", "--frames", 60, "--animals", 2, *SMALL, "--no-rows", "--out", out).returncode == 0
+    interval = run_json(out)["tracking_gt"]["pooled"]["intervals"]["correct_observation_rate"]
+    assert interval["ci"] is None and "2 animal(s)" in interval["reason"]
+    assert not (out / "observations.parquet").exists()
+
+
+@pytest.mark.parametrize("executor, jobs", [("process", 2), ("local", 1)])
+def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, tmp_path):
+    root, data = cohort
+    reference = root / "reference-run"
+    if not reference.exists():
+        assert run_cli("run", "--data", data, *SMALL, "--jobs", 1, "--out", reference).returncode == 0
+    out = tmp_path / executor
+    result = run_cli("run", "--data", data, *SMALL, "--jobs", jobs, "--executor", executor, "--out", out)
+    assert result.returncode == 0, result.stderr
+    for name in ("results.json", "observations.parquet", "report.html"):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+def test_ray_executor_gives_identical_bytes(cohort, tmp_path):
+    pytest.importorskip("ray", reason="the 'ray' extra is not installed")
+    root, data = cohort
+    reference = tmp_path / "local"
+    assert run_cli("run", "--data", data, *SMALL, "--executor", "local", "--out", reference).returncode == 0
+    out = tmp_path / "ray"
+    result = run_cli("run", "--data", data, *SMALL, "--executor", "ray", "--jobs", 2, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "results.json").read_bytes() == (reference / "results.json").read_bytes()
