@@ -5,6 +5,10 @@ of the whole step, the peak resident memory of the process, and, beside it, the 
 scikit-learn alone needs for the AUROCs on the same rows (per condition and pooled).
 
     .venv/bin/python benchmarks/bench_verify.py [--motion moderate] [--repeats 3]
+        [--verifier registered_distance]
+
+With ``--verifier registered_distance`` it also times the identity-free registration alone
+(one fit per recording; every condition reuses it; goal < 15 s on ``moderate``).
 """
 
 from __future__ import annotations
@@ -32,8 +36,18 @@ def main() -> None:
     config = build_config({"specimen.motion": args.motion, "verifier": args.verifier})
     table = animal_observations(config.specimen, 0)
     verifier = load_verifier(config.verifier)
+    if hasattr(verifier, "register"):
+        fits = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            type(verifier)().register(table)
+            fits.append(time.perf_counter() - t0)
+        print(f"registration alone ({table['frame'].nunique()} frames, "
+              f"{table['track'].nunique()} neurons, motion {args.motion}): min {min(fits):.2f} s, "
+              f"median {np.median(fits):.2f} s over {args.repeats} runs (goal < 15 s on moderate)")
     times, sk_times = [], []
     for _ in range(args.repeats):
+        verifier = load_verifier(config.verifier)  # fresh: no registration cached from a repeat
         t0 = time.perf_counter()
         scored, _ = score_conditions(table, config, verifier, "rec000")
         condition_metrics(scored, config)
@@ -48,7 +62,8 @@ def main() -> None:
                 roc_auc_score(y, score[ranked])
         sk_times.append(time.perf_counter() - t0)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"rows: {len(scored):,} ({len(table):,} per condition x 7), motion {args.motion}, "
+    print(f"rows: {len(scored):,} ({len(table):,} per condition x {len(config.conditions)}), "
+          f"motion {args.motion}, "
           f"verifier {args.verifier}")
     print(f"corruption + verification + metrics: min {min(times):.2f} s, median "
           f"{np.median(times):.2f} s over {args.repeats} runs (goal < 10 s)")

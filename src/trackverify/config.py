@@ -30,8 +30,11 @@ from typing import Any
 from trackverify.errors import ConfigError
 from trackverify.synth.specimen import SpecimenConfig
 
-CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
-              "nearby_swap", "fragmentation", "dropout")
+#: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
+DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
+                      "nearby_swap", "fragmentation", "dropout")
+#: Every known condition: the alpha suite, then the harder ones of SPEC section 9 (opt-in).
+CONDITIONS = DEFAULT_CONDITIONS + ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class RunConfig:
     zero_distance_um: float = 5.0
     falsification_share: float = 0.05
     verifier: str = "fixed_distance"
-    conditions: tuple[str, ...] = CONDITIONS
+    conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
 
     def __post_init__(self) -> None:

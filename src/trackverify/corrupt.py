@@ -16,6 +16,13 @@ condition                    what changes
                              ``[start, recovery_end)``
 ``fragmentation``            one random track gets a brand-new predicted id on ``[start, T)``
 ``dropout``                  one random track's predictions are invalid on ``[start, T)``
+``smooth_drift``             a random track's id slides along a chain of neighbouring tracks:
+                             on the k-th of K equal parts of ``[start, recovery_end)`` the
+                             track and the chain's k-th track exchange ids
+``duplicate_identity``       on ``[start, recovery_end)`` a random second track also carries a
+                             random first track's id (two detections, one id)
+``long_gap_reassociation``   a random track is invalid on ``[start, recovery_end)``; on
+                             ``[recovery_end, T)`` it and its nearest neighbour exchange ids
 ============================ =================================================================
 
 "A pair exchanges predicted ids" means: on the rows of the two tracks inside the interval,
@@ -25,8 +32,11 @@ other's id".
 
 Random choices use one ``numpy.random.Generator(PCG64(seed))`` per recording, drawn in the
 table's order (single_frame_swap, persistent_swap, swap_and_recovery, fragmentation,
-dropout; nearby_swap draws nothing), only among tracks observed at ``start`` (for pairs,
-both observed; candidates in ascending id order).
+dropout; nearby_swap draws nothing; then the later additions smooth_drift, duplicate_identity,
+long_gap_reassociation, so the original six keep their draws), only among tracks observed at
+``start`` (for pairs, both observed; candidates in ascending id order). Neighbours (the chain
+of smooth_drift, the partner of long_gap_reassociation) are by 3-D reference distance at
+``start``, ties by ids.
 
 Labels (one row = one reference observation in one condition): ``error = 1`` where the
 row's valid predicted id differs from its track's anchor identity (the predicted id the
@@ -47,7 +57,14 @@ from trackverify.tables import coordinate_columns
 
 PAIR_MODES = {"single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap"}
 DRAW_ORDER = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "fragmentation",
-              "dropout")
+              "dropout", "smooth_drift", "duplicate_identity", "long_gap_reassociation")
+#: Modes on ``[start, recovery_end)`` (long_gap_reassociation also needs frames after it).
+RECOVERY_MODES = {"swap_and_recovery", "nearby_swap", "smooth_drift", "duplicate_identity",
+                  "long_gap_reassociation"}
+#: Tracks each mode draws at random (smooth_drift and long_gap add neighbours, not draws).
+DRAW_SIZE = {"duplicate_identity": 2}
+#: Hops of smooth_drift (fewer if fewer tracks or frames are available).
+DRIFT_HOPS = 3
 
 
 @dataclass(frozen=True)
@@ -57,9 +74,13 @@ class Corruption:
     condition: str
     tracks: tuple
     frames: tuple[int, int] | None
+    gap_end: int | None = None  # long_gap_reassociation: the gap is [frames[0], gap_end)
 
     def to_manifest(self) -> dict:
-        return {"tracks": list(self.tracks), "frames": list(self.frames) if self.frames else None}
+        entry = {"tracks": list(self.tracks), "frames": list(self.frames) if self.frames else None}
+        if self.gap_end is not None:
+            entry["gap_end"] = self.gap_end
+        return entry
 
 
 def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:
@@ -87,16 +108,17 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
         if condition == "control":
             plans[condition] = Corruption(condition, (), None)
             continue
-        end = recovery_end if condition in ("swap_and_recovery", "nearby_swap") else n_frames
+        end = recovery_end if condition in RECOVERY_MODES else n_frames
         if condition == "single_frame_swap":
             end = start + 1
-        if n_frames <= start or (condition in ("swap_and_recovery", "nearby_swap")
-                                 and n_frames <= recovery_end):
-            needed = recovery_end if condition in ("swap_and_recovery", "nearby_swap") else start
+        if condition == "long_gap_reassociation":
+            end = n_frames
+        if n_frames <= start or (condition in RECOVERY_MODES and n_frames <= recovery_end):
+            needed = recovery_end if condition in RECOVERY_MODES else start
             raise InputError(f"{where} has {n_frames} frames, too short for '{condition}' "
                              f"(needs more than {needed}); lower start/recovery_end or drop the "
                              "condition")
-        need = 2 if condition in PAIR_MODES else 1
+        need = 1 if condition in ("fragmentation", "dropout") else 2
         if len(candidates) < need:
             raise InputError(f"{where}: '{condition}' needs {need} track(s) observed at frame "
                              f"{start}, found {len(candidates)}")
@@ -104,12 +126,21 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
     for condition in DRAW_ORDER:
         if condition not in plans:
             continue
-        size = 2 if condition in PAIR_MODES else 1
+        size = 2 if condition in PAIR_MODES else DRAW_SIZE.get(condition, 1)
         picks = candidates[rng.choice(len(candidates), size=size, replace=False)]
         plans[condition] = Corruption(condition, tuple(_plain(p) for p in picks), plans[condition].frames)
     if "nearby_swap" in plans:
         plans["nearby_swap"] = Corruption("nearby_swap", _nearest_pair(at_start),
                                           plans["nearby_swap"].frames)
+    if "smooth_drift" in plans:
+        hops = min(DRIFT_HOPS, len(candidates) - 1, recovery_end - start)
+        chain = _neighbour_chain(at_start, plans["smooth_drift"].tracks[0], hops)
+        plans["smooth_drift"] = Corruption("smooth_drift", chain, plans["smooth_drift"].frames)
+    if "long_gap_reassociation" in plans:
+        pair = _neighbour_chain(at_start, plans["long_gap_reassociation"].tracks[0], 1)
+        plans["long_gap_reassociation"] = Corruption("long_gap_reassociation", pair,
+                                                     plans["long_gap_reassociation"].frames,
+                                                     gap_end=recovery_end)
     return {c: plans[c] for c in conditions}
 
 
@@ -117,18 +148,36 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _nearest_pair(at_start: pd.DataFrame) -> tuple:
-    """The two tracks closest together (3-D, or 2-D data in 2-D) at ``start``; ties by ids."""
+def _ordered_points(at_start: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Track ids (ascending), their positions at ``start`` and the pairwise distances."""
     ordered = at_start.sort_values("track", kind="stable")
     points = ordered[coordinate_columns(ordered)].to_numpy()
-    ids = ordered["track"].to_numpy()
     diff = points[:, None, :] - points[None, :, :]
-    distance = np.sqrt((diff ** 2).sum(-1))
+    return ordered["track"].to_numpy(), points, np.sqrt((diff ** 2).sum(-1))
+
+
+def _nearest_pair(at_start: pd.DataFrame) -> tuple:
+    """The two tracks closest together (3-D, or 2-D data in 2-D) at ``start``; ties by ids."""
+    ids, _, distance = _ordered_points(at_start)
     i, j = np.triu_indices(len(ids), k=1)
     d = distance[i, j]
     # lexsort: last key is primary -> distance, then first id, then second id (ranks).
     best = np.lexsort((j, i, d))[0]
     return (_plain(ids[i[best]]), _plain(ids[j[best]]))
+
+
+def _neighbour_chain(at_start: pd.DataFrame, first, hops: int) -> tuple:
+    """``first``, then ``hops`` times the nearest not-yet-chosen track to the last chosen one.
+
+    Distances are 3-D reference distances at ``start``; ties go to the smaller id (rank).
+    """
+    ids, _, distance = _ordered_points(at_start)
+    chain = [int(np.flatnonzero(ids == first)[0])]
+    for _ in range(hops):  # hops <= DRIFT_HOPS: a handful of iterations
+        row = distance[chain[-1]].copy()
+        row[chain] = np.inf
+        chain.append(int(np.argmin(row)))  # argmin keeps the first (smallest id) of ties
+    return tuple(_plain(ids[k]) for k in chain)
 
 
 def apply_corruption(table: pd.DataFrame, plan: Corruption, anchors: pd.Series,
@@ -142,14 +191,7 @@ def apply_corruption(table: pd.DataFrame, plan: Corruption, anchors: pd.Series,
     in_interval = (frames >= begin) & (frames < end)
     tracks = out["track"].to_numpy()
     if plan.condition in PAIR_MODES:
-        a, b = plan.tracks
-        id_a, id_b = anchors.get(a), anchors.get(b)
-        rows = in_interval & np.isin(tracks, [a, b])
-        pred = out["pred_id"].to_numpy(dtype=object).copy()
-        if id_a is not None and id_b is not None:
-            is_a, is_b = rows & (pred == id_a), rows & (pred == id_b)
-            pred[is_a], pred[is_b] = id_b, id_a
-        out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
+        _exchange(out, table, in_interval, *plan.tracks, anchors)
     elif plan.condition == "fragmentation":
         rows = in_interval & (tracks == plan.tracks[0])
         pred = out["pred_id"].to_numpy(dtype=object).copy()
@@ -160,9 +202,43 @@ def apply_corruption(table: pd.DataFrame, plan: Corruption, anchors: pd.Series,
         valid = out["pred_valid"].to_numpy(dtype=bool).copy()
         valid[rows] = False
         out["pred_valid"] = valid
+    elif plan.condition == "smooth_drift":
+        first, chain = plan.tracks[0], plan.tracks[1:]
+        # Part k of K (k = 1..K) of the interval: [begin + (k-1) L / K, begin + k L / K).
+        edges = begin + (np.arange(len(chain) + 1) * (end - begin)) // len(chain)
+        for k, other in enumerate(chain):  # K <= DRIFT_HOPS parts
+            part_rows = (frames >= edges[k]) & (frames < edges[k + 1])
+            _exchange(out, table, part_rows, first, other, anchors)
+    elif plan.condition == "duplicate_identity":
+        source, copy = plan.tracks
+        rows = in_interval & (tracks == copy)
+        if anchors.get(source) is not None:
+            pred = out["pred_id"].to_numpy(dtype=object).copy()
+            pred[rows] = anchors.get(source)
+            out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
+    elif plan.condition == "long_gap_reassociation":
+        lost, other = plan.tracks
+        gap_end = plan.gap_end
+        valid = out["pred_valid"].to_numpy(dtype=bool).copy()
+        valid[in_interval & (frames < gap_end) & (tracks == lost)] = False
+        out["pred_valid"] = valid
+        _exchange(out, table, (frames >= gap_end) & (frames < end), lost, other, anchors)
     else:  # pragma: no cover - plan_corruptions only makes known conditions
         raise ValueError(plan.condition)
     return out
+
+
+def _exchange(out: pd.DataFrame, table: pd.DataFrame, frame_rows: np.ndarray, a, b,
+              anchors: pd.Series) -> None:
+    """In place: on ``frame_rows`` of tracks ``a`` and ``b``, transpose their anchor identities."""
+    id_a, id_b = anchors.get(a), anchors.get(b)
+    if id_a is None or id_b is None:
+        return
+    rows = frame_rows & np.isin(out["track"].to_numpy(), [a, b])
+    pred = out["pred_id"].to_numpy(dtype=object).copy()
+    is_a, is_b = rows & (pred == id_a), rows & (pred == id_b)
+    pred[is_a], pred[is_b] = id_b, id_a
+    out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
 
 
 def brand_new_id(pred_ids: pd.Series):

@@ -15,6 +15,10 @@ trustworthy, NaN = abstained). A row is *accepted* when its score is finite and
 - ``correct_certified_coverage`` = accepted correct rows / population
 - risk-coverage curve: the threshold sweeps the sorted distinct finite scores; rows with
   equal scores enter together; abstained rows stay in the denominator, never accepted.
+- ``auroc_abstain_as_error`` = ``roc_auc_score`` over *all* labelled rows, abstained rows
+  ranked most suspicious (their score set above every finite score -- the largest finite
+  score + 1, which ranks exactly like ``+inf``, which scikit-learn refuses -- so they tie
+  with one another above every finite row); undefined when the labelled rows hold a single class
 - ``correct_coverage_at_fcr`` = the largest correct certified coverage over the curve's
   thresholds whose false-certification rate is ``<= max_fcr`` (0 when even the strictest
   threshold certifies too many errors; undefined without errors).
@@ -75,6 +79,25 @@ def certification_metrics(error: np.ndarray, score: np.ndarray, threshold: float
         "max_false_certification_rate": max_fcr,
         "correct_coverage_at_fcr": _coverage_at_fcr(curve, n_errors, max_fcr),
     }
+
+
+def auroc_abstain_as_error(error: np.ndarray, score: np.ndarray) -> float | None:
+    """AUROC over every labelled row, abstained (non-finite) scores ranked most suspicious.
+
+    ``roc_auc_score(error == 1, where(isfinite(score), score, top))`` on the rows whose
+    ``error`` is not NaN, ``top`` = (largest finite score) + 1 (the ranking of ``+inf``); ``None`` if those rows hold one class. Unlike ``auroc`` (finite
+    scores only), a verifier cannot raise it by abstaining on its hard correct rows.
+    """
+    error = np.asarray(error, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    labelled = ~np.isnan(error)
+    y = error[labelled] == 1
+    if not 0 < int(y.sum()) < len(y):
+        return None
+    ranked = score[labelled]
+    finite = np.isfinite(ranked)
+    top = (ranked[finite].max() + 1.0) if finite.any() else 0.0
+    return float(roc_auc_score(y, np.where(finite, ranked, top)))
 
 
 def risk_coverage_curve(error: np.ndarray, score: np.ndarray) -> dict[str, np.ndarray]:

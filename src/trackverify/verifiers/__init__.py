@@ -53,8 +53,9 @@ def verifier_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def builtin_verifiers() -> dict[str, type]:
     from trackverify.verifiers.fixed_distance import FixedDistance
+    from trackverify.verifiers.registered_distance import RegisteredDistance
 
-    return {FixedDistance.name: FixedDistance}
+    return {FixedDistance.name: FixedDistance, RegisteredDistance.name: RegisteredDistance}
 
 
 def load_verifier(spec: str) -> Verifier:

@@ -1,0 +1,316 @@
+"""The deformation-aware verifier ``registered_distance`` (SPEC section 9; evidence: independent).
+
+The anchor frame's reference positions (frame 0, keyed by their frame-0 predicted ids, which
+are trusted) are registered onto every later frame's *detections* without reading any
+predicted identity; a row is then scored by the distance from its position to the registered
+anchor position of its predicted id.
+
+Two steps, kept apart so the warp cannot see identities:
+
+1. :func:`fit_registration` receives coordinates only -- the anchor point set ``A`` (n, D)
+   and a table of detections of which it reads ``frame`` and the coordinate columns -- and
+   returns the registered anchor positions ``R[t]`` (T, n, D) and the registration's own noise
+   scale ``sigma[t]``.
+2. :meth:`RegisteredDistance.score` maps each row's predicted id to its anchor index (frame
+   0 ids only) and scores it against ``R``.
+
+Registration of frame ``t`` (sequential: it starts from frame ``t - 1``'s *registered*
+anchor, never from raw detections of an earlier frame, and never from ids):
+
+- prediction ``Y0 = R[t-1] + (R[t-1] - R[t-2])`` (constant velocity; ``R[0] = A``);
+- affine coherent point drift (CPD; Myronenko & Song 2010, Fig. 3) of ``Y0`` onto the frame's
+  detections ``X``: a Gaussian mixture centred on the moved anchor points with a uniform
+  outlier component ``w``; the mixture scale ``sigma^2`` starts at the mean squared
+  nearest-detection distance (the whole-cloud CPD initialisation when there is no earlier
+  frame) and is re-estimated by every M-step;
+- non-rigid CPD (Fig. 4) from the affine result: ``T = Y + G W`` with the Gaussian kernel
+  ``G_ij = exp(-|a_i - a_j|^2 / (2 beta^2))`` over the *anchor* positions (smoothness along
+  the anatomy), regularisation ``lambda``; M-step ``(diag(P1) G + lambda sigma^2 I) W =
+  P X - diag(P1) Y``.
+
+Coordinates are centred on the anchor centroid and divided by the anchor's RMS radius, so
+``beta`` and ``lambda`` are unit-free (the same defaults serve micrometres and voxels).
+
+Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
+
+- ``d`` = distance from the row's position to ``R[t, anchor(p)]`` (the score);
+- ``alt`` = distance to the nearest *other* registered anchor position;
+- the row abstains for **ambiguity** when ``|alt - d| < k * sigma[t]`` (the margin lies inside
+  the registration's calibrated uncertainty; ``k`` = ``ambiguity_k``), and for **missing
+  evidence** when the prediction is invalid, ``p`` has no anchor, or frame ``t`` could not be
+  registered. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
+  keeps its (large) score.
+
+``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K`, calibrated on clean development
+data (see ``docs/verifiers.md``); with calibration partitions, pass the value fitted there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.spatial import cKDTree
+from threadpoolctl import threadpool_limits  # installed with scikit-learn
+
+from trackverify.anchors import ANCHOR_FRAME
+from trackverify.tables import coordinate_columns
+
+#: ``k`` of the ambiguity rule, calibrated on the clean development specimen (docs/verifiers.md).
+DEFAULT_AMBIGUITY_K = 1.5  # median d / sigma, clean moderate specimen animal 1, 1000 frames: 1.507
+
+
+@dataclass(frozen=True)
+class RegistrationSettings:
+    """Every setting of the identity-free registration (unit-free, see the module docstring)."""
+
+    beta: float = 0.8  # kernel width, in anchor RMS radii
+    lam: float = 3.0  # smoothness regularisation
+    outlier_weight: float = 0.1  # w of the uniform component
+    iterations: int = 8  # EM iterations per frame, warm-started from the previous frame
+    first_frame_iterations: int = 60  # annealing from the whole-cloud scale (no earlier frame)
+    affine: bool = True  # fit an affine part beside the smooth field (else the field alone)
+    momentum: float = 1.0  # constant-velocity prediction from the two previous frames
+    kernel_trace: float = 0.9999  # share of the kernel's trace kept by its low-rank form
+    min_sigma: float = 0.1  # floor of the mixture scale, in anchor median nearest-neighbour spacings
+
+
+@dataclass
+class Registration:
+    """Registered anchor positions ``positions[t, i]`` and the per-frame scale ``sigma[t]``."""
+
+    positions: np.ndarray  # (T, n, D), original units; NaN where frame t had no detections
+    sigma: np.ndarray  # (T,), original units; 0 at the anchor frame
+    settings: RegistrationSettings = field(default_factory=RegistrationSettings)
+
+
+def fit_registration(anchor: np.ndarray, detections, n_frames: int | None = None,
+                     settings: RegistrationSettings | None = None) -> Registration:
+    """Register ``anchor`` (n, D) onto every frame's detections; reads no identity.
+
+    ``detections`` is a table of which only ``frame`` and the coordinate columns
+    (``x_um, y_um[, z_um]``) are read.
+    """
+    with threadpool_limits(1):  # many small matrices: one BLAS thread is fastest
+        return _fit(anchor, detections, n_frames, settings or RegistrationSettings())
+
+
+def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSettings) -> Registration:
+    anchor = np.asarray(anchor, dtype=np.float64)
+    frames = np.asarray(detections["frame"], dtype=np.int64)
+    points = np.column_stack([np.asarray(detections[c], dtype=np.float64)
+                              for c in ("x_um", "y_um", "z_um")[:anchor.shape[1]]])
+    n_frames = int(frames.max()) + 1 if n_frames is None else n_frames
+    centre = anchor.mean(axis=0)
+    radius = float(np.sqrt(((anchor - centre) ** 2).sum(axis=1).mean())) or 1.0
+    a = (anchor - centre) / radius
+    x_all = (points - centre) / radius
+    order = np.argsort(frames, kind="stable")
+    bounds = np.searchsorted(frames[order], np.arange(n_frames + 1))
+    spacing = float(np.median(cKDTree(a).query(a, k=2)[0][:, 1])) if len(a) > 1 else 1.0
+    floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
+    gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
+    out = np.full((n_frames,) + a.shape, np.nan)
+    sigma = np.full(n_frames, np.nan)
+    out[ANCHOR_FRAME], sigma[ANCHOR_FRAME] = a, 0.0
+    previous, before = a, a
+    for t in range(1, n_frames):  # sequential by construction; each step is vectorised
+        x = x_all[order[bounds[t]:bounds[t + 1]]]
+        if len(x) < a.shape[1] + 1:
+            continue  # too few detections: the frame stays unregistered (NaN)
+        y0 = previous + settings.momentum * (previous - before)
+        if t == 1:  # no earlier frame: anneal from the whole-cloud scale
+            sigma2, iterations = _initial_sigma2(previous, x), settings.first_frame_iterations
+        else:
+            sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
+            iterations = settings.iterations
+        y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
+                                    settings.lam, settings.outlier_weight, floor,
+                                    settings.affine)
+        out[t], sigma[t] = y, np.sqrt(sigma2)
+        before, previous = previous, y
+    return Registration(out * radius + centre, sigma * radius, settings)
+
+
+def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors ``Q`` and eigenvalues ``L`` of ``G`` keeping ``keep`` of its trace."""
+    gram = np.exp(-((a[:, None, :] - a[None, :, :]) ** 2).sum(-1) / (2 * beta ** 2))
+    values, vectors = np.linalg.eigh(gram)
+    values, vectors = values[::-1], vectors[:, ::-1]
+    rank = int(np.searchsorted(np.cumsum(values) / values.sum(), keep)) + 1
+    return vectors[:, :rank], np.maximum(values[:rank], 1e-12)
+
+
+def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndarray:
+    """CPD E-step: ``P[i, j]`` = posterior that detection j belongs to anchor point i."""
+    n, dims = y.shape
+    d2 = (y * y).sum(1)[:, None] + (x * x).sum(1)[None, :] - 2.0 * (y @ x.T)
+    kernel = np.exp(np.maximum(d2, 0.0) / (-2.0 * sigma2))
+    c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(x)
+    return kernel / (kernel.sum(axis=0, keepdims=True) + c)
+
+
+def _initial_sigma2(y: np.ndarray, x: np.ndarray) -> float:
+    """The whole-cloud CPD initialisation: mean squared distance over all pairs, per axis."""
+    return float(((y[:, None, :] - x[None, :, :]) ** 2).sum(-1).mean() / y.shape[1])
+
+
+def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
+                    sigma2: float, iterations: int, lam: float, w: float,
+                    floor: float, fit_affine: bool = True) -> tuple[np.ndarray, float]:
+    """CPD with the model ``T = a B^T + t + G W`` fitted to detections ``x``.
+
+    ``start`` (the prediction from earlier frames) only places the first E-step; every
+    M-step refits the affine part ``(B, t)`` by weighted least squares of the posterior
+    means on the anchor ``a`` (given ``G W``), then the non-rigid part by
+    ``(diag(P1) G + lambda sigma^2 I) W = P X - diag(P1) (a B^T + t)``, then ``sigma^2``.
+    The warp is always a function of the anchor, so an error of one frame does not drift.
+    Without ``fit_affine`` the affine part stays the identity (plain non-rigid CPD).
+    ``G = Q diag(L) Q^T`` (low rank), so the solve goes through the Woodbury identity:
+    ``W = (R - D Q (s L^-1 + Q^T D Q)^-1 Q^T R) / s`` with ``D = diag(P1)``,
+    ``s = lambda sigma^2``; the field is ``G W = Q diag(L) Q^T W``.
+    """
+    n, dims = a.shape
+    q, values = gram
+    design = np.c_[a, np.ones(n)]
+    field = np.zeros_like(a)
+    affine = a
+    moved = start
+    for _ in range(iterations):
+        p = _posterior(moved, x, sigma2, w)
+        p1, pt1 = p.sum(axis=1), p.sum(axis=0)
+        n_p = p1.sum()
+        if n_p < 1e-9:
+            break
+        px = p @ x
+        if fit_affine:  # minimise sum_i p1_i |px_i / p1_i - field_i - (B a_i + t)|^2
+            weighted = design * p1[:, None]
+            coef = np.linalg.solve(design.T @ weighted + 1e-9 * np.eye(dims + 1),
+                                   design.T @ (px - p1[:, None] * field))
+            affine = design @ coef
+        rhs = px - p1[:, None] * affine
+        shift = lam * sigma2
+        dq = q * p1[:, None]
+        small = np.diag(shift / values) + q.T @ dq
+        weights = (rhs - dq @ np.linalg.solve(small, q.T @ rhs)) / shift
+        field = q @ (values[:, None] * (q.T @ weights))
+        moved = affine + field
+        sigma2 = max((float((pt1 * (x ** 2).sum(1)).sum()) - 2 * float((px * moved).sum())
+                      + float((p1 * (moved ** 2).sum(1)).sum())) / (n_p * dims), floor)
+    return moved, sigma2
+
+
+@dataclass
+class Abstentions:
+    """How many rows one ``score`` call abstained on, and why."""
+
+    rows: int
+    ambiguous: int
+    missing_evidence: int
+    ambiguity_k: float
+
+
+class RegisteredDistance:
+    """Distance to the identity-free registered anchor position, with uniqueness abstention."""
+
+    name = "registered_distance"
+    evidence = "independent"
+
+    def __init__(self, ambiguity_k: float = DEFAULT_AMBIGUITY_K,
+                 settings: RegistrationSettings | None = None) -> None:
+        self.ambiguity_k = float(ambiguity_k)
+        self.settings = settings or RegistrationSettings()
+        self.abstentions: list[Abstentions] = []  # one entry per score() call
+        self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
+        self._cache: tuple[bytes, Registration] | None = None
+
+    def register(self, table: pd.DataFrame) -> tuple[pd.Index, Registration]:
+        """Anchor ids (frame 0, valid, unique) and the registration of the whole recording.
+
+        Only the anchor frame's ids are read; the fit sees coordinates and frames alone. The
+        fit depends only on coordinates, so every condition of one recording reuses it.
+        """
+        coords = coordinate_columns(table)
+        frames = table["frame"].to_numpy()
+        anchor_rows = (frames == ANCHOR_FRAME) & table["pred_valid"].to_numpy(dtype=bool)
+        anchor_ids = pd.Index(table["pred_id"][anchor_rows])
+        anchor_xyz = table.loc[anchor_rows, coords].to_numpy(dtype=np.float64)
+        keep = ~anchor_ids.duplicated(keep=False)  # an id with two anchors has no position
+        anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
+        detections = _unique_detections(table, coords)
+        key = (np.ascontiguousarray(anchor_xyz).tobytes()
+               + np.ascontiguousarray(detections[["frame", *coords]].to_numpy()).tobytes())
+        if not len(anchor_xyz):  # nothing trusted in the anchor frame: nothing to register
+            n_frames = int(frames.max()) + 1 if len(frames) else 1
+            empty = Registration(np.full((n_frames, 0, len(coords)), np.nan),
+                                 np.full(n_frames, np.nan), self.settings)
+            return anchor_ids, empty
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, fit_registration(anchor_xyz, detections[["frame", *coords]],
+                                                 int(frames.max()) + 1, self.settings))
+        return anchor_ids, self._cache[1]
+
+    def score(self, table: pd.DataFrame) -> np.ndarray:
+        anchor_ids, registration = self.register(table)
+        positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
+        frames = table["frame"].to_numpy()
+        which = anchor_ids.get_indexer(table["pred_id"])
+        usable = table["pred_valid"].to_numpy(dtype=bool) & (which >= 0)
+        if registration.positions.shape[1]:
+            usable &= np.isfinite(registration.positions[frames, 0, 0])
+        distance, margin = _distance_and_margin(registration.positions, frames, positions,
+                                                which, usable)
+        tolerance = self.ambiguity_k * registration.sigma[frames]
+        ambiguous = usable & (np.abs(margin) < tolerance)
+        scores = np.where(usable & ~ambiguous, distance, np.nan)
+        self.last_margin = margin
+        self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
+                                            int((~usable).sum()), self.ambiguity_k))
+        return scores
+
+
+def _unique_detections(table: pd.DataFrame, coords: list[str]) -> pd.DataFrame:
+    """One row per detection (two predictions on one detection are one point)."""
+    keys = ["frame", "detection"] if "detection" in table.columns else ["frame", *coords]
+    return table.drop_duplicates(keys)
+
+
+def _distance_and_margin(registered: np.ndarray, frames: np.ndarray, positions: np.ndarray,
+                         which: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: distance to its own registered anchor, and (nearest other) - (own)."""
+    distance = np.full(len(frames), np.nan)
+    margin = np.full(len(frames), np.nan)
+    rows = np.flatnonzero(usable)
+    if not len(rows):
+        return distance, margin
+    own = registered[frames[rows], which[rows]]
+    distance[rows] = np.linalg.norm(positions[rows] - own, axis=1)
+    order = rows[np.argsort(frames[rows], kind="stable")]
+    cuts = np.flatnonzero(np.diff(frames[order])) + 1
+    for group in np.split(order, cuts):  # one small k-d tree query per frame
+        tree = cKDTree(registered[frames[group[0]]])
+        d, k = tree.query(positions[group], k=2)
+        other = np.where(k[:, 0] == which[group], d[:, 1], d[:, 0])
+        margin[group] = other - distance[group]
+    return distance, margin
+
+
+def calibrate_ambiguity_k(clean: pd.DataFrame, quantile: float = 0.5,
+                          settings: RegistrationSettings | None = None) -> float:
+    """``k`` = the ``quantile`` of ``d / sigma[t]`` over clean rows (frame > 0, scored).
+
+    ``clean`` holds correct predictions (a control condition of calibration recordings, or
+    of clean development data while partitions are empty). With the default median, the
+    ambiguity band is one *typical* registration residual, measured in the registration's
+    own per-frame scale: a margin smaller than that cannot separate the two identities.
+    """
+    verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings)
+    distance = verifier.score(clean)
+    _, registration = verifier.register(clean)
+    frames = clean["frame"].to_numpy()
+    sigma = registration.sigma[frames]
+    ok = (frames != ANCHOR_FRAME) & np.isfinite(distance) & (sigma > 0)
+    if not ok.any():
+        raise ValueError("no clean row beyond the anchor frame could be scored")
+    return float(np.quantile(distance[ok] / sigma[ok], quantile))

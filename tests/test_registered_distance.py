@@ -1,0 +1,183 @@
+"""registered_distance: the warp never reads identities; scores and abstention by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trackverify.config import build_config
+from trackverify.protocols.anatomical_verification import error_array, score_conditions
+from trackverify.selective import auroc_abstain_as_error
+from trackverify.synth.specimen import SpecimenConfig, animal_observations
+from trackverify.verifiers import load_verifier
+from trackverify.verifiers.registered_distance import (
+    RegisteredDistance, fit_registration)
+
+PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
+
+
+class NoIdentities:
+    """A detections table that raises on any access but ``frame`` and the coordinates."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        self._table = table
+
+    def __getitem__(self, key):
+        if key not in ("frame", "x_um", "y_um", "z_um"):
+            raise AssertionError(f"the warp read '{key}'")
+        return self._table[key]
+
+
+def grid_table(shift: float = 0.0, frames: int = 3) -> pd.DataFrame:
+    """A 3 x 3 x 2 grid of 18 points, 10 um apart, translated by ``shift * t`` along x."""
+    g = np.stack(np.meshgrid(np.arange(3), np.arange(3), np.arange(2), indexing="ij"), -1)
+    base = g.reshape(-1, 3) * 10.0
+    rows = []
+    for t in range(frames):
+        for i, p in enumerate(base):
+            rows.append({"recording": "r", "frame": t, "detection": i,
+                         "x_um": p[0] + shift * t, "y_um": p[1], "z_um": p[2],
+                         "pred_id": 100 + i, "pred_valid": True})
+    return pd.DataFrame(rows)
+
+
+def test_fit_reads_only_frames_and_coordinates():
+    table = grid_table(shift=1.0)
+    anchor = table.loc[table["frame"] == 0, ["x_um", "y_um", "z_um"]].to_numpy()
+    registration = fit_registration(anchor, NoIdentities(table), 3)
+    # A rigid translation by 1 um per frame is recovered: frame t = anchor + (t, 0, 0).
+    expected = anchor[None] + np.array([[[0.0, 0, 0]], [[1.0, 0, 0]], [[2.0, 0, 0]]])
+    np.testing.assert_allclose(registration.positions, expected, atol=0.05)
+
+
+def test_registration_ignores_predicted_ids_after_the_anchor():
+    table = animal_observations(SpecimenConfig(frames=40, motion="free"), 0)
+    shuffled = table.copy()
+    later = shuffled["frame"].to_numpy() > 0
+    rng = np.random.default_rng(0)
+    shuffled.loc[later, "pred_id"] = rng.permutation(shuffled.loc[later, "pred_id"].to_numpy())
+    shuffled.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
+    _, clean = RegisteredDistance().register(table)
+    _, scrambled = RegisteredDistance().register(shuffled)
+    np.testing.assert_array_equal(clean.positions, scrambled.positions)
+
+
+def test_scores_by_hand_on_a_translated_grid():
+    table = grid_table(shift=1.0)
+    swapped = table.copy()
+    # Frame 2: detections 0 (0,0,0)+2 and 1 (0,0,10)+2 exchange ids: both 10 um off.
+    rows = (swapped["frame"] == 2) & swapped["detection"].isin([0, 1])
+    swapped.loc[rows, "pred_id"] = [101, 100]
+    swapped.loc[swapped["detection"] == 5, "pred_valid"] = False
+    verifier = RegisteredDistance(ambiguity_k=0.0)
+    scores = verifier.score(swapped)
+    assert np.nanmax(scores[~rows.to_numpy() & swapped["pred_valid"].to_numpy()]) < 0.1
+    np.testing.assert_allclose(scores[rows.to_numpy()], [10.0, 10.0], atol=0.1)
+    assert np.isnan(scores[(swapped["detection"] == 5).to_numpy()]).all()
+    assert verifier.abstentions[-1].missing_evidence == 3 and verifier.abstentions[-1].ambiguous == 0
+
+
+def test_abstains_on_a_constructed_ambiguous_pair():
+    """Ids 100 and 101 sit 1 um apart; every other neighbour is 10 um away.
+
+    The scene is still, so the registration is the identity and its scale sigma sits at its
+    floor, 0.1 median spacings = 1 um. Each of the pair's frame-1 rows has d = 0 and
+    alt = 1 um: margin 1 < k sigma = 2 -> ambiguous. Every other row has margin 10 > 2.
+    """
+    table = grid_table(frames=2)
+    pair = table["detection"].to_numpy() == 1
+    table.loc[pair, "z_um"] = 1.0  # (0, 0, 10) -> (0, 0, 1), next to (0, 0, 0)
+    verifier = RegisteredDistance(ambiguity_k=2.0)
+    scores = verifier.score(table)
+    _, registration = verifier.register(table)
+    assert registration.sigma[1] == pytest.approx(1.0, rel=0.05)
+    in_pair = (table["frame"].to_numpy() == 1) & np.isin(table["detection"], [0, 1])
+    # Hand value 1 um; the soft (sigma = 1 um) assignment pulls the pair's registered
+    # positions slightly together, so allow 0.15 um.
+    np.testing.assert_allclose(verifier.last_margin[in_pair], [1.0, 1.0], atol=0.15)
+    assert np.isnan(scores[in_pair]).all() and np.isfinite(scores[~in_pair]).all()
+    assert (verifier.abstentions[-1].ambiguous, verifier.abstentions[-1].missing_evidence) == (2, 0)
+    # Without the uniqueness rule the same rows keep their finite distance (about 0).
+    plain = RegisteredDistance(ambiguity_k=0.0).score(table)
+    assert np.nanmax(plain[in_pair]) < 0.15
+
+
+def test_registered_beats_fixed_on_moving_specimen():
+    config = build_config({"specimen.motion": "free", "specimen.frames": 120, "start": 36,
+                           "recovery_end": 84})
+    table = animal_observations(config.specimen, 0)
+    results = {}
+    for name in ("fixed_distance", "registered_distance"):
+        scored, _ = score_conditions(table, config, load_verifier(name), "r")
+        nearby = (scored["condition"] == "nearby_swap").to_numpy()
+        results[name] = auroc_abstain_as_error(error_array(scored)[nearby],
+                                               scored["score"].to_numpy()[nearby])
+    assert results["registered_distance"] > 0.95 > results["fixed_distance"]
+
+
+def test_builtin_and_independent():
+    verifier = load_verifier("registered_distance")
+    assert verifier.evidence == "independent" and verifier.name == "registered_distance"
+
+
+@pytest.mark.skipif(not PAIRS.is_dir(), reason=f"real point-set pairs not found at {PAIRS}")
+def test_real_pair_swaps_are_ranked_above_clean_rows():
+    gt = np.load(PAIRS / "ex3" / "pts_gt.npy").astype(float)
+    tar = np.load(PAIRS / "ex3" / "pts_tar.npy").astype(float)
+    present0, present1 = ~np.isnan(gt).any(1), ~np.isnan(tar).any(1)
+    both = np.flatnonzero(present0 & present1)
+
+    def frame(points, ids, t):
+        df = pd.DataFrame(points[ids], columns=["x_um", "y_um", "z_um"])
+        return df.assign(recording="p", frame=t, detection=ids, pred_id=ids, pred_valid=True)
+
+    table = pd.concat([frame(gt, np.flatnonzero(present0), 0), frame(tar, both, 1)],
+                      ignore_index=True)
+    swapped = table.copy()
+    later = np.flatnonzero(swapped["frame"].to_numpy() == 1)
+    swapped.loc[later, "pred_id"] = np.roll(swapped.loc[later, "pred_id"].to_numpy(), 7)
+    verifier = RegisteredDistance(ambiguity_k=0.0)
+    clean = verifier.score(table)[later]
+    wrong = verifier.score(swapped)[later]
+    error = np.r_[np.zeros(len(later)), np.ones(len(later))]
+    assert auroc_abstain_as_error(error, np.r_[clean, wrong]) > 0.85
+
+
+def test_auroc_abstain_as_error_by_hand():
+    # Labelled rows: (0, 0.1), (1, abstained), (1, 0.5), (0, abstained); row 4 unlabelled.
+    # Error-vs-correct pairs: abst > 0.1 (1), abst = abst (1/2), 0.5 > 0.1 (1), 0.5 < abst (0).
+    error = np.array([0, 1, 1, np.nan, 0])
+    score = np.array([0.1, np.nan, 0.5, 3.0, np.inf])
+    assert auroc_abstain_as_error(error, score) == pytest.approx(2.5 / 4)
+    assert auroc_abstain_as_error(np.array([0.0, 0.0]), np.array([1.0, np.nan])) is None
+
+
+def test_two_dimensional_data():
+    table = grid_table(shift=1.0)
+    table = table[table["z_um"] == 0].drop(columns="z_um")  # the 3 x 3 grid at z = 0, in 2-D
+    scores = RegisteredDistance(ambiguity_k=0.0).score(table)
+    assert np.nanmax(scores) < 0.1 and np.isfinite(scores).all()
+
+
+def test_run_with_registered_distance(tmp_path):
+    import json
+
+    from tests.conftest import run_cli
+    result = run_cli("run", "--verifier", "registered_distance", "--frames", "60", "--start",
+                     "20", "--recovery-end", "40", "--motion", "moderate", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["verifier"]["evidence"] == "independent"
+    pooled = results["anatomical_verification"]["pooled"]["all_conditions"]
+    assert pooled["auroc"] > 0.95 and pooled["n_labelled_abstained"] > 0
+
+
+def test_no_anchor_means_missing_evidence_everywhere():
+    table = grid_table(shift=1.0)
+    table.loc[table["frame"] == 0, "pred_valid"] = False
+    verifier = RegisteredDistance()
+    assert np.isnan(verifier.score(table)).all()
+    assert (verifier.abstentions[-1].missing_evidence, verifier.abstentions[-1].ambiguous) == (54, 0)
