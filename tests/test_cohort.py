@@ -41,6 +41,8 @@ def test_calibrate_fits_on_calibration_and_reports_test(cohort):
     assert sorted(fit["recordings"]) == sorted(partitions["train"] + partitions["calibration"])
     assert not set(fit["recordings"]) & set(partitions["test"])
     assert fit["selective_risk"] <= 0.01 and results["verifier"]["threshold_um"] == fit["threshold"]
+    # registered_distance (compared side by side) had its ambiguity band fitted there too.
+    assert fit["ambiguity_k"] > 0 and results["settings"]["ambiguity_k"] == fit["ambiguity_k"]
     # 6 test animals: intervals by animal exist and bracket the pooled estimate.
     interval = results["anatomical_verification"]["pooled"]["all_conditions"]["intervals"]["certified_coverage"]
     coverage = results["anatomical_verification"]["pooled"]["all_conditions"]["certified_coverage"]

@@ -43,6 +43,13 @@ def test_default_run_writes_the_four_outputs(default_run):
     assert results["partitions"]["members"]["development"] == ["rec000"]
     assert results["partitions"]["members"]["test"] == [] and results["partitions"]["evaluated"] == "development"
     assert results["calibration"] is None
+    comparison = results["verifier_comparison"]
+    assert {name: block["evidence"] for name, block in comparison.items()} == {
+        "fixed_distance": "consistency", "registered_distance": "independent"}
+    six = comparison["registered_distance"]["populations"]["six_corruptions"]
+    assert six["n_errors"] == sum(conditions[c]["n_errors"] for c in conditions
+                                  if c not in ("control", "all_conditions"))
+    assert set(six["abstentions"]) == {"ambiguous", "missing_evidence"}
     verdict = results["anatomical_consistency"]["rec000"]["deformation_hypothesis"]
     assert verdict in ("supported", "falsified")
 

@@ -13,6 +13,9 @@ TOML layout::
     zero_distance_um = 5.0
     falsification_share = 0.05
     verifier = "fixed_distance"
+    compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
+    ambiguity_k = 1.5                             # registered_distance's uniqueness band
+    conditions = [...]                            # default: the seven of SPEC section 4
 
     [specimen]            # only used when no data are given
     frames = 1000
@@ -48,6 +51,8 @@ class RunConfig:
     zero_distance_um: float = 5.0
     falsification_share: float = 0.05
     verifier: str = "fixed_distance"
+    compare_verifiers: tuple[str, ...] = ("fixed_distance", "registered_distance")
+    ambiguity_k: float = 1.5
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
 
@@ -61,6 +66,8 @@ class RunConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if not 0 <= self.falsification_share <= 1:
             raise ConfigError(f"falsification_share must be in [0, 1], got {self.falsification_share}")
+        if not self.ambiguity_k >= 0:
+            raise ConfigError(f"ambiguity_k must be >= 0, got {self.ambiguity_k}")
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown:
             raise ConfigError(f"unknown condition(s) {unknown}; known: {list(CONDITIONS)}")
@@ -90,9 +97,9 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{where} must be a string, got {value!r}")
         return value
-    if name == "conditions":
+    if name in ("conditions", "compare_verifiers"):
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where} must be a list of condition names, got {value!r}")
+            raise ConfigError(f"{where} must be a list of names, got {value!r}")
         return tuple(value)
     raise ConfigError(f"{where} cannot be set")  # pragma: no cover - every field is typed
 

@@ -33,15 +33,19 @@ from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
-from trackverify.partitions import FitData, Partitions, development_only, load_partitions
+from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
-    ALL, condition_metrics, error_array, metrics_block, score_conditions)
+    ALL, SIX_CORRUPTIONS, condition_metrics, error_array, evidence_block, evidence_populations,
+    metrics_block, score_conditions, score_stacked)
 from trackverify.report.curves import detection_curves
 from trackverify.report.html import render_report
 from trackverify.verifiers import load_verifier
+from trackverify.verifiers.registered_distance import RegisteredDistance, calibrate_ambiguity_k
+
+REGISTERED = RegisteredDistance.name
 
 MAX_FCR = 0.01
 CAVEATS = (
@@ -93,26 +97,77 @@ class RecordingResult:
     consistency: dict
     choices: dict
     scored: pd.DataFrame
+    evidence: dict  # verifier -> population -> (error, score) arrays, for the side-by-side table
+    abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
+
+
+def verifier_options(config: RunConfig) -> dict:
+    """Run settings a verifier may take in its constructor."""
+    return {"ambiguity_k": config.ambiguity_k}
 
 
 def process_recording(task: tuple) -> RecordingResult:
     """All three protocols on one recording (runs in a worker; arguments are picklable)."""
     name, source, config = task
     observations = source.load()
-    verifier = load_verifier(config.verifier)
+    verifier = load_verifier(config.verifier, verifier_options(config))
     scored, choices = score_conditions(observations, config, verifier, name)
     control = scored[scored["is_control"].to_numpy()]
+    error = error_array(scored)
+    populations = evidence_populations(scored["condition"].to_numpy(dtype=object))
+    evidence = {verifier.name: _evidence_arrays(error, scored["score"].to_numpy(), populations)}
+    own_reasons = _reasons_per_condition(verifier, scored)
+    reasons = {verifier.name: _sum_reasons(own_reasons) if own_reasons else None}
+    for spec in config.compare_verifiers:
+        other = load_verifier(spec, verifier_options(config))
+        if other.name not in evidence:
+            scores, per_condition = score_stacked(scored, other)
+            evidence[other.name] = _evidence_arrays(error, scores, populations)
+            reasons[other.name] = _sum_reasons(per_condition)
     tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     return RecordingResult(
         name=name,
         summary=recording_summary(observations),
         tracking=tracking,
         tracking_counts=tracking_counts,
-        verification=condition_metrics(scored, config, MAX_FCR),
+        verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
         consistency=consistency(control, config.threshold_um, config.falsification_share),
         choices=choices,
         scored=scored,
+        evidence=evidence,
+        abstention_reasons=reasons,
     )
+
+
+def _reasons_per_condition(verifier, scored: pd.DataFrame) -> dict | None:
+    """condition -> why the verifier abstained, as it recorded while scoring each condition
+    in order (``abstentions``); None for a verifier that does not say."""
+    record = getattr(verifier, "abstentions", None)
+    conditions = list(scored["condition"].cat.categories)
+    if not record or len(record) < len(conditions):
+        return None
+    return {c: {"ambiguous": int(e.ambiguous), "missing_evidence": int(e.missing_evidence)}
+            for c, e in zip(conditions, record[-len(conditions):])}
+
+
+def _with_abstentions(metrics: dict, reasons: dict | None) -> dict:
+    for condition, reason in (reasons or {}).items():
+        metrics[condition]["abstentions"] = reason
+    return metrics
+
+
+def _sum_reasons(per_condition: dict) -> dict | None:
+    """Abstention reasons summed over each evidence population's conditions."""
+    if any(v is None for v in per_condition.values()):
+        return None
+    groups = {"six_corruptions": SIX_CORRUPTIONS, "nearby_swap": ("nearby_swap",)}
+    return {population: {key: int(sum(per_condition[c][key] for c in members if c in per_condition))
+                          for key in ("ambiguous", "missing_evidence")}
+            for population, members in groups.items()}
+
+
+def _evidence_arrays(error: np.ndarray, score: np.ndarray, populations: dict) -> dict:
+    return {name: (error[rows], score[rows]) for name, rows in populations.items()}
 
 
 @dataclass
@@ -142,14 +197,14 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     """Run everything and write the outputs; return a short summary for the terminal."""
     out = Path(out)
     dataset = load_dataset(data) if data is not None else specimen_dataset(config.specimen)
-    load_verifier(config.verifier)  # fail early on a bad verifier, before any work
+    for spec in (config.verifier, *config.compare_verifiers):  # fail early, before any work
+        load_verifier(spec, verifier_options(config))
     partitions = (load_partitions(partitions_path) if partitions_path is not None
                   else development_only(dataset.recordings))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
     if target_selective_risk is not None:
-        fitted = _fit_threshold(config, dataset, partitions, target_selective_risk, execution)
-        config = dataclasses.replace(config, threshold_um=fitted["threshold"])
+        config, fitted = _calibrate(config, dataset, partitions, target_selective_risk, execution)
     results = _evaluate(config, dataset, evaluated, out, execution)
     results.update({
         "trackverify_version": __version__,
@@ -183,11 +238,24 @@ def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]
                       "of the data's recordings")
 
 
-def _fit_threshold(config: RunConfig, dataset: Dataset, partitions: Partitions,
-                   target: float, execution: Execution) -> dict:
-    """Fit the verifier threshold on train/calibration recordings only (never test)."""
+def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, target: float,
+               execution: Execution) -> tuple[RunConfig, dict]:
+    """Fit on train/calibration recordings only (never test), through :class:`FitData`.
+
+    First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
+    clean fit recordings; then the threshold of the primary verifier reaching ``target``
+    selective risk. Returns the fitted config and the record of what was fitted.
+    """
     fit_names = [r for r in dataset.recordings["recording"]
-                 if partitions.partition_of(r) in ("train", "calibration")]
+                 if partitions.partition_of(r) in FIT_PARTITIONS]
+    record: dict = {"recordings": fit_names, "ambiguity_k": None}
+    if REGISTERED in (config.verifier, *config.compare_verifiers):
+        clean = FitData(partitions, pd.concat([source.load() for _, source in dataset.sources(fit_names)],
+                                              ignore_index=True) if fit_names else
+                        pd.DataFrame({"recording": []})).labels_for_fit()
+        tables = [part for _, part in clean.groupby("recording", sort=False)]
+        config = dataclasses.replace(config, ambiguity_k=calibrate_ambiguity_k(tables))
+        record["ambiguity_k"] = config.ambiguity_k
     tasks = [(name, source, config) for name, source in dataset.sources(fit_names)]
     parts = [result.scored[["recording", "score", "error"]]
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
@@ -196,7 +264,7 @@ def _fit_threshold(config: RunConfig, dataset: Dataset, partitions: Partitions,
     fitted = FitData(partitions, rows).fit_threshold(target)
     if fitted.threshold is None:
         raise ConfigError(f"calibration failed: {fitted.reason}")
-    return {**fitted.to_json(), "recordings": fit_names}
+    return dataclasses.replace(config, threshold_um=fitted.threshold), {**fitted.to_json(), **record}
 
 
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
@@ -204,6 +272,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
     tracking_counts = []
     pool = _Pool()
+    evidence: dict = {}
+    reasons: dict = {}
     tasks = ((name, source, config) for name, source in dataset.sources(names))
     rows_path = out / "observations.parquet"
     with progress_bar() as bar, ParquetStream(rows_path, enabled=execution.write_rows) as rows_out:
@@ -215,6 +285,11 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             verification[name], consistency_blocks[name] = result.verification, result.consistency
             choices[name] = result.choices
             pool.add(result.scored)
+            for verifier_name, populations in result.evidence.items():
+                for population, arrays in populations.items():
+                    evidence.setdefault(verifier_name, {}).setdefault(population, []).append(arrays)
+            for verifier_name, by_population in result.abstention_reasons.items():
+                reasons.setdefault(verifier_name, []).append(by_population)
             rows_out.write(result.scored)
             bar.advance(task)
     animals = dataset.recordings.set_index("recording").loc[names, "animal_id"].to_numpy()
@@ -223,7 +298,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         {"correct_observation_rate": ("correct_observations", "reference_observations")},
         [tracking[n] for n in names], animals, config.seed)
     verification["pooled"] = _pooled_verification(pool, config, verification, names, animals)
-    verifier = load_verifier(config.verifier)
+    verifier = load_verifier(config.verifier, verifier_options(config))
     return {
         "recordings": summaries,
         "verifier": {"name": verifier.name, "evidence": verifier.evidence,
@@ -231,9 +306,28 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "tracking_gt": tracking,
         "anatomical_verification": verification,
         "anatomical_consistency": consistency_blocks,
+        "verifier_comparison": _comparison(evidence, reasons, config),
         "_choices": choices,
         "_curves": {c: detection_curves(*pool.arrays(c)) for c in pool.error},
     }
+
+
+def _comparison(evidence: dict, reasons: dict, config: RunConfig) -> dict:
+    """The side-by-side evidence table, pooled over recordings (see evidence_block)."""
+    kinds = {v.name: v.evidence for v in (load_verifier(spec, verifier_options(config))
+                                          for spec in (config.verifier, *config.compare_verifiers))}
+    out = {}
+    for name, populations in evidence.items():
+        out[name] = {"evidence": kinds[name], "populations": {}}
+        for population, parts in populations.items():
+            block = evidence_block(np.concatenate([e for e, _ in parts]),
+                                   np.concatenate([s for _, s in parts]), MAX_FCR)
+            per_recording = reasons.get(name, [])
+            block["abstentions"] = None if any(r is None for r in per_recording) else {
+                key: sum(r[population][key] for r in per_recording)
+                for key in ("ambiguous", "missing_evidence")}
+            out[name]["populations"][population] = block
+    return out
 
 
 def _pooled_verification(pool: _Pool, config: RunConfig, per_recording: dict, names: list[str],

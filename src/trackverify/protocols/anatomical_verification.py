@@ -16,8 +16,9 @@ import pandas as pd
 from trackverify.associate import association_diagnostics
 from trackverify.config import RunConfig
 from trackverify.corrupt import corrupt_recording
-from trackverify.selective import certification_metrics, risk_coverage_curve, summarise_curve
-from trackverify.verifiers import Verifier, run_verifier
+from trackverify.selective import (auroc_abstain_as_error, certification_metrics, risk_coverage_curve,
+                                   summarise_curve)
+from trackverify.verifiers import Verifier, abstention_breakdown, run_verifier
 
 ALL = "all_conditions"
 
@@ -27,14 +28,23 @@ def score_conditions(table: pd.DataFrame, config: RunConfig, verifier: Verifier,
     """Every condition of one recording, labelled and scored; plus the random choices."""
     stacked, choices = corrupt_recording(table, config.conditions, config.seed, config.start,
                                          config.recovery_end, recording)
-    scores = np.full(len(stacked), np.nan)
-    codes = stacked["condition"].cat.codes.to_numpy()
-    for code, _ in enumerate(stacked["condition"].cat.categories):
-        rows = np.flatnonzero(codes == code)
-        scores[rows] = run_verifier(verifier, stacked.iloc[rows])
+    scores, _ = score_stacked(stacked, verifier)
     stacked["score"] = scores
     stacked["abstained"] = ~np.isfinite(scores)
     return stacked, choices
+
+
+def score_stacked(stacked: pd.DataFrame, verifier: Verifier) -> tuple[np.ndarray, dict]:
+    """The verifier's scores for every condition (each scored on its own), and, per
+    condition, why it abstained when the verifier says (:func:`abstention_breakdown`)."""
+    scores = np.full(len(stacked), np.nan)
+    reasons = {}
+    codes = stacked["condition"].cat.codes.to_numpy()
+    for code, condition in enumerate(stacked["condition"].cat.categories):
+        rows = np.flatnonzero(codes == code)
+        scores[rows] = run_verifier(verifier, stacked.iloc[rows])
+        reasons[condition] = abstention_breakdown(verifier)
+    return scores, reasons
 
 
 def error_array(scored: pd.DataFrame) -> np.ndarray:
@@ -54,6 +64,28 @@ def condition_metrics(scored: pd.DataFrame, config: RunConfig, max_fcr: float = 
         out[condition]["association"] = association_diagnostics(scored[rows])
     out[ALL] = metrics_block(error, score, config.threshold_um, max_fcr)
     return out
+
+
+#: The populations of the side-by-side evidence table: the six corruptions of SPEC section 4
+#: pooled (controls excluded, so prevalence stays honest) and the hardest one alone.
+SIX_CORRUPTIONS = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap",
+                   "fragmentation", "dropout")
+
+
+def evidence_populations(conditions: np.ndarray) -> dict[str, np.ndarray]:
+    """Row masks of the evidence populations, given each row's condition name."""
+    return {"six_corruptions": np.isin(conditions, SIX_CORRUPTIONS),
+            "nearby_swap": conditions == "nearby_swap"}
+
+
+def evidence_block(error: np.ndarray, score: np.ndarray, max_fcr: float) -> dict:
+    """What decides between verifiers: detection quality and coverage at a low FCR."""
+    full = certification_metrics(error, score, np.inf, max_fcr)
+    return {"n_rows": full["n_rows"], "n_errors": full["n_errors"],
+            "n_abstained": full["n_abstained"], "auroc": full["auroc"], "auprc": full["auprc"],
+            "auroc_abstain_as_error": auroc_abstain_as_error(error, score),
+            "correct_coverage_at_fcr": full["correct_coverage_at_fcr"],
+            "max_false_certification_rate": max_fcr}
 
 
 def metrics_block(error: np.ndarray, score: np.ndarray, threshold: float, max_fcr: float) -> dict:

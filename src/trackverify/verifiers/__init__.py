@@ -24,6 +24,9 @@ and run it with ``trackverify run --verifier mypackage.module:MyVerifier``.
 from __future__ import annotations
 
 import importlib
+import inspect
+from collections.abc import Mapping
+from typing import Any
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -58,25 +61,42 @@ def builtin_verifiers() -> dict[str, type]:
     return {FixedDistance.name: FixedDistance, RegisteredDistance.name: RegisteredDistance}
 
 
-def load_verifier(spec: str) -> Verifier:
-    """A built-in verifier by name, or ``module:Class`` of the user's own."""
+def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifier:
+    """A built-in verifier by name, or ``module:Class`` of the user's own.
+
+    ``options`` (run settings such as ``ambiguity_k``) are passed to the constructor as
+    keyword arguments when, and only when, it declares a parameter of that name.
+    """
     builtins = builtin_verifiers()
     if spec in builtins:
-        verifier = builtins[spec]()
+        cls = builtins[spec]
     elif ":" in spec:
         module_name, _, class_name = spec.partition(":")
         try:
             cls = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"cannot load verifier '{spec}': {exc}") from exc
-        verifier = cls()
     else:
         raise ConfigError(f"unknown verifier '{spec}'; built-in: {sorted(builtins)}, "
                           "or give module:Class")
+    try:
+        accepted = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        accepted = {}
+    verifier = cls(**{k: v for k, v in (options or {}).items() if k in accepted})
     if not isinstance(verifier, Verifier) or verifier.evidence not in EVIDENCE_KINDS:
         raise ConfigError(f"verifier '{spec}' must have name, evidence in {EVIDENCE_KINDS} "
                           "and a score(table) method")
     return verifier
+
+
+def abstention_breakdown(verifier: Verifier) -> dict | None:
+    """Why the last ``score`` call abstained, when the verifier says (``abstentions`` list)."""
+    record = getattr(verifier, "abstentions", None)
+    if not record:
+        return None
+    last = record[-1]
+    return {"ambiguous": int(last.ambiguous), "missing_evidence": int(last.missing_evidence)}
 
 
 def run_verifier(verifier: Verifier, table: pd.DataFrame) -> np.ndarray:

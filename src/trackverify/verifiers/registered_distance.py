@@ -296,21 +296,29 @@ def _distance_and_margin(registered: np.ndarray, frames: np.ndarray, positions: 
     return distance, margin
 
 
-def calibrate_ambiguity_k(clean: pd.DataFrame, quantile: float = 0.5,
-                          settings: RegistrationSettings | None = None) -> float:
-    """``k`` = the ``quantile`` of ``d / sigma[t]`` over clean rows (frame > 0, scored).
-
-    ``clean`` holds correct predictions (a control condition of calibration recordings, or
-    of clean development data while partitions are empty). With the default median, the
-    ambiguity band is one *typical* registration residual, measured in the registration's
-    own per-frame scale: a margin smaller than that cannot separate the two identities.
-    """
+def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None) -> np.ndarray:
+    """``d / sigma[t]`` of every scored clean row beyond the anchor frame (one recording)."""
     verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings)
     distance = verifier.score(clean)
     _, registration = verifier.register(clean)
     frames = clean["frame"].to_numpy()
     sigma = registration.sigma[frames]
     ok = (frames != ANCHOR_FRAME) & np.isfinite(distance) & (sigma > 0)
-    if not ok.any():
+    return distance[ok] / sigma[ok]
+
+
+def calibrate_ambiguity_k(clean: pd.DataFrame | list[pd.DataFrame], quantile: float = 0.5,
+                          settings: RegistrationSettings | None = None) -> float:
+    """``k`` = the ``quantile`` of ``d / sigma[t]`` over clean rows (frame > 0, scored).
+
+    ``clean`` holds correct predictions of one recording or several (the control condition
+    of calibration recordings, or of clean development data while partitions are empty).
+    With the default median, the ambiguity band is one *typical* registration residual,
+    measured in the registration's own per-frame scale: a margin smaller than that cannot
+    separate the two identities.
+    """
+    tables = clean if isinstance(clean, list) else [clean]
+    ratios = np.concatenate([ambiguity_ratios(t, settings) for t in tables]) if tables else np.zeros(0)
+    if not len(ratios):
         raise ValueError("no clean row beyond the anchor frame could be scored")
-    return float(np.quantile(distance[ok] / sigma[ok], quantile))
+    return float(np.quantile(ratios, quantile))
