@@ -17,7 +17,8 @@ fitted on the ``train`` / ``calibration`` recordings through
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,14 +34,13 @@ from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
+from trackverify.pooled import CohortPool, detection_curves
 from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
-    ALL, SIX_CORRUPTIONS, condition_metrics, error_array, evidence_block, evidence_populations,
-    metrics_block, score_conditions, score_stacked)
-from trackverify.report.curves import detection_curves
+    ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import RegisteredDistance, calibrate_ambiguity_k
@@ -96,9 +96,12 @@ class RecordingResult:
     verification: dict
     consistency: dict
     choices: dict
-    scored: pd.DataFrame
-    evidence: dict  # verifier -> population -> (error, score) arrays, for the side-by-side table
+    conditions: list[str]  # the condition of code k is conditions[k]
+    codes: np.ndarray  # each row's condition code (int8)
+    error: np.ndarray  # each row's label: 1, 0 or NaN
+    scores: dict  # verifier name -> each row's score (the run's verifier first)
     abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
+    scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
 
 
 def verifier_options(config: RunConfig) -> dict:
@@ -108,21 +111,18 @@ def verifier_options(config: RunConfig) -> dict:
 
 def process_recording(task: tuple) -> RecordingResult:
     """All three protocols on one recording (runs in a worker; arguments are picklable)."""
-    name, source, config = task
+    name, source, config, keep_rows = task
     observations = source.load()
     verifier = load_verifier(config.verifier, verifier_options(config))
     scored, choices = score_conditions(observations, config, verifier, name)
     control = scored[scored["is_control"].to_numpy()]
-    error = error_array(scored)
-    populations = evidence_populations(scored["condition"].to_numpy(dtype=object))
-    evidence = {verifier.name: _evidence_arrays(error, scored["score"].to_numpy(), populations)}
+    scores = {verifier.name: scored["score"].to_numpy()}
     own_reasons = _reasons_per_condition(verifier, scored)
     reasons = {verifier.name: _sum_reasons(own_reasons) if own_reasons else None}
     for spec in config.compare_verifiers:
         other = load_verifier(spec, verifier_options(config))
-        if other.name not in evidence:
-            scores, per_condition = score_stacked(scored, other)
-            evidence[other.name] = _evidence_arrays(error, scores, populations)
+        if other.name not in scores:
+            scores[other.name], per_condition = score_stacked(scored, other)
             reasons[other.name] = _sum_reasons(per_condition)
     tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     return RecordingResult(
@@ -133,9 +133,12 @@ def process_recording(task: tuple) -> RecordingResult:
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
         consistency=consistency(control, config.threshold_um, config.falsification_share),
         choices=choices,
-        scored=scored,
-        evidence=evidence,
+        conditions=list(scored["condition"].cat.categories),
+        codes=scored["condition"].cat.codes.to_numpy().astype(np.int8),
+        error=error_array(scored),
+        scores=scores,
         abstention_reasons=reasons,
+        scored=scored if keep_rows else None,
     )
 
 
@@ -164,31 +167,6 @@ def _sum_reasons(per_condition: dict) -> dict | None:
     return {population: {key: int(sum(per_condition[c][key] for c in members if c in per_condition))
                           for key in ("ambiguous", "missing_evidence")}
             for population, members in groups.items()}
-
-
-def _evidence_arrays(error: np.ndarray, score: np.ndarray, populations: dict) -> dict:
-    return {name: (error[rows], score[rows]) for name, rows in populations.items()}
-
-
-@dataclass
-class _Pool:
-    """Per-condition error and score arrays of every recording, for the pooled metrics."""
-
-    error: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    score: dict[str, list[np.ndarray]] = field(default_factory=dict)
-
-    def add(self, scored: pd.DataFrame) -> None:
-        error, score = error_array(scored), scored["score"].to_numpy()
-        codes = scored["condition"].cat.codes.to_numpy()
-        for code, condition in enumerate(scored["condition"].cat.categories):
-            rows = codes == code
-            self.error.setdefault(condition, []).append(error[rows])
-            self.score.setdefault(condition, []).append(score[rows])
-
-    def arrays(self, condition: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        keys = [condition] if condition else list(self.error)
-        return (np.concatenate([a for k in keys for a in self.error[k]]),
-                np.concatenate([a for k in keys for a in self.score[k]]))
 
 
 def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
@@ -256,8 +234,9 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
         tables = [part for _, part in clean.groupby("recording", sort=False)]
         config = dataclasses.replace(config, ambiguity_k=calibrate_ambiguity_k(tables))
         record["ambiguity_k"] = config.ambiguity_k
-    tasks = [(name, source, config) for name, source in dataset.sources(fit_names)]
-    parts = [result.scored[["recording", "score", "error"]]
+    tasks = [(name, source, config, False) for name, source in dataset.sources(fit_names)]
+    parts = [pd.DataFrame({"recording": result.name, "score": result.scores[result_verifier(config)],
+                           "error": result.error})
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         {"recording": [], "score": [], "error": []})
@@ -267,16 +246,20 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
     return dataclasses.replace(config, threshold_um=fitted.threshold), {**fitted.to_json(), **record}
 
 
+def result_verifier(config: RunConfig) -> str:
+    """The name the run's verifier reports (a plugin's ``name`` may differ from its spec)."""
+    return load_verifier(config.verifier, verifier_options(config)).name
+
+
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    tracking_counts = []
-    pool = _Pool()
-    evidence: dict = {}
-    reasons: dict = {}
-    tasks = ((name, source, config) for name, source in dataset.sources(names))
-    rows_path = out / "observations.parquet"
-    with progress_bar() as bar, ParquetStream(rows_path, enabled=execution.write_rows) as rows_out:
+    tracking_counts, reasons = [], {}
+    tasks = ((name, source, config, execution.write_rows) for name, source in dataset.sources(names))
+    primary = result_verifier(config)
+    with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
+            ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
+        cohort = CohortPool(config.threshold_um, MAX_FCR, work)
         task = bar.add_task("recordings", total=len(names))
         for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):
             name = result.name
@@ -284,20 +267,22 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             tracking_counts.append((result.tracking, result.tracking_counts))
             verification[name], consistency_blocks[name] = result.verification, result.consistency
             choices[name] = result.choices
-            pool.add(result.scored)
-            for verifier_name, populations in result.evidence.items():
-                for population, arrays in populations.items():
-                    evidence.setdefault(verifier_name, {}).setdefault(population, []).append(arrays)
+            cohort.add(result.error, result.scores, result.codes,
+                       _populations(result.conditions, primary, list(result.scores)))
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
-            rows_out.write(result.scored)
+            if result.scored is not None:
+                rows_out.write(result.scored)
             bar.advance(task)
+        populations = cohort.finish()
     animals = dataset.recordings.set_index("recording").loc[names, "animal_id"].to_numpy()
     tracking["pooled"] = tracking_gt_protocol.pool(tracking_counts)
     tracking["pooled"]["intervals"] = _intervals(
         {"correct_observation_rate": ("correct_observations", "reference_observations")},
         [tracking[n] for n in names], animals, config.seed)
-    verification["pooled"] = _pooled_verification(pool, config, verification, names, animals)
+    conditions = [c for (v, c) in populations if v == primary and not c.startswith(_EVIDENCE_KEY)]
+    verification["pooled"] = _pooled_verification(populations, primary, conditions, verification,
+                                                  names, animals, config.seed)
     verifier = load_verifier(config.verifier, verifier_options(config))
     return {
         "recordings": summaries,
@@ -306,42 +291,64 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "tracking_gt": tracking,
         "anatomical_verification": verification,
         "anatomical_consistency": consistency_blocks,
-        "verifier_comparison": _comparison(evidence, reasons, config),
+        "verifier_comparison": _comparison(populations, reasons, config),
         "_choices": choices,
-        "_curves": {c: detection_curves(*pool.arrays(c)) for c in pool.error},
+        "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
     }
 
 
-def _comparison(evidence: dict, reasons: dict, config: RunConfig) -> dict:
-    """The side-by-side evidence table, pooled over recordings (see evidence_block)."""
-    kinds = {v.name: v.evidence for v in (load_verifier(spec, verifier_options(config))
-                                          for spec in (config.verifier, *config.compare_verifiers))}
-    out = {}
-    for name, populations in evidence.items():
-        out[name] = {"evidence": kinds[name], "populations": {}}
-        for population, parts in populations.items():
-            block = evidence_block(np.concatenate([e for e, _ in parts]),
-                                   np.concatenate([s for _, s in parts]), MAX_FCR)
-            per_recording = reasons.get(name, [])
-            block["abstentions"] = None if any(r is None for r in per_recording) else {
-                key: sum(r[population][key] for r in per_recording)
-                for key in ("ambiguous", "missing_evidence")}
-            out[name]["populations"][population] = block
+EVIDENCE = ("six_corruptions", "nearby_swap")  # populations of the side-by-side table
+_EVIDENCE_KEY = "evidence:"  # their pool keys, apart from the conditions' (nearby_swap is both)
+
+
+def _populations(conditions: list[str], primary: str, verifiers: list[str]) -> dict:
+    """(verifier, population) -> the condition codes it pools: every condition and all of them
+    for the run's verifier; the evidence populations for every verifier."""
+    codes = {c: k for k, c in enumerate(conditions)}
+    out = {(primary, c): (k,) for c, k in codes.items()}
+    out[primary, ALL] = tuple(codes.values())
+    for verifier in verifiers:
+        out[verifier, _EVIDENCE_KEY + "six_corruptions"] = tuple(
+            codes[c] for c in SIX_CORRUPTIONS if c in codes)
+        out[verifier, _EVIDENCE_KEY + "nearby_swap"] = (
+            (codes["nearby_swap"],) if "nearby_swap" in codes else ())
     return out
 
 
-def _pooled_verification(pool: _Pool, config: RunConfig, per_recording: dict, names: list[str],
-                         animals: np.ndarray) -> dict:
+def _comparison(populations: dict, reasons: dict, config: RunConfig) -> dict:
+    """The side-by-side evidence table, pooled over recordings."""
+    kinds = {v.name: v.evidence for v in (load_verifier(spec, verifier_options(config))
+                                          for spec in (config.verifier, *config.compare_verifiers))}
+    out = {}
+    for (name, key), pooled in populations.items():
+        if not key.startswith(_EVIDENCE_KEY):
+            continue
+        population = key[len(_EVIDENCE_KEY):]
+        m = pooled.metrics()
+        block = {key: m[key] for key in ("n_rows", "n_errors", "n_abstained", "auroc", "auprc",
+                                          "auroc_abstain_as_error", "correct_coverage_at_fcr",
+                                          "max_false_certification_rate")}
+        per_recording = reasons.get(name, [])
+        block["abstentions"] = None if any(r is None for r in per_recording) else {
+            key: sum(r[population][key] for r in per_recording)
+            for key in ("ambiguous", "missing_evidence")}
+        out.setdefault(name, {"evidence": kinds[name], "populations": {}})["populations"][population] = block
+    return out
+
+
+def _pooled_verification(populations: dict, primary: str, conditions: list[str],
+                         per_recording: dict, names: list[str], animals: np.ndarray,
+                         seed: int) -> dict:
     """Metrics over all recordings' rows; association = sums of the recordings' counts."""
     out = {}
-    for condition in [*pool.error, ALL]:
-        arrays = pool.arrays(condition if condition != ALL else None)
-        out[condition] = metrics_block(*arrays, config.threshold_um, MAX_FCR)
+    for condition in conditions:
+        out[condition] = populations[primary, condition].metrics()
+        out[condition].pop("auroc_abstain_as_error")
         if condition != ALL:
             out[condition]["association"] = pool_diagnostics(
                 [per_recording[n][condition]["association"] for n in names])
         out[condition]["intervals"] = _intervals(
-            RATES, [per_recording[n][condition] for n in names], animals, config.seed)
+            RATES, [per_recording[n][condition] for n in names], animals, seed)
     return out
 
 

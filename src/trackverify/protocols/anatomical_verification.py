@@ -16,8 +16,7 @@ import pandas as pd
 from trackverify.associate import association_diagnostics
 from trackverify.config import RunConfig
 from trackverify.corrupt import corrupt_recording
-from trackverify.selective import (auroc_abstain_as_error, certification_metrics, risk_coverage_curve,
-                                   summarise_curve)
+from trackverify.selective import certification_metrics, risk_coverage_curve, summarise_curve
 from trackverify.verifiers import Verifier, abstention_breakdown, run_verifier
 
 ALL = "all_conditions"
@@ -70,22 +69,6 @@ def condition_metrics(scored: pd.DataFrame, config: RunConfig, max_fcr: float = 
 #: pooled (controls excluded, so prevalence stays honest) and the hardest one alone.
 SIX_CORRUPTIONS = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap",
                    "fragmentation", "dropout")
-
-
-def evidence_populations(conditions: np.ndarray) -> dict[str, np.ndarray]:
-    """Row masks of the evidence populations, given each row's condition name."""
-    return {"six_corruptions": np.isin(conditions, SIX_CORRUPTIONS),
-            "nearby_swap": conditions == "nearby_swap"}
-
-
-def evidence_block(error: np.ndarray, score: np.ndarray, max_fcr: float) -> dict:
-    """What decides between verifiers: detection quality and coverage at a low FCR."""
-    full = certification_metrics(error, score, np.inf, max_fcr)
-    return {"n_rows": full["n_rows"], "n_errors": full["n_errors"],
-            "n_abstained": full["n_abstained"], "auroc": full["auroc"], "auprc": full["auprc"],
-            "auroc_abstain_as_error": auroc_abstain_as_error(error, score),
-            "correct_coverage_at_fcr": full["correct_coverage_at_fcr"],
-            "max_false_certification_rate": max_fcr}
 
 
 def metrics_block(error: np.ndarray, score: np.ndarray, threshold: float, max_fcr: float) -> dict:

@@ -1,0 +1,120 @@
+"""Two-pass pooled metrics equal the in-memory definitions (selective.py, scikit-learn)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trackverify.pooled import CohortPool, PooledPopulation
+from trackverify.selective import auroc_abstain_as_error, certification_metrics, risk_coverage_curve
+
+EXACT = ("n_rows", "n_labelled", "n_errors", "n_abstained", "n_labelled_abstained", "n_accepted",
+         "n_accepted_errors", "n_accepted_correct")
+RATES = ("prevalence", "auroc", "auprc", "certified_coverage", "selective_risk",
+         "false_certification_rate", "correct_certified_coverage", "correct_coverage_at_fcr")
+
+
+def same(got, expected, error=None, score=None):
+    if error is not None:
+        reference = auroc_abstain_as_error(error, score)
+        assert (got["auroc_abstain_as_error"] is None) == (reference is None)
+        if reference is not None:
+            assert got["auroc_abstain_as_error"] == pytest.approx(reference, rel=1e-12)
+    for key in EXACT:
+        assert got[key] == expected[key], key
+    for key in RATES:
+        if expected[key] is None:
+            assert got[key] is None, key
+        else:
+            assert got[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-15), key
+
+
+def pooled(chunks, threshold, max_fcr=0.01):
+    population = PooledPopulation(threshold, max_fcr)
+    for error, score in chunks:
+        population.add(error, score)
+    for error, score in reversed(chunks):  # pass 2 in any order
+        population.count(error, score)
+    return population.metrics()
+
+
+def chunk(rng, n, prevalence=0.05, ties=False):
+    error = (rng.random(n) < prevalence).astype(float)
+    error[rng.random(n) < 0.05] = np.nan
+    score = rng.gamma(2.0, 1.0, n) + 2.0 * error
+    if ties:
+        score = np.round(score, 1)
+    score[rng.random(n) < 0.03] = np.nan
+    return error, score
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("max_fcr", [0.01, 0.2, 0.5])
+def test_pooled_equals_in_memory(ties, max_fcr):
+    rng = np.random.default_rng(3)
+    chunks = [chunk(rng, n, ties=ties) for n in (500, 2000, 37, 1200)]
+    error = np.concatenate([e for e, _ in chunks])
+    score = np.concatenate([s for _, s in chunks])
+    same(pooled(chunks, 2.5, max_fcr), certification_metrics(error, score, 2.5, max_fcr), error, score)
+
+
+def test_curve_points_are_exact_points_of_the_full_curve():
+    rng = np.random.default_rng(5)
+    chunks = [chunk(rng, 3000) for _ in range(3)]
+    got = pooled(chunks, 2.5)["risk_coverage"]
+    error = np.concatenate([e for e, _ in chunks])
+    score = np.concatenate([s for _, s in chunks])
+    finite = np.isfinite(score)
+    for t, coverage, risk, correct in zip(got["threshold"], got["coverage"], got["selective_risk"],
+                                          got["correct_coverage"]):
+        accepted = finite & (score <= t)
+        assert coverage == pytest.approx(accepted.sum() / len(score))
+        assert risk == pytest.approx((accepted & (error == 1)).sum() / accepted.sum())
+        assert correct == pytest.approx((accepted & (error == 0)).sum() / len(score))
+    assert 50 <= len(got["threshold"]) <= 101
+    assert len(risk_coverage_curve(error, score)["threshold"]) > 101
+
+
+def test_undefined_cases():
+    no_errors = pooled([(np.zeros(5), np.arange(5.0))], 2.0)
+    assert no_errors["auroc"] is None and no_errors["false_certification_rate"] is None
+    assert no_errors["correct_coverage_at_fcr"] is None
+    nothing = pooled([(np.array([0.0, 1.0]), np.full(2, np.nan))], 2.0)
+    assert nothing["selective_risk"] is None and nothing["certified_coverage"] == 0.0
+    assert nothing["correct_coverage_at_fcr"] == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0.0, 1.0, np.nan]),
+                                   st.one_of(st.integers(0, 6).map(float), st.just(np.nan))),
+                         min_size=1, max_size=30), min_size=1, max_size=4),
+       st.floats(0, 6), st.sampled_from([0.0, 0.01, 0.3, 1.0]))
+def test_pooled_equals_in_memory_on_any_small_population(raw, threshold, max_fcr):
+    chunks = [tuple(map(np.array, zip(*rows))) for rows in raw]
+    error = np.concatenate([e for e, _ in chunks])
+    score = np.concatenate([s for _, s in chunks])
+    same(pooled(chunks, threshold, max_fcr), certification_metrics(error, score, threshold, max_fcr),
+         error, score)
+
+
+def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
+    rng = np.random.default_rng(11)
+    pool = CohortPool(2.5, 0.01, str(tmp_path))
+    parts = []
+    for n in (800, 1500):
+        error, score = chunk(rng, n)
+        other = score + rng.normal(size=n)
+        codes = rng.integers(0, 3, n).astype(np.int8)
+        parts.append((error, score, other, codes))
+        pool.add(error, {"a": score, "b": other}, codes, {("a", "c1"): (1,), ("a", "all"): (0, 1, 2),
+                                                          ("b", "c12"): (1, 2)})
+    populations = pool.finish()
+    error = np.concatenate([p[0] for p in parts])
+    codes = np.concatenate([p[3] for p in parts])
+    for (verifier, name), included in {("a", "c1"): (1,), ("a", "all"): (0, 1, 2), ("b", "c12"): (1, 2)}.items():
+        score = np.concatenate([p[1] if verifier == "a" else p[2] for p in parts])
+        mask = np.isin(codes, included)
+        same(populations[verifier, name].metrics(),
+             certification_metrics(error[mask], score[mask], 2.5, 0.01), error[mask], score[mask])
