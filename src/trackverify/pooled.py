@@ -34,6 +34,8 @@ Every count-based metric at the run threshold is the sum over chunks, as in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from trackverify.selective import CURVE_POINTS, _ratio
@@ -41,6 +43,52 @@ from trackverify.selective import CURVE_POINTS, _ratio
 _COUNTS = ("n_rows", "n_labelled", "n_errors", "n_abstained", "n_labelled_abstained",
            "n_accepted", "n_accepted_errors", "n_accepted_correct", "n_correct_finite",
            "n_abstained_errors", "n_abstained_correct")
+
+
+@dataclass
+class FirstPass:
+    """What pass 1 keeps of one chunk of one population: counts, error scores, a sketch."""
+
+    counts: dict
+    errors: np.ndarray
+    sketch: tuple[np.ndarray, int] | None
+
+
+def first_pass(error: np.ndarray, score: np.ndarray, threshold: float) -> FirstPass:
+    """Pass 1 over one chunk's rows (``error`` 1/0/NaN, ``score`` finite or NaN)."""
+    error = np.asarray(error, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    labelled = ~np.isnan(error)
+    is_error, is_correct = labelled & (error == 1), labelled & (error == 0)
+    finite = np.isfinite(score)
+    accepted = finite & (score <= threshold)
+    counts = {
+        "n_rows": len(error), "n_labelled": int(labelled.sum()), "n_errors": int(is_error.sum()),
+        "n_abstained": int((~finite).sum()), "n_labelled_abstained": int((labelled & ~finite).sum()),
+        "n_accepted": int(accepted.sum()), "n_accepted_errors": int((accepted & is_error).sum()),
+        "n_accepted_correct": int((accepted & is_correct).sum()),
+        "n_correct_finite": int((is_correct & finite).sum()),
+        "n_abstained_errors": int((is_error & ~finite).sum()),
+        "n_abstained_correct": int((is_correct & ~finite).sum()),
+    }
+    sketch = ((np.quantile(score[finite], np.linspace(0, 1, CURVE_POINTS)), int(finite.sum()))
+              if finite.any() else None)
+    return FirstPass(counts, score[is_error & finite], sketch)
+
+
+def second_pass(error: np.ndarray, score: np.ndarray, error_values: np.ndarray,
+                thresholds: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Pass 2 over one chunk: correct rows below / at each error value, and rows, errors and
+    correct rows at or below each curve threshold."""
+    error = np.asarray(error, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    finite = np.isfinite(score)
+    correct = np.sort(score[finite & (error == 0)])
+    below = np.searchsorted(correct, error_values, side="left")
+    at = np.searchsorted(correct, error_values, side="right") - below
+    rows = np.searchsorted(np.sort(score[finite]), thresholds, side="right")
+    errors = np.searchsorted(np.sort(score[finite & (error == 1)]), thresholds, side="right")
+    return below, at, rows, errors, np.searchsorted(correct, thresholds, side="right")
 
 
 class PooledPopulation:
@@ -57,31 +105,20 @@ class PooledPopulation:
     # ---------------------------------------------------------------- pass 1
     def add(self, error: np.ndarray, score: np.ndarray) -> None:
         """Pass 1: one chunk's rows (``error`` 1/0/NaN, ``score`` finite or NaN)."""
-        error = np.asarray(error, dtype=np.float64)
-        score = np.asarray(score, dtype=np.float64)
-        labelled = ~np.isnan(error)
-        is_error, is_correct = labelled & (error == 1), labelled & (error == 0)
-        finite = np.isfinite(score)
-        accepted = finite & (score <= self.threshold)
-        c = self.counts
-        c["n_rows"] += len(error)
-        c["n_labelled"] += int(labelled.sum())
-        c["n_errors"] += int(is_error.sum())
-        c["n_abstained"] += int((~finite).sum())
-        c["n_labelled_abstained"] += int((labelled & ~finite).sum())
-        c["n_accepted"] += int(accepted.sum())
-        c["n_accepted_errors"] += int((accepted & is_error).sum())
-        c["n_accepted_correct"] += int((accepted & is_correct).sum())
-        c["n_correct_finite"] += int((is_correct & finite).sum())
-        c["n_abstained_errors"] += int((is_error & ~finite).sum())
-        c["n_abstained_correct"] += int((is_correct & ~finite).sum())
-        self._errors.append(score[is_error & finite])
-        if finite.any():
-            self._sketch.append((np.quantile(score[finite], np.linspace(0, 1, CURVE_POINTS)),
-                                 int(finite.sum())))
+        self.merge_first(first_pass(error, score, self.threshold))
+
+    def merge_first(self, part: FirstPass) -> None:
+        """Pass 1 of a chunk computed elsewhere (e.g. in a worker)."""
+        for key, value in part.counts.items():
+            self.counts[key] += value
+        self._errors.append(part.errors)
+        if part.sketch is not None:
+            self._sketch.append(part.sketch)
 
     def freeze(self) -> None:
         """End of pass 1: fix the error scores and the curve's thresholds."""
+        if self._frozen:
+            return
         errors = np.sort(np.concatenate(self._errors)) if self._errors else np.zeros(0)
         self.error_values, self.error_counts = np.unique(errors, return_counts=True)
         self.thresholds = self._curve_thresholds()
@@ -105,26 +142,21 @@ class PooledPopulation:
     # ---------------------------------------------------------------- pass 2
     def count(self, error: np.ndarray, score: np.ndarray) -> None:
         """Pass 2: the same chunk again (chunks in any order)."""
-        if not self._frozen:
-            self.freeze()
-        error = np.asarray(error, dtype=np.float64)
-        score = np.asarray(score, dtype=np.float64)
-        finite = np.isfinite(score)
-        correct = np.sort(score[finite & (error == 0)])
-        below = np.searchsorted(correct, self.error_values, side="left")
+        self.freeze()
+        self.merge_second(second_pass(error, score, self.error_values, self.thresholds))
+
+    def merge_second(self, part: tuple[np.ndarray, ...]) -> None:
+        below, at, rows, errors, correct = part
         self.correct_below += below
-        self.correct_at += np.searchsorted(correct, self.error_values, side="right") - below
-        finite_scores = np.sort(score[finite])
-        self.curve_rows += np.searchsorted(finite_scores, self.thresholds, side="right")
-        self.curve_errors += np.searchsorted(np.sort(score[finite & (error == 1)]),
-                                             self.thresholds, side="right")
-        self.curve_correct += np.searchsorted(correct, self.thresholds, side="right")
+        self.correct_at += at
+        self.curve_rows += rows
+        self.curve_errors += errors
+        self.curve_correct += correct
 
     # ---------------------------------------------------------------- result
     def metrics(self) -> dict:
         """The keys of :func:`trackverify.protocols.anatomical_verification.metrics_block`."""
-        if not self._frozen:
-            self.freeze()
+        self.freeze()
         c = self.counts
         positives = int(self.error_counts.sum())
         negatives = c["n_correct_finite"]
@@ -212,51 +244,89 @@ def detection_curves(population: "PooledPopulation", max_points: int = 400) -> d
             "precision": precision.tolist(), "prevalence": positives / (positives + negatives)}
 
 
+def spill_chunk(path: str, error: np.ndarray, scores: dict[str, np.ndarray], codes: np.ndarray,
+                populations: dict[tuple[str, str], tuple[int, ...]], threshold: float
+                ) -> dict[tuple[str, str], FirstPass]:
+    """Write one recording's chunk to ``path`` and return its pass-1 summaries.
+
+    Runs where the recording was scored (a worker): the main process only merges the small
+    summaries. ``populations[(verifier, name)]`` = the condition codes the population pools.
+    """
+    verifiers = list(scores)
+    np.savez(path, error=np.where(np.isnan(error), -1, error).astype(np.int8),
+             codes=codes.astype(np.int8), verifiers=np.array(verifiers),
+             **{f"score-{i}": scores[v] for i, v in enumerate(verifiers)})
+    return {key: first_pass(error[mask], scores[key[0]][mask], threshold)
+            for key, mask in _masks(codes, populations).items()}
+
+
+def chunk_path(work_dir: str, index: int) -> str:
+    return f"{work_dir}/chunk-{index:06d}.npz"
+
+
+def _masks(codes: np.ndarray, populations: dict) -> dict:
+    return {key: np.isin(codes, included) for key, included in populations.items()}
+
+
+def count_chunk(task: tuple) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
+    """Pass 2 of one spilled chunk against the frozen error values and thresholds."""
+    path, populations, frozen_path = task
+    with np.load(frozen_path) as frozen, np.load(path) as chunk:
+        stored = chunk["error"].astype(np.float64)
+        error = np.where(stored < 0, np.nan, stored)
+        scores = {str(v): chunk[f"score-{i}"] for i, v in enumerate(chunk["verifiers"])}
+        out = {}
+        for index, (key, mask) in enumerate(_masks(chunk["codes"], populations).items()):
+            out[key] = second_pass(error[mask], scores[key[0]][mask],
+                                   frozen[f"values-{index}"], frozen[f"thresholds-{index}"])
+        return out
+
+
 class CohortPool:
     """Named populations over every recording, scored exactly in two passes.
 
-    Each recording arrives as a compact chunk: ``error`` (1/0/NaN), one score array per
-    verifier, and each row's condition code; a population is a (verifier, name) pair with
-    the condition codes it pools. The chunk is spilled to ``work_dir`` (``error`` as int8,
-    codes as int8, scores as float64) and fed to pass 1; :meth:`finish` streams the spilled
-    chunks for pass 2. Memory holds one chunk, the error scores and the counts; it does
-    not grow with the rows of the cohort.
+    Each recording's chunk (``error`` 1/0/NaN, one score array per verifier, each row's
+    condition code) is spilled to ``work_dir`` by :func:`spill_chunk`, which also returns
+    its pass-1 summaries; :meth:`finish` runs pass 2 over the spilled chunks (on any
+    executor). A population is a (verifier, name) pair with the condition codes it pools.
+    Memory holds the error scores and the counts; it does not grow with the cohort's rows.
     """
 
     def __init__(self, threshold: float, max_fcr: float, work_dir: str):
         self.threshold, self.max_fcr, self.work_dir = threshold, max_fcr, work_dir
         self.populations: dict[tuple[str, str], PooledPopulation] = {}
-        self._spilled: list[tuple[str, list[str], dict]] = []
+        self._spilled: list[tuple[str, dict]] = []
 
-    def add(self, error: np.ndarray, scores: dict[str, np.ndarray], codes: np.ndarray,
-            populations: dict[tuple[str, str], tuple[int, ...]]) -> None:
-        """One recording; ``populations[(verifier, name)]`` = the condition codes it pools."""
-        verifiers = list(scores)
-        path = f"{self.work_dir}/chunk-{len(self._spilled):06d}.npz"
-        np.savez(path, error=np.where(np.isnan(error), -1, error).astype(np.int8),
-                 codes=codes.astype(np.int8),
-                 **{f"score-{i}": scores[v] for i, v in enumerate(verifiers)})
-        self._spilled.append((path, verifiers, dict(populations)))
-        self._feed(error, scores, codes, populations, first_pass=True)
+    def merge(self, path: str, populations: dict, parts: dict[tuple[str, str], FirstPass]) -> None:
+        """Take in one spilled chunk's pass-1 summaries (chunks in recording order)."""
+        self._spilled.append((path, dict(populations)))
+        for key, part in parts.items():
+            if key not in self.populations:
+                self.populations[key] = PooledPopulation(self.threshold, self.max_fcr)
+            self.populations[key].merge_first(part)
 
-    def _feed(self, error, scores, codes, populations, first_pass: bool) -> None:
-        for key, included in populations.items():
-            mask = np.isin(codes, included)
-            if first_pass:
-                if key not in self.populations:
-                    self.populations[key] = PooledPopulation(self.threshold, self.max_fcr)
-                self.populations[key].add(error[mask], scores[key[0]][mask])
-            else:
-                self.populations[key].count(error[mask], scores[key[0]][mask])
+    def add(self, error, scores, codes, populations) -> None:
+        """Spill and summarise one recording here (single-process use)."""
+        path = chunk_path(self.work_dir, len(self._spilled))
+        self.merge(path, populations, spill_chunk(path, error, scores, codes, populations,
+                                                  self.threshold))
 
-    def finish(self) -> dict[tuple[str, str], PooledPopulation]:
+    def finish(self, jobs: int = 1, executor: str = "local") -> dict[tuple[str, str], PooledPopulation]:
         """Pass 2 over the spilled chunks; the populations are then ready for ``metrics()``."""
+        from trackverify.execute import ordered_map
+
         for population in self.populations.values():
             population.freeze()
-        for path, verifiers, populations in self._spilled:
-            with np.load(path) as chunk:
-                stored = chunk["error"].astype(np.float64)
-                error = np.where(stored < 0, np.nan, stored)
-                scores = {v: chunk[f"score-{i}"] for i, v in enumerate(verifiers)}
-                self._feed(error, scores, chunk["codes"], populations, first_pass=False)
+        tasks, frozen_paths = [], {}
+        for path, populations in self._spilled:
+            keys = tuple(populations)
+            if keys not in frozen_paths:  # one file per distinct set of populations
+                frozen_paths[keys] = f"{self.work_dir}/frozen-{len(frozen_paths):03d}.npz"
+                np.savez(frozen_paths[keys],
+                         **{f"values-{i}": self.populations[k].error_values for i, k in enumerate(keys)},
+                         **{f"thresholds-{i}": self.populations[k].thresholds for i, k in enumerate(keys)})
+            tasks.append((path, populations, frozen_paths[keys]))
+        for counts in ordered_map(count_chunk, tasks, jobs, executor):
+            for key, part in counts.items():
+                self.populations[key].merge_second(part)
         return self.populations

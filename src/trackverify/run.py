@@ -34,7 +34,7 @@ from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
-from trackverify.pooled import CohortPool, detection_curves
+from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
 from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
@@ -96,10 +96,9 @@ class RecordingResult:
     verification: dict
     consistency: dict
     choices: dict
-    conditions: list[str]  # the condition of code k is conditions[k]
-    codes: np.ndarray  # each row's condition code (int8)
-    error: np.ndarray  # each row's label: 1, 0 or NaN
-    scores: dict  # verifier name -> each row's score (the run's verifier first)
+    chunk: tuple  # (spilled path, populations, pass-1 summaries) for the pooled metrics
+    error: np.ndarray | None  # each row's label (1, 0, NaN), kept only for calibration
+    scores: dict | None  # verifier name -> each row's score, kept only for calibration
     abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
 
@@ -111,7 +110,7 @@ def verifier_options(config: RunConfig) -> dict:
 
 def process_recording(task: tuple) -> RecordingResult:
     """All three protocols on one recording (runs in a worker; arguments are picklable)."""
-    name, source, config, keep_rows = task
+    name, source, config, keep_rows, work = task
     observations = source.load()
     verifier = load_verifier(config.verifier, verifier_options(config))
     scored, choices = score_conditions(observations, config, verifier, name)
@@ -125,6 +124,14 @@ def process_recording(task: tuple) -> RecordingResult:
             scores[other.name], per_condition = score_stacked(scored, other)
             reasons[other.name] = _sum_reasons(per_condition)
     tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
+    conditions = list(scored["condition"].cat.categories)
+    codes = scored["condition"].cat.codes.to_numpy().astype(np.int8)
+    error = error_array(scored)
+    chunk = None
+    if work is not None:
+        path, populations = chunk_path(*work), _populations(conditions, verifier.name, list(scores))
+        chunk = (path, populations, spill_chunk(path, error, scores, codes, populations,
+                                                config.threshold_um))
     return RecordingResult(
         name=name,
         summary=recording_summary(observations),
@@ -133,10 +140,9 @@ def process_recording(task: tuple) -> RecordingResult:
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
         consistency=consistency(control, config.threshold_um, config.falsification_share),
         choices=choices,
-        conditions=list(scored["condition"].cat.categories),
-        codes=scored["condition"].cat.codes.to_numpy().astype(np.int8),
-        error=error_array(scored),
-        scores=scores,
+        chunk=chunk,
+        error=None if work is not None else error,
+        scores=None if work is not None else scores,
         abstention_reasons=reasons,
         scored=scored if keep_rows else None,
     )
@@ -234,7 +240,7 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
         tables = [part for _, part in clean.groupby("recording", sort=False)]
         config = dataclasses.replace(config, ambiguity_k=calibrate_ambiguity_k(tables))
         record["ambiguity_k"] = config.ambiguity_k
-    tasks = [(name, source, config, False) for name, source in dataset.sources(fit_names)]
+    tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[result_verifier(config)],
                            "error": result.error})
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
@@ -255,11 +261,12 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
     tracking_counts, reasons = [], {}
-    tasks = ((name, source, config, execution.write_rows) for name, source in dataset.sources(names))
     primary = result_verifier(config)
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
         cohort = CohortPool(config.threshold_um, MAX_FCR, work)
+        tasks = ((name, source, config, execution.write_rows, (work, index))
+                 for index, (name, source) in enumerate(dataset.sources(names)))
         task = bar.add_task("recordings", total=len(names))
         for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):
             name = result.name
@@ -267,14 +274,13 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             tracking_counts.append((result.tracking, result.tracking_counts))
             verification[name], consistency_blocks[name] = result.verification, result.consistency
             choices[name] = result.choices
-            cohort.add(result.error, result.scores, result.codes,
-                       _populations(result.conditions, primary, list(result.scores)))
+            cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
             if result.scored is not None:
                 rows_out.write(result.scored)
             bar.advance(task)
-        populations = cohort.finish()
+        populations = cohort.finish(execution.jobs, execution.executor)
     animals = dataset.recordings.set_index("recording").loc[names, "animal_id"].to_numpy()
     tracking["pooled"] = tracking_gt_protocol.pool(tracking_counts)
     tracking["pooled"]["intervals"] = _intervals(
