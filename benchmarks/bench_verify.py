@@ -49,7 +49,7 @@ def main() -> None:
     for _ in range(args.repeats):
         verifier = load_verifier(config.verifier)  # fresh: no registration cached from a repeat
         t0 = time.perf_counter()
-        scored, _ = score_conditions(table, config, verifier, "rec000")
+        scored, _, _ = score_conditions(table, config, verifier, "rec000")
         condition_metrics(scored, config)
         times.append(time.perf_counter() - t0)
         error, score = error_array(scored), scored["score"].to_numpy()

@@ -73,7 +73,7 @@ def synthetic(levels: list[str], frames: int) -> pd.DataFrame:
         table = animal_observations(config.specimen, 0)
         for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k)):
             t0 = time.perf_counter()
-            scored, _ = score_conditions(table, config, verifier, "rec000")
+            scored, _, _ = score_conditions(table, config, verifier, "rec000")
             elapsed = time.perf_counter() - t0
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()

@@ -60,7 +60,7 @@ def test_relabelling_predicted_ids_changes_no_diagnostic(case, data):
 def test_control_condition_never_has_errors_on_clean_predictions(case):
     table, _ = case
     table = table.assign(pred_id=table["track"] + 50)  # the tracker is right (some invalid rows)
-    scored, _ = score_conditions(table, CONFIG, load_verifier("fixed_distance"))
+    scored, _, _ = score_conditions(table, CONFIG, load_verifier("fixed_distance"))
     control = scored[scored["condition"] == "control"]
     assert not (control["error"] == 1).any()
 

@@ -111,7 +111,7 @@ def test_registered_beats_fixed_on_moving_specimen():
     table = animal_observations(config.specimen, 0)
     results = {}
     for name in ("fixed_distance", "registered_distance"):
-        scored, _ = score_conditions(table, config, load_verifier(name), "r")
+        scored, _, _ = score_conditions(table, config, load_verifier(name), "r")
         nearby = (scored["condition"] == "nearby_swap").to_numpy()
         results[name] = auroc_abstain_as_error(error_array(scored)[nearby],
                                                scored["score"].to_numpy()[nearby])

@@ -113,11 +113,10 @@ def process_recording(task: tuple) -> RecordingResult:
     name, source, config, keep_rows, work = task
     observations = source.load()
     verifier = load_verifier(config.verifier, verifier_options(config))
-    scored, choices = score_conditions(observations, config, verifier, name)
+    scored, choices, own_reasons = score_conditions(observations, config, verifier, name)
     control = scored[scored["is_control"].to_numpy()]
     scores = {verifier.name: scored["score"].to_numpy()}
-    own_reasons = _reasons_per_condition(verifier, scored)
-    reasons = {verifier.name: _sum_reasons(own_reasons) if own_reasons else None}
+    reasons = {verifier.name: _sum_reasons(own_reasons)}
     for spec in config.compare_verifiers:
         other = load_verifier(spec, verifier_options(config))
         if other.name not in scores:
@@ -148,20 +147,11 @@ def process_recording(task: tuple) -> RecordingResult:
     )
 
 
-def _reasons_per_condition(verifier, scored: pd.DataFrame) -> dict | None:
-    """condition -> why the verifier abstained, as it recorded while scoring each condition
-    in order (``abstentions``); None for a verifier that does not say."""
-    record = getattr(verifier, "abstentions", None)
-    conditions = list(scored["condition"].cat.categories)
-    if not record or len(record) < len(conditions):
-        return None
-    return {c: {"ambiguous": int(e.ambiguous), "missing_evidence": int(e.missing_evidence)}
-            for c, e in zip(conditions, record[-len(conditions):])}
-
-
-def _with_abstentions(metrics: dict, reasons: dict | None) -> dict:
-    for condition, reason in (reasons or {}).items():
-        metrics[condition]["abstentions"] = reason
+def _with_abstentions(metrics: dict, reasons: dict) -> dict:
+    """Add, per condition, why the verifier abstained, when the verifier says."""
+    for condition, reason in reasons.items():
+        if reason is not None:
+            metrics[condition]["abstentions"] = reason
     return metrics
 
 

@@ -23,14 +23,15 @@ ALL = "all_conditions"
 
 
 def score_conditions(table: pd.DataFrame, config: RunConfig, verifier: Verifier,
-                     recording: str = "") -> tuple[pd.DataFrame, dict]:
-    """Every condition of one recording, labelled and scored; plus the random choices."""
+                     recording: str = "") -> tuple[pd.DataFrame, dict, dict]:
+    """Every condition of one recording, labelled and scored; plus the random choices and,
+    per condition, why the verifier abstained (see :func:`score_stacked`)."""
     stacked, choices = corrupt_recording(table, config.conditions, config.seed, config.start,
                                          config.recovery_end, recording)
-    scores, _ = score_stacked(stacked, verifier)
+    scores, reasons = score_stacked(stacked, verifier)
     stacked["score"] = scores
     stacked["abstained"] = ~np.isfinite(scores)
-    return stacked, choices
+    return stacked, choices, reasons
 
 
 def score_stacked(stacked: pd.DataFrame, verifier: Verifier) -> tuple[np.ndarray, dict]:
