@@ -171,15 +171,19 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     """Run everything and write the outputs; return a short summary for the terminal."""
     out = Path(out)
     dataset = load_dataset(data) if data is not None else specimen_dataset(config.specimen)
-    for spec in (config.verifier, *config.compare_verifiers):  # fail early, before any work
-        load_verifier(spec, verifier_options(config))
+    # Load every verifier once, before any work: a bad spec fails early, and their names
+    # and kinds of evidence (which no run setting changes) serve the whole run.
+    verifiers = [load_verifier(spec, verifier_options(config))
+                 for spec in (config.verifier, *config.compare_verifiers)]
+    kinds = {v.name: v.evidence for v in verifiers}
     partitions = (load_partitions(partitions_path) if partitions_path is not None
                   else development_only(dataset.recordings))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
     if target_selective_risk is not None:
-        config, fitted = _calibrate(config, dataset, partitions, target_selective_risk, execution)
-    results = _evaluate(config, dataset, evaluated, out, execution)
+        config, fitted = _calibrate(config, dataset, partitions, target_selective_risk, execution,
+                                    verifiers[0].name)
+    results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
     results.update({
         "trackverify_version": __version__,
         "settings": config.to_dict(),
@@ -202,10 +206,9 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
 
 def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]]:
     """The test partition when it has recordings, otherwise development."""
-    present = set(dataset.recordings["recording"])
     for name in ("test", "development"):
-        members = [r for r in dataset.recordings["recording"]
-                   if r in set(partitions.partitions.get(name, ())) and r in present]
+        listed = set(partitions.partitions.get(name, ()))
+        members = [r for r in dataset.recordings["recording"] if r in listed]
         if members:
             return name, members
     raise ConfigError("no recording to evaluate: the test and development partitions hold none "
@@ -213,15 +216,15 @@ def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]
 
 
 def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, target: float,
-               execution: Execution) -> tuple[RunConfig, dict]:
+               execution: Execution, primary: str) -> tuple[RunConfig, dict]:
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
     First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
     clean fit recordings; then the threshold of the primary verifier reaching ``target``
     selective risk. Returns the fitted config and the record of what was fitted.
     """
-    fit_names = [r for r in dataset.recordings["recording"]
-                 if partitions.partition_of(r) in FIT_PARTITIONS]
+    fit_set = {r for name in FIT_PARTITIONS for r in partitions.partitions.get(name, ())}
+    fit_names = [r for r in dataset.recordings["recording"] if r in fit_set]
     record: dict = {"recordings": fit_names, "ambiguity_k": None}
     if REGISTERED in (config.verifier, *config.compare_verifiers):
         clean = FitData(partitions, pd.concat([source.load() for _, source in dataset.sources(fit_names)],
@@ -231,7 +234,7 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
         config = dataclasses.replace(config, ambiguity_k=calibrate_ambiguity_k(tables))
         record["ambiguity_k"] = config.ambiguity_k
     tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
-    parts = [pd.DataFrame({"recording": result.name, "score": result.scores[result_verifier(config)],
+    parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],
                            "error": result.error})
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
@@ -242,16 +245,10 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
     return dataclasses.replace(config, threshold_um=fitted.threshold), {**fitted.to_json(), **record}
 
 
-def result_verifier(config: RunConfig) -> str:
-    """The name the run's verifier reports (a plugin's ``name`` may differ from its spec)."""
-    return load_verifier(config.verifier, verifier_options(config)).name
-
-
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
-              execution: Execution) -> dict:
+              execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
     tracking_counts, reasons = [], {}
-    primary = result_verifier(config)
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
         cohort = CohortPool(config.threshold_um, MAX_FCR, work)
@@ -279,15 +276,14 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
     conditions = [c for (v, c) in populations if v == primary and not c.startswith(_EVIDENCE_KEY)]
     verification["pooled"] = _pooled_verification(populations, primary, conditions, verification,
                                                   names, animals, config.seed)
-    verifier = load_verifier(config.verifier, verifier_options(config))
     return {
         "recordings": summaries,
-        "verifier": {"name": verifier.name, "evidence": verifier.evidence,
+        "verifier": {"name": primary, "evidence": kinds[primary],
                      "threshold_um": config.threshold_um},
         "tracking_gt": tracking,
         "anatomical_verification": verification,
         "anatomical_consistency": consistency_blocks,
-        "verifier_comparison": _comparison(populations, reasons, config),
+        "verifier_comparison": _comparison(populations, reasons, kinds),
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
     }
@@ -311,10 +307,8 @@ def _populations(conditions: list[str], primary: str, verifiers: list[str]) -> d
     return out
 
 
-def _comparison(populations: dict, reasons: dict, config: RunConfig) -> dict:
+def _comparison(populations: dict, reasons: dict, kinds: dict[str, str]) -> dict:
     """The side-by-side evidence table, pooled over recordings."""
-    kinds = {v.name: v.evidence for v in (load_verifier(spec, verifier_options(config))
-                                          for spec in (config.verifier, *config.compare_verifiers))}
     out = {}
     for (name, key), pooled in populations.items():
         if not key.startswith(_EVIDENCE_KEY):
