@@ -24,7 +24,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "mot"))

@@ -7,7 +7,6 @@ T = 10.
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from tests.conftest import observation_table

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import observation_table, run_cli
+from tests.conftest import run_cli
 from trackverify.errors import InputError
 from trackverify.io.tabular import load_table, read_table, write_table
 from trackverify.tables import OBSERVATIONS, PREDICTIONS, RECORDINGS, REFERENCE, validate

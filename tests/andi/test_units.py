@@ -181,7 +181,6 @@ def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
     """The vectorised data-set scorer equals the per-trajectory definition (built from
     segment_property_errors and ensemble_changepoint_error), also with corrected=True and
     irregular rows (negative or unsorted changepoints take the per-row path)."""
-    import pandas as pd
     from trackverify.andi import synthetic as S
     labels = S.make_labels(200, 200, seed=5)
     preds = S.perturb(labels, seed=6, drop=0.1)
