@@ -53,7 +53,7 @@ import pandas as pd
 
 from trackverify.anchors import anchor_identities
 from trackverify.errors import InputError
-from trackverify.tables import coordinate_columns
+from trackverify.tables import coordinate_columns, plain
 
 PAIR_MODES = {"single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap"}
 DRAW_ORDER = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "fragmentation",
@@ -128,7 +128,7 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
             continue
         size = 2 if condition in PAIR_MODES else DRAW_SIZE.get(condition, 1)
         picks = candidates[rng.choice(len(candidates), size=size, replace=False)]
-        plans[condition] = Corruption(condition, tuple(_plain(p) for p in picks), plans[condition].frames)
+        plans[condition] = Corruption(condition, tuple(plain(p) for p in picks), plans[condition].frames)
     if "nearby_swap" in plans:
         plans["nearby_swap"] = Corruption("nearby_swap", _nearest_pair(at_start),
                                           plans["nearby_swap"].frames)
@@ -143,9 +143,6 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
                                                      gap_end=recovery_end)
     return {c: plans[c] for c in conditions}
 
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _ordered_points(at_start: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,7 +160,7 @@ def _nearest_pair(at_start: pd.DataFrame) -> tuple:
     d = distance[i, j]
     # lexsort: last key is primary -> distance, then first id, then second id (ranks).
     best = np.lexsort((j, i, d))[0]
-    return (_plain(ids[i[best]]), _plain(ids[j[best]]))
+    return (plain(ids[i[best]]), plain(ids[j[best]]))
 
 
 def _neighbour_chain(at_start: pd.DataFrame, first, hops: int) -> tuple:
@@ -177,7 +174,7 @@ def _neighbour_chain(at_start: pd.DataFrame, first, hops: int) -> tuple:
         row = distance[chain[-1]].copy()
         row[chain] = np.inf
         chain.append(int(np.argmin(row)))  # argmin keeps the first (smallest id) of ties
-    return tuple(_plain(ids[k]) for k in chain)
+    return tuple(plain(ids[k]) for k in chain)
 
 
 def apply_corruption(table: pd.DataFrame, plan: Corruption, anchors: pd.Series,

@@ -50,7 +50,7 @@ import pandas as pd
 from trackverify.errors import ConfigError, InputError, LeakageError
 from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
 from trackverify.selective import risk_coverage_curve
-from trackverify.tables import RECORDINGS, validate
+from trackverify.tables import RECORDINGS, plain, validate
 
 PARTITION_NAMES = ("train", "calibration", "validation", "test", "development")
 FIT_PARTITIONS = ("train", "calibration")
@@ -308,7 +308,7 @@ def _plain(value: Any) -> Recording:
 def _fold(value: Any) -> Any:
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None
-    return value.item() if isinstance(value, np.generic) else value
+    return plain(value)
 
 
 def _units(ids: list, animals: list, groups: list | None) -> list[int]:

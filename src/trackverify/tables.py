@@ -264,13 +264,13 @@ def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
         dup = df.duplicated(list(key), keep="first").to_numpy()
         if dup.any():
             row = _first(dup)
-            values = ", ".join(f"{c}={_plain(df[c].iloc[row - 1])!r}" for c in key)
+            values = ", ".join(f"{c}={plain(df[c].iloc[row - 1])!r}" for c in key)
             raise InputError(f"duplicate ({', '.join(key)}): {values}", source=source,
                              column=key[-1], row=row)
 
 
-def _plain(value):
-    """A numpy scalar as the Python value it holds (for readable messages)."""
+def plain(value):
+    """A numpy scalar as the Python value it holds (for messages, JSON and manifests)."""
     return value.item() if isinstance(value, np.generic) else value
 
 

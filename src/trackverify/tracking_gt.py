@@ -39,7 +39,7 @@ import pandas as pd
 from trackverify import mot
 from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import (PREDICTIONS, REFERENCE, check_same_dimensionality,
+from trackverify.tables import (PREDICTIONS, REFERENCE, check_same_dimensionality, plain,
                                 coordinate_columns, validate)
 
 POOLED = "pooled"
@@ -117,7 +117,7 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
     unknown = ~pred["recording"].isin(recordings).to_numpy()
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])
-        name = _plain(pred["recording"].iloc[row])
+        name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
     valid = pred["pred_valid"].to_numpy(dtype=bool)
@@ -125,14 +125,11 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
     if dup.any():
         again = pred[dup].duplicated(["recording", "frame", "pred_id"], keep="first")
         row = int(again.index[again.to_numpy()][0])
-        pid = _plain(pred["pred_id"].iloc[row])
+        pid = plain(pred["pred_id"].iloc[row])
         raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
                          source=source, column="pred_id", row=row + 1)
 
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sequence_counts(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, by_detection: bool,

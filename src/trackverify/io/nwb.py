@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
 
 MODULE = "processing/CalciumActivity"
 SEGMENTATION = f"{MODULE}/CalciumSeriesSegmentation"
@@ -391,7 +391,7 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
     row = {"recording": rec_id, "animal_id": rec_id, "provenance_group": "unknown"}
     if recording is not None:
         row = {k: None if _is_missing(v) else v for k, v in recording.items()}
-    row = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+    row = {k: plain(v) for k, v in row.items()}
     spacing = float(voxel_um if voxel_um is not None
                     else ROI_VOXEL_UM if layout == "rois" else LABEL_VOXEL_UM)
     if not np.isfinite(spacing) or spacing <= 0:
@@ -427,8 +427,7 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
     n_frames, n_rows = int(frame.max()) + 1, len(tracks)
     notes = {NOTES_KEY: {"recording_row": [[k, v] for k, v in row.items()],
                          "dimensions": dims, "layout": layout,
-                         "tracks": [t.item() if isinstance(t, np.generic) else t
-                                    for t in tracks]}}
+                         "tracks": [plain(t) for t in tracks]}}
     nwb = NWBFile(session_description=f"tracked neuron positions of recording {row['recording']}",
                   identifier=str(row["recording"]), lab=str(row["provenance_group"]),
                   session_start_time=datetime(1970, 1, 1, tzinfo=timezone.utc),
