@@ -47,9 +47,11 @@ ORIGINAL = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby
 HARDER = ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
 #: Leave-one-out grid for the real pairs: registration settings x z scale (the voxels'
 #: anisotropy is unknown upstream, so the z unit relative to x/y is a setting too).
-GRID = [(RegistrationSettings(beta=b, lam=lam, affine=affine, outlier_weight=w), z_scale)
-        for b, lam, affine, w, z_scale in itertools.product(
-            (0.5, 1.0, 2.0), (0.5, 2.0, 8.0), (True, False), (0.1, 0.3), (1.0, 3.0, 6.0))]
+GRID = [(RegistrationSettings(beta=b, lam=lam, affine=affine, outlier_weight=w,
+                              first_frame_sigma=s0), z_scale)
+        for b, lam, affine, w, s0, z_scale in itertools.product(
+            (0.5, 1.0, 2.0), (0.5, 2.0, 8.0), (True, False), (0.1, 0.3), (1.0, 3.0, 10.0),
+            (1.0, 3.0, 6.0))]
 #: Ambiguity k for the real pairs: this quantile of the other examples' clean d / sigma
 #: (None = no uniqueness abstention), chosen leave-one-out with the settings.
 QUANTILES = (None, 0.1, 0.25, 0.5)
@@ -202,6 +204,7 @@ def real_pairs(folder: Path) -> pd.DataFrame:
             row = {"data": name, "verifier": verifier,
                    "setting": (f"beta={settings.beta}, lambda={settings.lam}, "
                                f"affine={settings.affine}, w={settings.outlier_weight}, "
+                               f"start sigma={settings.first_frame_sigma:g} spacings, "
                                f"z x{z_scale:g}, k={k:.2f} "
                                f"(clean d/sigma quantile {quantile})"
                                if verifier == "registered_distance" else "")}

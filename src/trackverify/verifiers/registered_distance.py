@@ -17,12 +17,16 @@ Two steps, kept apart so the warp cannot see identities:
 Registration of frame ``t`` (sequential: it starts from frame ``t - 1``'s *registered*
 anchor, never from raw detections of an earlier frame, and never from ids):
 
-- prediction ``Y0 = R[t-1] + (R[t-1] - R[t-2])`` (constant velocity; ``R[0] = A``);
+- prediction ``Y0 = R[t-1] + (R[t-1] - R[t-2])`` (constant velocity; ``R[0] = A``); for the
+  first registered frame, which has no earlier frame to predict from, ``Y0`` is the anchor
+  moved by the identity-free *global pose* (:func:`global_pose`: the in-plane rotation and
+  translation that lay the most detections within half a neuron spacing of a moved anchor
+  point -- a largest-common-point-set vote);
 - affine coherent point drift (CPD; Myronenko & Song 2010, Fig. 3) of ``Y0`` onto the frame's
   detections ``X``: a Gaussian mixture centred on the moved anchor points with a uniform
   outlier component ``w``; the mixture scale ``sigma^2`` starts at the mean squared
-  nearest-detection distance (the whole-cloud CPD initialisation when there is no earlier
-  frame) and is re-estimated by every M-step;
+  nearest-detection distance (after the global pose: ``first_frame_sigma`` anchor spacings,
+  at most :data:`MAX_FIRST_SIGMA` anchor RMS radii) and is re-estimated by every M-step;
 - non-rigid CPD (Fig. 4) from the affine result: ``T = Y + G W`` with the Gaussian kernel
   ``G_ij = exp(-|a_i - a_j|^2 / (2 beta^2))`` over the *anchor* positions (smoothness along
   the anatomy), regularisation ``lambda``; M-step ``(diag(P1) G + lambda sigma^2 I) W =
@@ -61,6 +65,11 @@ from trackverify.tables import coordinate_columns
 DEFAULT_AMBIGUITY_K = 1.5  # median d / sigma, clean moderate specimen animal 1, 1000 frames: 1.507
 
 
+#: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
+#: than a quarter of the cloud no longer sees its shape (a small cloud collapses).
+MAX_FIRST_SIGMA = 0.25
+
+
 @dataclass(frozen=True)
 class RegistrationSettings:
     """Every setting of the identity-free registration (unit-free, see the module docstring)."""
@@ -69,7 +78,12 @@ class RegistrationSettings:
     lam: float = 3.0  # smoothness regularisation
     outlier_weight: float = 0.1  # w of the uniform component
     iterations: int = 8  # EM iterations per frame, warm-started from the previous frame
-    first_frame_iterations: int = 60  # annealing from the whole-cloud scale (no earlier frame)
+    first_frame_iterations: int = 60  # EM iterations after the global pose (no earlier frame)
+    first_frame_sigma: float = 3.0  # starting mixture scale after the global pose, in anchor
+    # spacings (at most MAX_FIRST_SIGMA anchor RMS radii)
+    pose_max_angle: float = 90.0  # global pose: in-plane rotations searched, -max..+max degrees
+    pose_angle_step: float = 10.0  # ... in steps of this many degrees
+    pose_radius: float = 0.5  # a detection counts for a pose within this many anchor spacings
     affine: bool = True  # fit an affine part beside the smooth field (else the field alone)
     momentum: float = 1.0  # constant-velocity prediction from the two previous frames
     kernel_trace: float = 0.9999  # share of the kernel's trace kept by its low-rank form
@@ -119,10 +133,12 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
         x = x_all[order[bounds[t]:bounds[t + 1]]]
         if len(x) < a.shape[1] + 1:
             continue  # too few detections: the frame stays unregistered (NaN)
-        y0 = previous + settings.momentum * (previous - before)
-        if t == 1:  # no earlier frame: anneal from the whole-cloud scale
-            sigma2, iterations = _initial_sigma2(previous, x), settings.first_frame_iterations
+        if previous is a:  # no earlier registered frame: start from the global pose
+            y0 = global_pose(a, x, spacing, settings)
+            sigma2 = min(settings.first_frame_sigma * spacing, MAX_FIRST_SIGMA) ** 2
+            iterations = settings.first_frame_iterations
         else:
+            y0 = previous + settings.momentum * (previous - before)
             sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
             iterations = settings.iterations
         y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
@@ -151,9 +167,56 @@ def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndar
     return kernel / (kernel.sum(axis=0, keepdims=True) + c)
 
 
-def _initial_sigma2(y: np.ndarray, x: np.ndarray) -> float:
-    """The whole-cloud CPD initialisation: mean squared distance over all pairs, per axis."""
-    return float(((y[:, None, :] - x[None, :, :]) ** 2).sum(-1).mean() / y.shape[1])
+def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
+                settings: RegistrationSettings) -> np.ndarray:
+    """The anchor ``a`` (centred) moved by the pose that best lays it onto detections ``x``.
+
+    Identity-free largest-common-point-set vote over rigid in-plane poses: for every angle
+    ``theta`` in ``-pose_max_angle .. +pose_max_angle`` (step ``pose_angle_step``; rotation
+    about the last axis -- the imaging axis -- through the anchor centroid) the candidate
+    translations are the offsets ``x_j - R_theta a_i`` of all (detection, anchor) pairs,
+    binned in cells of side ``r = pose_radius * spacing``; the offsets in the eight most
+    populated cells are the candidates. A candidate pose scores
+    ``#{j : min_i |x_j - (R_theta a_i + o)| < r}`` (detections it lays on an anchor point),
+    ties broken by ``sum_j exp(-min_i |.|^2 / (2 r^2))``, then by the smaller ``|theta|``.
+    The winning pose only places CPD's first E-step.
+    """
+    radius = settings.pose_radius * spacing
+    if radius <= 0:
+        return a
+    limit, step = settings.pose_max_angle, settings.pose_angle_step
+    turns = np.arange(0.0, limit + 1e-9, step) if step > 0 else np.zeros(1)
+    angles = np.column_stack([turns, -turns]).ravel()[1:]  # 0, +s, -s, +2s, ...: ties keep the smaller turn
+    best, best_key = a, (-1, -np.inf)
+    for theta in np.radians(angles):  # one vectorised vote per angle
+        rotated = a @ _rotation(theta, a.shape[1]).T
+        candidates = _offset_candidates(x, rotated, radius)
+        distance = cKDTree(rotated).query((x[None, :, :] - candidates[:, None, :])
+                                          .reshape(-1, a.shape[1]))[0].reshape(len(candidates), len(x))
+        count = (distance < radius).sum(axis=1)
+        # rounded, so that symmetric poses tie exactly and the smaller turn (met first) stays
+        closeness = np.round(np.exp(-distance ** 2 / (2 * radius ** 2)).sum(axis=1), 9)
+        k = int(np.lexsort((-closeness, -count))[0])
+        if (count[k], closeness[k]) > best_key:
+            best, best_key = rotated + candidates[k], (count[k], closeness[k])
+    return best
+
+
+def _rotation(theta: float, dims: int) -> np.ndarray:
+    """Rotation by ``theta`` in the plane of the first two axes (about the last axis in 3-D)."""
+    out = np.eye(dims)
+    out[:2, :2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
+    return out
+
+
+def _offset_candidates(x: np.ndarray, rotated: np.ndarray, radius: float,
+                       cells: int = 8) -> np.ndarray:
+    """The (detection - anchor) offsets that fall in the ``cells`` most populated offset cells."""
+    offsets = (x[:, None, :] - rotated[None, :, :]).reshape(-1, x.shape[1])
+    _, inverse, counts = np.unique(np.floor(offsets / radius).astype(np.int64), axis=0,
+                                   return_inverse=True, return_counts=True)
+    top = np.argsort(-counts, kind="stable")[:cells]
+    return offsets[np.isin(inverse.ravel(), top)]
 
 
 def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
