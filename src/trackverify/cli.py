@@ -208,6 +208,7 @@ FAMILIES = (
     ("trackverify.hygiene_commands", "convert"),
     ("trackverify.andi.cli", "andi"),
     ("trackverify.conversion.cli", "conversion"),
+    ("trackverify.evidence", "evidence"),
 )
 for _module, _command in FAMILIES:
     cli.add_command(getattr(importlib.import_module(_module), _command))

@@ -152,7 +152,8 @@ largest share of correct observations certified while at most 1 % of the errors 
 (prevalence is far below 1 %, so selective risk alone flatters every verifier); <i>six
 corruptions</i> pools the corrupted conditions of the suite, controls excluded, and
 <i>nearby swap</i> is the hardest of them alone. <i>Independent</i> evidence does not come
-from the candidate tracks; <i>consistency</i> evidence only checks an assumption.</p>
+from the candidate tracks; <i>consistency</i> evidence only checks an assumption. The same
+comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
 {_table(header, rows)}"""
 
 
