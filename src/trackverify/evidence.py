@@ -262,6 +262,16 @@ PAIR_COLUMNS = ("data", "verifier", "setting", "random.auroc", "random.auroc_abs
                 "nearby.cov_at_fcr1")
 
 
+def column_label(column: str) -> str:
+    """Readable header of a dotted column: ``pooled.auroc_abst`` -> ``pooled AUROC*``."""
+    group, _, metric = column.rpartition(".")
+    if group == "harder_auroc_abst":
+        return f"{metric.replace('_', ' ')} AUROC*"
+    names = {"auroc": "AUROC", "auroc_abst": "AUROC*", "auprc": "AUPRC",
+             "cov_at_fcr1": "cov@1%"}
+    return f"{group} {names.get(metric, metric)}".strip()
+
+
 def table_rows(rows: list[dict], columns) -> list[list[str]]:
     """Formatted cells of ``rows`` for dotted ``columns`` (``pooled.auroc`` = row[pooled][auroc])."""
     def get(row, column):
@@ -272,7 +282,7 @@ def table_rows(rows: list[dict], columns) -> list[list[str]]:
 
 
 def markdown(rows: list[dict], columns) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = ["| " + " | ".join(map(column_label, columns)) + " |", "|" + "---|" * len(columns)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in table_rows(rows, columns)])
 
 
@@ -287,13 +297,13 @@ def render_evidence(evidence: dict) -> str:
     if evidence["specimen"]:
         parts.append("<h2>Development specimen</h2><p>Six original corruption conditions pooled "
                      "(controls excluded) and <i>nearby swap</i> alone; AUROC* ranks abstained "
-                     "rows most suspicious; coverage is the largest correct certified coverage "
+                     "rows most suspicious; cov@1% is the largest correct certified coverage "
                      "with false certification &le; 1 %.</p>"
-                     + _table(list(SPECIMEN_COLUMNS), table_rows(evidence["specimen"], SPECIMEN_COLUMNS)))
+                     + _table([column_label(c) for c in SPECIMEN_COLUMNS], table_rows(evidence["specimen"], SPECIMEN_COLUMNS)))
     if evidence["pairs"]:
         parts.append("<h2>Real point-set pairs</h2><p>Clean frame-1 rows + swapped rows; the "
                      "settings of each example chosen on the others (leave-one-out).</p>"
-                     + _table(list(PAIR_COLUMNS), [[html.escape(c) for c in r] for r in
+                     + _table([column_label(c) for c in PAIR_COLUMNS], [[html.escape(c) for c in r] for r in
                                                    table_rows(evidence["pairs"], PAIR_COLUMNS)]))
         for line in evidence["pair_summary"]:
             parts.append(f"<p>{html.escape(line)}</p>")
