@@ -49,6 +49,25 @@ def test_calibrate_fits_on_calibration_and_reports_test(cohort):
     assert interval["animals"] == 6 and interval["ci"][0] <= coverage <= interval["ci"][1]
 
 
+def test_ambiguity_k_is_the_median_over_the_fit_recordings_whatever_the_jobs(cohort, tmp_path):
+    """k is fitted one fit recording at a time (in parallel with --jobs); it must equal the
+    median clean d / sigma over the train + calibration recordings, computed directly."""
+    from trackverify.dataset import load_dataset
+    from trackverify.verifiers.registered_distance import calibrate_ambiguity_k
+
+    root, data = cohort
+    partitions = json.loads((root / "partitions.json").read_text())["partitions"]
+    fit_names = partitions["train"] + partitions["calibration"]
+    dataset = load_dataset(data)
+    expected = calibrate_ambiguity_k([source.load() for _, source in dataset.sources(fit_names)])
+    out = tmp_path / "jobs2"
+    result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
+                     "--calibrate", "target_selective_risk=0.01", *SMALL, "--jobs", 2,
+                     "--no-rows", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert run_json(out)["calibration"]["ambiguity_k"] == expected
+
+
 def test_calibrate_without_partitions_is_refused(cohort, tmp_path):
     _, data = cohort
     result = run_cli("run", "--data", data, "--calibrate", "target_selective_risk=0.01", *SMALL,

@@ -43,7 +43,8 @@ from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
 from trackverify.verifiers import load_verifier
-from trackverify.verifiers.registered_distance import RegisteredDistance, calibrate_ambiguity_k
+from trackverify.verifiers.registered_distance import (
+    RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
 
 REGISTERED = RegisteredDistance.name
 
@@ -227,11 +228,11 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
     fit_names = [r for r in dataset.recordings["recording"] if r in fit_set]
     record: dict = {"recordings": fit_names, "ambiguity_k": None}
     if REGISTERED in (config.verifier, *config.compare_verifiers):
-        clean = FitData(partitions, pd.concat([source.load() for _, source in dataset.sources(fit_names)],
-                                              ignore_index=True) if fit_names else
-                        pd.DataFrame({"recording": []})).labels_for_fit()
-        tables = [part for _, part in clean.groupby("recording", sort=False)]
-        config = dataclasses.replace(config, ambiguity_k=calibrate_ambiguity_k(tables))
+        if not fit_names:  # FitData names the partitions and their (empty) row counts
+            FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
+        tasks = [(source, partitions) for _, source in dataset.sources(fit_names)]
+        ratios = list(ordered_map(_clean_ambiguity_ratios, tasks, execution.jobs, execution.executor))
+        config = dataclasses.replace(config, ambiguity_k=ambiguity_k_from_ratios(ratios))
         record["ambiguity_k"] = config.ambiguity_k
     tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],
@@ -243,6 +244,13 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
     if fitted.threshold is None:
         raise ConfigError(f"calibration failed: {fitted.reason}")
     return dataclasses.replace(config, threshold_um=fitted.threshold), {**fitted.to_json(), **record}
+
+
+def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
+    """``registered_distance``'s clean ``d / sigma`` of one fit recording (one at a time, so
+    a cohort's fit recordings are never all in memory; labels only through FitData)."""
+    source, partitions = task
+    return ambiguity_ratios(FitData(partitions, source.load()).labels_for_fit())
 
 
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,

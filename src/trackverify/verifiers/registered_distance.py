@@ -381,7 +381,12 @@ def calibrate_ambiguity_k(clean: pd.DataFrame | list[pd.DataFrame], quantile: fl
     separate the two identities.
     """
     tables = clean if isinstance(clean, list) else [clean]
-    ratios = np.concatenate([ambiguity_ratios(t, settings) for t in tables]) if tables else np.zeros(0)
-    if not len(ratios):
+    return ambiguity_k_from_ratios([ambiguity_ratios(t, settings) for t in tables], quantile)
+
+
+def ambiguity_k_from_ratios(ratios: list[np.ndarray], quantile: float = 0.5) -> float:
+    """The ``quantile`` of clean ``d / sigma`` pooled over recordings (see above)."""
+    pooled = np.concatenate(ratios) if ratios else np.zeros(0)
+    if not len(pooled):
         raise ValueError("no clean row beyond the anchor frame could be scored")
-    return float(np.quantile(ratios, quantile))
+    return float(np.quantile(pooled, quantile))
