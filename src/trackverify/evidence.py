@@ -23,9 +23,9 @@
 
 from __future__ import annotations
 
+import html
 import itertools
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 import click
@@ -33,20 +33,21 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from trackverify.config import CONDITIONS, build_config
+from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
-from trackverify.protocols.anatomical_verification import error_array, score_conditions
+from trackverify.protocols.anatomical_verification import (
+    SIX_CORRUPTIONS, error_array, score_conditions)
+from trackverify.report.html import page, table
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
+from trackverify.synth.motion import MOTION_LEVELS
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, RegistrationSettings, calibrate_ambiguity_k)
 
-ORIGINAL = ("single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap",
-            "fragmentation", "dropout")
-HARDER = ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
-LEVELS = ("still", "moderate", "free", "fast")
+HARDER = CONDITIONS[len(DEFAULT_CONDITIONS):]  # the three opt-in corruptions
+LEVELS = tuple(MOTION_LEVELS)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
             scored, _, _ = score_conditions(table, config, verifier, "rec000")
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()
-            original, nearby = np.isin(condition, ORIGINAL), condition == "nearby_swap"
+            original, nearby = np.isin(condition, SIX_CORRUPTIONS), condition == "nearby_swap"
             row = {"data": level, "verifier": verifier.name, "ambiguity_k": None,
                    "pooled": summary(error[original], score[original]),
                    "nearby": summary(error[nearby], score[nearby]),
@@ -288,34 +289,22 @@ def markdown(rows: list[dict], columns) -> str:
 
 def render_evidence(evidence: dict) -> str:
     """The evidence report: one self-contained HTML page (no scripts, no remote resources)."""
-    import html
-
-    from trackverify.report.html import _table
-
-    css = files("trackverify.report").joinpath("report.css").read_text(encoding="utf-8")
-    parts = []
+    parts = ["<h1>Evidence, side by side: fixed_distance vs registered_distance</h1>"]
     if evidence["specimen"]:
         parts.append("<h2>Development specimen</h2><p>Six original corruption conditions pooled "
                      "(controls excluded) and <i>nearby swap</i> alone; AUROC* ranks abstained "
                      "rows most suspicious; cov@1% is the largest correct certified coverage "
                      "with false certification &le; 1 %.</p>"
-                     + _table([column_label(c) for c in SPECIMEN_COLUMNS], table_rows(evidence["specimen"], SPECIMEN_COLUMNS)))
+                     + table([column_label(c) for c in SPECIMEN_COLUMNS],
+                             table_rows(evidence["specimen"], SPECIMEN_COLUMNS)))
     if evidence["pairs"]:
         parts.append("<h2>Real point-set pairs</h2><p>Clean frame-1 rows + swapped rows; the "
                      "settings of each example chosen on the others (leave-one-out).</p>"
-                     + _table([column_label(c) for c in PAIR_COLUMNS], [[html.escape(c) for c in r] for r in
-                                                   table_rows(evidence["pairs"], PAIR_COLUMNS)]))
-        for line in evidence["pair_summary"]:
-            parts.append(f"<p>{html.escape(line)}</p>")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>trackverify evidence</title><style>{css}</style></head>
-<body><main>
-<h1>Evidence, side by side: fixed_distance vs registered_distance</h1>
-{''.join(parts)}
-</main></body></html>
-"""
+                     + table([column_label(c) for c in PAIR_COLUMNS],
+                             [[html.escape(c) for c in r] for r in
+                              table_rows(evidence["pairs"], PAIR_COLUMNS)]))
+        parts += [f"<p>{html.escape(line)}</p>" for line in evidence["pair_summary"]]
+    return page("trackverify evidence", "\n".join(parts))
 
 
 def pair_summary(rows: list[dict]) -> list[str]:

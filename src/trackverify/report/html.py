@@ -37,7 +37,8 @@ def _fmt(value, spec: str) -> str:
     return format(value, spec)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """An HTML table of already formatted (and escaped) cells."""
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -154,7 +155,20 @@ corruptions</i> pools the corrupted conditions of the suite, controls excluded, 
 <i>nearby swap</i> is the hardest of them alone. <i>Independent</i> evidence does not come
 from the candidate tracks; <i>consistency</i> evidence only checks an assumption. The same
 comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
-{_table(header, rows)}"""
+{table(header, rows)}"""
+
+
+def page(title: str, body: str) -> str:
+    """A whole self-contained page: the report's CSS inline, ``body`` inside ``<main>``."""
+    css = files("trackverify.report").joinpath("report.css").read_text(encoding="utf-8")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title><style>{css}</style></head>
+<body><main>
+{body}
+</main></body></html>
+"""
 
 
 def render_report(results: dict, curves: dict) -> str:
@@ -186,15 +200,9 @@ def render_report(results: dict, curves: dict) -> str:
     empty = [p for p, listed in members.items() if not listed]
     partition_rows = [[html.escape(p), str(len(listed)), ", ".join(map(html.escape, map(str, listed[:8])))
                        + (" ..." if len(listed) > 8 else "")] for p, listed in members.items()]
-    css = files("trackverify.report").joinpath("report.css").read_text(encoding="utf-8")
     caveats = "".join(f"<li>{html.escape(c)}</li>" for c in results["caveats"])
     rule = next(iter(results["anatomical_consistency"].values()))["rule"] if recordings else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>trackverify report</title><style>{css}</style></head>
-<body><main>
-<h1>trackverify report</h1>
+    return page("trackverify report", f"""<h1>trackverify report</h1>
 <p class="lead">Can these identities be trusted? {len(recordings)} recording(s), verifier
 <b>{html.escape(verifier['name'])}</b> (evidence: <b>{html.escape(verifier['evidence'])}</b>),
 acceptance threshold {verifier['threshold_um']:g} um. trackverify {html.escape(results['trackverify_version'])}.</p>
@@ -204,12 +212,12 @@ acceptance threshold {verifier['threshold_um']:g} um. trackverify {html.escape(r
 <p>Each condition corrupts a copy of the clean predictions (coordinates never change). Rows are
 labelled against the anchor identity; the verifier scores every row or abstains. Pooled over
 recordings.</p>
-{_table(header, condition_rows)}
+{table(header, condition_rows)}
 <h3>Row labels vs the global alignment</h3>
 <p>The oracle diagnostics of each corrupted condition (tracking_gt's recording-wide alignment).
 They can disagree with the row labels: a persistent swap longer than the clean part makes the
 global alignment adopt the swapped naming, so it counts the clean part as wrong instead.</p>
-{_table(association_header, association_rows)}
+{table(association_header, association_rows)}
 <h3>Error detection</h3>{_detection_plot(curves)}
 <h3>Certification</h3>
 <p>Abstained rows stay in the denominator and are never accepted; rows with equal scores enter
@@ -226,11 +234,9 @@ together. The dotted line marks a false-certification rate of 1 %.</p>
 <p>Diagnostics of the oracle association (one recording-wide maximum-overlap alignment; defined
 by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
 definitions) beside them.</p>
-{_table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
+{table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
 
 <h2>Partitions</h2>
 <p>Evaluated partition: <b>{html.escape(results['partitions']['evaluated'])}</b>.
 {_partition_sentence(results, empty)}</p>
-{_table(['partition', 'recordings', 'members'], partition_rows)}
-</main></body></html>
-"""
+{table(['partition', 'recordings', 'members'], partition_rows)}""")
