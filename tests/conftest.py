@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -17,6 +18,17 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``trackverify ARGS`` in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run([sys.executable, "-m", "trackverify", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd)
+
+
+def spread_points(n: int, low, high, spacing: float, seed: int) -> np.ndarray:
+    """``n`` random points in the box ``low..high``, no two closer than ``spacing``."""
+    rng = np.random.default_rng(seed)
+    points = []
+    while len(points) < n:
+        p = rng.uniform(low, high)
+        if all(np.linalg.norm(p - q) >= spacing for q in points):
+            points.append(p)
+    return np.array(points)
 
 
 def observation_table(tracks=("A", "B", "C", "D"), frames=10, spacing=10.0) -> pd.DataFrame:

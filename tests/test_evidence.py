@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.conftest import spread_points
 from trackverify.cli import main
 from trackverify.errors import InputError
 from trackverify.evidence import load_pair, pair_conditions
@@ -76,16 +77,10 @@ def test_cli_writes_json_and_html_for_turned_pairs(tmp_path, capsys):
     """Three examples: 30 points, frame 1 = frame 0 turned by 30 degrees about the z axis
     through the centroid. Points are >= 6 apart, so after the registration recovers the turn
     every swapped row is >= 6 from its claimed anchor and every clean row ~0: AUROC 1."""
-    rng = np.random.default_rng(1)
     c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
     turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
-    for example in ("a", "b", "c"):
-        points = []
-        while len(points) < 30:
-            p = rng.uniform([0, 0, 0], [120, 40, 12])
-            if all(np.linalg.norm(p - q) >= 6 for q in points):
-                points.append(p)
-        gt = np.array(points)
+    for seed, example in enumerate(("a", "b", "c")):
+        gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=seed)
         tar = (gt - gt.mean(0)) @ turn.T + gt.mean(0)
         write_pair(tmp_path / "pairs" / example, gt, tar)
     with pytest.raises(SystemExit) as exit_info:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import spread_points
 from trackverify.config import build_config
 from trackverify.protocols.anatomical_verification import error_array, score_conditions
 from trackverify.selective import auroc_abstain_as_error
@@ -51,17 +52,6 @@ def test_fit_reads_only_frames_and_coordinates():
     # A rigid translation by 1 um per frame is recovered: frame t = anchor + (t, 0, 0).
     expected = anchor[None] + np.array([[[0.0, 0, 0]], [[1.0, 0, 0]], [[2.0, 0, 0]]])
     np.testing.assert_allclose(registration.positions, expected, atol=0.05)
-
-
-def spread_points(n: int, low, high, spacing: float, seed: int) -> np.ndarray:
-    """``n`` random points in the box ``low..high``, no two closer than ``spacing``."""
-    rng = np.random.default_rng(seed)
-    points = []
-    while len(points) < n:
-        p = rng.uniform(low, high)
-        if all(np.linalg.norm(p - q) >= spacing for q in points):
-            points.append(p)
-    return np.array(points)
 
 
 def turned(points: np.ndarray, degrees: float, centre, shift) -> np.ndarray:
