@@ -311,6 +311,11 @@ class SequenceCounts:
     idtp: int
     idfn: int
     idfp: int
+    mt: int = 0
+    pt: int = 0
+    ml: int = 0
+    mt_pymotmetrics: int = 0
+    pt_pymotmetrics: int = 0
     clear_matches: tuple[np.ndarray, np.ndarray] = field(default=None, repr=False)
 
 
@@ -475,7 +480,22 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,
-            "frag": frag, "motp_sum": motp_sum, "clear_matches": (m_gt, m_pred)}
+            "frag": frag, "motp_sum": motp_sum, **_mostly_tracked(g_id, n_gid, m_gt),
+            "clear_matches": (m_gt, m_pred)}
+
+
+def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
+    """MT / PT / ML from each reference id's tracked ratio ``r`` = CLEAR-matched frames /
+    frames present. TrackEval: MT ``r > 0.8``, PT ``0.2 <= r <= 0.8``, ML ``r < 0.2``;
+    py-motmetrics: MT ``r >= 0.8``, PT ``0.2 <= r < 0.8``, ML the same (they differ only
+    for ids tracked in exactly 80 % of their frames)."""
+    present = np.bincount(g_id, minlength=n_gid)
+    ratio = np.bincount(g_id[m_gt], minlength=n_gid)[present > 0] / present[present > 0]
+    mt = int(np.count_nonzero(ratio > 0.8))
+    pt = int(np.count_nonzero(ratio >= 0.2)) - mt
+    mt_mm = int(np.count_nonzero(ratio >= 0.8))
+    return {"mt": mt, "pt": pt, "ml": int(len(ratio)) - mt - pt, "mt_pymotmetrics": mt_mm,
+            "pt_pymotmetrics": int(np.count_nonzero(ratio >= 0.2)) - mt_mm}
 
 
 def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
@@ -555,7 +575,8 @@ def combine(counts: list[SequenceCounts]) -> SequenceCounts:
         assre=weighted("assre"), asspr=weighted("asspr"), loca=loca,
         **{k: sum(getattr(c, k) for c in counts)
            for k in ("clr_tp", "clr_fn", "clr_fp", "idsw", "frag", "motp_sum",
-                     "idtp", "idfn", "idfp")})
+                     "idtp", "idfn", "idfp", "mt", "pt", "ml", "mt_pymotmetrics",
+                     "pt_pymotmetrics")})
 
 
 def finish(c: SequenceCounts) -> dict:
@@ -578,6 +599,9 @@ def finish(c: SequenceCounts) -> dict:
         "assre": mean(c.assre, any_match), "asspr": mean(c.asspr, any_match),
     }
     out.update(_finish_clear(c.clr_tp, c.clr_fn, c.clr_fp, c.idsw, c.frag, c.motp_sum))
+    out.update({"mt": int(c.mt), "pt": int(c.pt), "ml": int(c.ml),
+                "mt_pymotmetrics": int(c.mt_pymotmetrics),
+                "pt_pymotmetrics": int(c.pt_pymotmetrics), "ml_pymotmetrics": int(c.ml)})
     idtp, idfn, idfp = c.idtp, c.idfn, c.idfp
     out.update({
         "idf1": 2 * idtp / (2 * idtp + idfp + idfn) if any_det else None,

@@ -282,3 +282,21 @@ def check_same_dimensionality(reference: pd.DataFrame, predictions: pd.DataFrame
     if pred and len(pred) != len(ref):
         raise InputError(f"predictions are {len(pred)}-D but the reference is {len(ref)}-D",
                          source=source, column="z_um")
+
+
+def validate_pair(reference: pd.DataFrame, predictions: pd.DataFrame,
+                  reference_source: str = "<reference>",
+                  predictions_source: str = "<predictions>"
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """Validated copies of a reference and a prediction table, and whether they are linked
+    by detection (both carry ``detection``); otherwise predictions must carry coordinates,
+    as many as the reference."""
+    ref = validate(reference, REFERENCE, reference_source)
+    pred = validate(predictions, PREDICTIONS, predictions_source)
+    check_same_dimensionality(ref, pred, predictions_source)
+    by_detection = "detection" in ref.columns and "detection" in pred.columns
+    if not by_detection and not coordinate_columns(pred):
+        raise InputError("predictions need either a 'detection' column (with one in the "
+                         "reference too) or coordinates x_um, y_um[, z_um]",
+                         source=predictions_source, column="detection")
+    return ref, pred, by_detection

@@ -39,8 +39,7 @@ import pandas as pd
 from trackverify import mot
 from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import (PREDICTIONS, REFERENCE, check_same_dimensionality, plain,
-                                coordinate_columns, validate)
+from trackverify.tables import coordinate_columns, plain, validate_pair
 
 POOLED = "pooled"
 
@@ -67,14 +66,8 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     if isinstance(zero_distance_um, bool) or not (math.isfinite(zero_distance)
                                                   and zero_distance > 0):
         raise ConfigError(f"zero_distance_um must be a positive number, got {zero_distance_um!r}")
-    ref = validate(reference_df, REFERENCE, reference_source)
-    pred = validate(predictions_df, PREDICTIONS, predictions_source)
-    check_same_dimensionality(ref, pred, predictions_source)
-    by_detection = "detection" in ref.columns and "detection" in pred.columns
-    if not by_detection and not coordinate_columns(pred):
-        raise InputError("predictions need either a 'detection' column (with one in the "
-                         "reference too) or coordinates x_um, y_um[, z_um]",
-                         source=predictions_source, column="detection")
+    ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
+                                            predictions_source)
     check_predictions(ref, pred, predictions_source, reference_source)
     preds = dict(tuple(pred.groupby("recording", sort=False)))
     scored = [score_recording(ref_rec, preds.get(recording, pred.iloc[:0]), zero_distance,
@@ -185,6 +178,26 @@ def _cell(value) -> str:
     return str(value)
 
 
+def graph_table(graph: dict, frame_buffer: int):
+    """The printed table of the graph metrics (one row per recording, pooled last)."""
+    from rich.table import Table
+
+    table = Table(title="graph metrics: Cell Tracking Challenge | CHOTA | divisions "
+                        f"(frame buffer {frame_buffer})")
+    for label in ("recording", "DET", "TRA", "LNK", "AOGM", "CHOTA", "div R", "div P",
+                  "div F1"):
+        table.add_column(label, justify="left" if label == "recording" else "right",
+                         no_wrap=True)
+    for recording, ctc in graph["ctc"].items():
+        div = graph["divisions"][recording]
+        div = div[f"frame_buffer_{frame_buffer}"] if div else {}
+        table.add_row(str(recording), *(_cell(ctc[k]) for k in ("det", "tra", "lnk", "aogm")),
+                      _cell(graph["chota"][recording]),
+                      *(_cell(div.get(k)) for k in ("division_recall", "division_precision",
+                                                    "division_f1")))
+    return table
+
+
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks (CSV/Parquet): recording, frame, track, x_um, y_um"
@@ -194,16 +207,26 @@ def _cell(value) -> str:
                    "[, x_um, y_um[, z_um]][, pred_valid].")
 @click.option("--zero-distance-um", type=float, default=5.0, show_default=True,
               help="Distance at which the canonical-metric similarity reaches 0.")
+@click.option("--match-distance-um", type=float, default=None,
+              help="Graph metrics (CTC, divisions, CHOTA): match points within this distance "
+                   "(default: half the zero distance, where the similarity is 0.5).")
+@click.option("--division-frame-buffer", type=int, default=1, show_default=True,
+              help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json (written atomically). Without it, print only.")
-def evaluate(reference, predictions, zero_distance_um, out):
+def evaluate(reference, predictions, zero_distance_um, match_distance_um,
+             division_frame_buffer, out):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
     them, the canonical HOTA / MOTA / IDF1 (TrackEval definitions), per recording and
     pooled. With detection ids in both files, predictions are linked by detection;
     otherwise by position (similarity max(0, 1 - d / zero-distance), matched at >= 0.5).
+    Then the graph metrics (Cell Tracking Challenge DET / TRA / LNK, CHOTA, and division
+    metrics when both tables carry parent_track links), per recording and pooled.
     """
+    from trackverify.graph.evaluate import evaluate_graph
+
     from rich.console import Console
     from rich.table import Table
 
@@ -226,10 +249,19 @@ def evaluate(reference, predictions, zero_distance_um, out):
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
     console.print(table)
+    match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
+    graph = evaluate_graph(ref, pred, match_distance, division_frame_buffer,
+                           reference_source=str(reference), predictions_source=str(predictions))
+    console.print(graph_table(graph, division_frame_buffer))
+    if not graph["status"]["lineage_links"]:
+        console.print(f"division metrics not reported: {graph['status']['reason']}")
     if out is not None:
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
+            "graph_metrics": graph,
             "settings": {"zero_distance_um": float(zero_distance_um),
-                         "linked_by": "detection" if by_detection else "position"},
+                         "linked_by": "detection" if by_detection else "position",
+                         "match_distance_um": float(match_distance),
+                         "division_frame_buffer": int(division_frame_buffer)},
         })
         click.echo(f"wrote {path}")

@@ -37,6 +37,7 @@ def trackeval_summary(res: dict) -> dict:
            ("HOTA", "DetA", "AssA", "LocA", "DetRe", "DetPr", "AssRe", "AssPr")}
     out.update({"mota": c["MOTA"], "motp": c["MOTP"], "idsw": c["IDSW"], "frag": c["Frag"],
                 "clr_tp": c["CLR_TP"], "clr_fn": c["CLR_FN"], "clr_fp": c["CLR_FP"],
+                "mt": c["MT"], "pt": c["PT"], "ml": c["ML"],
                 "idf1": i["IDF1"], "idp": i["IDP"], "idr": i["IDR"], "idtp": i["IDTP"],
                 "idfn": i["IDFN"], "idfp": i["IDFP"]})
     return out
@@ -47,5 +48,7 @@ def motmetrics_summary(res: dict) -> dict:
     return {"mota": res["mota"], "motp": 1.0 - res["motp"], "idsw": res["num_switches"],
             "frag": res["num_fragmentations"], "clr_tp": res["num_detections"],
             "clr_fn": res["num_misses"], "clr_fp": res["num_false_positives"],
+            "mt_pymotmetrics": res["mostly_tracked"], "pt_pymotmetrics": res["partially_tracked"],
+            "ml_pymotmetrics": res["mostly_lost"],
             "idf1": res["idf1"], "idp": res["idp"], "idr": res["idr"], "idtp": res["idtp"],
             "idfn": res["idfn"], "idfp": res["idfp"]}

@@ -101,7 +101,8 @@ def run_motmetrics(datas):
         accs.append(acc)
     fields = ["num_objects", "num_predictions", "num_detections", "num_misses",
               "num_false_positives", "num_switches", "num_fragmentations", "mota", "motp",
-              "idf1", "idp", "idr", "idtp", "idfn", "idfp"]
+              "idf1", "idp", "idr", "idtp", "idfn", "idfp", "mostly_tracked",
+              "partially_tracked", "mostly_lost"]
     mh = mm.metrics.create()
     summary = mh.compute_many(accs, metrics=fields, names=list(datas), generate_overall=True)
     return {str(row): {f: float(summary.loc[row, f]) for f in fields} for row in summary.index}

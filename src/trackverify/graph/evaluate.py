@@ -1,0 +1,125 @@
+"""The graph-metric families of ``trackverify evaluate``, per recording and pooled.
+
+Families: ``ctc`` (AOGM error counts, DET, TRA, LNK), ``divisions`` (per frame buffer
+``0..frame_buffer``) and ``chota`` (:mod:`trackverify.graph.metrics`). Graphs are built
+from the validated tables (:mod:`trackverify.graph.tracks`; reference identity ``track``,
+prediction identity ``pred_id``, valid predictions only; lineage links from each table's
+``parent_track``). Reference and predicted nodes are matched by detection id when both
+tables carry ``detection`` (same recording, frame and detection; one-to-one), otherwise by
+position (:func:`trackverify.graph.matching.match_points` within ``match_distance_um``).
+
+Division metrics need lineage links in both tables; without a ``parent_track`` column in
+one of them they are reported as unavailable, with the reason. The pooled results are the
+metrics of the disjoint union of the recordings' graphs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from trackverify.graph.matching import match_points
+from trackverify.graph.metrics import chota, ctc_metrics, division_metrics, is_one_to_one
+from trackverify.graph.tracks import PARENT, TrackGraph, graph_from_table, lookup
+from trackverify.errors import ConfigError
+from trackverify.tables import coordinate_columns, validate_pair
+
+FAMILIES = ("ctc", "divisions", "chota")
+POOLED = "pooled"
+
+
+def links_status(ref: pd.DataFrame, pred: pd.DataFrame) -> dict:
+    """Whether both tables carry lineage links, and why not when they do not."""
+    missing = [name for name, df in (("reference", ref), ("predictions", pred))
+               if PARENT not in df.columns]
+    if missing:
+        return {"lineage_links": False,
+                "reason": f"no '{PARENT}' column in the {' and the '.join(missing)}: "
+                          "division metrics need parent links in both tables"}
+    return {"lineage_links": True, "reason": None}
+
+
+def _union(graphs: list[TrackGraph]) -> tuple[TrackGraph, np.ndarray]:
+    """The disjoint union of graphs, and each input graph's node offset."""
+    offsets = np.r_[0, np.cumsum([g.n_nodes for g in graphs])].astype(np.int64)
+    t_off = np.r_[0, np.cumsum([len(g.track_parent) for g in graphs])].astype(np.int64)
+    cat = np.concatenate
+    xyz = None if any(g.xyz is None for g in graphs) else cat([g.xyz for g in graphs])
+    return TrackGraph(
+        frame=cat([g.frame for g in graphs]), track=cat([g.track + t for g, t in
+                                                          zip(graphs, t_off)]),
+        xyz=xyz, src=cat([g.src + o for g, o in zip(graphs, offsets)]),
+        dst=cat([g.dst + o for g, o in zip(graphs, offsets)]),
+        track_parent=cat([np.where(g.track_parent >= 0, g.track_parent + t, -1)
+                          for g, t in zip(graphs, t_off)]),
+        track_first=cat([g.track_first + o for g, o in zip(graphs, offsets)]),
+        track_last=cat([g.track_last + o for g, o in zip(graphs, offsets)])), offsets
+
+
+def _match(ref: pd.DataFrame, pred: pd.DataFrame, g: TrackGraph, p: TrackGraph,
+           by_detection: bool, distance: float) -> tuple[np.ndarray, np.ndarray]:
+    if by_detection:
+        codes, uniques = pd.factorize(pd.concat([ref["detection"], pred["detection"]],
+                                                ignore_index=True))
+        n = max(len(uniques), 1)
+        g_key = g.frame * n + codes[:len(ref)]
+        p_key = p.frame * n + codes[len(ref):]
+        # Several predictions on one detection: the first one is the match.
+        idx = np.flatnonzero(~pd.Series(p_key).duplicated().to_numpy())
+        found = lookup(p_key[idx], g_key)
+        at = np.where(found >= 0, idx[np.maximum(found, 0)], -1)
+        mg = np.flatnonzero(at >= 0)
+        return mg.astype(np.int64), at[mg].astype(np.int64)
+    return match_points(g.frame, g.xyz, p.frame, p.xyz, distance)
+
+
+def graph_families(g: TrackGraph, p: TrackGraph, mg, mp, divisions: bool,
+                   frame_buffer: int) -> dict:
+    """The three families for one pair of graphs and their matching."""
+    out = {"ctc": ctc_metrics(g, p, mg, mp), "chota": chota(g, p, mg, mp)["chota"]}
+    if not divisions:
+        out["divisions"] = None
+    elif not is_one_to_one(mg, mp):
+        out["divisions"] = None  # pragma: no cover - both matchings here are one-to-one
+    else:
+        out["divisions"] = division_metrics(g, p, mg, mp, frame_buffer)
+    return out
+
+
+def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: float,
+                   frame_buffer: int = 1, *, reference_source: str = "<reference>",
+                   predictions_source: str = "<predictions>") -> dict:
+    """``{"status": links_status, "ctc": {recording: ..., "pooled": ...}, "divisions":
+    {...}, "chota": {...}}`` (grouped by family) for validated tables (see the module doc).
+    Raw tables are validated first (as :func:`trackverify.evaluate_tracking` does); inputs
+    are never modified."""
+    if isinstance(match_distance_um, bool) or not (isinstance(match_distance_um, (int, float))
+                                                   and np.isfinite(match_distance_um)
+                                                   and match_distance_um > 0):
+        raise ConfigError(f"match_distance_um must be a positive number, got "
+                          f"{match_distance_um!r}")
+    if isinstance(frame_buffer, bool) or not isinstance(frame_buffer, (int, np.integer)) \
+            or frame_buffer < 0:
+        raise ConfigError(f"frame_buffer must be a whole number >= 0, got {frame_buffer!r}")
+    ref, pred, by_detection = validate_pair(ref, pred, reference_source, predictions_source)
+    status = links_status(ref, pred)
+    divisions = status["lineage_links"]
+    coords = coordinate_columns(ref) if not by_detection else None
+    valid = pred[pred["pred_valid"].to_numpy(dtype=bool)]
+    preds = dict(tuple(valid.groupby("recording", sort=False)))
+    results: dict = {}
+    parts = []
+    for recording, ref_rec in ref.groupby("recording", sort=True):
+        pred_rec = preds.get(recording, valid.iloc[:0])
+        g = graph_from_table(ref_rec, "track", coords, source=reference_source)
+        p = graph_from_table(pred_rec, "pred_id", coords, source=predictions_source)
+        mg, mp = _match(ref_rec, pred_rec, g, p, by_detection, match_distance_um)
+        results[recording] = graph_families(g, p, mg, mp, divisions, frame_buffer)
+        parts.append((g, p, mg, mp))
+    g_all, g_off = _union([x[0] for x in parts])
+    p_all, p_off = _union([x[1] for x in parts])
+    mg = np.concatenate([x[2] + o for x, o in zip(parts, g_off)])
+    mp = np.concatenate([x[3] + o for x, o in zip(parts, p_off)])
+    results[POOLED] = graph_families(g_all, p_all, mg, mp, divisions, frame_buffer)
+    return {"status": status, **{family: {rec: fam[family] for rec, fam in results.items()}
+                                 for family in FAMILIES}}
