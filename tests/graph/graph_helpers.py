@@ -45,31 +45,44 @@ def _columns(df: pd.DataFrame, identity: str):
             df[coords].to_numpy(np.float64))
 
 
-def run_points(tmp_path: Path, gt: pd.DataFrame, pred: pd.DataFrame, threshold: float,
-               frame_buffer: int = 1, gt_id: str = "track", pred_id: str = "track") -> dict:
-    """traccuracy's results (PointMatcher) on two lineage tables."""
-    path = tmp_path / "points.npz"
-    g, p = _columns(gt, gt_id), _columns(pred, pred_id)
-    np.savez(path, threshold=threshold, frame_buffer=frame_buffer,
-             **{f"gt_{k}": v for k, v in zip(("frame", "id", "parent", "xyz"), g)},
-             **{f"pred_{k}": v for k, v in zip(("frame", "id", "parent", "xyz"), p)})
-    return _reference("points", str(path))
+def run_points(tmp_path: Path, cases: dict, frame_buffer: int = 1) -> dict:
+    """traccuracy's results (PointMatcher) per case ``name: (gt, pred, threshold)`` (lineage
+    tables with identity column ``track``), in one reference process."""
+    paths = []
+    for name, (gt, pred, threshold) in cases.items():
+        path = tmp_path / f"points_{name}.npz"
+        g, p = _columns(gt, "track"), _columns(pred, "track")
+        np.savez(path, threshold=threshold, frame_buffer=frame_buffer,
+                 **{f"gt_{k}": v for k, v in zip(("frame", "id", "parent", "xyz"), g)},
+                 **{f"pred_{k}": v for k, v in zip(("frame", "id", "parent", "xyz"), p)})
+        paths.append(str(path))
+    return dict(zip(cases, _reference("points", *paths)))
 
 
-def run_ctc(tmp_path: Path, gt_dir: Path, res_dir: Path) -> tuple[dict, dict]:
-    """traccuracy's results (CTCMatcher) on two CTC folders, and the label stacks it read."""
-    masks = tmp_path / "masks.npz"
-    out = _reference("ctc", str(gt_dir), str(res_dir), str(masks))
-    z = np.load(masks)
-    return out, {"gt": z["gt"], "pred": z["pred"]}
+def run_ctc(tmp_path: Path, cases: dict) -> dict:
+    """traccuracy's results (CTCMatcher) per case ``name: (gt_dir, res_dir)``, each with the
+    label stacks it read (``masks``: ``gt``, ``pred``)."""
+    args = []
+    for name, (gt_dir, res_dir) in cases.items():
+        args += [str(gt_dir), str(res_dir), str(tmp_path / f"masks_{name}.npz")]
+    out = dict(zip(cases, _reference("ctc", *args)))
+    for name in cases:
+        z = np.load(tmp_path / f"masks_{name}.npz")
+        out[name]["masks"] = {"gt": z["gt"], "pred": z["pred"]}
+    return out
 
 
-def geff_table(tmp_path: Path, store: Path) -> pd.DataFrame:
-    """A GEFF store as a lineage table (converted in the reference environment)."""
-    path = tmp_path / "geff.npz"
-    _reference("geff", str(store), str(path))
-    z = np.load(path)
-    return table(z["frame"], z["id"], z["parent"], z["xyz"])
+def geff_tables(tmp_path: Path, stores: dict) -> dict:
+    """GEFF stores as lineage tables (converted in the reference environment)."""
+    args = []
+    for name, store in stores.items():
+        args += [str(store), str(tmp_path / f"geff_{name}.npz")]
+    _reference("geff", *args)
+    out = {}
+    for name in stores:
+        z = np.load(tmp_path / f"geff_{name}.npz")
+        out[name] = table(z["frame"], z["id"], z["parent"], z["xyz"])
+    return out
 
 
 def ctc_table(track_file: Path) -> pd.DataFrame:
@@ -144,3 +157,36 @@ def perturb(df: pd.DataFrame, seed: int, jitter: float = 0.5, drop: float = 0.05
     pick = pick.assign(track=np.arange(next_id, next_id + n_extra), parent_track=pd.NA)
     pick[coords] = pick[coords].to_numpy() + rng.normal(0, 4 * jitter, (n_extra, len(coords)))
     return pd.concat([out, pick], ignore_index=True).reset_index(drop=True)
+
+
+def ours(gt: pd.DataFrame, pred: pd.DataFrame, threshold: float, frame_buffer: int = 1,
+         gt_id: str = "track", pred_id: str = "track") -> dict:
+    """Our metrics on two lineage tables, flat (as :func:`traccuracy_names`)."""
+    from trackverify.graph import metrics
+    from trackverify.graph.matching import match_points
+    from trackverify.graph.tracks import graph_from_table
+
+    coords = [c for c in ("x_um", "y_um", "z_um") if c in gt.columns]
+    g = graph_from_table(gt, gt_id, coords)
+    p = graph_from_table(pred, pred_id, coords)
+    mg, mp = match_points(g.frame, g.xyz, p.frame, p.xyz, threshold)
+    out = {**metrics.ctc_metrics(g, p, mg, mp), **metrics.chota(g, p, mg, mp),
+           **metrics.division_metrics(g, p, mg, mp, frame_buffer)}
+    out["n_matches"] = len(mg)
+    return out
+
+
+def assert_same(mine: dict, theirs: dict, tol: float = 1e-9, label: str = "",
+                skip: tuple = ()) -> None:
+    """Every key of ``theirs`` equal in ``mine`` (None = undefined on both sides)."""
+    for key, value in theirs.items():
+        if key in skip:
+            continue
+        if isinstance(value, dict):
+            assert_same(mine[key], value, tol, f"{label} {key}", skip)
+            continue
+        got = mine[key]
+        if value is None or got is None:
+            assert got is None and value is None, f"{label} {key}: {got} vs {value}"
+        else:
+            assert abs(got - value) <= tol, f"{label} {key}: {got} vs {value}"

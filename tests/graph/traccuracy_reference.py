@@ -1,8 +1,8 @@
 """traccuracy's metrics on shared inputs, run in the separate ``.venv-traccuracy``.
 
-Usage (prints one JSON object):
+Usage (prints a JSON list, one object per input; each mode takes several inputs):
 
-- ``traccuracy_reference.py points INPUT.npz``: INPUT.npz holds ``threshold``,
+- ``traccuracy_reference.py points INPUT.npz [INPUT.npz ...]``: INPUT.npz holds ``threshold``,
   ``frame_buffer`` and per side (``gt``, ``pred``) ``SIDE_frame``, ``SIDE_id``,
   ``SIDE_parent`` (-1 = none) and ``SIDE_xyz``. Graphs are built here from those columns
   (each observation links to the track's next one; a parent track's last observation links
@@ -157,13 +157,10 @@ def geff(store, out_path):
 
 
 def main():
-    mode = sys.argv[1]
-    if mode == "points":
-        out = points(sys.argv[2])
-    elif mode == "ctc":
-        out = ctc(sys.argv[2], sys.argv[3], sys.argv[4])
-    else:
-        out = geff(sys.argv[2], sys.argv[3])
+    """One process for many inputs (the imports take seconds): results in argument order."""
+    mode, args = sys.argv[1], sys.argv[2:]
+    run_one, size = {"points": (points, 1), "ctc": (ctc, 3), "geff": (geff, 2)}[mode]
+    out = [run_one(*args[i:i + size]) for i in range(0, len(args), size)]
     json.dump(out, sys.stdout)
 
 
