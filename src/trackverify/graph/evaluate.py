@@ -116,10 +116,17 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
         mg, mp = _match(ref_rec, pred_rec, g, p, by_detection, match_distance_um)
         results[recording] = graph_families(g, p, mg, mp, divisions, frame_buffer)
         parts.append((g, p, mg, mp))
+    if len(parts) == 1:  # the pooled graphs are the one recording's
+        results[POOLED] = results[recording]
+        return _by_family(status, results)
     g_all, g_off = _union([x[0] for x in parts])
     p_all, p_off = _union([x[1] for x in parts])
     mg = np.concatenate([x[2] + o for x, o in zip(parts, g_off)])
     mp = np.concatenate([x[3] + o for x, o in zip(parts, p_off)])
     results[POOLED] = graph_families(g_all, p_all, mg, mp, divisions, frame_buffer)
+    return _by_family(status, results)
+
+
+def _by_family(status: dict, results: dict) -> dict:
     return {"status": status, **{family: {rec: fam[family] for rec, fam in results.items()}
                                  for family in FAMILIES}}

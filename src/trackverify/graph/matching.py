@@ -19,33 +19,30 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
-from scipy.spatial import cKDTree
 
 from trackverify.graph.tracks import lookup as _lookup
+from trackverify.mot import similarity_pairs
 
 
 def candidate_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All same-frame pairs at Euclidean distance ``<= threshold``: ``(gi, pj, d)``."""
-    gt_frame = np.asarray(gt_frame, dtype=np.int64)
-    pred_frame = np.asarray(pred_frame, dtype=np.int64)
-    if len(gt_frame) == 0 or len(pred_frame) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
     pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
-    both = np.concatenate([gt_xyz, pred_xyz])
-    # Frames far apart along an extra axis: no pair across frames is within reach.
-    k = 2.0 * (float(both.max() - both.min()) + threshold) + 1.0
-    tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))
-    tree_p = cKDTree(np.column_stack([pred_xyz, pred_frame * k]))
-    reach = threshold * (1 + 1e-9) + 1e-12  # then cut exactly at the threshold below
-    found = tree_g.sparse_distance_matrix(tree_p, reach, output_type="ndarray")
-    gi, pj = found["i"].astype(np.int64), found["j"].astype(np.int64)
-    keep = gt_frame[gi] == pred_frame[pj]
-    gi, pj = gi[keep], pj[keep]
+    # The pairs closer than a reach just beyond the threshold, then cut exactly at it.
+    reach = threshold * (1 + 1e-9) + 1e-12
+    gi, pj, _ = similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, reach)
     d = np.sqrt(((gt_xyz[gi] - pred_xyz[pj]) ** 2).sum(axis=1))
     keep = d <= threshold
     return gi[keep], pj[keep], d[keep]
+
+
+def _compact(index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``index`` (ascending, all below ``n``) and each element's
+    position among them (``np.unique(..., return_inverse=True)`` by counting)."""
+    present = np.bincount(index, minlength=n) > 0
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[index]
 
 
 def match_points(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
@@ -57,16 +54,16 @@ def match_points(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
     # Components of the candidate graph that are a single pair are matched outright; the
     # rest are solved together (only reference points with a candidate take part, each
     # with a private "no match" sink column).
-    rows, gi_local = np.unique(gi, return_inverse=True)
-    cols, pj_local = np.unique(pj, return_inverse=True)
+    rows, gi_local = _compact(gi, int(gi.max()) + 1)
+    cols, pj_local = _compact(pj, int(pj.max()) + 1)
     n_r, n_c = len(rows), len(cols)
     alone = (np.bincount(gi_local, minlength=n_r)[gi_local] == 1) & \
         (np.bincount(pj_local, minlength=n_c)[pj_local] == 1)
     out_g, out_p = [gi[alone]], [pj[alone]]
     if not alone.all():
         gi_local, pj_local, d = gi_local[~alone], pj_local[~alone], d[~alone]
-        rows_l, gi_local = np.unique(gi_local, return_inverse=True)
-        cols_l, pj_local = np.unique(pj_local, return_inverse=True)
+        rows_l, gi_local = _compact(gi_local, n_r)
+        cols_l, pj_local = _compact(pj_local, n_c)
         n_r, n_c = len(rows_l), len(cols_l)
         offset = 1.0 + threshold  # every weight > 0 (scipy drops explicit zeros)
         sink = offset + threshold + 1e-12 * offset  # a pair at exactly the threshold is kept
