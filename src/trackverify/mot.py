@@ -39,7 +39,10 @@ CLEAR
     ``MOTA = (TP - FP - IDSW) / (TP + FN)``, ``MOTP = sum(s over matches) / TP``.
     Variant (``clear_metrics(..., idsw="consecutive")``, not TrackEval): only a switch whose
     previous match is in the immediately preceding frame number (``frame - 1``) counts.
-    ``Frag`` = sum over reference ids of (runs of matched frames - 1).
+    ``Frag`` = sum over reference ids of (runs of matched frames - 1). MT / PT / ML count
+    reference ids by tracked ratio ``r`` (CLEAR-matched frames / frames present): TrackEval
+    ``r > 0.8`` / ``0.2 <= r <= 0.8`` / ``r < 0.2``; py-motmetrics (``*_pymotmetrics``)
+    ``r >= 0.8`` / ``0.2 <= r < 0.8`` / ``r < 0.2``.
 Identity
     ``C[g, p]`` = frames where ``s >= threshold`` (no eps, as TrackEval); ``IDTP`` = weight of a
     maximum-weight one-to-one assignment of ids on ``C``; ``IDFN = n_gt - IDTP``,
@@ -80,7 +83,8 @@ CONTINUATION_BONUS = 1000.0
 CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
-COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp")
+COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp", "mt", "pt", "ml",
+          "mt_pymotmetrics", "pt_pymotmetrics", "ml_pymotmetrics")
 IDSW_RULES = ("last_matched", "consecutive")  # clear_metrics(idsw=...); the first is TrackEval's
 
 

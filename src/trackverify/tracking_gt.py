@@ -54,7 +54,9 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     correct_observation_rate, identity_switches, fragmentations,
     extra_predicted_observations``) and the canonical metrics (``hota, deta, assa, loca,
     detre, detpr, assre, asspr, mota, motp, idsw, frag, idf1, idp, idr`` and the counts
-    ``clr_tp, clr_fn, clr_fp, idtp, idfn, idfp``); undefined values are ``None``. Pooled
+    ``clr_tp, clr_fn, clr_fp, idtp, idfn, idfp``, and MT / PT / ML: ``mt, pt, ml`` by
+    TrackEval's definition, ``mt_pymotmetrics, pt_pymotmetrics, ml_pymotmetrics`` by
+    py-motmetrics'); undefined values are ``None``. Pooled
     diagnostics are sums of counts with the rate recomputed; pooled canonical metrics are
     TrackEval's combined-sequence results (see :func:`trackverify.mot.combine`).
     Inputs are never modified.

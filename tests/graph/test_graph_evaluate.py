@@ -113,3 +113,28 @@ def test_bad_settings_are_config_errors(kw):
     args = {"match_distance_um": 1.0, "frame_buffer": 1, **kw}
     with pytest.raises(ConfigError):
         evaluate_graph(ref, pred, args["match_distance_um"], args["frame_buffer"])
+
+
+def test_no_predictions_every_reference_node_and_edge_is_missed():
+    ref, pred, _ = tables(false_division)
+    res = evaluate_graph(ref, pred.iloc[:0], 1.0)
+    ctc = res["ctc"]["a"]
+    assert (ctc["fn_nodes"], ctc["fn_edges"], ctc["fp_nodes"]) == (5, 4, 0)
+    assert ctc["det"] == 0.0 and ctc["tra"] == 0.0 and ctc["lnk"] == 0.0
+    assert res["chota"]["a"] == 0.0
+    div = res["divisions"]["a"]["frame_buffer_0"]
+    assert div["division_recall"] is None and div["division_precision"] is None
+
+
+def test_by_detection_without_predictions_and_with_two_on_one_detection():
+    ref, pred, _ = tables(false_division)
+    ref["detection"] = range(len(ref))
+    pred = pred.assign(detection=-1 - pd.Series(range(len(pred))))
+    empty = evaluate_graph(ref, pred.iloc[:0], 1.0)
+    assert empty["ctc"]["a"]["fn_nodes"] == 5
+    # Frame 0: a second prediction on detection 0 (a new id): the first one is the match,
+    # the second a false-positive node.
+    both = pd.concat([pred.assign(detection=list(range(5)) + [-1, -2]),
+                      pred.iloc[:1].assign(pred_id=99, detection=0)], ignore_index=True)
+    ctc = evaluate_graph(ref, both, 1.0)["ctc"]["a"]
+    assert (ctc["fn_nodes"], ctc["fp_nodes"]) == (0, 3)

@@ -153,3 +153,33 @@ def test_crowded_component_uses_the_best_assignment():
     # (1 - 0.4/5) + (1 - 0.3/5) = 1.86 against (1 - 1.2/5) + (1 - 1.1/5) = 1.54.
     m = metrics(scene(gt=[(0, 1, 0), (0, 2, 1.5)], pred=[(0, 7, 0.4), (0, 8, 1.2)]))
     assert m["clr_tp"] == 2 and m["motp"] == pytest.approx((0.92 + 0.94) / 2)
+
+
+def _tracked_scene():
+    """Reference ids 1-4 in frames 0-4 and id 5 in frames 0-9, far apart; each id's
+    prediction sits on it in the first k frames and 50 um away after: tracked ratios
+    4/5 = 0.8, 5/5, 1/5 = 0.2, 0/5 and 1/10."""
+    gt, pred = [], []
+    for i, (n, k) in enumerate([(5, 4), (5, 5), (5, 1), (5, 0), (10, 1)], start=1):
+        for f in range(n):
+            gt.append((f, i, 100.0 * i))
+            pred.append((f, 10 + i, 100.0 * i + (0 if f < k else 50)))
+    return scene(gt=gt, pred=pred)
+
+
+def test_mostly_tracked_partially_tracked_mostly_lost_by_hand():
+    # TrackEval: MT r > 0.8 (id 2), PT 0.2 <= r <= 0.8 (ids 1, 3), ML the rest (4, 5).
+    # py-motmetrics: MT r >= 0.8 (ids 1, 2), PT 0.2 <= r < 0.8 (id 3), ML r < 0.2 (4, 5).
+    m = metrics(_tracked_scene())
+    assert (m["mt"], m["pt"], m["ml"]) == (1, 2, 2)
+    assert (m["mt_pymotmetrics"], m["pt_pymotmetrics"], m["ml_pymotmetrics"]) == (2, 1, 2)
+
+
+def test_mostly_tracked_matches_both_libraries(tmp_path):
+    ref = run_reference(tmp_path, {"tracked": _tracked_scene()}, ZD)
+    m = metrics(_tracked_scene())
+    te = ref["trackeval"]["tracked"]["CLEAR"]
+    mm = ref["motmetrics"]["tracked"]
+    assert (te["MT"], te["PT"], te["ML"]) == (m["mt"], m["pt"], m["ml"])
+    assert (mm["mostly_tracked"], mm["partially_tracked"], mm["mostly_lost"]) == (
+        m["mt_pymotmetrics"], m["pt_pymotmetrics"], m["ml_pymotmetrics"])

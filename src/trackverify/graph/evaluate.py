@@ -67,7 +67,8 @@ def _match(ref: pd.DataFrame, pred: pd.DataFrame, g: TrackGraph, p: TrackGraph,
         # Several predictions on one detection: the first one is the match.
         idx = np.flatnonzero(~pd.Series(p_key).duplicated().to_numpy())
         found = lookup(p_key[idx], g_key)
-        at = np.where(found >= 0, idx[np.maximum(found, 0)], -1)
+        at = np.full(len(g_key), -1, dtype=np.int64)
+        at[found >= 0] = idx[found[found >= 0]]
         mg = np.flatnonzero(at >= 0)
         return mg.astype(np.int64), at[mg].astype(np.int64)
     return match_points(g.frame, g.xyz, p.frame, p.xyz, distance)

@@ -21,14 +21,14 @@ from scipy import sparse
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from trackverify.graph.tracks import lookup as _lookup
+from trackverify.graph.tracks import points
 from trackverify.mot import similarity_pairs
 
 
 def candidate_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All same-frame pairs at Euclidean distance ``<= threshold``: ``(gi, pj, d)``."""
-    gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
-    pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
+    gt_xyz, pred_xyz = points(gt_xyz, len(gt_frame)), points(pred_xyz, len(pred_frame))
     # The pairs closer than a reach just beyond the threshold, then cut exactly at it.
     reach = threshold * (1 + 1e-9) + 1e-12
     gi, pj, _ = similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, reach)

@@ -148,7 +148,7 @@ def build_track_graph(frame, identity, parent=None, xyz=None, *, source: str = "
         src = np.r_[src, track_last[p]]
         dst = np.r_[dst, track_first[child]]
     if xyz is not None:
-        xyz = np.asarray(xyz, dtype=np.float64).reshape(n, -1)
+        xyz = points(xyz, n)
     return TrackGraph(frame=frame, track=code, xyz=xyz, src=src.astype(np.int64),
                       dst=dst.astype(np.int64), track_parent=track_parent,
                       track_first=track_first, track_last=track_last)
@@ -174,3 +174,9 @@ def lookup(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     order = np.argsort(keys, kind="stable")
     at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
     return np.where(keys[order][at] == wanted, order[at], -1).astype(np.int64)
+
+
+def points(xyz, n: int) -> np.ndarray:
+    """Coordinates as an ``(n, dim)`` float64 array (1-D input = one axis)."""
+    xyz = np.asarray(xyz, dtype=np.float64)
+    return xyz if xyz.ndim == 2 else xyz.reshape(n, -1 if n else 1)
