@@ -10,7 +10,10 @@ The reference libraries run in ``.venv-mot`` (``make test`` builds it) through
 run; "similarity" is building the per-frame similarities from the points (for us: the
 candidate pairs), "metrics" is HOTA + CLEAR + Identity from those. The numbers must agree
 to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity metrics (its
-CLEAR matching keeps old pairings first; docs/metrics.md). Not part of the test suite.
+CLEAR matching keeps old pairings first; docs/metrics.md). It also times
+``evaluate_tracking`` end to end, from the two data frames to the results (validation,
+similarities, the CLEAR linking, the oracle diagnostics and the canonical metrics), against
+TrackEval's similarity + metrics total. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ sys.path.insert(0, str(ROOT / "tests" / "mot"))
 from mot_helpers import motmetrics_summary, trackeval_summary  # noqa: E402
 from mot_scenes import random_scene, save_npz  # noqa: E402
 
-from trackverify import mot  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from trackverify import evaluate_tracking, mot  # noqa: E402
 
 ZD = 5.0
 IDENTITY = ("idf1", "idp", "idr", "idtp", "idfn", "idfp")
@@ -46,6 +51,26 @@ def ours(scene: dict) -> tuple[dict, float, float]:
                                  scene["pred_id"], *pairs)
     t2 = time.perf_counter()
     return mot.finish(counts), t1 - t0, t2 - t1
+
+
+def frames(scene: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The scene as the two data frames ``evaluate_tracking`` takes (one recording)."""
+    axes = ["x_um", "y_um", "z_um"]
+    ref = pd.DataFrame({"recording": "s", "frame": scene["gt_frame"], "track": scene["gt_id"],
+                        **{a: scene["gt_xyz"][:, k] for k, a in enumerate(axes)}})
+    pred = pd.DataFrame({"recording": "s", "frame": scene["pred_frame"],
+                         "pred_id": scene["pred_id"],
+                         **{a: scene["pred_xyz"][:, k] for k, a in enumerate(axes)}})
+    return ref, pred
+
+
+def end_to_end(scene: dict) -> tuple[dict, float]:
+    """``evaluate_tracking`` from the two data frames (validation, similarities, CLEAR
+    linking, oracle diagnostics, canonical metrics): its recording's results and seconds."""
+    ref, pred = frames(scene)
+    t0 = time.perf_counter()
+    res = evaluate_tracking(ref, pred, ZD)
+    return res["s"], time.perf_counter() - t0
 
 
 def peak_memory(scene: dict) -> float:
@@ -99,6 +124,13 @@ def main() -> None:
               f"max |diff| over all metrics {max_diff(mine, te, te):.1e}")
         if max_diff(mine, te, te) > 1e-9:
             disagreements.append(f"{size}: TrackEval")
+        whole, t_e2e = end_to_end(scene)
+        print(f"  evaluate_tracking end to end (data frames -> results, validation and "
+              f"oracle diagnostics included) {t_e2e:7.3f} s: "
+              f"{(sec['similarity'] + sec['trackeval']) / t_e2e:6.1f}x TrackEval's total   "
+              f"max |diff| {max_diff(whole, te, te):.1e}")
+        if max_diff(whole, te, te) > 1e-9:
+            disagreements.append(f"{size}: evaluate_tracking vs TrackEval")
         if "motmetrics" in ref:
             mm = motmetrics_summary(ref["motmetrics"]["s"])
             clear = [k for k in mm if k not in IDENTITY]
