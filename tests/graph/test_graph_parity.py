@@ -130,6 +130,21 @@ def _edited_hela(tmp, n_frames: int = 40):
     return tmp / "gt", tmp / "res"
 
 
+def _merged_cells(tmp):
+    """Two reference cells side by side, frames 0-2; the prediction covers both with one
+    label in frame 1 (a non-split node: many-to-one), separate labels before and after."""
+    gt = np.zeros((3, 20, 20), dtype=np.uint16)
+    gt[:, 2:8, 2:8] = 1
+    gt[:, 2:8, 10:16] = 2
+    pred = np.zeros_like(gt)
+    pred[0, 2:8, 2:8], pred[0, 2:8, 10:16] = 1, 2
+    pred[1, 1:9, 1:17] = 1
+    pred[2, 2:8, 2:8], pred[2, 2:8, 10:16] = 1, 3
+    _write_ctc(tmp / "gt", gt, np.array([[1, 0, 2, 0], [2, 0, 2, 0]]), "man_track")
+    _write_ctc(tmp / "res", pred, np.array([[1, 0, 2, 0], [2, 0, 0, 0], [3, 2, 2, 0]]), "mask")
+    return tmp / "gt", tmp / "res"
+
+
 def _ctc_ours(gt_dir, res_dir, masks) -> dict:
     gt = ctc_table(next(gt_dir.glob("*_track.txt")))
     pred = ctc_table(next(res_dir.glob("*_track.txt")))
@@ -148,7 +163,8 @@ def test_ctc_matched_metrics_match_traccuracy(tmp_path):
     if not java.is_dir():
         pytest.skip("shared tracker-format data absent")
     cases = {"java": (java / "GT" / "TRA", java / "res"),
-             "hela": _edited_hela(tmp_path / "hela")}
+             "hela": _edited_hela(tmp_path / "hela"),
+             "merged": _merged_cells(tmp_path / "merged")}
     ref = run_ctc(tmp_path, cases)
     for name, (gt_dir, res_dir) in cases.items():
         mine = _ctc_ours(gt_dir, res_dir, ref[name]["masks"])
@@ -160,3 +176,6 @@ def test_ctc_matched_metrics_match_traccuracy(tmp_path):
         assert_same(mine, theirs, label=name)
     hela = traccuracy_names(ref["hela"])
     assert hela["fn_nodes"] > 0 and hela["fn_edges"] > 0 and hela["tra"] < 1
+    merged = traccuracy_names(ref["merged"])
+    # Non-split: one predicted node on two reference nodes; no division metrics then.
+    assert merged["ns_nodes"] == 1 and "divisions" not in ref["merged"]
