@@ -7,8 +7,10 @@ Two rules, each returning the matched pairs ``(gt node, pred node)`` sorted by g
   ``sum over matched pairs (d - threshold)``, i.e. each match saves ``threshold - d`` over
   leaving both points unmatched. This is traccuracy's ``PointMatcher`` objective (a
   Hungarian solve with a "no match" sink of cost ``threshold`` per reference point), solved
-  here for all frames at once as one sparse bipartite matching. A pair at exactly
-  ``threshold`` is kept (the threshold is inclusive).
+  here for all frames at once: a pair that is the only candidate of both its points is
+  matched outright, the rest go to one sparse bipartite matching (scipy's
+  ``min_weight_full_bipartite_matching``). A pair at exactly ``threshold`` is kept (the
+  threshold is inclusive).
 - :func:`match_masks`, the Cell Tracking Challenge rule: a reference label is matched to the
   predicted label covering *more than half* of its pixels in the same frame (so at most one
   per reference label; a predicted label may match several reference labels).

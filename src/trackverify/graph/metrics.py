@@ -201,7 +201,7 @@ def division_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, frame_buffer: int
                                               n_gt, n_pred)}
     if frame_buffer < 1 or len(fp_nodes) == 0 or len(fn_nodes) == 0:
         for b in range(1, frame_buffer + 1):
-            out[f"frame_buffer_{b}"] = out["frame_buffer_0"]
+            out[f"frame_buffer_{b}"] = dict(out["frame_buffer_0"])
         return out
     walk_g, walk_p = _Walker(gt), _Walker(pred)
     matched_g, matched_p = pred_of_gt >= 0, gt_of_pred >= 0
