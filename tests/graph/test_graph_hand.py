@@ -116,3 +116,15 @@ def test_table_rows_in_errors_are_the_tables_rows():
     with pytest.raises(InputError) as err:
         graph_from_table(df, "track")
     assert err.value.row == 3 and err.value.column == "track"
+
+
+def test_mask_matching_in_3d_and_with_a_first_frame_offset():
+    gt = np.zeros((2, 2, 3, 3), dtype=np.uint16)  # frames 5 and 6, z, y, x
+    pred = np.zeros_like(gt)
+    gt[1, :, 0, :] = 4            # 6 voxels in frame 6
+    pred[1, 0, 0, :] = 2          # 3 voxels in z = 0 ...
+    pred[1, 1, 0, :2] = 2         # ... and 2 in z = 1: 5 of 6, matched
+    gt[0, 0, 0, 0] = 4            # frame 5: one voxel, predicted by label 2 too
+    pred[0, 0, 0, 0] = 2
+    mg, mp = match_masks(gt, pred, [6, 5], [4, 4], [5, 6], [2, 2], first_frame=5)
+    assert mg.tolist() == [0, 1] and mp.tolist() == [1, 0]
