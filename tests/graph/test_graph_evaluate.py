@@ -132,9 +132,12 @@ def test_by_detection_without_predictions_and_with_two_on_one_detection():
     pred = pred.assign(detection=-1 - pd.Series(range(len(pred))))
     empty = evaluate_graph(ref, pred.iloc[:0], 1.0)
     assert empty["ctc"]["a"]["fn_nodes"] == 5
-    # Frame 0: a second prediction on detection 0 (a new id): the first one is the match,
-    # the second a false-positive node.
-    both = pd.concat([pred.assign(detection=list(range(5)) + [-1, -2]),
-                      pred.iloc[:1].assign(pred_id=99, detection=0)], ignore_index=True)
-    ctc = evaluate_graph(ref, both, 1.0)["ctc"]["a"]
-    assert (ctc["fn_nodes"], ctc["fp_nodes"]) == (0, 3)
+    # Frame 0: a second prediction on detection 0 (a new id): the smaller pred_id is the
+    # match, the other a false-positive node. With id 0 (smaller than track 1), the new one
+    # takes the match and the track's first edge is lost: one FN edge.
+    base = pred.assign(detection=list(range(5)) + [-1, -2])
+    for new_id, fn_edges in ((99, 0), (0, 1)):
+        both = pd.concat([pred.iloc[:1].assign(pred_id=new_id, detection=0), base],
+                         ignore_index=True)
+        ctc = evaluate_graph(ref, both, 1.0)["ctc"]["a"]
+        assert (ctc["fn_nodes"], ctc["fp_nodes"], ctc["fn_edges"]) == (0, 3, fn_edges)

@@ -5,7 +5,8 @@ Families: ``ctc`` (AOGM error counts, DET, TRA, LNK), ``divisions`` (per frame b
 from the validated tables (:mod:`trackverify.graph.tracks`; reference identity ``track``,
 prediction identity ``pred_id``, valid predictions only; lineage links from each table's
 ``parent_track``). Reference and predicted nodes are matched by detection id when both
-tables carry ``detection`` (same recording, frame and detection; one-to-one), otherwise by
+tables carry ``detection`` (same recording, frame and detection; one-to-one; of several
+predictions on one detection the smallest ``pred_id``), otherwise by
 position (:func:`trackverify.graph.matching.match_points` within ``match_distance_um``).
 
 Division metrics need lineage links in both tables; without a ``parent_track`` column in
@@ -64,8 +65,13 @@ def _match(ref: pd.DataFrame, pred: pd.DataFrame, g: TrackGraph, p: TrackGraph,
         n = max(len(uniques), 1)
         g_key = g.frame * n + codes[:len(ref)]
         p_key = p.frame * n + codes[len(ref):]
-        # Several predictions on one detection: the first one is the match.
-        idx = np.flatnonzero(~pd.Series(p_key).duplicated().to_numpy())
+        # Several predictions on one detection: the smallest pred_id is the match (as the
+        # oracle diagnostics link them, trackverify.associate.link_predictions).
+        rank = pd.factorize(pred["pred_id"], sort=True)[0]
+        order = np.lexsort((rank, p_key))
+        first = np.r_[True, p_key[order][1:] != p_key[order][:-1]] if len(order) else \
+            np.zeros(0, dtype=bool)
+        idx = order[first]
         found = lookup(p_key[idx], g_key)
         at = np.full(len(g_key), -1, dtype=np.int64)
         at[found >= 0] = idx[found[found >= 0]]
