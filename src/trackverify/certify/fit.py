@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from trackverify.certify.guarantees import (animal_losses, crc_threshold, ltt_threshold,
-                                            round_up, smallest_target)
+from trackverify.certify.guarantees import (animal_losses, check_reachable, crc_threshold,
+                                            ltt_threshold, round_up, smallest_target)
 from trackverify.certify.targets import (ASSUMPTION, FCR_TARGET, SELECTIVE_RISK_TARGET,
                                          CalibrationTarget)
+from trackverify.errors import ConfigError
 from trackverify.partitions import FitData
 
 LOSS = ("per animal: certified labelled errors / labelled errors, over all its recordings and "
@@ -146,3 +147,29 @@ def check_on_evaluated(record: dict, blocks: Mapping[str, dict], animal_of: Mapp
                  "Learn-then-Test bounds the expected rate with probability 1 - delta; a finite "
                  "set of new animals can exceed the target by chance"),
     }
+
+
+def calibrate_threshold(target: CalibrationTarget, fit: FitData, animal_of: Mapping,
+                        score: str = "score", error: str = "error") -> dict:
+    """Fit the threshold for either target; returns the calibration record with
+    ``threshold``, ``target``, ``guarantee``, ``assumption`` and ``warnings`` (words)."""
+    if target.kind == FCR_TARGET:
+        record = fit_certified_threshold(fit, animal_of, target, score, error)
+        record["warnings"] = []
+        return record
+    fitted = fit.fit_threshold(target.level, score=score, error=error)
+    if fitted.threshold is None:
+        raise ConfigError(f"calibration failed: {fitted.reason}")
+    record = {**fitted.to_json(), "target": target.to_json(), "kind": SELECTIVE_RISK_TARGET,
+              "method": None, "guarantee": guarantee_text(target), "assumption": None}
+    record["warnings"] = selective_risk_warnings(record, fit, score, error)
+    return record
+
+
+def precheck_target(target: CalibrationTarget, animals: int) -> None:
+    """Before any work: refuse a false-certification target below the smallest reachable with
+    ``animals`` fit animals (the animals with errors can only be fewer, so this never refuses
+    a target the fit could reach)."""
+    if target.kind == FCR_TARGET and animals > 0:
+        check_reachable(animals, target.level, target.method, target.delta,
+                        "train/calibration animal(s)")

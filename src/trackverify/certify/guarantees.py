@@ -166,18 +166,24 @@ def _fit(curve: LossCurve, ok: np.ndarray, statistic: np.ndarray, at_minus_inf: 
                   float(statistic[k - 1]) if k else at_minus_inf, float(curve.jumps[k]))
 
 
-def _reachable(curve: LossCurve, level: float, method: str, delta: float | None) -> None:
-    smallest = smallest_target(curve.n, method, delta)
+def check_reachable(n: int, level: float, method: str, delta: float | None,
+                    animals: str = "calibration animal(s) with errors") -> None:
+    """ConfigError (exit 2) naming the smallest reachable target when ``level`` is below it."""
+    smallest = smallest_target(n, method, delta)
     if smallest is None:
         raise ConfigError("calibration failed: no calibration animal has a labelled error, so no "
                           "false-certification rate can be estimated")
-    feasible = (1.0 / (curve.n + 1) <= level if method == "crc"
-                else float(hoeffding_bentkus_p_value(0.0, curve.n, level)[0]) <= delta)
+    feasible = (1.0 / (n + 1) <= level if method == "crc"
+                else float(hoeffding_bentkus_p_value(0.0, n, level)[0]) <= delta)
     if not feasible:
         extra = f" at delta={delta:g}" if method == "ltt" else ""
         raise ConfigError(
-            f"with {curve.n} calibration animal(s) with errors no threshold can guarantee "
-            f"FCR <= {level:g} ({method}{extra}); the smallest is {round_up(smallest, 2):g}")
+            f"with {n} {animals} no threshold can guarantee FCR <= {level:g} ({method}{extra}); "
+            f"the smallest is {round_up(smallest, 2):g}")
+
+
+def _reachable(curve: LossCurve, level: float, method: str, delta: float | None) -> None:
+    check_reachable(curve.n, level, method, delta)
 
 
 def crc_threshold(curve: LossCurve, level: float) -> Fitted:

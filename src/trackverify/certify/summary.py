@@ -1,0 +1,102 @@
+"""What a run says about certification, built from the run itself.
+
+:func:`certification_block` goes to ``results.json`` -> ``certification``: whether and how
+the threshold was fitted, the guarantee (or its absence) with its assumption, the check of
+the guarantee's quantity on the evaluated animals, and the *alerts* that turn the report's
+"Read this first" box red:
+
+- the evaluated animals' mean false-certification rate is above the target; or
+- more than half of any condition's labelled errors are certified (pooled over recordings).
+
+:func:`read_first` is the box's list of statements, in words, from the same results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from trackverify.certify.fit import check_on_evaluated
+from trackverify.certify.targets import FCR_TARGET
+
+#: A condition with more than this share of its errors certified raises an alert.
+ALERT_SHARE = 0.5
+NO_GUARANTEE = ("No guarantee: the threshold {threshold:g} µm is a declared value, not fitted on "
+                "calibration animals, so nothing bounds the share of wrong identities it certifies.")
+
+
+def certification_block(fitted: dict | None, declared_threshold: float, threshold: float,
+                        pooled: Mapping[str, dict], per_recording_all: Mapping[str, dict],
+                        animal_of: Mapping, all_key: str) -> dict:
+    """The ``certification`` block of ``results.json`` (see the module docstring)."""
+    alerts = []
+    evaluated = None
+    if fitted is not None and fitted.get("kind") == FCR_TARGET:
+        evaluated = check_on_evaluated(fitted, per_recording_all, animal_of)
+        if evaluated["above_target"]:
+            alerts.append(
+                f"On the {evaluated['animals_with_errors']} evaluated animal(s) the mean "
+                f"false-certification rate is {evaluated['mean_fcr']:.3g}, above the target "
+                f"{evaluated['target']:g}: the calibration did not transfer to these animals "
+                "(or they are not exchangeable with the calibration animals).")
+    for condition, block in pooled.items():
+        fcr = block.get("false_certification_rate")
+        if condition != all_key and fcr is not None and fcr > ALERT_SHARE:
+            alerts.append(f"{condition}: {fcr:.1%} of its {block['n_errors']} wrong identities are "
+                          f"certified at {threshold:g} µm.")
+    return {
+        "fitted": fitted is not None,
+        "target": None if fitted is None else fitted["target"],
+        "method": None if fitted is None else fitted.get("method"),
+        "guarantee": (NO_GUARANTEE.format(threshold=threshold) if fitted is None
+                      else fitted["guarantee"]),
+        "assumption": None if fitted is None else fitted.get("assumption"),
+        "threshold_um": threshold,
+        "declared_threshold_um": declared_threshold,
+        "smallest_reachable_target": None if fitted is None else fitted.get("smallest_reachable_target"),
+        "evaluated": evaluated,
+        "warnings": [] if fitted is None else list(fitted.get("warnings", [])),
+        "alerts": alerts,
+    }
+
+
+def read_first(verifier: Mapping, certification: Mapping, partitions_note: str | None,
+               fixed_caveats: Sequence[str]) -> list[str]:
+    """The "Read this first" statements, from the run: the actual verifier and its evidence,
+    whether and how the threshold was fitted, the guarantee or its absence, the assumption,
+    then the run's other caveats."""
+    name, evidence = verifier["name"], verifier["evidence"]
+    out = [f"Verifier: {name} (evidence: {evidence}); a row is certified when its score is finite "
+           f"and at most {certification['threshold_um']:g} µm."]
+    target = certification["target"]
+    if certification["fitted"]:
+        how = (f"fitted on the calibration animals to reach {target['kind'].removeprefix('target_').replace('_', ' ')} "
+               f"<= {target['level']:g}" + (f" by {certification['method']}" if certification["method"] else "")
+               + (f" with delta = {target['delta']:g}" if target.get("delta") is not None else ""))
+        out.append(f"Threshold: {how} (declared value was {certification['declared_threshold_um']:g} µm).")
+    else:
+        out.append("Threshold: not fitted; it is the declared value."
+                   + (f" {partitions_note}." if partitions_note else ""))
+    out.append(certification["guarantee"])
+    if certification["assumption"]:
+        out.append("Assumption: " + certification["assumption"])
+    evaluated = certification["evaluated"]
+    if evaluated and evaluated["mean_fcr"] is not None:
+        out.append(f"Check on the evaluated animals: mean false-certification rate "
+                   f"{evaluated['mean_fcr']:.3g} over {evaluated['animals_with_errors']} animal(s) "
+                   f"with errors (target {evaluated['target']:g}); {evaluated['note']}.")
+    out.extend(certification["warnings"])
+    out.extend(fixed_caveats)
+    return out
+
+
+def caveats(verifier: str, evidence: str) -> list[str]:
+    """The standing caveats that apply to this run's verifier."""
+    out = []
+    if evidence == "consistency":
+        out.append(f"{verifier} is consistency evidence: it checks an assumption (such as small "
+                   "deformation from the anchor frame) and penalises real tissue motion, so it is a "
+                   "consistency diagnostic, not an independent certificate of deformation.")
+    out.append("No confidence intervals or pooled generalisation claims are made from one specimen; "
+               "with five or more animals, intervals are by animal (cluster bootstrap), never by frame.")
+    out.append("tracking_gt diagnostics are defined by this benchmark; they are not HOTA or IDF1.")
+    return out
