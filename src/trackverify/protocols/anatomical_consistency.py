@@ -25,7 +25,7 @@ def displacement_from_anchor(table: pd.DataFrame) -> np.ndarray:
 
 def falsification_rule(threshold: float, share: float) -> str:
     return (f"The small-deformation hypothesis is falsified for a recording when more than "
-            f"{share:.0%} of its clean observations lie farther than {threshold:g} um from their "
+            f"{share:.0%} of its clean observations lie farther than {threshold:g} µm from their "
             f"anchor-frame position; otherwise it is supported.")
 
 
