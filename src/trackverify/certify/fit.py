@@ -71,6 +71,7 @@ def fit_certified_threshold(fit: FitData, animal_of: Mapping, target: Calibratio
         threshold, capped = float(s[finite].max()), True
     accepted = finite & (s <= threshold)
     smallest = smallest_target(curve.n, target.method, target.delta)
+    coverage = pd.Series(accepted).groupby(rows["animal"].to_numpy()).mean()
     return {
         "target": target.to_json(),
         "kind": FCR_TARGET,
@@ -92,6 +93,8 @@ def fit_certified_threshold(fit: FitData, animal_of: Mapping, target: Calibratio
         "bound" if target.method == "crc" else "p_value": fitted.statistic,
         "calibration_certified_coverage": float(accepted.mean()) if len(s) else None,
         "calibration_correct_certified_coverage": float((accepted & (e == 0)).mean()) if len(s) else None,
+        "calibration_animal_coverage": {"min": float(coverage.min()), "max": float(coverage.max()),
+                                        "animals": int(len(coverage))} if len(coverage) else None,
     }
 
 
@@ -124,14 +127,27 @@ def selective_risk_warnings(record: dict, fit: FitData, score: str = "score",
 def check_on_evaluated(record: dict, blocks: Mapping[str, dict], animal_of: Mapping) -> dict:
     """The guarantee's quantity on the evaluated animals: each animal's false-certification
     rate (``n_accepted_errors / n_errors`` of its ``all_conditions`` blocks summed), their mean,
-    and whether it is above the target. ``blocks``: recording -> its all-conditions block."""
+    and whether it is above the target. ``blocks``: recording -> its all-conditions block.
+
+    A label-free shift check beside it: each evaluated animal's certified coverage
+    (``n_accepted / n_rows``) against the range of the calibration animals' certified coverage
+    at the same threshold; an animal outside that range is scored unlike every calibration
+    animal (distribution shift), and the exchangeability the guarantee needs is in doubt."""
     num: dict[str, float] = {}
     den: dict[str, float] = {}
+    accepted: dict[str, float] = {}
+    rows: dict[str, float] = {}
     for recording, block in blocks.items():
         animal = str(animal_of[recording])
         num[animal] = num.get(animal, 0) + block["n_accepted_errors"]
         den[animal] = den.get(animal, 0) + block["n_errors"]
+        accepted[animal] = accepted.get(animal, 0) + block["n_accepted"]
+        rows[animal] = rows.get(animal, 0) + block["n_rows"]
     per_animal = {a: num[a] / den[a] for a in sorted(num) if den[a]}
+    coverage = {a: accepted[a] / rows[a] for a in sorted(rows) if rows[a]}
+    band = record.get("calibration_animal_coverage")
+    shifted = {a: c for a, c in coverage.items()
+               if band is not None and not band["min"] <= c <= band["max"]}
     mean = float(np.mean(list(per_animal.values()))) if per_animal else None
     level = record["target"]["level"]
     return {
@@ -141,6 +157,9 @@ def check_on_evaluated(record: dict, blocks: Mapping[str, dict], animal_of: Mapp
         "mean_fcr": mean,
         "target": level,
         "above_target": None if mean is None else bool(mean > level),
+        "per_animal_certified_coverage": coverage,
+        "calibration_animal_coverage": band,
+        "coverage_outside_calibration_range": shifted,
         "note": ("conformal risk control bounds the expectation: one finite set of new animals "
                  "can exceed the target by chance, but a mean far above it means the "
                  "calibration did not transfer" if record.get("method") == "crc" else

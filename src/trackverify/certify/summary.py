@@ -8,6 +8,10 @@ the guarantee's quantity on the evaluated animals, and the *alerts* that turn th
 - the evaluated animals' mean false-certification rate is above the target; or
 - more than half of any condition's labelled errors are certified (pooled over recordings).
 
+A label-free shift check adds a *warning* (not an alert): evaluated animals whose certified
+coverage lies outside the calibration animals' range (an exchangeable animal does so with
+probability ``2 / (n + 1)``).
+
 :func:`read_first` is the box's list of statements, in words, from the same results.
 """
 
@@ -28,7 +32,7 @@ def certification_block(fitted: dict | None, declared_threshold: float, threshol
                         pooled: Mapping[str, dict], per_recording_all: Mapping[str, dict],
                         animal_of: Mapping, all_key: str) -> dict:
     """The ``certification`` block of ``results.json`` (see the module docstring)."""
-    alerts = []
+    alerts, warnings = [], [] if fitted is None else list(fitted.get("warnings", []))
     evaluated = None
     if fitted is not None and fitted.get("kind") == FCR_TARGET:
         evaluated = check_on_evaluated(fitted, per_recording_all, animal_of)
@@ -38,6 +42,18 @@ def certification_block(fitted: dict | None, declared_threshold: float, threshol
                 f"false-certification rate is {evaluated['mean_fcr']:.3g}, above the target "
                 f"{evaluated['target']:g}: the calibration did not transfer to these animals "
                 "(or they are not exchangeable with the calibration animals).")
+        shifted = evaluated["coverage_outside_calibration_range"]
+        if shifted:
+            band = evaluated["calibration_animal_coverage"]
+            names = ", ".join(f"{a} ({c:.3g})" for a, c in list(shifted.items())[:5])
+            chance = 2 / (band["animals"] + 1)
+            warnings.append(
+                f"Possible distribution shift: {len(shifted)} of {len(evaluated['per_animal_certified_coverage'])} "
+                f"evaluated animal(s) have a certified coverage outside the {band['animals']} "
+                f"calibration animals' range [{band['min']:.3g}, {band['max']:.3g}] "
+                f"({names}{', ...' if len(shifted) > 5 else ''}); an exchangeable animal falls "
+                f"outside with probability {chance:.2g}. Animals scored unlike every calibration "
+                "animal may not be exchangeable with them, and the guarantee may not hold for them.")
     for condition, block in pooled.items():
         fcr = block.get("false_certification_rate")
         if condition != all_key and fcr is not None and fcr > ALERT_SHARE:
@@ -54,7 +70,7 @@ def certification_block(fitted: dict | None, declared_threshold: float, threshol
         "declared_threshold_um": declared_threshold,
         "smallest_reachable_target": None if fitted is None else fitted.get("smallest_reachable_target"),
         "evaluated": evaluated,
-        "warnings": [] if fitted is None else list(fitted.get("warnings", [])),
+        "warnings": warnings,
         "alerts": alerts,
     }
 
