@@ -9,24 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import SMALL, run_cli
 from trackverify.certify import load_calibration
 from trackverify.errors import InputError
-
-SMALL = ("--start", "10", "--recovery-end", "30")
-
-
-@pytest.fixture(scope="module")
-def cohort(tmp_path_factory):
-    """12 still animals; 3 train + 3 calibration (6 fit animals), 6 test."""
-    root = tmp_path_factory.mktemp("certify")
-    data = root / "data"
-    assert run_cli("synth", "--animals", 12, "--frames", 60, "--neurons", 25, "--motion", "still",
-                   "--out", data).returncode == 0
-    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions",
-                    "train=0.25,calibration=0.25,test=0.5", "--seed", 3, "--out", root / "partitions.json")
-    assert split.returncode == 0, split.stderr
-    return root, data
 
 
 def _run(cohort, out_name, target):
@@ -109,7 +94,7 @@ def test_report_is_built_from_the_run(crc_run):
 def test_unreachable_target_is_exit_2_with_the_smallest(cohort, target, smallest):
     result, out = _run(cohort, "refused", target)
     assert result.returncode == 2
-    assert f"with 6 train/calibration animal(s) no threshold can guarantee" in result.stderr
+    assert "with 6 train/calibration animal(s) no threshold can guarantee" in result.stderr
     assert f"the smallest is {smallest}" in result.stderr
     assert not (out / "results.json").exists()
 

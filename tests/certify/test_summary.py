@@ -40,9 +40,14 @@ def test_alerts_and_shift_warning():
     assert any("mean false-certification rate is 0.35, above the target 0.2" in a for a in out["alerts"])
     assert any(a.startswith("nearby_swap: 60.0%") for a in out["alerts"])
     assert not any(a.startswith("all_conditions") for a in out["alerts"])
-    # 2 / (6 + 1) = 0.29: the chance an exchangeable animal falls outside the range.
-    assert any("Possible distribution shift: 1 of 3" in w and "probability 0.29" in w
-               for w in out["warnings"])
+    # 1 of 3 outside with p = 2/(6+1): P(Bin(3, 2/7) >= 1) = 1 - (5/7)^3 = 0.64, no warning.
+    assert not any("distribution shift" in w for w in out["warnings"])
+    # 2 of 2 outside a range of 60 calibration animals: p = 2/61, (2/61)^2 = 0.0011 < 0.05.
+    record = {**RECORD, "calibration_animal_coverage": {"min": 0.86, "max": 0.9, "animals": 60}}
+    two = {"r1": BLOCKS["r1"], "r3": BLOCKS["r3"]}
+    out = certification_block(record, 5.0, 2.5, pooled, two, ANIMALS, "all_conditions")
+    assert any("Possible distribution shift: 2 of 2" in w and "probability 0.033" in w
+               and "has probability 0.0011" in w for w in out["warnings"])
     unfitted = certification_block(None, 5.0, 5.0, {"all_conditions": pooled["all_conditions"]},
                                    BLOCKS, ANIMALS, "all_conditions")
     assert unfitted["guarantee"].startswith("No guarantee") and unfitted["alerts"] == []

@@ -32,17 +32,15 @@ the same verifier's scores and quote ``guarantee`` and ``assumption``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARGET, CalibrationTarget
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
-from trackverify.partitions import content_hash
+from trackverify.partitions import content_hash, read_format_json
 
 CALIBRATION_FORMAT = "trackverify-calibration/1"
 KEYS = ("format", "trackverify_version", "verifier", "threshold_um", "target", "guarantee",
@@ -97,15 +95,7 @@ def _bad(source: str, message: str) -> InputError:
 def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and check a ``calibration.json`` (format, hash, types); InputError otherwise."""
     source = str(path)
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("calibration file not found", source=source)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a readable JSON file ({exc})", source=source) from exc
-    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
-        raise _bad(source, f"expected format {CALIBRATION_FORMAT!r}")
+    data = read_format_json(path, "calibration file", CALIBRATION_FORMAT)
     recorded = data.pop("sha256", None)
     missing = [k for k in KEYS if k not in data]
     if missing:

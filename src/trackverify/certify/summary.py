@@ -8,9 +8,11 @@ the guarantee's quantity on the evaluated animals, and the *alerts* that turn th
 - the evaluated animals' mean false-certification rate is above the target; or
 - more than half of any condition's labelled errors are certified (pooled over recordings).
 
-A label-free shift check adds a *warning* (not an alert): evaluated animals whose certified
-coverage lies outside the calibration animals' range (an exchangeable animal does so with
-probability ``2 / (n + 1)``).
+A label-free shift check adds a *warning* (not an alert): ``k`` of ``m`` evaluated animals
+have a certified coverage outside the range of the ``n`` calibration animals'. An
+exchangeable animal falls outside with probability ``p = 2 / (n + 1)`` (its rank among
+``n + 1``); the warning fires when ``P(Binomial(m, p) >= k) < 0.05`` (a heuristic: the
+evaluated animals share one calibration range, so they are not independent).
 
 :func:`read_first` is the box's list of statements, in words, from the same results.
 """
@@ -19,11 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from scipy.stats import binom
+
 from trackverify.certify.fit import check_on_evaluated
 from trackverify.certify.targets import FCR_TARGET
 
 #: A condition with more than this share of its errors certified raises an alert.
 ALERT_SHARE = 0.5
+#: The shift warning fires when so many animals outside the range would have this probability.
+SHIFT_LEVEL = 0.05
 NO_GUARANTEE = ("No guarantee: the threshold {threshold:g} µm is a declared value, not fitted on "
                 "calibration animals, so nothing bounds the share of wrong identities it certifies.")
 
@@ -43,17 +49,21 @@ def certification_block(fitted: dict | None, declared_threshold: float, threshol
                 f"{evaluated['target']:g}: the calibration did not transfer to these animals "
                 "(or they are not exchangeable with the calibration animals).")
         shifted = evaluated["coverage_outside_calibration_range"]
-        if shifted:
-            band = evaluated["calibration_animal_coverage"]
-            names = ", ".join(f"{a} ({c:.3g})" for a, c in list(shifted.items())[:5])
+        band = evaluated["calibration_animal_coverage"]
+        if shifted and band is not None:
             chance = 2 / (band["animals"] + 1)
-            warnings.append(
-                f"Possible distribution shift: {len(shifted)} of {len(evaluated['per_animal_certified_coverage'])} "
-                f"evaluated animal(s) have a certified coverage outside the {band['animals']} "
-                f"calibration animals' range [{band['min']:.3g}, {band['max']:.3g}] "
-                f"({names}{', ...' if len(shifted) > 5 else ''}); an exchangeable animal falls "
-                f"outside with probability {chance:.2g}. Animals scored unlike every calibration "
-                "animal may not be exchangeable with them, and the guarantee may not hold for them.")
+            m = len(evaluated["per_animal_certified_coverage"])
+            surprise = float(binom.sf(len(shifted) - 1, m, chance))
+            if surprise < SHIFT_LEVEL:
+                names = ", ".join(f"{a} ({c:.4g})" for a, c in list(shifted.items())[:5])
+                warnings.append(
+                    f"Possible distribution shift: {len(shifted)} of {m} evaluated animal(s) have "
+                    f"a certified coverage outside the {band['animals']} calibration animals' range "
+                    f"[{band['min']:.4g}, {band['max']:.4g}] ({names}{', ...' if len(shifted) > 5 else ''}); "
+                    f"an exchangeable animal falls outside with probability {chance:.2g}, so this "
+                    f"many or more has probability {surprise:.2g}. Animals scored unlike the "
+                    "calibration animals may not be exchangeable with them, and the guarantee may "
+                    "not hold for them.")
     for condition, block in pooled.items():
         fcr = block.get("false_certification_rate")
         if condition != all_key and fcr is not None and fcr > ALERT_SHARE:

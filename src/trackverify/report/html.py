@@ -91,6 +91,12 @@ def operating_point(curve: dict, block: dict) -> tuple[float, float, float | Non
             flagged_errors / flagged if flagged else None)
 
 
+def _threshold_note(fig, threshold: float | None) -> None:
+    if threshold is not None:
+        fig.text(0.5, -0.04, f"vertical bars: each condition's operating point at the threshold "
+                 f"{threshold:.4g} µm", ha="center", fontsize=8, color="0.3")
+
+
 def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float | None = None) -> str:
     plt = _pyplot()
     fig, (roc, pr) = plt.subplots(1, 2, figsize=(9, 3.6))
@@ -107,10 +113,9 @@ def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float |
             if precision is not None:
                 pr.plot([tpr], [precision], marker="|", ms=12, mew=2, color=line.get_color())
     roc.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--")
-    mark = f"; bars: threshold {threshold:g} µm" if threshold is not None else ""
-    roc.set(xlabel="false positive rate", ylabel="true positive rate",
-            title="ROC (errors vs correct)" + mark)
-    pr.set(xlabel="recall", ylabel="precision", title="Precision-recall" + mark, ylim=(0, 1.02))
+    _threshold_note(fig, threshold)
+    roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (errors vs correct)")
+    pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", ylim=(0, 1.02))
     roc.legend(fontsize=7, frameon=False)
     svg = _svg(fig)
     plt.close(fig)
@@ -135,10 +140,10 @@ def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
             risk.plot([block["certified_coverage"]], [block["selective_risk"]], **point)
         if block["false_certification_rate"] is not None:
             fcr.plot([block["false_certification_rate"]], [block["correct_certified_coverage"]], **point)
-    mark = f"; bars: threshold {threshold:g} µm" if threshold is not None else ""
-    risk.set(xlabel="certified coverage", ylabel="selective risk", title="Risk-coverage" + mark)
+    _threshold_note(fig, threshold)
+    risk.set(xlabel="certified coverage", ylabel="selective risk", title="Risk-coverage")
     fcr.set(xlabel="false-certification rate", ylabel="correct certified coverage",
-            title="Coverage vs errors certified" + mark)
+            title="Coverage vs errors certified")
     fcr.axvline(0.01, color="0.6", lw=0.8, ls=":")
     if target_fcr is not None:
         fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {target_fcr:g}")
