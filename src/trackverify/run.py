@@ -28,7 +28,7 @@ from trackverify import __version__
 from trackverify.associate import pool_diagnostics
 from trackverify.certify import SELECTIVE_RISK_TARGET, CalibrationTarget, write_calibration
 from trackverify.certify.calibration_file import calibration_content
-from trackverify.certify.fit import calibrate_threshold, precheck_target
+from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_target
 from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
@@ -39,7 +39,7 @@ from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
-from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
+from trackverify.partitions import FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
@@ -217,7 +217,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if fitted is not None:
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
-            ambiguity_k=fitted["ambiguity_k"], record=fitted, target=target,
+            ambiguity_k=config.ambiguity_k, record=fitted, target=target,
             partitions_sha256=partitions.sha256))
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
     write_json_atomic(out / "results.json", results)
@@ -241,22 +241,27 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
     First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
-    clean fit recordings; then the threshold of the primary verifier reaching ``target``
-    (:func:`trackverify.certify.fit.calibrate_threshold`). Returns the fitted config (its
+    clean recordings of its fit partitions; then the threshold of the primary verifier
+    reaching ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
+    (:func:`trackverify.certify.fit.fit_roles`: for a guarantee, ``k`` on train and the
+    threshold on calibration, never the same animals). Returns the fitted config (its
     consistency rule keeps the declared threshold) and the record of what was fitted.
     """
     config = dataclasses.replace(config, consistency_threshold_um=_consistency_threshold(config))
-    fit_set = {r for name in FIT_PARTITIONS for r in partitions.partitions.get(name, ())}
-    fit_names = [r for r in dataset.recordings["recording"] if r in fit_set]
+    k_names, fit_names = (_members(dataset, partitions, roles) for roles in fit_roles(target))
     precheck_target(target, len({animal_of[r] for r in fit_names}))
-    record: dict = {"recordings": fit_names, "ambiguity_k": None}
-    if REGISTERED in (config.verifier, *config.compare_verifiers):
-        if not fit_names:  # FitData names the partitions and their (empty) row counts
+    record: dict = {"recordings": fit_names, "ambiguity_k": None, "ambiguity_k_recordings": k_names}
+    if REGISTERED in (config.verifier, *config.compare_verifiers) and (k_names or fit_names == k_names):
+        if not k_names:  # FitData names the partitions and their (empty) row counts
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
-        tasks = [(source, partitions) for _, source in dataset.sources(fit_names)]
+        tasks = [(source, partitions) for _, source in dataset.sources(k_names)]
         ratios = list(ordered_map(_clean_ambiguity_ratios, tasks, execution.jobs, execution.executor))
         config = dataclasses.replace(config, ambiguity_k=ambiguity_k_from_ratios(ratios))
         record["ambiguity_k"] = config.ambiguity_k
+    elif REGISTERED in (config.verifier, *config.compare_verifiers):
+        record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "
+                                      "ambiguity_k (fitting it on the calibration animals would "
+                                      "void the guarantee)")
     tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],
                            "error": result.error})
@@ -265,6 +270,12 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
         {"recording": [], "score": [], "error": []})
     fitted = calibrate_threshold(target, FitData(partitions, rows), animal_of)
     return dataclasses.replace(config, threshold_um=fitted["threshold"]), {**fitted, **record}
+
+
+def _members(dataset: Dataset, partitions: Partitions, names: tuple[str, ...]) -> list[str]:
+    """The data's recordings in the partitions ``names``, in data order."""
+    listed = {r for name in names for r in partitions.partitions.get(name, ())}
+    return [r for r in dataset.recordings["recording"] if r in listed]
 
 
 def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:

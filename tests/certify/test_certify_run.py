@@ -9,9 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import SMALL, run_cli
+from tests.conftest import SMALL, make_cohort, run_cli
 from trackverify.certify import load_calibration
 from trackverify.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    """12 animals: 1 train, 5 calibration (the guarantee's animals), 6 test."""
+    return make_cohort(tmp_path_factory.mktemp("certify"), "train=0.1,calibration=0.4,test=0.5")
 
 
 def _run(cohort, out_name, target):
@@ -36,9 +42,12 @@ def test_crc_run_states_the_guarantee_and_checks_it_on_test_animals(cohort, crc_
     assert certification["fitted"] and certification["method"] == "crc"
     assert "exchangeable" in certification["assumption"]
     assert "at most 0.2" in certification["guarantee"]
-    # 6 fit animals, each with errors: 1/(6+1) rounded up to two digits.
-    assert certification["smallest_reachable_target"] == 0.15
-    assert "smallest reachable target: 0.15" in result.stdout
+    # 5 calibration animals, each with errors: 1/(5+1) = 0.1667 rounded up to two digits.
+    assert certification["smallest_reachable_target"] == 0.17
+    assert "smallest reachable target: 0.17" in result.stdout
+    partitions = json.loads((cohort[0] / "partitions.json").read_text())["partitions"]
+    assert results["calibration"]["recordings"] == sorted(partitions["calibration"])
+    assert results["calibration"]["ambiguity_k_recordings"] == partitions["train"]
     threshold = results["verifier"]["threshold_um"]
     assert threshold == certification["threshold_um"] != 5.0
     # The evaluated per-animal FCR, recomputed from the written rows (one recording per animal).
@@ -63,7 +72,7 @@ def test_calibration_file_round_trip_and_tamper(crc_run, tmp_path):
     assert calibration.verifier == results["verifier"]["name"]
     assert calibration.guarantee == results["certification"]["guarantee"]
     assert calibration.assumption == results["certification"]["assumption"]
-    assert calibration.calibration_animals == 6
+    assert calibration.calibration_animals == 5
     edited = json.loads((out / "calibration.json").read_text())
     edited["threshold_um"] = 50.0
     (tmp_path / "edited.json").write_text(json.dumps(edited))
@@ -88,13 +97,13 @@ def test_report_is_built_from_the_run(crc_run):
 
 
 @pytest.mark.parametrize("target, smallest", [
-    ("target_false_certification_rate=0.1", "0.15"),             # crc: 1/7 = 0.1429
-    ("target_false_certification_rate=0.3,delta=0.1", "0.32"),   # ltt: 1 - 0.1**(1/6) = 0.3187
+    ("target_false_certification_rate=0.1", "0.17"),             # crc: 1/6 = 0.1667
+    ("target_false_certification_rate=0.3,delta=0.1", "0.37"),   # ltt: 1 - 0.1**(1/5) = 0.3690
 ])
 def test_unreachable_target_is_exit_2_with_the_smallest(cohort, target, smallest):
     result, out = _run(cohort, "refused", target)
     assert result.returncode == 2
-    assert "with 6 train/calibration animal(s) no threshold can guarantee" in result.stderr
+    assert "with 5 calibration animal(s) no threshold can guarantee" in result.stderr
     assert f"the smallest is {smallest}" in result.stderr
     assert not (out / "results.json").exists()
 

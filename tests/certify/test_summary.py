@@ -17,7 +17,7 @@ RECORD = {"target": {"kind": "target_false_certification_rate", "level": 0.2, "m
                      "delta": None}, "method": "crc", "guarantee": "G", "assumption": "exchangeable",
           "smallest_reachable_target": 0.15, "warnings": [],
           "calibration_animal_coverage": {"min": 0.8, "max": 0.9, "animals": 6},
-          "kind": "target_false_certification_rate"}
+          "kind": "target_false_certification_rate", "fit_partitions": ["calibration"]}
 # animal A has two recordings: (1 + 3) / (10 + 10) = 0.2 certified errors, coverage 170/200;
 # animal B: 5/10 = 0.5, coverage 50/100 (outside [0.8, 0.9]); animal C has no errors.
 BLOCKS = {"r1": block(1, 10, 80, 100), "r2": block(3, 10, 90, 100), "r3": block(5, 10, 50, 100),

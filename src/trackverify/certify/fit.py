@@ -44,8 +44,22 @@ def guarantee_text(target: CalibrationTarget, n: int | None = None) -> str:
             f"at least one wrong identity) at this threshold is at most {target.level:g}.")
 
 
+#: Which partitions fit what, per target: (registered_distance's ambiguity band, the threshold).
+#: A guarantee needs calibration animals used for nothing else, so the band is fitted on
+#: ``train`` and the threshold on ``calibration``; the selective-risk fit (no guarantee)
+#: uses both for both, as before.
+ROLES = {FCR_TARGET: (("train",), ("calibration",)),
+         SELECTIVE_RISK_TARGET: (("train", "calibration"), ("train", "calibration"))}
+
+
+def fit_roles(target: CalibrationTarget) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(partitions that fit the ambiguity band, partitions that fit the threshold)."""
+    return ROLES[target.kind]
+
+
 def fit_rows_with_animals(fit: FitData, animal_of: Mapping, columns: Sequence[str]) -> pd.DataFrame:
-    rows = fit.labels_for_fit()
+    """The calibration rows (only those: the guarantee's animals) with their ``animal``."""
+    rows = fit.labels_for_fit(ROLES[FCR_TARGET][1])
     out = rows[list(columns)].copy()
     out["animal"] = rows["recording"].map(lambda r: str(animal_of[r]))
     return out
@@ -175,20 +189,21 @@ def calibrate_threshold(target: CalibrationTarget, fit: FitData, animal_of: Mapp
     if target.kind == FCR_TARGET:
         record = fit_certified_threshold(fit, animal_of, target, score, error)
         record["warnings"] = []
+        record["fit_partitions"] = list(fit_roles(target)[1])
         return record
-    fitted = fit.fit_threshold(target.level, score=score, error=error)
+    fitted = fit.fit_threshold(target.level, partitions=fit_roles(target)[1], score=score, error=error)
     if fitted.threshold is None:
         raise ConfigError(f"calibration failed: {fitted.reason}")
     record = {**fitted.to_json(), "target": target.to_json(), "kind": SELECTIVE_RISK_TARGET,
               "method": None, "guarantee": guarantee_text(target), "assumption": None}
     record["warnings"] = selective_risk_warnings(record, fit, score, error)
+    record["fit_partitions"] = list(fit_roles(target)[1])
     return record
 
 
 def precheck_target(target: CalibrationTarget, animals: int) -> None:
     """Before any work: refuse a false-certification target below the smallest reachable with
-    ``animals`` fit animals (the animals with errors can only be fewer, so this never refuses
-    a target the fit could reach)."""
+    ``animals`` calibration animals (the animals with errors can only be fewer, so this never
+    refuses a target the fit could reach)."""
     if target.kind == FCR_TARGET and animals > 0:
-        check_reachable(animals, target.level, target.method, target.delta,
-                        "train/calibration animal(s)")
+        check_reachable(animals, target.level, target.method, target.delta, "calibration animal(s)")

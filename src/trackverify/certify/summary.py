@@ -78,6 +78,7 @@ def certification_block(fitted: dict | None, declared_threshold: float, threshol
         "assumption": None if fitted is None else fitted.get("assumption"),
         "threshold_um": threshold,
         "declared_threshold_um": declared_threshold,
+        "fit_partitions": None if fitted is None else "/".join(fitted["fit_partitions"]),
         "smallest_reachable_target": None if fitted is None else fitted.get("smallest_reachable_target"),
         "evaluated": evaluated,
         "warnings": warnings,
@@ -95,7 +96,7 @@ def read_first(verifier: Mapping, certification: Mapping, partitions_note: str |
            f"and at most {certification['threshold_um']:g} µm."]
     target = certification["target"]
     if certification["fitted"]:
-        how = (f"fitted on the calibration animals to reach {target['kind'].removeprefix('target_').replace('_', ' ')} "
+        how = (f"fitted on the {certification['fit_partitions']} animals to reach {target['kind'].removeprefix('target_').replace('_', ' ')} "
                f"<= {target['level']:g}" + (f" by {certification['method']}" if certification["method"] else "")
                + (f" with delta = {target['delta']:g}" if target.get("delta") is not None else ""))
         out.append(f"Threshold: {how} (declared value was {certification['declared_threshold_um']:g} µm).")
