@@ -174,7 +174,7 @@ def _partition_sentence(results: dict, empty: list[str]) -> str:
     calibration = results.get("calibration")
     if calibration:
         return (f"The verifier threshold ({calibration['threshold']:.4g} µm) was fitted on "
-                f"{len(calibration['recordings'])} train/calibration recording(s) "
+                f"{len(calibration['recordings'])} {'/'.join(calibration['fit_partitions'])} recording(s) "
                 f"({_target_words(calibration['target'])}); test labels were never available to the fit.")
     if results["partitions"]["summary"].get("note"):
         return (f"Every usable recording is development data; the {', '.join(empty)} partitions are "
