@@ -20,6 +20,28 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=cwd)
 
 
+#: Corruption frames that fit the small cohort's 60-frame recordings.
+SMALL = ("--start", "10", "--recovery-end", "30")
+
+
+def make_cohort(root: Path, fractions: str) -> tuple[Path, Path]:
+    """12 still animals (60 frames, 25 neurons) in ``root/data``, split by animal with seed 3
+    into ``root/partitions.json`` by ``fractions``; returns (root, data folder)."""
+    data = root / "data"
+    assert run_cli("synth", "--animals", 12, "--frames", 60, "--neurons", 25, "--motion", "still",
+                   "--out", data).returncode == 0
+    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions", fractions,
+                    "--seed", 3, "--out", root / "partitions.json")
+    assert split.returncode == 0, split.stderr
+    return root, data
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    """The small cohort with 3 train, 3 calibration and 6 test animals."""
+    return make_cohort(tmp_path_factory.mktemp("cohort"), "train=0.25,calibration=0.25,test=0.5")
+
+
 def spread_points(n: int, low, high, spacing: float, seed: int) -> np.ndarray:
     """``n`` random points in the box ``low..high``, no two closer than ``spacing``."""
     rng = np.random.default_rng(seed)

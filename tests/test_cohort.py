@@ -6,21 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
-
-SMALL = ("--start", "10", "--recovery-end", "30")
-
-
-@pytest.fixture(scope="module")
-def cohort(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cohort")
-    data = root / "data"
-    assert run_cli("synth", "--animals", 12, "--frames", 60, "--neurons", 25, "--motion", "still",
-                   "--out", data).returncode == 0
-    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions",
-                    "train=0.25,calibration=0.25,test=0.5", "--seed", 3, "--out", root / "partitions.json")
-    assert split.returncode == 0, split.stderr
-    return root, data
+from tests.conftest import SMALL, run_cli
 
 
 def run_json(out):

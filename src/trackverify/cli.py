@@ -139,9 +139,13 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--partitions", "partitions_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Frozen partitions.json (trackverify split). Evaluates the test "
               "partition; without it every recording is development data.")
-@click.option("--calibrate", default=None, metavar="target_selective_risk=R",
-              help="Fit the verifier threshold on train/calibration recordings to reach this "
-                   "selective risk, then report the test partition.")
+@click.option("--calibrate", default=None,
+              metavar="target_false_certification_rate=A[,delta=D][,method=crc|ltt]",
+              help="Fit the verifier threshold on train/calibration animals so that at most a "
+                   "share A of a new animal's wrong identities is certified (crc: in expectation; "
+                   "ltt: with probability 1-D), then report the test partition and write "
+                   "calibration.json. target_selective_risk=R is kept (no guarantee). "
+                   "See docs/certification.md.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",
@@ -155,30 +159,16 @@ def run(data, out, config_file, motion, frames, animals, partitions_path, calibr
     Writes results.json, manifest.json, report.html and observations.parquet to --out.
     Same inputs and seed give a byte-identical results.json.
     """
+    from trackverify.certify import parse_target
     from trackverify.config import build_config
     from trackverify.run import Execution, run_job
 
     config = build_config({**settings, "specimen.motion": motion, "specimen.frames": frames,
                            "specimen.animals": animals}, config_file=config_file)
     summary = run_job(config, out, data=data, partitions_path=partitions_path,
-                      target_selective_risk=_parse_calibrate(calibrate),
+                      target=parse_target(calibrate),
                       execution=Execution(jobs=jobs, executor=executor, write_rows=rows))
     click.echo(summary)
-
-
-def _parse_calibrate(text: str | None) -> float | None:
-    if text is None:
-        return None
-    key, _, value = text.partition("=")
-    if key.strip() != "target_selective_risk" or not value:
-        raise click.BadParameter("use --calibrate target_selective_risk=R", param_hint="--calibrate")
-    try:
-        target = float(value)
-    except ValueError:
-        raise click.BadParameter(f"'{value}' is not a number", param_hint="--calibrate") from None
-    if not 0 <= target <= 1:
-        raise click.BadParameter("the target selective risk must be in [0, 1]", param_hint="--calibrate")
-    return target
 
 
 @cli.command()

@@ -55,6 +55,10 @@ class RunConfig:
     ambiguity_k: float = 1.5
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
+    #: The consistency rule's own declared threshold (None: ``threshold_um``). A calibrated run
+    #: sets it to the declared ``threshold_um`` before fitting, so the small-deformation verdict
+    #: never uses a fitted verifier threshold. Not settable from a file or flag.
+    consistency_threshold_um: float | None = None
 
     def __post_init__(self) -> None:
         if self.start < 1:

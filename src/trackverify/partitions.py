@@ -147,19 +147,26 @@ def write_partitions(partitions: Partitions, path: str | os.PathLike) -> Path:
     return write_text_atomic(path, text)
 
 
-def load_partitions(path: str | os.PathLike) -> Partitions:
-    """Read a partitions file and verify its structure and content hash."""
+def read_format_json(path: str | os.PathLike, what: str, expected_format: str) -> dict[str, Any]:
+    """A JSON object file whose ``format`` is ``expected_format`` (InputError naming ``what``)."""
     source = str(path)
     path = Path(path)
     if not path.is_file():
-        raise InputError("partitions file not found", source=source)
+        raise InputError(f"{what} not found", source=source)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a readable JSON file ({exc})", source=source) from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InputError(f"not a trackverify partitions file (expected format {FORMAT!r})",
+    if not isinstance(data, dict) or data.get("format") != expected_format:
+        raise InputError(f"not a trackverify {what} (expected format {expected_format!r})",
                          source=source)
+    return data
+
+
+def load_partitions(path: str | os.PathLike) -> Partitions:
+    """Read a partitions file and verify its structure and content hash."""
+    source = str(path)
+    data = read_format_json(path, "partitions file", FORMAT)
     recorded = data.pop("sha256", None)
     if not isinstance(recorded, str):
         raise InputError("the partitions file has no sha256 content hash", source=source)

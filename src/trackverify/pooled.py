@@ -241,7 +241,8 @@ def detection_curves(population: "PooledPopulation", max_points: int = 400) -> d
     stairs_x = np.r_[0.0, np.repeat(fpr, 2), 1.0]
     stairs_y = np.r_[0.0, 0.0, np.repeat(tpr, 2)[:-1], 1.0]
     return {"fpr": stairs_x.tolist(), "tpr": stairs_y.tolist(), "recall": tpr.tolist(),
-            "precision": precision.tolist(), "prevalence": positives / (positives + negatives)}
+            "precision": precision.tolist(), "prevalence": positives / (positives + negatives),
+            "positives": positives, "negatives": int(negatives)}
 
 
 def spill_chunk(path: str, error: np.ndarray, scores: dict[str, np.ndarray], codes: np.ndarray,

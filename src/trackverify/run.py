@@ -26,6 +26,10 @@ import pandas as pd
 
 from trackverify import __version__
 from trackverify.associate import pool_diagnostics
+from trackverify.certify import SELECTIVE_RISK_TARGET, CalibrationTarget, write_calibration
+from trackverify.certify.calibration_file import calibration_content
+from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_target
+from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
 from trackverify.errors import ConfigError
@@ -35,7 +39,7 @@ from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
-from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
+from trackverify.partitions import FitData, Partitions, development_only, load_partitions
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
@@ -49,15 +53,6 @@ from trackverify.verifiers.registered_distance import (
 REGISTERED = RegisteredDistance.name
 
 MAX_FCR = 0.01
-CAVEATS = (
-    "The verifier threshold is a demonstration value, not a calibrated false-acceptance guarantee, "
-    "unless results.json shows it was fitted on calibration recordings.",
-    "fixed_distance measures displacement from the anchor frame: it penalises real tissue motion, "
-    "so it is a consistency diagnostic, not an independent certificate of deformation.",
-    "No confidence intervals or pooled generalisation claims are made from one specimen; with "
-    "five or more animals, intervals are by animal (cluster bootstrap), never by frame.",
-    "tracking_gt diagnostics are defined by this benchmark; they are not HOTA or IDF1.",
-)
 # rate -> (numerator count, denominator count) in a certification block
 RATES = {
     "prevalence": ("n_errors", "n_labelled"),
@@ -138,7 +133,8 @@ def process_recording(task: tuple) -> RecordingResult:
         tracking=tracking,
         tracking_counts=tracking_counts,
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
-        consistency=consistency(control, config.threshold_um, config.falsification_share),
+        consistency=consistency(control, _consistency_threshold(config), config.falsification_share,
+                                config.threshold_um),
         choices=choices,
         chunk=chunk,
         error=None if work is not None else error,
@@ -146,6 +142,11 @@ def process_recording(task: tuple) -> RecordingResult:
         abstention_reasons=reasons,
         scored=scored if keep_rows else None,
     )
+
+
+def _consistency_threshold(config: RunConfig) -> float:
+    """The consistency rule's declared threshold, never a fitted verifier threshold."""
+    return config.threshold_um if config.consistency_threshold_um is None else config.consistency_threshold_um
 
 
 def _with_abstentions(metrics: dict, reasons: dict) -> dict:
@@ -168,8 +169,14 @@ def _sum_reasons(per_condition: dict) -> dict | None:
 
 def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             partitions_path: str | Path | None = None, target_selective_risk: float | None = None,
-            execution: Execution = Execution()) -> str:
-    """Run everything and write the outputs; return a short summary for the terminal."""
+            execution: Execution = Execution(), target: CalibrationTarget | None = None) -> str:
+    """Run everything and write the outputs; return a short summary for the terminal.
+
+    ``target`` (or the older ``target_selective_risk``) fits the threshold first; with a fit,
+    ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
+    """
+    if target is None and target_selective_risk is not None:
+        target = CalibrationTarget(SELECTIVE_RISK_TARGET, float(target_selective_risk))
     out = Path(out)
     dataset = load_dataset(data) if data is not None else specimen_dataset(config.specimen)
     # Load every verifier once, before any work: a bad spec fails early, and their names
@@ -181,10 +188,16 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
                   else development_only(dataset.recordings))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
-    if target_selective_risk is not None:
-        config, fitted = _calibrate(config, dataset, partitions, target_selective_risk, execution,
-                                    verifiers[0].name)
+    declared_threshold = config.threshold_um
+    animal_of = dataset.recordings.set_index("recording")["animal_id"].to_dict()
+    if target is not None:
+        config, fitted = _calibrate(config, dataset, partitions, target, execution,
+                                    verifiers[0].name, animal_of)
     results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
+    verification = results["anatomical_verification"]
+    certification = certification_block(
+        fitted, declared_threshold, config.threshold_um, verification["pooled"],
+        {name: verification[name][ALL] for name in evaluated}, animal_of, ALL)
     results.update({
         "trackverify_version": __version__,
         "settings": config.to_dict(),
@@ -192,7 +205,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
                        "members": {name: list(members) for name, members in partitions.partitions.items()},
                        "quarantine": list(partitions.quarantine)},
         "calibration": fitted,
-        "caveats": list(CAVEATS),
+        "certification": certification,
+        "caveats": caveats(verifiers[0].name, kinds[verifiers[0].name]),
     })
     manifest = build_manifest(config.to_dict(), dataset.source, input_hashes(data),
                               results.pop("_choices"))
@@ -200,6 +214,11 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if partitions_path is not None:
         manifest["input_sha256"]["partitions"] = partitions.sha256
     write_json_atomic(out / "manifest.json", manifest)
+    if fitted is not None:
+        write_calibration(out / "calibration.json", calibration_content(
+            version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
+            ambiguity_k=config.ambiguity_k, record=fitted, target=target,
+            partitions_sha256=partitions.sha256))
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
@@ -216,34 +235,47 @@ def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]
                       "of the data's recordings")
 
 
-def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, target: float,
-               execution: Execution, primary: str) -> tuple[RunConfig, dict]:
+def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
+               target: CalibrationTarget, execution: Execution, primary: str,
+               animal_of: dict) -> tuple[RunConfig, dict]:
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
     First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
-    clean fit recordings; then the threshold of the primary verifier reaching ``target``
-    selective risk. Returns the fitted config and the record of what was fitted.
+    clean recordings of its fit partitions; then the threshold of the primary verifier
+    reaching ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
+    (:func:`trackverify.certify.fit.fit_roles`: for a guarantee, ``k`` on train and the
+    threshold on calibration, never the same animals). Returns the fitted config (its
+    consistency rule keeps the declared threshold) and the record of what was fitted.
     """
-    fit_set = {r for name in FIT_PARTITIONS for r in partitions.partitions.get(name, ())}
-    fit_names = [r for r in dataset.recordings["recording"] if r in fit_set]
-    record: dict = {"recordings": fit_names, "ambiguity_k": None}
-    if REGISTERED in (config.verifier, *config.compare_verifiers):
-        if not fit_names:  # FitData names the partitions and their (empty) row counts
+    config = dataclasses.replace(config, consistency_threshold_um=_consistency_threshold(config))
+    k_names, fit_names = (_members(dataset, partitions, roles) for roles in fit_roles(target))
+    precheck_target(target, len({animal_of[r] for r in fit_names}))
+    record: dict = {"recordings": fit_names, "ambiguity_k": None, "ambiguity_k_recordings": k_names}
+    if REGISTERED in (config.verifier, *config.compare_verifiers) and (k_names or fit_names == k_names):
+        if not k_names:  # FitData names the partitions and their (empty) row counts
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
-        tasks = [(source, partitions) for _, source in dataset.sources(fit_names)]
+        tasks = [(source, partitions) for _, source in dataset.sources(k_names)]
         ratios = list(ordered_map(_clean_ambiguity_ratios, tasks, execution.jobs, execution.executor))
         config = dataclasses.replace(config, ambiguity_k=ambiguity_k_from_ratios(ratios))
         record["ambiguity_k"] = config.ambiguity_k
+    elif REGISTERED in (config.verifier, *config.compare_verifiers):
+        record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "
+                                      "ambiguity_k (fitting it on the calibration animals would "
+                                      "void the guarantee)")
     tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],
                            "error": result.error})
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         {"recording": [], "score": [], "error": []})
-    fitted = FitData(partitions, rows).fit_threshold(target)
-    if fitted.threshold is None:
-        raise ConfigError(f"calibration failed: {fitted.reason}")
-    return dataclasses.replace(config, threshold_um=fitted.threshold), {**fitted.to_json(), **record}
+    fitted = calibrate_threshold(target, FitData(partitions, rows), animal_of)
+    return dataclasses.replace(config, threshold_um=fitted["threshold"]), {**fitted, **record}
+
+
+def _members(dataset: Dataset, partitions: Partitions, names: tuple[str, ...]) -> list[str]:
+    """The data's recordings in the partitions ``names``, in data order."""
+    listed = {r for name in names for r in partitions.partitions.get(name, ())}
+    return [r for r in dataset.recordings["recording"] if r in listed]
 
 
 def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
@@ -370,10 +402,19 @@ def _terminal_summary(results: dict, out: Path) -> str:
                 for block in results["anatomical_consistency"].values()]
     falsified = sum(v == "falsified" for v in verdicts)
     fmt = lambda v: "null" if v is None else f"{v:.3f}"  # noqa: E731
-    return (f"{len(results['recordings'])} recording(s) ({results['partitions']['evaluated']}); "
-            f"verifier {results['verifier']['name']} at {results['verifier']['threshold_um']:g} um: "
-            f"AUROC {fmt(pooled['auroc'])}, certified coverage {fmt(pooled['certified_coverage'])}, "
-            f"selective risk {fmt(pooled['selective_risk'])}, false certification "
-            f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
-            f"{falsified} of {len(verdicts)} recording(s).\nWrote {out}/results.json, "
-            f"manifest.json, report.html" + (", observations.parquet" if (out / "observations.parquet").exists() else ""))
+    certification = results["certification"]
+    lines = [f"{len(results['recordings'])} recording(s) ({results['partitions']['evaluated']}); "
+             f"verifier {results['verifier']['name']} at {results['verifier']['threshold_um']:g} um: "
+             f"AUROC {fmt(pooled['auroc'])}, certified coverage {fmt(pooled['certified_coverage'])}, "
+             f"selective risk {fmt(pooled['selective_risk'])}, false certification "
+             f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
+             f"{falsified} of {len(verdicts)} recording(s)."]
+    if certification["smallest_reachable_target"] is not None:
+        lines.append(f"Calibration animals with errors: {results['calibration']['animals_with_errors']}; "
+                     f"smallest reachable target: {certification['smallest_reachable_target']:g}.")
+    lines.append(certification["guarantee"])
+    lines.extend(f"WARNING: {w}" for w in certification["warnings"] + certification["alerts"])
+    written = ["results.json", "manifest.json", "report.html"]
+    written += [f for f in ("calibration.json", "observations.parquet") if (out / f).exists()]
+    lines.append(f"Wrote {out}/" + ", ".join(written))
+    return "\n".join(lines)

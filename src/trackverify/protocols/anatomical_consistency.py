@@ -25,12 +25,18 @@ def displacement_from_anchor(table: pd.DataFrame) -> np.ndarray:
 
 def falsification_rule(threshold: float, share: float) -> str:
     return (f"The small-deformation hypothesis is falsified for a recording when more than "
-            f"{share:.0%} of its clean observations lie farther than {threshold:g} um from their "
+            f"{share:.0%} of its clean observations lie farther than {threshold:g} µm from their "
             f"anchor-frame position; otherwise it is supported.")
 
 
-def consistency(control: pd.DataFrame, threshold: float, share: float) -> dict:
-    """Displacement quantiles (overall and per frame), rejection shares and the verdict."""
+def consistency(control: pd.DataFrame, threshold: float, share: float,
+                verifier_threshold: float | None = None) -> dict:
+    """Displacement quantiles (overall and per frame), rejection shares and the verdict.
+
+    The verdict uses ``threshold`` (the rule's declared value); the verifier's rejected share
+    uses ``verifier_threshold`` (default: ``threshold``), which may be a fitted one.
+    """
+    verifier_threshold = threshold if verifier_threshold is None else verifier_threshold
     displacement = displacement_from_anchor(control)
     measured = np.isfinite(displacement)
     d = displacement[measured]
@@ -53,7 +59,9 @@ def consistency(control: pd.DataFrame, threshold: float, share: float) -> dict:
         },
         "threshold_um": threshold,
         "share_exceeding_threshold": exceed_share,
-        "verifier_rejected_share": float(np.mean(finite & (score > threshold))) if len(score) else None,
+        "verifier_threshold": verifier_threshold,
+        "verifier_rejected_share": (float(np.mean(finite & (score > verifier_threshold)))
+                                    if len(score) else None),
         "verifier_abstained_share": float(np.mean(~finite)) if len(score) else None,
         "falsification_share": share,
         "deformation_hypothesis": verdict,

@@ -10,14 +10,15 @@ import html
 import io
 from importlib.resources import files
 
+from trackverify.certify.summary import read_first
 from trackverify.protocols.anatomical_verification import ALL
 
 COLUMNS = (
     ("n_rows", "rows", "d"), ("n_labelled", "labelled", "d"), ("n_errors", "errors", "d"),
-    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", ".4f"),
+    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", ".3g"),
     ("auroc", "AUROC", ".3f"), ("auprc", "AUPRC", ".3f"),
     ("certified_coverage", "certified coverage", ".3f"),
-    ("selective_risk", "selective risk", ".4f"),
+    ("selective_risk", "selective risk", ".3g"),
     ("false_certification_rate", "false certification", ".3f"),
     ("correct_certified_coverage", "correct certified coverage", ".3f"),
     ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", ".3f"),
@@ -64,15 +65,55 @@ def _pyplot():
     return plt
 
 
-def _detection_plot(curves: dict) -> str:
+#: Distinct markers and dashes per condition, so curves that coincide stay visible.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+DASHES = ("-", "--", "-.", ":")
+
+
+def _style(index: int, condition: str, points: int) -> dict:
+    """Line style of a condition; markers every ``points // 8`` points, offset per condition."""
+    step = max(1, points // 8)
+    every = (min(index * max(1, step // 7), max(points - 1, 0)), step)
+    if condition == ALL:
+        return {"lw": 2.0, "color": "black", "marker": "o", "markersize": 3, "markevery": every}
+    return {"lw": 1.1, "ls": DASHES[index % len(DASHES)], "marker": MARKERS[index % len(MARKERS)],
+            "markersize": 4, "markevery": every, "fillstyle": "none", "alpha": 0.9}
+
+
+def operating_point(curve: dict, block: dict) -> tuple[float, float, float | None]:
+    """(FPR, TPR, precision) of "flagged as error" (finite score > threshold) among labelled rows
+    with a finite score: TPR = (errors - accepted errors) / errors, FPR = (correct - accepted
+    correct) / correct, precision = flagged errors / flagged rows (None if none flagged)."""
+    flagged_errors = curve["positives"] - block["n_accepted_errors"]
+    flagged_correct = curve["negatives"] - block["n_accepted_correct"]
+    flagged = flagged_errors + flagged_correct
+    return (flagged_correct / curve["negatives"], flagged_errors / curve["positives"],
+            flagged_errors / flagged if flagged else None)
+
+
+def _threshold_note(fig, threshold: float | None) -> None:
+    if threshold is not None:
+        fig.text(0.5, -0.04, f"vertical bars: each condition's operating point at the threshold "
+                 f"{threshold:.4g} µm", ha="center", fontsize=8, color="0.3")
+
+
+def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float | None = None) -> str:
     plt = _pyplot()
     fig, (roc, pr) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for condition, curve in curves.items():
+    for index, (condition, curve) in enumerate(curves.items()):
         if curve is None:
             continue
-        roc.plot(curve["fpr"], curve["tpr"], label=condition, lw=1.2)
-        pr.plot(curve["recall"], curve["precision"], label=condition, lw=1.2)
+        line, = roc.plot(curve["fpr"], curve["tpr"], label=condition,
+                         **_style(index, condition, len(curve["fpr"])))
+        pr.plot(curve["recall"], curve["precision"], label=condition,
+                **_style(index, condition, len(curve["recall"])))
+        if pooled is not None and condition in pooled and "positives" in curve:
+            fpr, tpr, precision = operating_point(curve, pooled[condition])
+            roc.plot([fpr], [tpr], marker="|", ms=12, mew=2, color=line.get_color())
+            if precision is not None:
+                pr.plot([tpr], [precision], marker="|", ms=12, mew=2, color=line.get_color())
     roc.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls="--")
+    _threshold_note(fig, threshold)
     roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (errors vs correct)")
     pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", ylim=(0, 1.02))
     roc.legend(fontsize=7, frameon=False)
@@ -81,21 +122,31 @@ def _detection_plot(curves: dict) -> str:
     return svg
 
 
-def _risk_coverage_plot(pooled: dict) -> str:
+def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
+                        target_fcr: float | None = None) -> str:
     plt = _pyplot()
     fig, (risk, fcr) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for condition, block in pooled.items():
+    for index, (condition, block) in enumerate(pooled.items()):
         curve = block["risk_coverage"]
         if not curve["coverage"]:
             continue
-        style = {"lw": 2.0, "color": "black"} if condition == ALL else {"lw": 1.0}
-        risk.step(curve["coverage"], curve["selective_risk"], where="post", label=condition, **style)
+        style = _style(index, condition, len(curve["coverage"]))
+        line, = risk.step(curve["coverage"], curve["selective_risk"], where="post", label=condition,
+                          **style)
         fcr.step(curve["false_certification_rate"], curve["correct_coverage"], where="post",
                  label=condition, **style)
+        point = {"marker": "|", "ms": 12, "mew": 2, "color": line.get_color()}
+        if block["selective_risk"] is not None:
+            risk.plot([block["certified_coverage"]], [block["selective_risk"]], **point)
+        if block["false_certification_rate"] is not None:
+            fcr.plot([block["false_certification_rate"]], [block["correct_certified_coverage"]], **point)
+    _threshold_note(fig, threshold)
     risk.set(xlabel="certified coverage", ylabel="selective risk", title="Risk-coverage")
     fcr.set(xlabel="false-certification rate", ylabel="correct certified coverage",
             title="Coverage vs errors certified")
     fcr.axvline(0.01, color="0.6", lw=0.8, ls=":")
+    if target_fcr is not None:
+        fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {target_fcr:g}")
     risk.legend(fontsize=7, frameon=False)
     svg = _svg(fig)
     plt.close(fig)
@@ -110,8 +161,8 @@ def _displacement_plot(name: str, block: dict) -> str:
     ax.plot(per_frame["frame"], per_frame["q95"], color="#4a6fa5", lw=1, label="95th percentile")
     ax.plot(per_frame["frame"], per_frame["median"], color="#1b2f4f", lw=1.4, label="median")
     ax.axhline(block["threshold_um"], color="#c0392b", lw=1.2, ls="--",
-               label=f"threshold {block['threshold_um']:g} um")
-    ax.set(xlabel="frame", ylabel="displacement from anchor (um)",
+               label=f"threshold {block['threshold_um']:g} µm")
+    ax.set(xlabel="frame", ylabel="displacement from anchor (µm)",
            title=f"{name}: clean displacement from the anchor frame")
     ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper left")
     svg = _svg(fig)
@@ -122,13 +173,53 @@ def _displacement_plot(name: str, block: dict) -> str:
 def _partition_sentence(results: dict, empty: list[str]) -> str:
     calibration = results.get("calibration")
     if calibration:
-        return (f"The verifier threshold ({calibration['threshold']:.4g} um) was fitted on "
-                f"{', '.join(calibration['partitions'])} recordings to reach a selective risk of at most "
-                f"{calibration['target_risk']:g}; test labels were never available to the fit.")
+        return (f"The verifier threshold ({calibration['threshold']:.4g} µm) was fitted on "
+                f"{len(calibration['recordings'])} {'/'.join(calibration['fit_partitions'])} recording(s) "
+                f"({_target_words(calibration['target'])}); test labels were never available to the fit.")
     if results["partitions"]["summary"].get("note"):
         return (f"Every usable recording is development data; the {', '.join(empty)} partitions are "
                 "empty, so nothing was fitted and no held-out claim is made.")
     return "Nothing was fitted: the threshold is the declared demonstration value."
+
+
+def _target_words(target: dict) -> str:
+    words = target["kind"].removeprefix("target_").replace("_", " ")
+    extra = f", {target['method']}" if target.get("method") else ""
+    extra += f", delta {target['delta']:g}" if target.get("delta") is not None else ""
+    return f"target {words} &le; {target['level']:g}{extra}"
+
+
+PER_RECORDING = (("n_errors", "errors", "d"), ("prevalence", "prevalence", ".3g"),
+                 ("auroc", "AUROC", ".3f"), ("certified_coverage", "certified coverage", ".3f"),
+                 ("selective_risk", "selective risk", ".3g"),
+                 ("false_certification_rate", "false certification", ".3f"),
+                 ("correct_certified_coverage", "correct certified coverage", ".3f"))
+
+
+def _per_recording_section(verification: dict, conditions: list[str]) -> str:
+    """One table per condition, one row per recording (collapsed)."""
+    names = [n for n in verification if n != "pooled"]
+    parts = []
+    for condition in conditions:
+        rows = [[html.escape(str(n))] + [_fmt(verification[n][condition].get(k), f)
+                                         for k, _, f in PER_RECORDING]
+                for n in names if condition in verification[n]]
+        parts.append(f"<details><summary>{html.escape(condition)} ({len(rows)} recording(s))</summary>"
+                     + table(["recording"] + [label for _, label, _ in PER_RECORDING], rows)
+                     + "</details>")
+    return "".join(parts)
+
+
+def _read_first_box(results: dict) -> str:
+    certification = results["certification"]
+    note = results["partitions"]["summary"].get("note")
+    items = read_first(results["verifier"], certification, note, results["caveats"])
+    alerts = certification["alerts"]
+    alert_html = ("<ul class='alerts'>" + "".join(f"<li>{html.escape(a)}</li>" for a in alerts)
+                  + "</ul>") if alerts else ""
+    kind = "caveats alert" if alerts else "caveats"
+    return (f'<section class="{kind}"><h2>Read this first</h2>{alert_html}<ul>'
+            + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul></section>")
 
 
 def _comparison_section(comparison: dict) -> str:
@@ -190,9 +281,10 @@ def render_report(results: dict, curves: dict) -> str:
         share = block["share_exceeding_threshold"]
         statement = (f"<p class='verdict {verdict}'><b>{html.escape(name)}:</b> the small-deformation "
                      f"hypothesis is <b>{verdict}</b>: {_fmt(share, '.1%')} of clean observations "
-                     f"exceed {block['threshold_um']:g} um (allowed: {block['falsification_share']:.0%}). "
-                     f"The verifier rejects {_fmt(block['verifier_rejected_share'], '.1%')} of clean "
-                     f"observations.</p>")
+                     f"exceed {block['threshold_um']:g} µm (allowed: {block['falsification_share']:.0%}; "
+                     f"the rule's declared threshold, never a fitted one). The verifier rejects "
+                     f"{_fmt(block['verifier_rejected_share'], '.1%')} of clean observations at "
+                     f"{block.get('verifier_threshold', block['threshold_um']):g} µm.</p>")
         consistency_html.append(statement + _displacement_plot(name, block))
     tracking_rows = [[html.escape(str(name))] + [_fmt(block[k], f) for k, _, f in TRACKING]
                      for name, block in results["tracking_gt"].items()]
@@ -200,13 +292,17 @@ def render_report(results: dict, curves: dict) -> str:
     empty = [p for p, listed in members.items() if not listed]
     partition_rows = [[html.escape(p), str(len(listed)), ", ".join(map(html.escape, map(str, listed[:8])))
                        + (" ..." if len(listed) > 8 else "")] for p, listed in members.items()]
-    caveats = "".join(f"<li>{html.escape(c)}</li>" for c in results["caveats"])
+    certification = results["certification"]
+    target = certification["target"] or {}
+    target_fcr = target.get("level") if target.get("kind") == "target_false_certification_rate" else None
+    fitted_threshold = verifier["threshold_um"] if certification["fitted"] else None
     rule = next(iter(results["anatomical_consistency"].values()))["rule"] if recordings else ""
     return page("trackverify report", f"""<h1>trackverify report</h1>
 <p class="lead">Can these identities be trusted? {len(recordings)} recording(s), verifier
 <b>{html.escape(verifier['name'])}</b> (evidence: <b>{html.escape(verifier['evidence'])}</b>),
-acceptance threshold {verifier['threshold_um']:g} um. trackverify {html.escape(results['trackverify_version'])}.</p>
-<section class="caveats"><h2>Read this first</h2><ul>{caveats}</ul></section>
+acceptance threshold {verifier['threshold_um']:g} µm ({'fitted' if certification['fitted'] else 'declared'}).
+trackverify {html.escape(results['trackverify_version'])}.</p>
+{_read_first_box(results)}
 
 <h2>anatomical_verification: can the verifier catch injected errors?</h2>
 <p>Each condition corrupts a copy of the clean predictions (coordinates never change). Rows are
@@ -218,11 +314,17 @@ recordings.</p>
 They can disagree with the row labels: a persistent swap longer than the clean part makes the
 global alignment adopt the swapped naming, so it counts the clean part as wrong instead.</p>
 {table(association_header, association_rows)}
-<h3>Error detection</h3>{_detection_plot(curves)}
+<h3>Per recording</h3>
+{_per_recording_section(verification, list(pooled))}
+<h3>Error detection</h3>
+<p>Each condition has its own marker and dash, so curves that coincide stay visible; the
+vertical bar on each curve is its operating point at the threshold.</p>
+{_detection_plot(curves, pooled, verifier['threshold_um'])}
 <h3>Certification</h3>
 <p>Abstained rows stay in the denominator and are never accepted; rows with equal scores enter
-together. The dotted line marks a false-certification rate of 1 %.</p>
-{_risk_coverage_plot(pooled)}
+together. The dotted line marks a false-certification rate of 1 %{'; the dashed red line the calibration target' if target_fcr is not None else ''}; the bars mark the
+threshold in use ({verifier['threshold_um']:g} µm{', fitted' if fitted_threshold is not None else ''}).</p>
+{_risk_coverage_plot(pooled, verifier['threshold_um'], target_fcr)}
 
 {_comparison_section(results.get("verifier_comparison", {}))}
 

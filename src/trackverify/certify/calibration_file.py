@@ -1,0 +1,122 @@
+"""``calibration.json``: a fitted threshold that another run can apply, with its guarantee.
+
+Schema ``trackverify-calibration/1`` (JSON object; every key is required):
+
+============================  ==============================================================
+``format``                    ``"trackverify-calibration/1"``
+``trackverify_version``       the version that fitted it
+``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"}}``: the
+                              verifier whose scores the threshold applies to, and its fitted
+                              options (``ambiguity_k`` null unless registered_distance ran)
+``threshold_um``              the threshold; a row is certified when its score is finite and
+                              ``<= threshold_um``
+``target``                    ``{"kind", "level", "method", "delta"}`` (``kind`` is
+                              ``target_false_certification_rate`` or
+                              ``target_selective_risk``; ``method`` ``crc``/``ltt``/null)
+``guarantee``                 the guarantee in words (or "No guarantee: ...")
+``assumption``                the assumption it rests on, in words (null for selective risk)
+``calibration_animals``       animals the loss was computed on (with >= 1 labelled error);
+                              null for selective risk
+``smallest_reachable_target`` the smallest target reachable with those animals (null for
+                              selective risk)
+``fit``                       the whole fit record of ``results.json`` -> ``calibration``
+``partitions_sha256``         the partitions file the fit animals came from
+``sha256``                    SHA-256 of the canonical JSON of everything else
+                              (:func:`trackverify.partitions.content_hash`)
+============================  ==============================================================
+
+:func:`load_calibration` checks the format, the hash and the types, and returns a
+:class:`Calibration`; ``audit --calibration FILE`` is meant to apply ``threshold_um`` to
+the same verifier's scores and quote ``guarantee`` and ``assumption``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARGET, CalibrationTarget
+from trackverify.errors import InputError
+from trackverify.io.atomic import write_json_atomic
+from trackverify.partitions import content_hash, read_format_json
+
+CALIBRATION_FORMAT = "trackverify-calibration/1"
+KEYS = ("format", "trackverify_version", "verifier", "threshold_um", "target", "guarantee",
+        "assumption", "calibration_animals", "smallest_reachable_target", "fit",
+        "partitions_sha256")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A loaded ``calibration.json`` (see the module docstring for the fields)."""
+
+    verifier: str
+    evidence: str
+    ambiguity_k: float | None
+    threshold_um: float
+    target: CalibrationTarget
+    guarantee: str
+    assumption: str | None
+    calibration_animals: int | None
+    smallest_reachable_target: float | None
+    content: dict
+
+
+def calibration_content(*, version: str, verifier: str, evidence: str, ambiguity_k: float | None,
+                        record: dict, target: CalibrationTarget, partitions_sha256: str | None) -> dict:
+    """The file's content (without ``sha256``) from a run's calibration record."""
+    fcr = target.kind == FCR_TARGET
+    return {
+        "format": CALIBRATION_FORMAT,
+        "trackverify_version": version,
+        "verifier": {"name": verifier, "evidence": evidence, "options": {"ambiguity_k": ambiguity_k}},
+        "threshold_um": float(record["threshold"]),
+        "target": target.to_json(),
+        "guarantee": record["guarantee"],
+        "assumption": record["assumption"] if fcr else None,
+        "calibration_animals": record["animals_with_errors"] if fcr else None,
+        "smallest_reachable_target": record["smallest_reachable_target"] if fcr else None,
+        "fit": record,
+        "partitions_sha256": partitions_sha256,
+    }
+
+
+def write_calibration(path: str | os.PathLike, content: dict) -> Path:
+    """Write ``content`` plus its ``sha256`` atomically."""
+    return write_json_atomic(Path(path), {**content, "sha256": content_hash(content)})
+
+
+def _bad(source: str, message: str) -> InputError:
+    return InputError(f"not a valid calibration file: {message}", source=source)
+
+
+def load_calibration(path: str | os.PathLike) -> Calibration:
+    """Read and check a ``calibration.json`` (format, hash, types); InputError otherwise."""
+    source = str(path)
+    data = read_format_json(path, "calibration file", CALIBRATION_FORMAT)
+    recorded = data.pop("sha256", None)
+    missing = [k for k in KEYS if k not in data]
+    if missing:
+        raise _bad(source, f"missing key(s) {missing}")
+    if not isinstance(recorded, str) or content_hash(data) != recorded:
+        raise _bad(source, "its content does not match its sha256 (it was edited after it was written)")
+    verifier, target = data["verifier"], data["target"]
+    threshold = data["threshold_um"]
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold):
+        raise _bad(source, "'threshold_um' must be a finite number")
+    if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
+        raise _bad(source, "'verifier' must hold a 'name'")
+    if not isinstance(target, dict) or target.get("kind") not in (FCR_TARGET, SELECTIVE_RISK_TARGET) \
+            or target.get("method") not in (*METHODS, None):
+        raise _bad(source, "'target' must have a known 'kind' and 'method'")
+    options = verifier.get("options") or {}
+    return Calibration(
+        verifier=verifier["name"], evidence=str(verifier.get("evidence")),
+        ambiguity_k=options.get("ambiguity_k"), threshold_um=float(threshold),
+        target=CalibrationTarget(target["kind"], float(target["level"]), target.get("method"),
+                                 target.get("delta")),
+        guarantee=str(data["guarantee"]), assumption=data["assumption"],
+        calibration_animals=data["calibration_animals"],
+        smallest_reachable_target=data["smallest_reachable_target"], content=data)
