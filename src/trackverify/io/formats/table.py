@@ -1,0 +1,67 @@
+"""trackverify's own tables (CSV / TSV / Parquet), with an optional column mapping.
+
+``--columns frame=t,pred_id=id,x_um=x`` renames the file's columns (``t`` -> ``frame`` ...)
+before the table is validated as the project's reference, prediction or observation table
+(:mod:`trackverify.tables`). Coordinates are micrometres; with ``--pixel-size`` the
+coordinate columns are taken as pixels and multiplied (recorded in the manifest).
+A single-recording table may leave out ``recording``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import numpy as np
+
+from trackverify.errors import InputError
+from trackverify.io.tabular import read_table
+from trackverify.tables import OBSERVATIONS, PREDICTIONS, REFERENCE, validate
+
+SCHEMAS = {"reference": REFERENCE, "predictions": PREDICTIONS, "observations": OBSERVATIONS}
+
+
+def sniff(path: Path) -> bool:
+    return path.is_file()
+
+
+def read(path: Path):
+    raise InputError("a trackverify table is read as a reference, prediction or observation "
+                     "table, not as tracks", source=str(path))
+
+
+def apply_mapping(df, mapping: dict[str, str], source: str):
+    """Rename the file's columns; a mapped name the file lacks is an error with suggestions."""
+    present = [str(c) for c in df.columns]
+    absent = [name for name in mapping if name not in present]
+    if absent:
+        hints = []
+        for name in absent:
+            close = difflib.get_close_matches(name, present, n=2, cutoff=0.5)
+            hints.append(f"'{name}'" + (f" (closest: {', '.join(close)})" if close else ""))
+        raise InputError(f"--columns names column(s) the file does not have: {', '.join(hints)}; "
+                         f"found {present}", source=source)
+    return df.rename(columns=mapping)
+
+
+def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: str | None):
+    from trackverify.io.formats import Loaded
+    from trackverify.io.formats.units import expand_scale, plausibility_warnings
+
+    source = str(path)
+    df = apply_mapping(read_table(path), mapping, source)
+    if recording is not None and "recording" not in df.columns:
+        df = df.assign(recording=recording)
+    table = validate(df, SCHEMAS[kind], source)
+    coords = [c for c in ("x_um", "y_um", "z_um") if c in table.columns]
+    if scale is not None and coords:
+        factors = expand_scale(scale, len(coords), source)
+        for column, factor in zip(coords, factors):
+            table[column] = table[column].to_numpy(dtype=np.float64) * factor
+        calibration = {"unit": "pixel", "um_per_unit": list(factors), "source": "--pixel-size"}
+    else:
+        calibration = {"unit": "um", "um_per_unit": [1.0] * len(coords),
+                       "source": "column names (x_um, y_um, z_um)"}
+    info = {"path": source, "format": "table", "columns": mapping or None,
+            "calibration": calibration}
+    return Loaded(table, info, plausibility_warnings(table, source) if coords else [])
