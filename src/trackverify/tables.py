@@ -148,15 +148,18 @@ def _check_columns(df: pd.DataFrame, schema: Schema, source: str) -> None:
         if len(names) == 1 and any(sep in names[0] for sep in ";\t|"):
             hint = " (is the file comma-separated?)"
         unused = [n for n in names if n not in schema.required and n not in schema.optional]
-        described = []
-        for column in missing:
-            close = difflib.get_close_matches(column, unused, n=2, cutoff=0.3)
-            described.append(column + (f" (closest: {', '.join(close)})" if close else ""))
+        described = [column + closest_hint(column, unused) for column in missing]
         raise InputError(
             f"missing required column(s) of the {schema.name}: {'; '.join(described)}; found "
             f"columns {names}{hint} (rename them in the file or map them with --columns "
             f"{','.join(f'{c}=NAME' for c in missing)})", source=source,
             column=", ".join(missing))
+
+
+def closest_hint(name: str, candidates: list[str]) -> str:
+    """``" (closest: a, b)"``: the present names most like ``name`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.3)
+    return f" (closest: {', '.join(close)})" if close else ""
 
 
 def _first(mask: np.ndarray) -> int:

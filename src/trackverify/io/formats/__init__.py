@@ -122,8 +122,8 @@ def detect_format(path: str | os.PathLike) -> str:
     by_suffix = [f for f in FORMATS.values() if _suffix_matches(path, f)]
     candidates = by_suffix or list(FORMATS.values())
     matches = [f.name for f in candidates if f.name != "table" and f.sniff(path)]
-    if not matches and any(f.name == "table" for f in candidates) and path.is_file():
-        matches = ["table"]
+    if not matches and any(f.name == "table" for f in by_suffix) and path.is_file():
+        matches = ["table"]  # a .csv / .parquet that is no tracker's layout
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -135,7 +135,7 @@ def detect_format(path: str | os.PathLike) -> str:
 
 def get_format(name: str) -> Format:
     if name not in FORMATS:
-        close = difflib.get_close_matches(name, list(FORMATS), n=1)
+        close = difflib.get_close_matches(name, list(FORMATS), n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise InputError(f"unknown format '{name}'{hint}; known: {format_names()}")
     return FORMATS[name]

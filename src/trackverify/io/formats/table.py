@@ -9,14 +9,13 @@ A single-recording table may leave out ``recording``.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 import numpy as np
 
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
-from trackverify.tables import OBSERVATIONS, PREDICTIONS, REFERENCE, validate
+from trackverify.tables import OBSERVATIONS, PREDICTIONS, REFERENCE, closest_hint, validate
 
 SCHEMAS = {"reference": REFERENCE, "predictions": PREDICTIONS, "observations": OBSERVATIONS}
 
@@ -35,10 +34,7 @@ def apply_mapping(df, mapping: dict[str, str], source: str):
     present = [str(c) for c in df.columns]
     absent = [name for name in mapping if name not in present]
     if absent:
-        hints = []
-        for name in absent:
-            close = difflib.get_close_matches(name, present, n=2, cutoff=0.5)
-            hints.append(f"'{name}'" + (f" (closest: {', '.join(close)})" if close else ""))
+        hints = [f"'{name}'{closest_hint(name, present)}" for name in absent]
         raise InputError(f"--columns names column(s) the file does not have: {', '.join(hints)}; "
                          f"found {present}", source=source)
     return df.rename(columns=mapping)
