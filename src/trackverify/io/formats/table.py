@@ -2,8 +2,10 @@
 
 ``--columns frame=t,pred_id=id,x_um=x`` renames the file's columns (``t`` -> ``frame`` ...)
 before the table is validated as the project's reference, prediction or observation table
-(:mod:`trackverify.tables`). Coordinates are micrometres; with ``--pixel-size`` the
-coordinate columns are taken as pixels and multiplied (recorded in the manifest).
+(:mod:`trackverify.tables`). Coordinates are micrometres; when ``--columns`` maps the
+coordinates from other names (``x_um=x``) and ``--pixel-size`` is given, they are taken as
+pixels and multiplied (recorded in the manifest). Columns already named ``x_um`` are never
+rescaled.
 A single-recording table may leave out ``recording``.
 """
 
@@ -50,7 +52,11 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
         df = df.assign(recording=recording)
     table = validate(df, SCHEMAS[kind], source)
     coords = [c for c in ("x_um", "y_um", "z_um") if c in table.columns]
-    if scale is not None and coords:
+    mapped = [c for c in coords if c in mapping.values()]
+    notes = []
+    if scale is not None and coords and not mapped:
+        notes.append(f"{source}: --pixel-size ignored, the table's columns are named in um")
+    if scale is not None and mapped:
         factors = expand_scale(scale, len(coords), source)
         for column, factor in zip(coords, factors):
             table[column] = table[column].to_numpy(dtype=np.float64) * factor
@@ -60,4 +66,4 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
                        "source": "column names (x_um, y_um, z_um)"}
     info = {"path": source, "format": "table", "columns": mapping or None,
             "calibration": calibration}
-    return Loaded(table, info, plausibility_warnings(table, source) if coords else [])
+    return Loaded(table, info, notes + (plausibility_warnings(table, source) if coords else []))
