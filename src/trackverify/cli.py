@@ -56,14 +56,16 @@ def main(argv: list[str] | None = None) -> None:
 FAMILIES = {
     "evaluate": ("trackverify.tracking_cli", "evaluate",
                  "Score predictions against reference tracks (protocol tracking_gt)."),
-    "stage": ("trackverify.stages.cli", "stage", "Evaluate one fly-pipeline stage of a submission."),
+    "stage": ("trackverify.stages.cli", "stage",
+              "Score one stage of the fly behaviour pipeline against its reference."),
     "split": ("trackverify.hygiene_commands", "split",
               "Split recordings into frozen partitions by animal or provenance group."),
     "convert": ("trackverify.hygiene_commands", "convert",
                 "Convert tracker files, NWB and observation tables (Parquet / NWB)."),
-    "andi": ("trackverify.andi.cli", "andi", "AnDi 2 challenge scoring."),
+    "andi": ("trackverify.andi.cli", "andi",
+             "AnDi 2 anomalous-diffusion challenge scoring (andi-datasets 2.1.13 numbers)."),
     "conversion": ("trackverify.conversion.cli", "conversion",
-                   "Verify converted neural datasets (format, decodability, judge agreement)."),
+                   "Verify a dataset converted into the common decoding format (converted_data.pkl)."),
     "evidence": ("trackverify.evidence_cli", "evidence",
                  "Score fixed_distance and registered_distance side by side (specimen and real pairs)."),
 }
@@ -85,7 +87,8 @@ class LazyGroup(click.Group):
         rows = []
         for name in self.list_commands(ctx):
             if name in FAMILIES and name not in self.commands:
-                rows.append((name, FAMILIES[name][2]))
+                limit = formatter.width - 6 - len(name)
+                rows.append((name, click.utils.make_default_short_help(FAMILIES[name][2], limit)))
             else:
                 command = self.commands[name]
                 if not command.hidden:
