@@ -18,19 +18,19 @@ PIXEL_HELP = ("um per pixel (or voxel) X[,Y[,Z]] for inputs whose file has no ca
 
 
 def input_options(command=None, *, prefix: str = ""):
-    """``--format``, ``--columns``, ``--pixel-size`` (with ``prefix``: ``--reference-format`` ...)."""
+    """``--format``, ``--columns``, ``--pixel-size`` as ``fmt``, ``columns``, ``pixel_size``;
+    with ``prefix`` (``--reference-format`` ...) as ``reference_fmt`` ..., for one input only."""
     def decorate(command):
         dash = f"--{prefix}-" if prefix else "--"
         key = f"{prefix}_" if prefix else ""
         options = [
             click.option(f"{dash}format", f"{key}fmt", metavar="NAME", default=None,
-                         help=FORMAT_HELP if not prefix else f"Format of --{prefix} only."),
+                         help=f"Format of --{prefix} only." if prefix else FORMAT_HELP),
+            click.option(f"{dash}columns", f"{key}columns", default=None, metavar="PROJECT=FILE,...",
+                         help=f"--columns for --{prefix} only." if prefix else COLUMNS_HELP),
+            click.option(f"{dash}pixel-size", f"{key}pixel_size", default=None, metavar="X[,Y[,Z]]",
+                         help=f"--pixel-size for --{prefix} only." if prefix else PIXEL_HELP),
         ]
-        if not prefix:
-            options += [
-                click.option("--columns", default=None, metavar="PROJECT=FILE,...", help=COLUMNS_HELP),
-                click.option("--pixel-size", default=None, metavar="X[,Y[,Z]]", help=PIXEL_HELP),
-            ]
         for option in reversed(options):
             command = option(command)
         return command

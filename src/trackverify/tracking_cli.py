@@ -23,16 +23,21 @@ def _cell(value) -> str:
     return str(value)
 
 
-def load_pair(reference: Path, predictions: Path, *, fmt=None, reference_fmt=None,
-              predictions_fmt=None, columns=None, pixel_size=None):
-    """Reference and predictions from any supported files, and every units warning."""
+def load_pair(reference: Path, predictions: Path, options: dict):
+    """Reference and predictions from any supported files, and every units warning.
+
+    ``options`` holds ``fmt``, ``columns``, ``pixel_size`` (both files) and the same keys
+    prefixed ``reference_`` / ``predictions_`` (one file; they take precedence)."""
     from trackverify.io.formats import load
     from trackverify.io.formats.units import scale_mismatch_warnings
 
-    ref = load(reference, "reference", fmt=reference_fmt or fmt, columns=columns,
-               pixel_size=pixel_size)
-    pred = load(predictions, "predictions", fmt=predictions_fmt or fmt, columns=columns,
-                pixel_size=pixel_size)
+    def read(path, kind, prefix):
+        own = {k: options.get(f"{prefix}_{k}") or options.get(k)
+               for k in ("fmt", "columns", "pixel_size")}
+        return load(path, kind, **own)
+
+    ref = read(reference, "reference", "reference")
+    pred = read(predictions, "predictions", "predictions")
     warnings = ref.warnings + pred.warnings
     if {"x_um", "y_um"} <= set(pred.table.columns):
         warnings += scale_mismatch_warnings(ref.table, pred.table, str(reference), str(predictions))
@@ -53,8 +58,7 @@ def load_pair(reference: Path, predictions: Path, *, fmt=None, reference_fmt=Non
               help="Distance at which the canonical-metric similarity reaches 0.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json (written atomically). Without it, print only.")
-def evaluate(reference, predictions, fmt, columns, pixel_size, reference_fmt, predictions_fmt,
-             zero_distance_um, out):
+def evaluate(reference, predictions, zero_distance_um, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -68,9 +72,7 @@ def evaluate(reference, predictions, fmt, columns, pixel_size, reference_fmt, pr
     from trackverify.io.atomic import write_json_atomic
     from trackverify.tracking_gt import evaluate_tracking
 
-    ref, pred, warnings = load_pair(reference, predictions, fmt=fmt, reference_fmt=reference_fmt,
-                                    predictions_fmt=predictions_fmt, columns=columns,
-                                    pixel_size=pixel_size)
+    ref, pred, warnings = load_pair(reference, predictions, options)
     echo_warnings(warnings)
     results = evaluate_tracking(ref.table, pred.table, zero_distance_um,
                                 reference_source=str(reference), predictions_source=str(predictions))
