@@ -25,6 +25,10 @@ Reference table (``trackverify evaluate --reference``): ``recording, frame, trac
 y_um[, z_um][, detection]``. Prediction table: ``recording, frame, pred_id[, detection][,
 x_um, y_um[, z_um]][, pred_valid]``.
 
+Lineage: tables read from trackers' files (:mod:`trackverify.io.formats`) carry
+``parent_track``, the id of the track a branch divided (or merged) from, null when none;
+every branch of a division is its own track (docs/formats.md).
+
 Recording table (one row per recording): ``recording, animal_id, provenance_group[,
 source_folds]`` plus free metadata columns. ``source_folds`` is carried as metadata and
 never used to split.
