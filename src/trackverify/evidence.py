@@ -34,7 +34,6 @@ from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
-from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table

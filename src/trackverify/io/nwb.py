@@ -534,8 +534,6 @@ def read_any(path: Path, **options) -> tuple[pd.DataFrame, pd.DataFrame]:
     ``fmt``, ``columns`` and ``pixel_size``)."""
     from trackverify.dataset import load_dataset
 
-    from trackverify.io.tabular import load_table, read_table
-
     path = Path(path)
     fmt = options.get("fmt")
     if fmt in (None, "nwb") and path.is_file() and path.suffix.lower() == ".nwb":

@@ -19,15 +19,13 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.hdf5 import array, dataset, has, open_h5
+from trackverify.io.formats.convert import parent_ids
+from trackverify.io.formats.hdf5 import array, dataset, has, is_hdf5, open_h5
 
 
 def sniff(path: Path) -> bool:
-    if not path.is_file():
+    if not is_hdf5(path):
         return False
-    with open(path, "rb") as handle:
-        if handle.read(8) != b"\x89HDF\r\n\x1a\n":
-            return False
     with open_h5(path, "reading btrack HDF5") as h5:
         return has(h5, "objects") and has(h5, "tracks")
 
@@ -72,8 +70,7 @@ def read(path: Path) -> Tracks:
                           "x": coords[index, 1], "y": coords[index, 2], "z": coords[index, 3],
                           "node": index})
     no_parent = (parent == label) | (parent <= 0)
-    table["parent_track"] = pd.array(np.where(no_parent, 0, parent), dtype="Int64")
-    table.loc[no_parent, "parent_track"] = pd.NA
+    table["parent_track"] = parent_ids(parent, no_parent)
     if lbepr.shape[1] >= 6:
         table["root"] = lbepr[which, 4]
         table["generation"] = lbepr[which, 5]

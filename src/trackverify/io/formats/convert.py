@@ -10,9 +10,21 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from trackverify.tables import DEFAULT_RECORDING, OBSERVATIONS, PREDICTIONS, REFERENCE, validate
+
+
+def parent_ids(parent: np.ndarray | None, none: np.ndarray | None = None,
+               length: int = 0) -> pd.arrays.IntegerArray:
+    """The ``parent_track`` column: ``parent`` (int64) with null where ``none`` is True;
+    ``parent=None`` gives ``length`` nulls (a format without lineage)."""
+    if parent is None:
+        parent, none = np.zeros(length, dtype=np.int64), np.ones(length, dtype=bool)
+    values = pd.array(np.where(none, 0, parent).astype(np.int64), dtype="Int64")
+    values[np.asarray(none, dtype=bool)] = pd.NA
+    return values
 
 
 def as_kind(table: pd.DataFrame, kind: str, recording: str | None,

@@ -24,6 +24,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.convert import parent_ids
 
 TRACK_FILES = ("res_track.txt", "man_track.txt")
 IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)
@@ -141,8 +142,7 @@ def read(path: Path) -> Tracks:
     table = pd.DataFrame({"frame": frame, "track": label})
     for axis, name in enumerate("xyz"[:ndim]):
         table[name] = xyz[:, axis]
-    table["parent_track"] = pd.array(np.where(parent > 0, parent, 0), dtype="Int64")
-    table.loc[parent == 0, "parent_track"] = pd.NA
+    table["parent_track"] = parent_ids(parent, parent == 0)
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
     details = {"track_file": str(found), "label_images": len(images),
                "tracks": int(len(tracks)), "tracks_with_parent": int((tracks["P"] > 0).sum())}

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.formats.convert import parent_ids
 
 
 def tracklets(frames: np.ndarray, source: np.ndarray, target: np.ndarray,
@@ -70,8 +71,7 @@ def tracklets(frames: np.ndarray, source: np.ndarray, target: np.ndarray,
         child, parent = child[by_child], parent[by_child]
         first = np.r_[True, child[1:] != child[:-1]]
         parent_of[child[first]] = parent[first]
-    parent_track = pd.array(parent_of[track], dtype="Int64")
-    parent_track[parent_of[track] == 0] = pd.NA
+    parent_track = parent_ids(parent_of[track], parent_of[track] == 0)
     merges = None
     several = np.bincount(child, minlength=count + 1) > 1 if len(child) else np.zeros(count + 1, bool)
     if several.any():

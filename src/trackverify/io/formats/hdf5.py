@@ -13,6 +13,17 @@ from trackverify.errors import InputError
 from trackverify.extras import require
 
 
+MAGIC = b"\x89HDF\r\n\x1a\n"
+
+
+def is_hdf5(path: Path) -> bool:
+    """Whether ``path`` is a file that starts with the HDF5 signature."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as handle:
+        return handle.read(8) == MAGIC
+
+
 def open_h5(path: Path, purpose: str):
     h5py = require("h5py", "formats", purpose)
     try:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.convert import parent_ids
 
 NUMBER = re.compile(r"^\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")
 
@@ -82,7 +83,7 @@ def read(path: Path) -> Tracks:
         table["y"] = values[:, 3] + values[:, 5] / 2
         if width >= 7:
             table["confidence"] = values[:, 6]
-    table["parent_track"] = pd.array([pd.NA] * len(table), dtype="Int64")
+    table["parent_track"] = parent_ids(None, length=len(table))
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
     return Tracks(table, Calibration("pixel", None, "none (MOTChallenge text carries no pixel size)"),
                   {"layout": layout, "values_per_line": int(width)})

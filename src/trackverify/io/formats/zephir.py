@@ -24,7 +24,8 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.hdf5 import array, has, open_h5
+from trackverify.io.formats.convert import parent_ids
+from trackverify.io.formats.hdf5 import array, has, is_hdf5, open_h5
 
 COLUMNS = ("t_idx", "worldline_id", "x", "y", "z", "provenance")
 
@@ -35,11 +36,8 @@ def annotations_file(path: Path) -> Path:
 
 def sniff(path: Path) -> bool:
     path = annotations_file(path)
-    if not path.is_file():
+    if not is_hdf5(path):
         return False
-    with open(path, "rb") as handle:
-        if handle.read(8) != b"\x89HDF\r\n\x1a\n":
-            return False
     with open_h5(path, "reading ZephIR annotations") as h5:
         return all(has(h5, c) for c in COLUMNS)
 
@@ -83,7 +81,7 @@ def read(path: Path) -> Tracks:
                           "track": data["worldline_id"].astype(np.int64)})
     for axis, size in zip("xyz", shape):
         table[axis] = data[axis].astype(np.float64) * size
-    table["parent_track"] = pd.array([pd.NA] * len(table), dtype="Int64")
+    table["parent_track"] = parent_ids(None, length=len(table))
     table["provenance"] = _text(data["provenance"])
     if "id" in data:
         table["node"] = data["id"].astype(np.int64)
