@@ -108,6 +108,9 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
                                    "provenance_group": "unknown", "source_folds": ""})
     source = {"data": str(path), "format": loaded.info["format"],
               "calibration": loaded.info.get("calibration")}
+    read = {k: v for k, v in loaded.info.items() if k not in ("path", "format", "calibration")}
+    if any(v is not None for v in read.values()):
+        source["read"] = read  # what the reader found (counts, versions, companion files)
     if loaded.warnings:
         source["warnings"] = loaded.warnings
     return Dataset(recordings, source, _observations=observations)

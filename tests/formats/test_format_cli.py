@@ -125,4 +125,15 @@ def test_run_on_a_short_tracker_file_prints_flags_that_work(tmp_path, capsys):
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert manifest["source"]["format"] == "trackmate"
     assert manifest["source"]["calibration"]["source"].startswith("assumed")
+    assert manifest["source"]["read"]["spots"] == 183         # SOURCE.md
     assert results["settings"]["conditions"] == ["control", "single_frame_swap"]
+
+
+def test_convert_zephir_keeps_provenance(tmp_path, capsys):
+    source = shared(FORMATS.parent / "zephir-ift20-demo" / "annotations-g.h5")
+    code, _, err = run(["convert", source, "--to", "parquet", "--pixel-size", "0.3,0.3,1.5",
+                        "--out", tmp_path], capsys)
+    assert code == 0, err
+    obs = pd.read_parquet(tmp_path / "observations.parquet")
+    assert obs["provenance"].value_counts().to_dict() == {"ZEIR": 11723, "ANTT": 53}
+    assert obs["z_um"].max() <= 23 * 1.5 and obs["x_um"].max() <= 512 * 0.3
