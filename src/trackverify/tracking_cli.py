@@ -23,27 +23,6 @@ def _cell(value) -> str:
     return str(value)
 
 
-def load_pair(reference: Path, predictions: Path, options: dict):
-    """Reference and predictions from any supported files, and every units warning.
-
-    ``options`` holds ``fmt``, ``columns``, ``pixel_size`` (both files) and the same keys
-    prefixed ``reference_`` / ``predictions_`` (one file; they take precedence)."""
-    from trackverify.io.formats import load
-    from trackverify.io.formats.units import scale_mismatch_warnings
-
-    def read(path, kind, prefix):
-        own = {k: options.get(f"{prefix}_{k}") or options.get(k)
-               for k in ("fmt", "columns", "pixel_size")}
-        return load(path, kind, **own)
-
-    ref = read(reference, "reference", "reference")
-    pred = read(predictions, "predictions", "predictions")
-    warnings = ref.warnings + pred.warnings
-    if {"x_um", "y_um"} <= set(pred.table.columns):
-        warnings += scale_mismatch_warnings(ref.table, pred.table, str(reference), str(predictions))
-    return ref, pred, warnings
-
-
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks: a table (recording, frame, track, x_um, y_um[, z_um]"
@@ -70,9 +49,10 @@ def evaluate(reference, predictions, zero_distance_um, out, **options):
     from rich.table import Table
 
     from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.formats import load_pair
     from trackverify.tracking_gt import evaluate_tracking
 
-    ref, pred, warnings = load_pair(reference, predictions, options)
+    ref, pred, warnings = load_pair(reference, predictions, **options)
     echo_warnings(warnings)
     results = evaluate_tracking(ref.table, pred.table, zero_distance_um,
                                 reference_source=str(reference), predictions_source=str(predictions))

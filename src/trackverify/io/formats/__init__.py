@@ -208,3 +208,31 @@ def load(path: str | os.PathLike, kind: str, *, fmt: str | None = None,
     result = convert.as_kind(table, kind, recording, str(path))
     info = {"path": str(path), "format": name, "calibration": calibration, **tracks.details}
     return Loaded(result, info, notes + units.plausibility_warnings(result, str(path)))
+
+
+def load_pair(reference: str | os.PathLike, predictions: str | os.PathLike, *,
+              fmt: str | None = None, columns: str | dict | None = None,
+              pixel_size: str | tuple | None = None,
+              **per_file) -> tuple[Loaded, Loaded, list[str]]:
+    """Reference and predictions from any supported files, and every units warning
+    (each file's, plus the scale comparison of the two).
+
+    ``fmt``, ``columns`` and ``pixel_size`` apply to both files; ``reference_fmt``,
+    ``predictions_columns`` ... (the same names prefixed) to one file and take precedence.
+    """
+    from trackverify.io.formats.units import scale_mismatch_warnings
+
+    shared = {"fmt": fmt, "columns": columns, "pixel_size": pixel_size}
+    unknown = sorted(set(per_file) - {f"{p}_{k}" for p in ("reference", "predictions") for k in shared})
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown}")
+
+    def one(path, kind, prefix):
+        return load(path, kind, **{k: per_file.get(f"{prefix}_{k}") or v for k, v in shared.items()})
+
+    ref = one(reference, "reference", "reference")
+    pred = one(predictions, "predictions", "predictions")
+    warnings = ref.warnings + pred.warnings
+    if {"x_um", "y_um"} <= set(pred.table.columns):
+        warnings += scale_mismatch_warnings(ref.table, pred.table, str(reference), str(predictions))
+    return ref, pred, warnings
