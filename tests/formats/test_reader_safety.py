@@ -152,3 +152,27 @@ def test_columns_syntax():
     assert parse_columns("frame=t, pred_id=id") == {"t": "frame", "id": "pred_id"}
     with pytest.raises(InputError, match="PROJECT=FILE"):
         parse_columns("frame")
+
+
+@pytest.mark.parametrize("fmt, name, data", [
+    ("trackmate", "t.xml", b"<TrackMate><Model><AllSpots><Spot ID='x'/></AllSpots></Model></TrackMate>"),
+    ("trackmate", "t.xml", b"<Other/>"),
+    ("ctc", "res_track.txt", b"1 0 x 0\n"),
+    ("ctc", "res_track.txt", b"1 5 2 0\n"),
+    ("btrack", "t.h5", b"\x89HDF\r\n\x1a\n" + b"\x00" * 64),
+    ("zephir", "annotations.h5", b"not hdf5"),
+    ("napari", "tracks.csv", b"ID,t,y,x\n1,0.5,1,2\n"),
+    ("napari", "tracks.csv", b"id,frame,y,x\n1,0,1,2\n"),
+    ("mot", "gt.txt", b"frame,id,x,y\n"),
+    ("geff", "g.zarr", None),
+])
+def test_malformed_files_are_one_line_errors(tmp_path, fmt, name, data):
+    path = tmp_path / name
+    if data is None:
+        path.mkdir()
+        (path / ".zattrs").write_text('{"geff": {"geff_version": "1.1", "directed": true}}')
+    else:
+        path.write_bytes(data)
+    with pytest.raises(InputError) as err:
+        read_tracks(path, fmt)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
