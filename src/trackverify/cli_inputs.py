@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import click
 
-FORMAT_NAMES = ("trackmate", "ctc", "geff", "btrack", "napari", "zephir", "mot", "table")
+from trackverify.io.formats import FORMATS  # the registry only: no reader is imported
+
+FORMAT_NAMES = tuple(FORMATS)
 FORMAT_HELP = ("Input format, one of " + ", ".join(FORMAT_NAMES) +
                " [detected from the extension and content; see docs/formats.md].")
 COLUMNS_HELP = ("Rename a CSV / Parquet table's columns to the project's names, "
