@@ -1,1 +1,1 @@
-"""Reading and writing: tables (CSV, Parquet), atomic outputs, safe pickles, NWB."""
+"""Reading and writing: tables (CSV, Parquet), trackers' formats, atomic outputs, safe pickles, NWB."""

@@ -213,7 +213,9 @@ def _per_recording_section(verification: dict, conditions: list[str]) -> str:
 def _read_first_box(results: dict) -> str:
     certification = results["certification"]
     note = results["partitions"]["summary"].get("note")
-    items = read_first(results["verifier"], certification, note, results["caveats"])
+    items = read_first(results["verifier"], certification, note,
+                       [f"Input units: {w}" for w in results.get("input_warnings", [])]
+                       + list(results["caveats"]))
     alerts = certification["alerts"]
     alert_html = ("<ul class='alerts'>" + "".join(f"<li>{html.escape(a)}</li>" for a in alerts)
                   + "</ul>") if alerts else ""
