@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.paths import check_out_dir
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table
@@ -342,6 +343,7 @@ def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
                    "verifier's defaults only.")
 def evidence(out, levels, frames, pairs, grid):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
+    check_out_dir(out, [pairs])
     chosen = [level.strip() for level in levels.split(",") if level.strip()]
     unknown = sorted(set(chosen) - set(LEVELS))
     if unknown:

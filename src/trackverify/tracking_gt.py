@@ -208,8 +208,11 @@ def evaluate(reference, predictions, zero_distance_um, out):
     from rich.table import Table
 
     from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.paths import check_out_dir
     from trackverify.io.tabular import read_table
 
+    if out is not None:
+        check_out_dir(out, [reference, predictions])
     ref = read_table(reference)  # validated once, inside evaluate_tracking
     pred = read_table(predictions)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=str(reference),

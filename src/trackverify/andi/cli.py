@@ -27,7 +27,9 @@ def score_command(input_dir: Path, output_dir: Path, corrected: bool) -> None:
     line and scored by the official rule (maximum errors); the submission is still scored.
     """
     from trackverify.andi.codalab import write_scores
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(output_dir, [input_dir / "ref", input_dir / "res"])
     if not (input_dir / "ref").is_dir():
         raise InputError("no reference folder 'ref'", source=str(input_dir))
     if not (input_dir / "res").is_dir():

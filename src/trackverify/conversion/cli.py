@@ -55,7 +55,9 @@ def check(submission, reference, out, epochs, seed, engine):
 
     from trackverify.conversion.checks import run_checks
     from trackverify.conversion.decoder import DecoderConfig
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(out, [submission, reference])
     report = run_checks(submission, reference,
                         DecoderConfig(epochs=epochs, seed=seed, engine=engine))
     path = write_json_atomic(out / "conversion.json", report)
@@ -84,7 +86,10 @@ def decode(data, epochs, seed, engine, out):
 
     from trackverify.conversion.decoder import DecoderConfig, run_decoder
     from trackverify.conversion.format import load_valid
+    from trackverify.io.paths import check_out_file
 
+    if out is not None:
+        check_out_file(out, [data])
     dataset = load_valid(data)
     result = run_decoder(dataset, DecoderConfig(epochs=epochs, seed=seed, engine=engine))
     table = Table(title=f"decoder: {result.n_train_trials} train / {result.n_test_trials} "
@@ -119,8 +124,11 @@ def judge_agreement_command(ratings, judge_column, manual_column, by, out):
     from rich.table import Table
 
     from trackverify.conversion.judge import agreement_table
+    from trackverify.io.paths import check_out_file
     from trackverify.io.tabular import read_table
 
+    if out is not None:
+        check_out_file(out, [ratings])
     rows = agreement_table(read_table(ratings), judge_column, manual_column, tuple(by),
                            source=str(ratings))
     table = Table(title="judge agreement (positive = incorrect or concerning)")

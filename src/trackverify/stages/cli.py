@@ -71,7 +71,9 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
     input. See docs/stages.md for formats, formulas and defaults.
     """
     from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(out, [submission, reference, ground_truth])
     if not submission.is_dir():
         raise InputError("submission folder not found", source=str(submission))
     overrides = _parse_settings(settings)
