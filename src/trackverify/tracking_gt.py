@@ -178,11 +178,9 @@ COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "corr
 
 
 def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+    from trackverify.report.numbers import fmt
+
+    return fmt(value, undefined="-")
 
 
 @click.command("evaluate")

@@ -35,7 +35,7 @@ def score_command(input_dir: Path, output_dir: Path, corrected: bool) -> None:
     if not (input_dir / "res").is_dir():
         raise InputError("no submission folder 'res'", source=str(input_dir))
     rep = write_scores(str(input_dir), str(output_dir), corrected=corrected)
-    click.echo(rep.scores_text(), nl=False)
+    click.echo(rep.scores_text(rounded=True), nl=False)
     errors = sum(p.severity == "error" for p in rep.problems)
     click.echo(f"{errors} problem(s) and {len(rep.problems) - errors} warning(s) in the input; "
                f"see {output_dir / 'summary.md'}", err=True)

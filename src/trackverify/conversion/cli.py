@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trackverify.io.atomic import write_json_atomic
+from trackverify.report.numbers import fmt
 
 _RESULT = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]-[/]"}
 
@@ -99,8 +100,8 @@ def decode(data, epochs, seed, engine, out):
     for name, c, ba, ch, cn in zip(result.output_names, result.n_classes,
                                    result.balanced_accuracy, result.chance,
                                    result.chance_normalised):
-        table.add_row(name, str(c), "undefined" if ba is None else f"{ba:.3f}", f"{ch:.3f}",
-                      "undefined" if cn is None else f"{cn:.3f}")
+        table.add_row(name, str(c), fmt(ba, undefined="undefined"), fmt(ch),
+                      fmt(cn, undefined="undefined"))
     _console().print(table)
     if out is not None:
         write_json_atomic(out, result.to_dict())
@@ -138,7 +139,7 @@ def judge_agreement_command(ratings, judge_column, manual_column, by, out):
     for row in rows:
         table.add_row(*[str(row[c]) for c in by],
                       *[str(row[c]) for c in ("tp", "fp", "fn", "tn")],
-                      *["undefined" if row[m] is None else f"{row[m]:.3f}" for m in metrics])
+                      *[fmt(row[m], undefined="undefined") for m in metrics])
     _console().print(table)
     if out is not None:
         write_json_atomic(out, rows)

@@ -11,30 +11,32 @@ import io
 from importlib.resources import files
 
 from trackverify.protocols.anatomical_verification import ALL
+from trackverify.report.numbers import fmt
 
 COLUMNS = (
     ("n_rows", "rows", "d"), ("n_labelled", "labelled", "d"), ("n_errors", "errors", "d"),
-    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", ".4f"),
-    ("auroc", "AUROC", ".3f"), ("auprc", "AUPRC", ".3f"),
-    ("certified_coverage", "certified coverage", ".3f"),
-    ("selective_risk", "selective risk", ".4f"),
-    ("false_certification_rate", "false certification", ".3f"),
-    ("correct_certified_coverage", "correct certified coverage", ".3f"),
-    ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", ".3f"),
+    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", "sig"),
+    ("auroc", "AUROC", "sig"), ("auprc", "AUPRC", "sig"),
+    ("certified_coverage", "certified coverage", "sig"),
+    ("selective_risk", "selective risk", "sig"),
+    ("false_certification_rate", "false certification", "sig"),
+    ("correct_certified_coverage", "correct certified coverage", "sig"),
+    ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", "sig"),
 )
-ASSOCIATION = (("correct_observation_rate", "correct observation rate", ".4f"),
+ASSOCIATION = (("correct_observation_rate", "correct observation rate", "sig"),
                ("identity_switches", "identity switches", "d"),
                ("fragmentations", "fragmentations", "d"))
 TRACKING = (("reference_observations", "reference observations", "d"),
             *ASSOCIATION,
             ("extra_predicted_observations", "extra predictions", "d"),
-            ("hota", "HOTA", ".4f"), ("mota", "MOTA", ".4f"), ("idf1", "IDF1", ".4f"))
+            ("hota", "HOTA", "sig"), ("mota", "MOTA", "sig"), ("idf1", "IDF1", "sig"))
 
 
 def _fmt(value, spec: str) -> str:
+    """A cell: counts (``d``) and shares (``.1%``) by ``spec``; ``sig``: the numbers helper."""
     if value is None:
         return '<span class="null">null</span>'
-    return format(value, spec)
+    return fmt(value) if spec == "sig" else format(value, spec)
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -122,7 +124,7 @@ def _displacement_plot(name: str, block: dict) -> str:
 def _partition_sentence(results: dict, empty: list[str]) -> str:
     calibration = results.get("calibration")
     if calibration:
-        return (f"The verifier threshold ({calibration['threshold']:.4g} um) was fitted on "
+        return (f"The verifier threshold ({fmt(calibration['threshold'])} um) was fitted on "
                 f"{', '.join(calibration['partitions'])} recordings to reach a selective risk of at most "
                 f"{calibration['target_risk']:g}; test labels were never available to the fit.")
     if results["partitions"]["summary"].get("note"):
@@ -144,9 +146,9 @@ def _comparison_section(comparison: dict) -> str:
             abstained = _fmt(b["n_abstained"], "d") + (
                 f" ({why['ambiguous']} / {why['missing_evidence']})" if why else "")
             rows.append([html.escape(name), html.escape(block["evidence"]), population.replace("_", " "),
-                         _fmt(b["n_errors"], "d"), abstained, _fmt(b["auroc"], ".3f"),
-                         _fmt(b["auroc_abstain_as_error"], ".3f"), _fmt(b["auprc"], ".3f"),
-                         _fmt(b["correct_coverage_at_fcr"], ".3f")])
+                         _fmt(b["n_errors"], "d"), abstained, _fmt(b["auroc"], "sig"),
+                         _fmt(b["auroc_abstain_as_error"], "sig"), _fmt(b["auprc"], "sig"),
+                         _fmt(b["correct_coverage_at_fcr"], "sig")])
     return f"""<h2>Evidence, side by side</h2>
 <p>Every verifier scored the same corrupted conditions. The operating point that matters is the
 largest share of correct observations certified while at most 1 % of the errors are certified
