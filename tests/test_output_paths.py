@@ -163,8 +163,12 @@ def _cases(root: Path) -> dict[str, tuple[list, Path, Path]]:
     with pytest.raises(SystemExit) as converted:
         main(["convert", str(obs), "--to", "nwb", "--out", str(nwb)])
     assert converted.value.code == 0
+    os.symlink(spec, root / "link-to-specimen")
     return {
         "run --data D --out D": (["run", "--data", spec, "--out", spec], spec, spec),
+        "run --out a symbolic link to --data": (["run", "--data", spec, "--out",
+                                                 root / "link-to-specimen"], spec,
+                                                root / "link-to-specimen"),
         "run --out inside --data": (["run", "--data", spec, "--out", spec / "out"], spec,
                                     spec / "out"),
         "run --out contains --config": (["run", "--config", config, "--out", config.parent],
@@ -219,7 +223,7 @@ def world(tmp_path_factory):
     return root, _cases(root)
 
 
-CASE_NAMES = ["run --data D --out D", "run --out inside --data", "run --out contains --config",
+CASE_NAMES = ["run --data D --out D", "run --out a symbolic link to --data", "run --out inside --data", "run --out contains --config",
               "run --out contains --partitions", "verify", "evaluate",
               "convert to parquet into the input folder", "convert to nwb onto its own input",
               "convert to one nwb file that is the input", "stage submission",
@@ -258,4 +262,17 @@ def test_out_under_a_regular_file_is_refused(command, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:  # click itself refuses a file as a folder
         main([*args, "--out", str(blocker)])
     assert exit_info.value.code == 2 and "is a file" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+def test_run_model_refuses_an_experiment_name_that_cannot_name_an_output(tmp_path, capsys):
+    world = _stage_world(tmp_path)
+    (world["gt"] / "exp_1").rename(world["gt"] / "exp_1:stream")
+    for name in ("model.py", "model.pkl"):
+        (world["sub"] / name).write_text("")
+    before = tree(tmp_path)
+    err = refused(capsys, ["stage", "walking", "--run-model", "--submission", world["sub"],
+                           "--reference", world["ref"], "--ground-truth", world["gt"],
+                           "--out", tmp_path / "out"])
+    assert "experiment 'exp_1:stream'" in err and str(world["gt"]) in err
     assert tree(tmp_path) == before
