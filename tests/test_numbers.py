@@ -87,3 +87,18 @@ def test_andi_summary_is_rounded_and_scores_txt_keeps_every_digit(tmp_path):
     assert rep.scores_text(rounded=True) == "tr1.ta1.alpha: 0.4\ntr1.ta2.D: 0.6667\n"
     summary = _markdown(rep, corrected=False)
     assert "| tr1.ta1.alpha | 0.4 |" in summary and "| tr1.ta2.D | 0.6667 |" in summary
+
+
+def test_stage_table_is_rounded(capsys):
+    from types import SimpleNamespace
+
+    from trackverify.stages.cli import _print_table
+
+    result = SimpleNamespace(stage="walking", score=0.4000000000000001, verdict="fail",
+                             criteria={"f1": {"mean_capped_ratio": 2 / 3,
+                                              "experiments_within_tolerance": 1,
+                                              "experiments": 2}}, problems=[])
+    _print_table(result)
+    out = capsys.readouterr().out
+    assert "score 0.4 - fail" in out and "0.6667" in out and "1/2" in out
+    assert too_long(out) == []
