@@ -40,7 +40,9 @@ import os
 import pickle
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -178,7 +180,7 @@ def _make_ordered_dict(*args: Any) -> OrderedDict:
 # ---- the exact (module, name) pairs, and the object each one stands for ------------------
 
 _NUMPY_MODULES = ("numpy._core.multiarray", "numpy.core.multiarray")
-ADMITTED: dict[tuple[str, str], Any] = {
+ADMITTED: Mapping[tuple[str, str], Any] = MappingProxyType({
     ("numpy", "ndarray"): np.ndarray,  # only ever an argument of _reconstruct
     ("numpy", "dtype"): _make_dtype,
     **{(m, "_reconstruct"): _reconstruct for m in _NUMPY_MODULES},
@@ -192,7 +194,7 @@ ADMITTED: dict[tuple[str, str], Any] = {
     **{(b, "bytes"): _make_empty_bytes for b in ("builtins", "__builtin__")},
     **{(b, "bytearray"): _make_bytearray for b in ("builtins", "__builtin__")},
     **{(b, "complex"): _make_complex for b in ("builtins", "__builtin__")},
-}
+})
 """Every global a pickle may name, as the exact ``(module, name)`` pair numpy 1.26 / 2.x and
 the pickler write for admitted data (``__builtin__`` is protocol 0-2's spelling)."""
 
