@@ -198,14 +198,17 @@ ATTACKS: list[Attack] = [
         "V8", _dtype_state("|", 8, 1, 63, names=text("a") + TUPLE1,
                            fields=EMPTY_DICT + text("a") + OBJECT_DTYPE + integer(3)
                            + TUPLE2 + b"s")))),
-    # a structured dtype whose state hides its object field (flags 0), then raw bytes as
-    # the object pointer: the previous loader admitted it, and reading the element crashed
-    # the interpreter (a forged pointer: memory corruption, not a refusal)
+    # a dtype state that hides its object field (flags 0), then raw bytes as the object
+    # pointer: the previous loader admitted both, and reading the element crashed the
+    # interpreter (a forged pointer: memory corruption, not a refusal)
     Attack("forged_object_pointer_in_structured_dtype", lambda s: program(
         _numpy_array_skeleton() + MARK + integer(1) + integer(1) + TUPLE1 + _dtype(
             "V8", _dtype_state("|", 8, 1, 0, names=text("a") + TUPLE1,
                                fields=EMPTY_DICT + text("a") + OBJECT_DTYPE + integer(0)
                                + TUPLE2 + b"s")) + FALSE + raw(b"\x41" * 8) + TUPLE + BUILD)),
+    Attack("forged_object_pointer_flags_hidden", lambda s: program(
+        _numpy_array_skeleton() + MARK + integer(1) + integer(1) + TUPLE1
+        + _dtype("O8", _dtype_state("|", flags=0)) + FALSE + raw(b"\x41" * 8) + TUPLE + BUILD)),
     Attack("dtype_odd_spec", lambda s: program(call(
         stack_global("numpy", "dtype"), text("f8,O"), FALSE, TRUE))),
     Attack("dtype_state_other_size", lambda s: program(_dtype("U1", _dtype_state("<", 4096, 4, 8)))),
