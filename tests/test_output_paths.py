@@ -223,7 +223,8 @@ def world(tmp_path_factory):
     return root, _cases(root)
 
 
-CASE_NAMES = ["run --data D --out D", "run --out a symbolic link to --data", "run --out inside --data", "run --out contains --config",
+CASE_NAMES = ["run --data D --out D", "run --out a symbolic link to --data",
+              "run --out inside --data", "run --out contains --config",
               "run --out contains --partitions", "verify", "evaluate",
               "convert to parquet into the input folder", "convert to nwb onto its own input",
               "convert to one nwb file that is the input", "stage submission",

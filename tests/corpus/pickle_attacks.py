@@ -211,7 +211,8 @@ ATTACKS: list[Attack] = [
         + _dtype("O8", _dtype_state("|", flags=0)) + FALSE + raw(b"\x41" * 8) + TUPLE + BUILD)),
     Attack("dtype_odd_spec", lambda s: program(call(
         stack_global("numpy", "dtype"), text("f8,O"), FALSE, TRUE))),
-    Attack("dtype_state_other_size", lambda s: program(_dtype("U1", _dtype_state("<", 4096, 4, 8)))),
+    Attack("dtype_state_other_size", lambda s: program(
+        _dtype("U1", _dtype_state("<", 4096, 4, 8)))),
     Attack("scalar_of_object_dtype_nested_reduce", lambda s: program(call(
         stack_global("numpy._core.multiarray", "scalar"), OBJECT_DTYPE,
         call(stack_global("os", "system"), text(_cmd(s))))), real=True),

@@ -60,7 +60,8 @@ except ImportError:  # pragma: no cover - numpy 1.26
 # bool, signed and unsigned ints, floats (long double included), complex, fixed-width unicode
 # and bytes (``U0`` / ``S0``: the empty ``np.str_('')`` / ``np.bytes_(b'')``), object. Not
 # admitted: structured and void dtypes, datetimes, numpy 2's variable-width StringDType.
-DTYPE_SPECS = re.compile(r"(b1|[iu][1248]|f(2|4|8|12|16)|c(8|16|24|32)|U[0-9]{1,9}|S[0-9]{1,9}|O[48])")
+DTYPE_SPECS = re.compile(r"(b1|[iu][1248]|f(2|4|8|12|16)|c(8|16|24|32)"
+                         r"|U[0-9]{1,9}|S[0-9]{1,9}|O[48])")
 _MAX_NDIM = 32
 
 
