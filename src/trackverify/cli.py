@@ -176,8 +176,11 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
     per-animal jitter and a minimum spacing; over time the animal drifts, rotates, bends
     and compresses, and each neuron jitters and is localised with noise.
     """
+    from trackverify.io.paths import check_out_dir
     from trackverify.synth.write import write_specimen
     from trackverify.synth.specimen import SpecimenConfig
+
+    check_out_dir(out, [])
 
     config = SpecimenConfig(animals=animals, groups=groups, frames=frames, motion=motion,
                             neurons=neurons, seed=seed)
@@ -225,8 +228,10 @@ def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animal
     """
     from trackverify.certify import parse_target
     from trackverify.config import build_config
+    from trackverify.io.paths import check_out_dir
     from trackverify.run import Execution, run_job
 
+    check_out_dir(out, [data, config_file, partitions_path])
     config = build_config({**settings, "specimen.motion": motion, "specimen.frames": frames,
                            "specimen.animals": animals}, config_file=config_file)
     summary = run_job(config, out, data=data, partitions_path=partitions_path,
@@ -252,8 +257,10 @@ def verify(observations, fmt, columns, pixel_size, out, config_file, **settings)
     metrics per condition, the consistency diagnostic, and tracking_gt on the clean input.
     """
     from trackverify.config import build_config
+    from trackverify.io.paths import check_out_dir
     from trackverify.run import run_job
 
+    check_out_dir(out, [observations, config_file])
     config = build_config(settings, config_file=config_file)
     click.echo(run_job(config, out, data=observations, on_warnings=echo_warnings,
                        data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size}))

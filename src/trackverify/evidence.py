@@ -34,6 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
+from trackverify.report.numbers import fmt
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table
@@ -236,7 +237,7 @@ def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
         scores, sigma, _ = cache[name, best]
         fixed = _pair_scores(by_scale[1.0 if 1.0 in by_scale else z_scales[0]][name], FixedDistance())
         chosen = grid[best].describe() + (", no abstention" if quantile is None else
-                                          f", k {k:.2f} (clean d/sigma quantile {quantile})")
+                                          f", k {fmt(k)} (clean d/sigma quantile {quantile})")
         for verifier, source, band, setting in (("fixed_distance", fixed, 0.0, ""),
                                                 ("registered_distance", scores, k * sigma, chosen)):
             rows.append({"data": name, "verifier": verifier, "setting": setting,
@@ -246,11 +247,7 @@ def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
 
 
 def _cell(value) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+    return fmt(value, undefined="n/a")
 
 
 SPECIMEN_COLUMNS = ("data", "verifier", "pooled.auroc", "pooled.auroc_abst", "pooled.auprc",
@@ -311,9 +308,9 @@ def pair_summary(rows: list[dict]) -> list[str]:
     for verifier in dict.fromkeys(r["verifier"] for r in rows):
         random = [r["random"]["auroc_abst"] for r in rows if r["verifier"] == verifier]
         nearby = [r["nearby"]["auroc_abst"] for r in rows if r["verifier"] == verifier]
-        lines.append(f"{verifier}: random-swap AUROC* mean {np.mean(random):.3f}, min "
-                     f"{np.min(random):.3f}; nearby AUROC* mean {np.mean(nearby):.3f}, min "
-                     f"{np.min(nearby):.3f}")
+        lines.append(f"{verifier}: random-swap AUROC* mean {fmt(np.mean(random))}, min "
+                     f"{fmt(np.min(random))}; nearby AUROC* mean {fmt(np.mean(nearby))}, min "
+                     f"{fmt(np.min(nearby))}")
     return lines
 
 

@@ -25,6 +25,9 @@ LEVELS = ("still", "moderate", "free", "fast")
                    "verifier's defaults only.")
 def evidence(out, levels, frames, pairs, grid):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
+    from trackverify.io.paths import check_out_dir
+
+    check_out_dir(out, [pairs])
     chosen = [level.strip() for level in levels.split(",") if level.strip()]
     unknown = sorted(set(chosen) - set(LEVELS))
     if unknown:

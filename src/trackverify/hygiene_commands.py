@@ -40,9 +40,11 @@ def split(recordings_path, by, fractions, pairs_path, seed, out):
     may be the same animal are quarantined and listed. The file records its own SHA-256
     and is refused by every reader once edited.
     """
+    from trackverify.io.paths import check_out_file
     from trackverify.io.tabular import read_table
     from trackverify.partitions import PARTITION_NAMES, make_partitions, write_partitions
 
+    check_out_file(out, [recordings_path, pairs_path])
     pairs = read_table(pairs_path) if pairs_path is not None else None
     result = make_partitions(read_table(recordings_path), by=by, fractions=fractions,
                              same_animal_candidates=pairs, seed=seed,
@@ -75,7 +77,12 @@ def convert(source, fmt, columns, pixel_size, to, out, layout, voxel_um):
     table's reference tracks and clean predictions.
     """
     from trackverify.io.nwb import convert as run_convert
+    from trackverify.io.paths import check_out_dir, check_out_file
 
+    if to == "nwb" and out.suffix.lower() == ".nwb":
+        check_out_file(out, [source])
+    else:
+        check_out_dir(out, [source])
     written = run_convert(source, to, out, layout=layout, voxel_um=voxel_um, fmt=fmt,
                           columns=columns, pixel_size=pixel_size)
     click.echo(f"wrote {len(written)} file(s) to {out}")

@@ -49,6 +49,7 @@ import pandas as pd
 
 from trackverify.errors import ConfigError, InputError, LeakageError
 from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
+from trackverify.report.numbers import fmt
 from trackverify.selective import risk_coverage_curve
 from trackverify.tables import RECORDINGS, plain, validate
 
@@ -441,7 +442,7 @@ def threshold_for_risk(scores: np.ndarray, errors: np.ndarray, target_risk: floa
     ok = np.flatnonzero(risk <= target_risk + 1e-12)
     if ok.size == 0:
         return None, None, 0, (f"no threshold reaches selective risk <= {target_risk:g} "
-                               f"(the lowest-scored rows already have risk {risk[0]:.4g})")
+                               f"(the lowest-scored rows already have risk {fmt(risk[0])})")
     best = ok[-1]
     return float(curve["threshold"][best]), float(risk[best]), int(accepted[best]), None
 

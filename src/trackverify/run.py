@@ -36,6 +36,7 @@ from trackverify.errors import ConfigError
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.report.numbers import fmt
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
@@ -410,17 +411,16 @@ def _terminal_summary(results: dict, out: Path) -> str:
     verdicts = [block["deformation_hypothesis"]
                 for block in results["anatomical_consistency"].values()]
     falsified = sum(v == "falsified" for v in verdicts)
-    fmt = lambda v: "null" if v is None else f"{v:.3f}"  # noqa: E731
     certification = results["certification"]
     lines = [f"{len(results['recordings'])} recording(s) ({results['partitions']['evaluated']}); "
-             f"verifier {results['verifier']['name']} at {results['verifier']['threshold_um']:g} um: "
+             f"verifier {results['verifier']['name']} at {fmt(results['verifier']['threshold_um'])} µm: "
              f"AUROC {fmt(pooled['auroc'])}, certified coverage {fmt(pooled['certified_coverage'])}, "
              f"selective risk {fmt(pooled['selective_risk'])}, false certification "
              f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
              f"{falsified} of {len(verdicts)} recording(s)."]
     if certification["smallest_reachable_target"] is not None:
         lines.append(f"Calibration animals with errors: {results['calibration']['animals_with_errors']}; "
-                     f"smallest reachable target: {certification['smallest_reachable_target']:g}.")
+                     f"smallest reachable target: {fmt(certification['smallest_reachable_target'])}.")
     lines.append(certification["guarantee"])
     lines.extend(f"WARNING: {w}" for w in certification["warnings"] + certification["alerts"])
     written = ["results.json", "manifest.json", "report.html"]

@@ -16,11 +16,9 @@ COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "corr
 
 
 def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+    from trackverify.report.numbers import fmt
+
+    return fmt(value, undefined="-")
 
 
 def graph_table(graph: dict, frame_buffer: int):
@@ -79,8 +77,11 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     from trackverify.io.atomic import write_json_atomic
     from trackverify.graph.evaluate import evaluate_graph
     from trackverify.io.formats import load_pair
+    from trackverify.io.paths import check_out_dir
     from trackverify.tracking_gt import evaluate_tracking
 
+    if out is not None:
+        check_out_dir(out, [reference, predictions])
     ref, pred, warnings = load_pair(reference, predictions, **options)
     echo_warnings(warnings)
     results = evaluate_tracking(ref.table, pred.table, zero_distance_um,

@@ -147,9 +147,10 @@ def nwb_cases(root: Path) -> list[Case]:
         path = _raw(root, f"nwb_{name}", "w.nwb", raw)
         cases.append(_convert(root, f"nwb_{name}", path, [str(path), fragment]))
     # A folder of NWB files: the broken one is named.
-    folder = root / "nwb_folder_one_broken"
-    _raw(root, folder.name, "a.nwb", data["rois"])
-    broken = _raw(root, folder.name, "b.nwb", b"\x89HDF\r\n\x1a\n broken")
-    cases.append(_convert(root, folder.name, folder, [str(broken),
-                                                      "not a readable NWB (HDF5) file"]))
+    # (the folder beside the case's out folder: --out may not lie inside an input)
+    folder = root / "nwb_folder_one_broken" / "in"
+    _raw(root, "nwb_folder_one_broken/in", "a.nwb", data["rois"])
+    broken = _raw(root, "nwb_folder_one_broken/in", "b.nwb", b"\x89HDF\r\n\x1a\n broken")
+    cases.append(_convert(root, "nwb_folder_one_broken", folder,
+                          [str(broken), "not a readable NWB (HDF5) file"]))
     return cases

@@ -27,13 +27,15 @@ def score_command(input_dir: Path, output_dir: Path, corrected: bool) -> None:
     line and scored by the official rule (maximum errors); the submission is still scored.
     """
     from trackverify.andi.codalab import write_scores
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(output_dir, [input_dir / "ref", input_dir / "res"])
     if not (input_dir / "ref").is_dir():
         raise InputError("no reference folder 'ref'", source=str(input_dir))
     if not (input_dir / "res").is_dir():
         raise InputError("no submission folder 'res'", source=str(input_dir))
     rep = write_scores(str(input_dir), str(output_dir), corrected=corrected)
-    click.echo(rep.scores_text(), nl=False)
+    click.echo(rep.scores_text(rounded=True), nl=False)
     errors = sum(p.severity == "error" for p in rep.problems)
     click.echo(f"{errors} problem(s) and {len(rep.problems) - errors} warning(s) in the input; "
                f"see {output_dir / 'summary.md'}", err=True)

@@ -23,6 +23,7 @@ from trackverify.andi import core
 from trackverify.andi.ensemble import error_Ensemble_dataset
 from trackverify.andi.single import Problem, Table, read_table_file, score_tables
 from trackverify.io.atomic import write_text_atomic
+from trackverify.report.numbers import fmt
 
 SINGLE_COLUMNS = ["Exp", "num_trajs", "RMSE CP", "JSC CP", "alpha", "K", "state"]
 SINGLE_NAMES = ["cp", "JI", "alpha", "D", "state"]
@@ -36,8 +37,10 @@ class Report:
     tables: dict = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
-    def scores_text(self) -> str:
-        return "".join(f"{k}: {v}\n" for k, v in self.scores)
+    def scores_text(self, rounded: bool = False) -> str:
+        """``key: value`` lines: full precision (scores.txt, read by the leaderboard), or
+        ``rounded`` for people (:func:`trackverify.report.numbers.fmt`)."""
+        return "".join(f"{k}: {fmt(v) if rounded else v}\n" for k, v in self.scores)
 
 
 def listdir_nohidden(path):
@@ -232,12 +235,12 @@ def _html(rep: Report) -> str:
         parts.append("<h3> Ensemble Task </h3>")
         e = t["ensemble"].iloc[:, [0, 2, 1]].rename(columns={"alpha": "W1 (alpha)",
                                                              "K": "W1 (K)"})
-        parts.append(e.to_html(index=False).replace("\n", ""))
+        parts.append(e.to_html(index=False, float_format=fmt).replace("\n", ""))
         parts.append("<h3> Single Trajectory Task </h3>")
         s = t["single"].iloc[:, [0, 1, 2, 3, 5, 4, 6]].rename(columns={
             "alpha": "MAE (alpha)", "K": "MSLE (K)", "RMSE CP": "RMSE (CP)",
             "JSC CP": "JSC (CP)", "state": "F1 (diff. type)"})
-        parts.append(s.to_html(index=False).replace("\n", ""))
+        parts.append(s.to_html(index=False, float_format=fmt).replace("\n", ""))
     if rep.problems:
         parts.append("<h2> Problems found in the input </h2><ul>")
         parts += [f"<li>[{p.severity}] {html.escape(str(p))}</li>" for p in rep.problems]
@@ -249,7 +252,7 @@ def _markdown(rep: Report, corrected: bool) -> str:
     lines = ["# AnDi 2 scores", "",
              f"Definitions: {'corrected' if corrected else 'official (andi-datasets 2.1.13)'}.",
              "", "| key | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in rep.scores]
+    lines += [f"| {k} | {fmt(v)} |" for k, v in rep.scores]
     errors = sum(p.severity == "error" for p in rep.problems)
     lines += ["", f"## Problems ({errors} errors, {len(rep.problems) - errors} warnings)", ""]
     lines += [f"- [{p.severity}] {p}" for p in rep.problems] or ["None."]

@@ -28,6 +28,7 @@ from trackverify.conversion.embeddings import EmbeddingsUnavailable
 from trackverify.conversion.format import load_converted, load_valid, validate_format
 from trackverify.conversion.matching import match_variables
 from trackverify.errors import InputError
+from trackverify.report.numbers import fmt as fmt_number
 
 REQUIRED_FILES = ("convert_data.py", "sample_data.pkl", "converted_data.pkl",
                   "CONVERSION_NOTES.md", "README.md")
@@ -157,7 +158,7 @@ def _matching(agent: dict, ref: dict, embed) -> tuple[dict, dict, dict | None]:
         if kind == "output" and len(mapping) == len(ref[names]) == len(agent[names]):
             pairing = mapping
         cost = result["mean_cost"]
-        summary = (f"mean cost {cost:.3f} (< 1.0)" if cost is not None
+        summary = (f"mean cost {fmt_number(cost)} (< 1.0)" if cost is not None
                    else result.get("reason", "no variables"))
         if kind == "output" and not all(p["ranges_equal"] for p in result["pairs"]):
             summary += "; output ranges differ"
@@ -199,7 +200,7 @@ def _decoder_comparison(agent: DecoderResult, ref: DecoderResult, pairing: dict 
                      "agent_ba": a, "reference_ba": r, "ratio": ratio,
                      "band": sm.ratio_band(ratio), "passed": passed})
     bad = [r["agent"] for r in rows if not r["passed"]]
-    text = ", ".join(f"{r['agent']} {r['agent_ba']:.3f}/{r['reference_ba']:.3f}"
+    text = ", ".join(f"{r['agent']} {fmt_number(r['agent_ba'])}/{fmt_number(r['reference_ba'])}"
                      if r["agent_ba"] is not None and r["reference_ba"] is not None
                      else f"{r['agent']} undefined" for r in rows)
     return _check(not bad, f"BA agent/reference: {text}",
@@ -233,7 +234,7 @@ def run_checks(submission: str | os.PathLike, reference: str | os.PathLike | Non
         checks["variables"] = _check(None, "recorded (no threshold)", _variables(agent),
                                      required=False)
         result = run_decoder(agent, config)
-        text = ", ".join(f"{n} {cn:.3f}" if cn is not None else f"{n} undefined"
+        text = ", ".join(f"{n} {fmt_number(cn, undefined='undefined')}"
                          for n, cn in zip(result.output_names, result.chance_normalised))
         checks["decoder"] = _check(None, f"chance-normalised BA (no threshold): {text}",
                                    result.to_dict(),

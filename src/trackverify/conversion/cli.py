@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trackverify.report.numbers import fmt
 
 _RESULT = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]-[/]"}
 
@@ -55,7 +56,9 @@ def check(submission, reference, out, epochs, seed, engine):
     from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.checks import run_checks
     from trackverify.conversion.decoder import DecoderConfig
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(out, [submission, reference])
     report = run_checks(submission, reference,
                         DecoderConfig(epochs=epochs, seed=seed, engine=engine))
     path = write_json_atomic(out / "conversion.json", report)
@@ -85,7 +88,10 @@ def decode(data, epochs, seed, engine, out):
     from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.decoder import DecoderConfig, run_decoder
     from trackverify.conversion.format import load_valid
+    from trackverify.io.paths import check_out_file
 
+    if out is not None:
+        check_out_file(out, [data])
     dataset = load_valid(data)
     result = run_decoder(dataset, DecoderConfig(epochs=epochs, seed=seed, engine=engine))
     table = Table(title=f"decoder: {result.n_train_trials} train / {result.n_test_trials} "
@@ -95,8 +101,8 @@ def decode(data, epochs, seed, engine, out):
     for name, c, ba, ch, cn in zip(result.output_names, result.n_classes,
                                    result.balanced_accuracy, result.chance,
                                    result.chance_normalised):
-        table.add_row(name, str(c), "undefined" if ba is None else f"{ba:.3f}", f"{ch:.3f}",
-                      "undefined" if cn is None else f"{cn:.3f}")
+        table.add_row(name, str(c), fmt(ba, undefined="undefined"), fmt(ch),
+                      fmt(cn, undefined="undefined"))
     _console().print(table)
     if out is not None:
         write_json_atomic(out, result.to_dict())
@@ -121,8 +127,11 @@ def judge_agreement_command(ratings, judge_column, manual_column, by, out):
 
     from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.judge import agreement_table
+    from trackverify.io.paths import check_out_file
     from trackverify.io.tabular import read_table
 
+    if out is not None:
+        check_out_file(out, [ratings])
     rows = agreement_table(read_table(ratings), judge_column, manual_column, tuple(by),
                            source=str(ratings))
     table = Table(title="judge agreement (positive = incorrect or concerning)")
@@ -132,7 +141,7 @@ def judge_agreement_command(ratings, judge_column, manual_column, by, out):
     for row in rows:
         table.add_row(*[str(row[c]) for c in by],
                       *[str(row[c]) for c in ("tp", "fp", "fn", "tn")],
-                      *["undefined" if row[m] is None else f"{row[m]:.3f}" for m in metrics])
+                      *[fmt(row[m], undefined="undefined") for m in metrics])
     _console().print(table)
     if out is not None:
         write_json_atomic(out, rows)

@@ -554,6 +554,7 @@ def convert(source: str | os.PathLike, to: str, out: str | os.PathLike, *,
     ``to="nwb"``: one file per recording: ``out`` itself if it ends in ``.nwb`` (one
     recording only), else ``out/<recording>.nwb``. ``options`` (``fmt``, ``columns``,
     ``pixel_size``) say how to read ``source`` (:func:`read_any`)."""
+    from trackverify.io.paths import child_paths
     from trackverify.io.tabular import write_table
 
     if to == "nwb":
@@ -573,9 +574,10 @@ def convert(source: str | os.PathLike, to: str, out: str | os.PathLike, *,
         raise InputError(f"{len(names)} recordings need one NWB file each; give a folder as "
                          "--out", source=str(out))
     rows = {r["recording"]: r for r in recordings.to_dict("records")}
+    targets = [out] if out.suffix.lower() == ".nwb" else child_paths(
+        out, names, ".nwb", source=str(source))  # every name checked before any file is written
     written = []
-    for name in names:
-        target = out if out.suffix.lower() == ".nwb" else out / f"{name}.nwb"
+    for name, target in zip(names, targets):
         written.append(write_nwb(obs[obs["recording"] == name], target,
                                  recording=rows.get(name), layout=layout, voxel_um=voxel_um))
     return written

@@ -12,30 +12,32 @@ from importlib.resources import files
 
 from trackverify.certify.summary import read_first
 from trackverify.protocols.anatomical_verification import ALL
+from trackverify.report.numbers import fmt
 
 COLUMNS = (
     ("n_rows", "rows", "d"), ("n_labelled", "labelled", "d"), ("n_errors", "errors", "d"),
-    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", ".3g"),
-    ("auroc", "AUROC", ".3f"), ("auprc", "AUPRC", ".3f"),
-    ("certified_coverage", "certified coverage", ".3f"),
-    ("selective_risk", "selective risk", ".3g"),
-    ("false_certification_rate", "false certification", ".3f"),
-    ("correct_certified_coverage", "correct certified coverage", ".3f"),
-    ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", ".3f"),
+    ("n_abstained", "abstained", "d"), ("prevalence", "prevalence", "sig"),
+    ("auroc", "AUROC", "sig"), ("auprc", "AUPRC", "sig"),
+    ("certified_coverage", "certified coverage", "sig"),
+    ("selective_risk", "selective risk", "sig"),
+    ("false_certification_rate", "false certification", "sig"),
+    ("correct_certified_coverage", "correct certified coverage", "sig"),
+    ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", "sig"),
 )
-ASSOCIATION = (("correct_observation_rate", "correct observation rate", ".4f"),
+ASSOCIATION = (("correct_observation_rate", "correct observation rate", "sig"),
                ("identity_switches", "identity switches", "d"),
                ("fragmentations", "fragmentations", "d"))
 TRACKING = (("reference_observations", "reference observations", "d"),
             *ASSOCIATION,
             ("extra_predicted_observations", "extra predictions", "d"),
-            ("hota", "HOTA", ".4f"), ("mota", "MOTA", ".4f"), ("idf1", "IDF1", ".4f"))
+            ("hota", "HOTA", "sig"), ("mota", "MOTA", "sig"), ("idf1", "IDF1", "sig"))
 
 
 def _fmt(value, spec: str) -> str:
+    """A cell: counts (``d``) and shares (``.1%``) by ``spec``; ``sig``: the numbers helper."""
     if value is None:
         return '<span class="null">null</span>'
-    return format(value, spec)
+    return fmt(value) if spec == "sig" else format(value, spec)
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -94,7 +96,7 @@ def operating_point(curve: dict, block: dict) -> tuple[float, float, float | Non
 def _threshold_note(fig, threshold: float | None) -> None:
     if threshold is not None:
         fig.text(0.5, -0.04, f"vertical bars: each condition's operating point at the threshold "
-                 f"{threshold:.4g} µm", ha="center", fontsize=8, color="0.3")
+                 f"{fmt(threshold)} µm", ha="center", fontsize=8, color="0.3")
 
 
 def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float | None = None) -> str:
@@ -146,7 +148,7 @@ def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
             title="Coverage vs errors certified")
     fcr.axvline(0.01, color="0.6", lw=0.8, ls=":")
     if target_fcr is not None:
-        fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {target_fcr:g}")
+        fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {fmt(target_fcr)}")
     risk.legend(fontsize=7, frameon=False)
     svg = _svg(fig)
     plt.close(fig)
@@ -161,7 +163,7 @@ def _displacement_plot(name: str, block: dict) -> str:
     ax.plot(per_frame["frame"], per_frame["q95"], color="#4a6fa5", lw=1, label="95th percentile")
     ax.plot(per_frame["frame"], per_frame["median"], color="#1b2f4f", lw=1.4, label="median")
     ax.axhline(block["threshold_um"], color="#c0392b", lw=1.2, ls="--",
-               label=f"threshold {block['threshold_um']:g} µm")
+               label=f"threshold {fmt(block['threshold_um'])} µm")
     ax.set(xlabel="frame", ylabel="displacement from anchor (µm)",
            title=f"{name}: clean displacement from the anchor frame")
     ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper left")
@@ -173,7 +175,7 @@ def _displacement_plot(name: str, block: dict) -> str:
 def _partition_sentence(results: dict, empty: list[str]) -> str:
     calibration = results.get("calibration")
     if calibration:
-        return (f"The verifier threshold ({calibration['threshold']:.4g} µm) was fitted on "
+        return (f"The verifier threshold ({fmt(calibration['threshold'])} µm) was fitted on "
                 f"{len(calibration['recordings'])} {'/'.join(calibration['fit_partitions'])} recording(s) "
                 f"({_target_words(calibration['target'])}); test labels were never available to the fit.")
     if results["partitions"]["summary"].get("note"):
@@ -185,15 +187,15 @@ def _partition_sentence(results: dict, empty: list[str]) -> str:
 def _target_words(target: dict) -> str:
     words = target["kind"].removeprefix("target_").replace("_", " ")
     extra = f", {target['method']}" if target.get("method") else ""
-    extra += f", delta {target['delta']:g}" if target.get("delta") is not None else ""
-    return f"target {words} &le; {target['level']:g}{extra}"
+    extra += f", delta {fmt(target['delta'])}" if target.get("delta") is not None else ""
+    return f"target {words} &le; {fmt(target['level'])}{extra}"
 
 
-PER_RECORDING = (("n_errors", "errors", "d"), ("prevalence", "prevalence", ".3g"),
-                 ("auroc", "AUROC", ".3f"), ("certified_coverage", "certified coverage", ".3f"),
-                 ("selective_risk", "selective risk", ".3g"),
-                 ("false_certification_rate", "false certification", ".3f"),
-                 ("correct_certified_coverage", "correct certified coverage", ".3f"))
+PER_RECORDING = (("n_errors", "errors", "d"), ("prevalence", "prevalence", "sig"),
+                 ("auroc", "AUROC", "sig"), ("certified_coverage", "certified coverage", "sig"),
+                 ("selective_risk", "selective risk", "sig"),
+                 ("false_certification_rate", "false certification", "sig"),
+                 ("correct_certified_coverage", "correct certified coverage", "sig"))
 
 
 def _per_recording_section(verification: dict, conditions: list[str]) -> str:
@@ -237,9 +239,9 @@ def _comparison_section(comparison: dict) -> str:
             abstained = _fmt(b["n_abstained"], "d") + (
                 f" ({why['ambiguous']} / {why['missing_evidence']})" if why else "")
             rows.append([html.escape(name), html.escape(block["evidence"]), population.replace("_", " "),
-                         _fmt(b["n_errors"], "d"), abstained, _fmt(b["auroc"], ".3f"),
-                         _fmt(b["auroc_abstain_as_error"], ".3f"), _fmt(b["auprc"], ".3f"),
-                         _fmt(b["correct_coverage_at_fcr"], ".3f")])
+                         _fmt(b["n_errors"], "d"), abstained, _fmt(b["auroc"], "sig"),
+                         _fmt(b["auroc_abstain_as_error"], "sig"), _fmt(b["auprc"], "sig"),
+                         _fmt(b["correct_coverage_at_fcr"], "sig")])
     return f"""<h2>Evidence, side by side</h2>
 <p>Every verifier scored the same corrupted conditions. The operating point that matters is the
 largest share of correct observations certified while at most 1 % of the errors are certified
@@ -283,10 +285,10 @@ def render_report(results: dict, curves: dict) -> str:
         share = block["share_exceeding_threshold"]
         statement = (f"<p class='verdict {verdict}'><b>{html.escape(name)}:</b> the small-deformation "
                      f"hypothesis is <b>{verdict}</b>: {_fmt(share, '.1%')} of clean observations "
-                     f"exceed {block['threshold_um']:g} µm (allowed: {block['falsification_share']:.0%}; "
+                     f"exceed {fmt(block['threshold_um'])} µm (allowed: {block['falsification_share']:.0%}; "
                      f"the rule's declared threshold, never a fitted one). The verifier rejects "
                      f"{_fmt(block['verifier_rejected_share'], '.1%')} of clean observations at "
-                     f"{block.get('verifier_threshold', block['threshold_um']):g} µm.</p>")
+                     f"{fmt(block.get('verifier_threshold', block['threshold_um']))} µm.</p>")
         consistency_html.append(statement + _displacement_plot(name, block))
     tracking_rows = [[html.escape(str(name))] + [_fmt(block[k], f) for k, _, f in TRACKING]
                      for name, block in results["tracking_gt"].items()]
@@ -302,7 +304,7 @@ def render_report(results: dict, curves: dict) -> str:
     return page("trackverify report", f"""<h1>trackverify report</h1>
 <p class="lead">Can these identities be trusted? {len(recordings)} recording(s), verifier
 <b>{html.escape(verifier['name'])}</b> (evidence: <b>{html.escape(verifier['evidence'])}</b>),
-acceptance threshold {verifier['threshold_um']:g} µm ({'fitted' if certification['fitted'] else 'declared'}).
+acceptance threshold {fmt(verifier['threshold_um'])} µm ({'fitted' if certification['fitted'] else 'declared'}).
 trackverify {html.escape(results['trackverify_version'])}.</p>
 {_read_first_box(results)}
 
@@ -325,7 +327,7 @@ vertical bar on each curve is its operating point at the threshold.</p>
 <h3>Certification</h3>
 <p>Abstained rows stay in the denominator and are never accepted; rows with equal scores enter
 together. The dotted line marks a false-certification rate of 1 %{'; the dashed red line the calibration target' if target_fcr is not None else ''}; the bars mark the
-threshold in use ({verifier['threshold_um']:g} µm{', fitted' if fitted_threshold is not None else ''}).</p>
+threshold in use ({fmt(verifier['threshold_um'])} µm{', fitted' if fitted_threshold is not None else ''}).</p>
 {_risk_coverage_plot(pooled, verifier['threshold_um'], target_fcr)}
 
 {_comparison_section(results.get("verifier_comparison", {}))}

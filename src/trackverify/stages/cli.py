@@ -26,8 +26,10 @@ def _print_table(result) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from trackverify.report.numbers import fmt
+
     table = Table(title=f"stage {result.stage}: score "
-                        f"{'n/a' if result.score is None else f'{result.score:.4f}'} "
+                        f"{fmt(result.score, undefined='n/a')} "
                         f"- {result.verdict}")
     table.add_column("criterion")
     table.add_column("mean capped ratio / value", justify="right")
@@ -37,7 +39,7 @@ def _print_table(result) -> None:
             continue
         value = entry.get("mean_capped_ratio", entry.get("value", entry.get("mean_coverage")))
         within = entry.get("experiments_within_tolerance")
-        table.add_row(name, "" if not isinstance(value, (int, float)) else f"{value:.4g}",
+        table.add_row(name, "" if not isinstance(value, (int, float)) else fmt(value),
                       "" if within is None else f"{within}/{entry.get('experiments')}")
     console = Console()
     console.print(table)
@@ -71,7 +73,9 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
     input. See docs/stages.md for formats, formulas and defaults.
     """
     from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.paths import check_out_dir
 
+    check_out_dir(out, [submission, reference, ground_truth])
     if not submission.is_dir():
         raise InputError("submission folder not found", source=str(submission))
     overrides = _parse_settings(settings)

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from trackverify.errors import InputError
+from trackverify.io.paths import safe_name
 from trackverify.stages.common import experiments
 
 _RUNNER = r'''
@@ -73,7 +74,8 @@ def run_submitted_model(stage: str, submission: Path, ground_truth: Path | None,
         return out, [f"{submission}: missing {', '.join(missing)}"]
     args = {"stage": stage, "submission": str(Path(submission).resolve()),
             "ground_truth": str(Path(ground_truth).resolve()), "out": str(Path(out).resolve()),
-            "experiments": experiments(ground_truth, "ground-truth")}
+            "experiments": [safe_name(e, what="experiment", source=str(ground_truth))
+                            for e in experiments(ground_truth, "ground-truth")]}
     try:
         done = subprocess.run([sys.executable, "-I", "-c", _RUNNER, json.dumps(args)],
                               cwd=submission, capture_output=True, text=True, timeout=timeout)
