@@ -32,7 +32,7 @@ from trackverify.errors import ConfigError, InputError
 from trackverify.mot import IDSW_RULES, clear_metrics
 from trackverify.scoring import pass_relative, tolerance_ratio
 from trackverify.stages.common import (
-    StageResult, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
+    StageResult, check_complete, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
 
 FILE = "trx.pkl"
 FRAME_BLOCK = 4096
@@ -44,6 +44,7 @@ class BodyTrackingConfig:
     idsw: str = "last_matched"              # OQ-A1.3: "last_matched" or "consecutive"
     cap: float = 10.0                       # reporting cap of the uncapped ratio
     nearly_all: float = 0.9                 # OQ-0.1
+    min_fly_frames_share: float = 0.9       # of the ground truth's; below: refused
 
     def __post_init__(self) -> None:
         if self.idsw not in IDSW_RULES:
@@ -136,6 +137,8 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
             problems.append(str(exc))
             ratios[e], per_exp[e] = None, {"valid": False, "reason": str(exc), "reference": base}
             continue
+        check_complete(sub, gt, str(submission / e / FILE), str(ground_truth / e / FILE),
+                       config.min_fly_frames_share)
         counts = mota(gt, sub, config)
         if counts["mota"] is None or base["mota"] is None:
             raise InputError("the ground truth has no fly in any frame",
