@@ -6,7 +6,7 @@ out-of-range values are :class:`~trackverify.errors.ConfigError` (CLI exit 2).
 TOML layout::
 
     [run]
-    seed = 20261007
+    seed = 20261007                               # >= 0
     start = 300
     recovery_end = 700
     threshold_um = 5.0
@@ -15,7 +15,8 @@ TOML layout::
     verifier = "fixed_distance"
     compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
     ambiguity_k = 1.5                             # registered_distance's uniqueness band
-    conditions = [...]                            # default: the seven of SPEC section 4
+    conditions = [...]                            # default: the seven of SPEC section 4; must
+                                                  # include "control", each name once
 
     [specimen]            # only used when no data are given
     frames = 1000
@@ -57,6 +58,8 @@ class RunConfig:
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
 
     def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0 (numpy seeds are non-negative), got {self.seed}")
         if self.start < 1:
             raise ConfigError(f"start must be >= 1 (frame 0 is the anchor), got {self.start}")
         if self.recovery_end <= self.start:
@@ -71,6 +74,12 @@ class RunConfig:
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown:
             raise ConfigError(f"unknown condition(s) {unknown}; known: {list(CONDITIONS)}")
+        if "control" not in self.conditions:
+            raise ConfigError(f"conditions must include 'control' (the consistency diagnostic "
+                              f"and every comparison use it), got {list(self.conditions)}")
+        twice = sorted({c for c in self.conditions if self.conditions.count(c) > 1})
+        if twice:
+            raise ConfigError(f"conditions lists {twice} twice; name each condition once")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
