@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
-from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table
@@ -368,7 +368,7 @@ def evidence(out, levels, frames, pairs, grid):
         raise click.BadParameter(f"unknown motion level(s) {unknown}; choose from {list(LEVELS)}",
                                  param_hint="--levels")
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID)
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))
     for line in result["pair_summary"]:
