@@ -113,9 +113,11 @@ def run_settings(command):
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
                      default=None, help="TOML file of run settings ([run] and [specimen] tables)."),
         click.option("--seed", type=int, default=None, help="Corruption seed [20261007]."),
-        click.option("--start", type=int, default=None, help="First corrupted frame [300]."),
+        click.option("--start", type=int, default=None,
+                     help="First corrupted frame, counted from each recording's first [300]."),
         click.option("--recovery-end", type=int, default=None,
-                     help="End (exclusive) of the recovery and nearby swaps [700]."),
+                     help="End (exclusive) of the recovery and nearby swaps, counted likewise "
+                          "[700]."),
         click.option("--threshold-um", type=float, default=None,
                      help="Verifier acceptance threshold in um [5; a demonstration value]."),
         click.option("--zero-distance-um", type=float, default=None,
