@@ -98,6 +98,12 @@ def reliability_stage_cases(root: Path) -> list[Case]:
              [f"{{sub}}/{rel}", "firstframe must be >= 0"], code=1)
         case(stage, "ref_firstframe_1e12", {rel: _pickled(_shifted(world["ref"][rel], 10 ** 12))},
              [f"{{ref}}/{rel}", "frames are at most"], role="ref")
+        # Within the frame bound, but 2 trajectories x 9 x 10^7 frames: too large a layout.
+        case(stage, "ref_firstframe_9e7", {rel: _pickled(_shifted(world["ref"][rel], 9 * 10 ** 7))},
+             [f"{{ref}}/{rel}", "2 trajectories over frames 0..90000039", "cells by frame"],
+             role="ref")
+        case(stage, "firstframe_9e7", {rel: _pickled(_shifted(trx, 9 * 10 ** 7))},
+             [f"{{sub}}/{rel}", "cells by frame"], code=1)
         # Read well, but cannot be right: refused, not scored.
         case(stage, "one_fly_of_two", {rel: _pickled(_trx_part(trx, [0]))},
              [f"{{sub}}/{rel}", "incomplete submission", "40 of 80", "50%"])

@@ -26,9 +26,11 @@ TRX_PER_TARGET = ("x", "y", "theta", "a", "b")
 TRX_MM = ("x_mm", "y_mm", "theta_mm", "a_mm", "b_mm")
 TRX_SCALARS = ("firstframe", "endframe", "nframes")
 #: Bounds checked before anything is laid out by frame: 10^8 frames is 19 days at 60 fps
-#: (the stage benchmark has 30,000), 10^4 trajectories per experiment.
+#: (the stage benchmark has 30,000), 10^4 trajectories per experiment, and 10^7 cells of
+#: one (trajectories x frames) layout (80 MB of float64; the benchmark needs 3 x 10^5).
 MAX_FRAMES = 10 ** 8
 MAX_TARGETS = 10 ** 4
+MAX_LAYOUT_CELLS = 10 ** 7
 
 
 @dataclass
@@ -83,6 +85,7 @@ def check_complete(sub: dict[str, Any], against: dict[str, Any], source: str,
     if late.size:
         raise InputError(f"target {late[0]} ends at frame {sub['endframe'][late[0]]}, after the "
                          f"last frame {last} of {against_source}", source=source)
+    _check_layout(sub["ntargets"], last + 1, source)  # laid out over the frames of ``against``
     have, need = int(sub["nframes"].sum()), int(against["nframes"].sum())
     if need and have < min_share * need:
         raise InputError(f"incomplete submission: {have} of {need} fly-frames of "
@@ -183,6 +186,7 @@ def check_trx(trx: Any, source: str, *, fields: tuple[str, ...] = TRX_PER_TARGET
                              f"{MAX_FRAMES - 1}; target {target} has {arr[target]:.0f}",
                              source=source)
         out[key] = arr.astype(np.int64)
+    _check_layout(ntargets, int(out["endframe"].max()) + 1 if ntargets else 0, source)
     bad = np.flatnonzero(out["endframe"] - out["firstframe"] + 1 != out["nframes"])
     if bad.size:
         raise InputError(f"endframe - firstframe + 1 != nframes for target {bad[0]}",
@@ -211,6 +215,14 @@ def check_trx(trx: Any, source: str, *, fields: tuple[str, ...] = TRX_PER_TARGET
             arrays.append(arr)
         out[key] = arrays
     return out
+
+
+def _check_layout(ntargets: int, frames: int, source: str) -> None:
+    """Refuse a (trajectories x frames) layout larger than ``MAX_LAYOUT_CELLS``."""
+    if ntargets * frames > MAX_LAYOUT_CELLS:
+        raise InputError(f"{ntargets} trajectories over frames 0..{frames - 1} would need "
+                         f"{ntargets * frames:.3g} cells by frame, more than the "
+                         f"{MAX_LAYOUT_CELLS:.0e} trackverify lays out", source=source)
 
 
 def load_trx(path: Path, **kwargs) -> dict[str, Any]:
