@@ -206,6 +206,9 @@ def reliability_andi_cases(root: Path) -> list[Case]:
         (ref / "traj_labs_fov_0.txt").rename(ref / "traj_labs_fov_1.txt")
         return ref / "traj_labs_fov_0.txt"
     case("rel_andi_reference_fov_missing", fov_gap, ["reference", "file not found"])
+    case("rel_andi_reference_line_not_numeric",
+         write("ref/track_2/exp_0/traj_labs_fov_0.txt", "0,1.0,0.5,2,200\n1,abc,1.5,1,200\n"),
+         ["reference", "line 2", "field 2 ('abc') is not a number"])
     return cases
 
 

@@ -217,7 +217,8 @@ def check_reference(truth_dir: Path) -> None:
     """Refuse a reference the program cannot score against (:class:`InputError`, exit 2).
 
     Every ``exp_N`` folder must be named without leading zeros (the submission's folder is
-    looked up as ``exp_N``), hold ``traj_labs_fov_0..M-1.txt`` without a gap, a numeric
+    looked up as ``exp_N``), hold ``traj_labs_fov_0..M-1.txt`` without a gap and without a
+    rejected line (a blank line is only a warning), a numeric
     ``ensemble_labels.txt`` and, in track 1, a ``vip_idx_fov_M.txt`` of integers per FOV.
     """
     for track in (1, 2):
@@ -243,6 +244,11 @@ def _check_reference_experiment(folder: Path, track: int) -> None:
         if not wanted.is_file():
             raise InputError(f"file not found {REFERENCE}; the folder holds FOVs {fovs}, "
                              f"read as 0..{len(fovs) - 1}", source=str(wanted))
+        _, problems = read_table_file(wanted, strict=True)
+        broken = [p for p in problems if p.severity == "error"]
+        if broken:
+            raise InputError(f"line {broken[0].line}: {broken[0].message} {REFERENCE}",
+                             source=str(wanted))
         if track == 1:
             read_vip_file(folder / f"vip_idx_fov_{fov}.txt")
     ensemble = folder / "ensemble_labels.txt"
