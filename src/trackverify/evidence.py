@@ -43,6 +43,7 @@ from trackverify.report.html import page, table
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
 from trackverify.synth.motion import MOTION_LEVELS
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
+from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, RegistrationSettings, calibrate_ambiguity_k)
@@ -149,6 +150,9 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
                          "must be the same neuron in both", source=str(folder))
     if np.isinf(gt).any() or np.isinf(tar).any():
         raise InputError("infinite coordinates (use a NaN row for a missing neuron)", source=str(folder))
+    if (np.abs(gt) > MAX_COORDINATE_UM).any() or (np.abs(tar) > MAX_COORDINATE_UM).any():
+        raise InputError(f"coordinates beyond +-{MAX_COORDINATE_UM:g} um are implausibly large",
+                         source=str(folder))
     shared = int((~np.isnan(gt).any(1) & ~np.isnan(tar).any(1)).sum())
     if shared < MIN_SHARED_NEURONS:
         raise InputError(f"needs at least {MIN_SHARED_NEURONS} neurons present in both frames "

@@ -46,6 +46,8 @@ import pandas as pd
 from trackverify.errors import InputError
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
+#: Coordinates beyond +-1 km are refused: squared distances of 1e300 overflow to inf.
+MAX_COORDINATE_UM = 1e9
 COORDS_3D = ("x_um", "y_um", "z_um")
 
 
@@ -265,6 +267,10 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
     if bad.any():
         raise InputError("coordinate is NaN or infinite", source=source, column=column,
                          row=_first(bad))
+    huge = np.abs(values) > MAX_COORDINATE_UM
+    if huge.any():
+        raise InputError(f"coordinate is implausibly large (beyond +-{MAX_COORDINATE_UM:g} um)",
+                         source=source, column=column, row=_first(huge))
     return pd.Series(values, index=series.index)
 
 

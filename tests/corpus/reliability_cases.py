@@ -281,6 +281,11 @@ def reliability_evidence_cases(root: Path) -> list[Case]:
         (folder / "pts_tar.npy").write_bytes(b"PK\x03\x04 not a zip at all")
         return folder / "pts_tar.npy"
 
+    def huge(folder):
+        _pair(folder, points * 1e300, points * 1e300)
+        return folder
+
+    case("huge_coordinates", huge, ["implausibly large"])
     case("all_nan", all_nan, ["at least 2 neurons present in both frames", "found 0"])
     case("one_point", one_point, ["at least 2 neurons present in both frames", "found 1"])
     case("zip_as_npy", zip_as_npy, ["a .npz archive, not a .npy array"])
@@ -307,6 +312,15 @@ def reliability_table_cases(root: Path) -> list[Case]:
             cases.append(Case(f"rel_table_{name}_{command}", [command, flag, str(path), "--out",
                                                                str(out)], 2,
                               [str(path), "column 'frame'", "not a timestamp"], out))
+    # Coordinates whose squares overflow (once a traceback in the verifier's KD-tree).
+    path = root / "rel_table_huge_coordinate" / "obs.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.assign(x_um=df["x_um"].where(df.index != 6, 1e300)).to_csv(path, index=False)
+    for command, flag in (("run", "--data"), ("verify", "--observations")):
+        out = root / "rel_table_huge_coordinate" / f"out-{command}"
+        cases.append(Case(f"rel_table_huge_coordinate_{command}", [command, flag, str(path),
+                                                                   "--out", str(out)], 2,
+                          [str(path), "column 'x_um'", "row 7", "implausibly large"], out))
     # A dictionary-encoded frame column of timestamps is no better.
     path = root / "rel_table_frame_as_dictionary_timestamp" / "obs.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
