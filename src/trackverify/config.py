@@ -65,12 +65,12 @@ class RunConfig:
         if self.recovery_end <= self.start:
             raise ConfigError(f"recovery_end ({self.recovery_end}) must be > start ({self.start})")
         for name in ("threshold_um", "zero_distance_um"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+            if not 0 < getattr(self, name) < float("inf"):
+                raise ConfigError(f"{name} must be > 0 and finite, got {getattr(self, name)}")
         if not 0 <= self.falsification_share <= 1:
             raise ConfigError(f"falsification_share must be in [0, 1], got {self.falsification_share}")
-        if not self.ambiguity_k >= 0:
-            raise ConfigError(f"ambiguity_k must be >= 0, got {self.ambiguity_k}")
+        if not 0 <= self.ambiguity_k < float("inf"):
+            raise ConfigError(f"ambiguity_k must be >= 0 and finite, got {self.ambiguity_k}")
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown:
             raise ConfigError(f"unknown condition(s) {unknown}; known: {list(CONDITIONS)}")

@@ -220,6 +220,9 @@ CONFIG = {
     "conditions_twice": ("[run]\nconditions = ['control', 'dropout', 'dropout']\n",
                          ["conditions", "dropout", "twice"]),
     "specimen_seed_negative": ("[specimen]\nseed = -3\n", ["seed", ">= 0"]),
+    "threshold_infinite": ("[run]\nthreshold_um = inf\n", ["threshold_um", "finite"]),
+    "zero_distance_infinite": ("[run]\nzero_distance_um = inf\n", ["zero_distance_um", "finite"]),
+    "ambiguity_k_infinite": ("[run]\nambiguity_k = inf\n", ["ambiguity_k", "finite"]),
 }
 
 
