@@ -80,6 +80,8 @@ def check_complete(sub: dict[str, Any], against: dict[str, Any], source: str,
     fly-frames (sum of ``nframes``; the stages' ``min_fly_frames_share`` setting). Raises :class:`InputError` (exit 2): such a
     submission is refused, not scored.
     """
+    if not 0.0 <= min_share <= 1.0:
+        raise ConfigError(f"min_fly_frames_share must be in [0, 1], not {min_share!r}")
     last = int(against["endframe"].max()) if against["ntargets"] else -1
     late = np.flatnonzero(sub["endframe"] > last)
     if late.size:
