@@ -135,6 +135,16 @@ def reliability_stage_cases(root: Path) -> list[Case]:
     cases.append(Case(name, ["stage", "body-tracking", "--submission", str(sub), "--reference",
                              str(base / "ref"), "--ground-truth", str(base / "gt"), "--out",
                              str(out)], 2, [str(sub / EXP), "outside the submission folder"], out))
+    name = "rel_stage_body_tracking_link_loop"
+    sub = root / name / "sub"
+    (sub / EXP).mkdir(parents=True, exist_ok=True)
+    if not (sub / EXP / "trx.pkl").is_symlink():
+        os.symlink(sub / EXP / "loop", sub / EXP / "trx.pkl")
+        os.symlink(sub / EXP / "trx.pkl", sub / EXP / "loop")
+    out = root / name / "out"
+    cases.append(Case(name, ["stage", "body-tracking", "--submission", str(sub), "--reference",
+                             str(base / "ref"), "--ground-truth", str(base / "gt"), "--out",
+                             str(out)], 2, [str(sub / EXP), "a link that cannot be followed"], out))
     # Statistics: a p-value is a probability.
     rows = S.stats_rows(0.02, 0.3)
     for label, value in (("above_one", "1.5"), ("negative", "-0.01")):

@@ -64,7 +64,11 @@ def check_confined(folder: Path, role: str = "submission") -> None:
         for name in (*dirs, *files):
             path = Path(parent) / name
             if path.is_symlink():
-                target = path.resolve()
+                try:
+                    target = path.resolve()
+                except (OSError, RuntimeError) as exc:  # a loop of links
+                    raise InputError(f"a link that cannot be followed ({exc})",
+                                     source=str(path)) from None
                 if target != root and root not in target.parents:
                     raise InputError(f"a link that leads outside the {role} folder (to "
                                      f"{target}); every file must be inside it",
