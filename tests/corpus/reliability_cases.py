@@ -205,6 +205,8 @@ def reliability_andi_cases(root: Path) -> list[Case]:
          ["reference", "line 1", "'zero' is not an integer"])
     case("rel_andi_vip_file_fractional", write(vip, "0.5\n1\n"),
          ["reference", "line 1", "'0.5' is not an integer"])
+    case("rel_andi_vip_file_index_twice", write(vip, "0\n1\n0\n"),
+         ["reference", "line 3", "listed twice"])
     case("rel_andi_reference_ensemble_missing", remove("ref/track_2/exp_0/ensemble_labels.txt"),
          ["reference", "file not found"])
     case("rel_andi_reference_ensemble_not_numeric",

@@ -209,6 +209,9 @@ def read_vip_file(path: Path) -> np.ndarray:
         if not (np.isfinite(value) and value == round(value) and value >= 0):
             raise InputError(f"line {number}: {text[:40]!r} is not an integer trajectory index "
                              f"{REFERENCE}", source=str(path))
+        if int(value) in values:
+            raise InputError(f"line {number}: trajectory index {int(value)} is listed twice "
+                             f"{REFERENCE}", source=str(path))
         values.append(int(value))
     return np.asarray(values, dtype=int)
 
