@@ -151,6 +151,8 @@ def reliability_stage_cases(root: Path) -> list[Case]:
         bad = [rows[0], ("p_value_slow", value)] + rows[2:]
         case("stats", f"p_value_{label}", {"line_1.csv": _csv(bad)},
              ["{sub}/line_1.csv", "column 'value', row 2", "p_value_slow", "outside [0, 1]"])
+    case("stats", "u_statistic_negative", {"line_1.csv": _csv([("u_statistic_slow", "-3")] + rows[1:])},
+         ["{sub}/line_1.csv", "column 'value', row 1", "is negative"])
     bad = [rows[0], ("p_value_slow", "7")] + rows[2:]
     case("stats", "ref_p_value_above_one", {"line_1.csv": _csv(bad)},
          ["{ref}/line_1.csv", "row 2", "outside [0, 1]"], role="ref")

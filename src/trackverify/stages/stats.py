@@ -37,14 +37,14 @@ class StatsConfig:
 
 
 class ImpossibleValue(InputError):
-    """A value that reads well but cannot be right (a p-value outside [0, 1]): the file is
-    refused (exit 2), not scored, even on the submission side."""
+    """A value that reads well but cannot be right (a p-value outside [0, 1], a negative U):
+    the file is refused (exit 2), not scored, even on the submission side."""
 
 
 def read_stats_csv(path: Path) -> dict[str, Any]:
     """The 10 values of a statistics CSV: p and U as floats (NaN when empty), sig as bool.
 
-    A p-value outside [0, 1] raises :class:`ImpossibleValue`.
+    A p-value outside [0, 1] or a negative U statistic raises :class:`ImpossibleValue`.
     """
     if not path.is_file():
         raise InputError("file not found", source=str(path))
@@ -77,6 +77,9 @@ def read_stats_csv(path: Path) -> dict[str, Any]:
                     and not np.isnan(values[metric]):
                 raise ImpossibleValue(f"{metric} = {raw} is outside [0, 1] (a p-value is a "
                                       "probability)", source=str(path), column="value", row=n)
+            if metric.startswith("u_statistic_") and values[metric] < 0:
+                raise ImpossibleValue(f"{metric} = {raw} is negative (a Mann-Whitney U counts "
+                                      "pairs)", source=str(path), column="value", row=n)
     missing = [m for m in METRICS if m not in values]
     if missing:
         raise InputError(f"missing metric(s) {missing}", source=str(path))
