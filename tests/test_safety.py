@@ -37,6 +37,15 @@ def test_commands_never_touch_their_inputs(tmp_path):
         assert digest(inputs) == before, command
 
 
+def _wait_for(condition, process, seconds: float = 300.0) -> None:
+    """Poll until ``condition()`` holds (an event, not a delay); fail if the run ends first."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, "the run ended before it was ready to be stopped"
+        assert time.monotonic() < deadline, "the run never got ready"
+        time.sleep(0.01)
+
+
 def test_sigterm_midway_leaves_previous_results_or_none_and_rerun_succeeds(tmp_path):
     out = tmp_path / "results"
     first = run_cli("run", "--frames", 400, "--motion", "still", "--start", 100, "--recovery-end", 200,
@@ -44,18 +53,42 @@ def test_sigterm_midway_leaves_previous_results_or_none_and_rerun_succeeds(tmp_p
     assert first.returncode == 0, first.stderr
     previous = (out / "results.json").read_bytes()
     process = subprocess.Popen([sys.executable, "-m", "trackverify", "run", "--frames", "1000",
-                                "--motion", "free", "--out", str(out)],
+                                "--animals", "3", "--motion", "free", "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    # Readiness, not a delay: the rows' temporary file appears when the recordings start
+    # (start-up is over, the handler is in place) and is renamed only after all three.
+    _wait_for(lambda: any(p.name.endswith(".tmp") for p in out.iterdir()), process)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert "Traceback" not in stderr
+    assert process.returncode == 143, stderr
     current = (out / "results.json").read_bytes()
     json.loads(current)  # whole, never truncated
-    # The run takes several seconds after start-up, so the signal lands midway.
-    assert process.returncode == 143, stderr
     assert current == previous
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
     rerun = run_cli("run", "--frames", 400, "--motion", "still", "--start", 100, "--recovery-end", 200,
                     "--out", out)
     assert rerun.returncode == 0 and (out / "results.json").read_bytes() == previous
+
+
+STARTING_CHILD = """
+import runpy, signal, sys
+
+class SignalDuringImport:  # SIGTERM arrives while the command line is being imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "trackverify.cli":
+            signal.raise_signal(signal.SIGTERM)
+        return None
+
+sys.meta_path.insert(0, SignalDuringImport())
+sys.argv = ["trackverify", "--version"]
+runpy.run_module("trackverify", run_name="__main__")
+"""
+
+
+def test_sigterm_during_start_up_exits_143_not_minus_15():
+    """``python -m trackverify`` installs its handler before any slow import."""
+    child = subprocess.run([sys.executable, "-c", STARTING_CHILD], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == 143, (child.returncode, child.stderr)
+    assert "Traceback" not in child.stderr

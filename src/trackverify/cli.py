@@ -8,6 +8,7 @@ atomically; inputs are never modified.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,17 +20,44 @@ from trackverify.cli_inputs import echo_warnings, input_options
 from trackverify.errors import TrackverifyError
 
 
-class _Terminated(Exception):
-    """Raised by the SIGTERM handler so that cleanup (temporary files) runs."""
+DEBUG_VARIABLE = "TRACKVERIFY_DEBUG"
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler so that cleanup (temporary files) runs.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that no ``except Exception`` of a
+    reader or scorer can swallow it.
+    """
 
 
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised by a subprocess test
+    # One-shot: a second SIGTERM during cleanup must not interrupt the cleanup.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise _Terminated()
 
 
+def describe_invocation(argv: list[str]) -> str:
+    """``trackverify <command words>`` and the paths among the arguments (for the net)."""
+    words, group = [], cli
+    args = [str(a) for a in argv]
+    while args and isinstance(group, click.Group) and args[0] in group.commands:
+        group = group.commands[args[0]]
+        words.append(args.pop(0))
+    inputs = [a for a in args if not a.startswith("-") and os.path.exists(a)]
+    where = f" on {', '.join(inputs)}" if inputs else ""
+    return f"trackverify {' '.join(words)}".rstrip() + where
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the click group, map errors to exit codes."""
+    """Entry point: run the click group, map errors to exit codes.
+
+    Any exception that is not a :class:`TrackverifyError` is a bug, but a user still gets
+    one line and exit 2 naming the command and its input paths; ``TRACKVERIFY_DEBUG=1``
+    shows the traceback instead (for developers).
+    """
     signal.signal(signal.SIGTERM, _on_sigterm)
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
         code = cli.main(args=argv, prog_name="trackverify", standalone_mode=False)
     except TrackverifyError as exc:
@@ -47,6 +75,14 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("trackverify: interrupted; no partial output was left", err=True)
         sys.exit(130)
+    except Exception as exc:  # the net: every known cause is fixed where it arises
+        if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+            raise
+        problem = " ".join(str(exc).split()) or "no message"
+        click.echo(f"trackverify: error: {describe_invocation(argv)}: unexpected "
+                   f"{type(exc).__name__}: {problem} (a defect of trackverify; rerun with "
+                   f"{DEBUG_VARIABLE}=1 for the traceback)", err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -136,9 +172,11 @@ def run_settings(command):
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
                      default=None, help="TOML file of run settings ([run] and [specimen] tables)."),
         click.option("--seed", type=int, default=None, help="Corruption seed [20261007]."),
-        click.option("--start", type=int, default=None, help="First corrupted frame [300]."),
+        click.option("--start", type=int, default=None,
+                     help="First corrupted frame, counted from each recording's first [300]."),
         click.option("--recovery-end", type=int, default=None,
-                     help="End (exclusive) of the recovery and nearby swaps [700]."),
+                     help="End (exclusive) of the recovery and nearby swaps, counted likewise "
+                          "[700]."),
         click.option("--threshold-um", type=float, default=None,
                      help="Verifier acceptance threshold in um [5; a demonstration value]."),
         click.option("--zero-distance-um", type=float, default=None,

@@ -8,7 +8,7 @@ out-of-range values are :class:`~trackverify.errors.ConfigError` (CLI exit 2).
 TOML layout::
 
     [run]
-    seed = 20261007
+    seed = 20261007                               # >= 0
     start = 300
     recovery_end = 700
     threshold_um = 5.0
@@ -17,7 +17,8 @@ TOML layout::
     verifier = "fixed_distance"
     compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
     ambiguity_k = 1.5                             # registered_distance's uniqueness band
-    conditions = [...]                            # default: the seven of SPEC section 4
+    conditions = [...]                            # default: the seven of SPEC section 4; must
+                                                  # include "control", each name once
 
     [specimen]            # only used when no data are given
     frames = 1000
@@ -63,20 +64,28 @@ class RunConfig:
     consistency_threshold_um: float | None = None
 
     def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0 (numpy seeds are non-negative), got {self.seed}")
         if self.start < 1:
             raise ConfigError(f"start must be >= 1 (frame 0 is the anchor), got {self.start}")
         if self.recovery_end <= self.start:
             raise ConfigError(f"recovery_end ({self.recovery_end}) must be > start ({self.start})")
         for name in ("threshold_um", "zero_distance_um"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+            if not 0 < getattr(self, name) < float("inf"):
+                raise ConfigError(f"{name} must be > 0 and finite, got {getattr(self, name)}")
         if not 0 <= self.falsification_share <= 1:
             raise ConfigError(f"falsification_share must be in [0, 1], got {self.falsification_share}")
-        if not self.ambiguity_k >= 0:
-            raise ConfigError(f"ambiguity_k must be >= 0, got {self.ambiguity_k}")
+        if not 0 <= self.ambiguity_k < float("inf"):
+            raise ConfigError(f"ambiguity_k must be >= 0 and finite, got {self.ambiguity_k}")
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown:
             raise ConfigError(f"unknown condition(s) {unknown}; known: {list(CONDITIONS)}")
+        if "control" not in self.conditions:
+            raise ConfigError(f"conditions must include 'control' (the consistency diagnostic "
+                              f"and every comparison use it), got {list(self.conditions)}")
+        twice = sorted({c for c in self.conditions if self.conditions.count(c) > 1})
+        if twice:
+            raise ConfigError(f"conditions lists {twice} twice; name each condition once")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -83,12 +83,25 @@ class Corruption:
         return entry
 
 
+def equal_ids(ids: np.ndarray, other) -> np.ndarray:
+    """Element-wise ``ids == other`` (an array of the same length, or one id); a null on
+    either side (``pd.NA``, None, NaN) is never equal, and never an ambiguous truth value."""
+    ids = np.asarray(ids, dtype=object)
+    other = np.broadcast_to(np.asarray(other, dtype=object), ids.shape)
+    present = ~pd.isna(ids) & ~pd.isna(other)
+    out = np.zeros(ids.shape, dtype=bool)
+    out[present] = ids[present] == other[present]
+    return out
+
+
 def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:
     """Per-row ``error`` (nullable Int8): 1 wrong id, 0 right id, null invalid or unanchored."""
     anchor = anchors.reindex(table["track"].to_numpy())
     has_anchor = anchor.notna().to_numpy()
-    valid = table["pred_valid"].to_numpy(dtype=bool) & has_anchor
-    wrong = table["pred_id"].to_numpy(dtype=object) != anchor.to_numpy(dtype=object)
+    pred = table["pred_id"].to_numpy(dtype=object)
+    # A null pred_id is allowed on an invalid row (its label is null anyway).
+    valid = table["pred_valid"].to_numpy(dtype=bool) & has_anchor & ~pd.isna(pred)
+    wrong = ~equal_ids(pred, anchor.to_numpy(dtype=object))
     values = pd.array(np.where(wrong, 1, 0), dtype="Int8")
     values[~valid] = pd.NA
     return pd.Series(values, index=table.index, name="error")
@@ -251,7 +264,7 @@ def _exchange(out: pd.DataFrame, table: pd.DataFrame, frame_rows: np.ndarray, a,
         return
     rows = frame_rows & np.isin(out["track"].to_numpy(), [a, b])
     pred = out["pred_id"].to_numpy(dtype=object).copy()
-    is_a, is_b = rows & (pred == id_a), rows & (pred == id_b)
+    is_a, is_b = rows & equal_ids(pred, id_a), rows & equal_ids(pred, id_b)
     pred[is_a], pred[is_b] = id_b, id_a
     out["pred_id"] = pd.Series(pred, index=out.index).astype(table["pred_id"].dtype)
 

@@ -2,6 +2,11 @@
 
 A dataset is a recording table plus a way to get each recording's observation table,
 one recording at a time (memory does not grow with the cohort).
+
+Frames are counted from each recording's first frame: a recording whose frames start at
+``f0`` (1 for MATLAB-style numbering, or any later frame) is loaded with ``frame - f0``, so
+its first frame is the anchor (frame 0) and ``start`` / ``recovery_end`` are counted from
+it; ``source.first_frame`` keeps ``f0`` to write the rows back in the input's numbering.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ class SpecimenSource:
 
     config: SpecimenConfig
     index: int
+    first_frame: int = 0
 
     def load(self) -> pd.DataFrame:
         return animal_observations(self.config, self.index)
@@ -34,6 +40,7 @@ class TableSource:
     """One recording's rows of a table that was read and validated up front."""
 
     table: pd.DataFrame
+    first_frame: int = 0  # the input's number of frame 0 (the table holds frame - first_frame)
 
     def load(self) -> pd.DataFrame:
         return self.table
@@ -58,7 +65,10 @@ class Dataset:
             return
         grouped = dict(tuple(self._observations.groupby("recording", sort=False)))
         for name in wanted:
-            yield name, TableSource(grouped[name].reset_index(drop=True))
+            table = grouped[name].reset_index(drop=True)
+            first = int(table["frame"].min())
+            yield name, TableSource(table.assign(frame=table["frame"] - first) if first else table,
+                                    first)
 
     def __iter__(self) -> Iterator[tuple[str, pd.DataFrame]]:
         """Yield ``(recording, observation table)`` in recording-table order."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from trackverify.report.html import page, table
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
 from trackverify.synth.motion import MOTION_LEVELS
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
+from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, RegistrationSettings, calibrate_ambiguity_k)
@@ -114,15 +116,29 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
     return rows
 
 
+#: The fewest neurons present in both frames of a pair: the swaps exchange two.
+MIN_SHARED_NEURONS = 2
+
+
 def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """``pts_gt``, ``pts_tar`` of one example as float64 copies, z multiplied by ``z_scale``."""
+    """``pts_gt``, ``pts_tar`` of one example as float64 copies, z multiplied by ``z_scale``.
+
+    Refused (:class:`InputError`): a file that is not a ``.npy`` array (an ``.npz`` archive,
+    broken zip bytes), a shape other than ``(n, 2)`` / ``(n, 3)``, infinite coordinates, and
+    fewer than ``MIN_SHARED_NEURONS`` neurons present (no NaN) in both frames.
+    """
     arrays = []
     for name in ("pts_gt.npy", "pts_tar.npy"):
         path = folder / name
         try:
             array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read a numpy array ({exc})", source=str(path)) from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot read a numpy array ({' '.join(str(exc).split())})",
+                             source=str(path)) from None
+        if isinstance(array, np.lib.npyio.NpzFile):
+            array.close()
+            raise InputError("a .npz archive, not a .npy array (save it with np.save)",
+                             source=str(path))
         if array.ndim != 2 or array.shape[1] not in (2, 3) or not np.issubdtype(array.dtype, np.number):
             raise InputError(f"expected a numeric (n, 2) or (n, 3) array, got {array.dtype} "
                              f"{array.shape}", source=str(path))
@@ -133,6 +149,14 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
                          "must be the same neuron in both", source=str(folder))
     if np.isinf(gt).any() or np.isinf(tar).any():
         raise InputError("infinite coordinates (use a NaN row for a missing neuron)", source=str(folder))
+    if (np.abs(gt) > MAX_COORDINATE_UM).any() or (np.abs(tar) > MAX_COORDINATE_UM).any():
+        raise InputError(f"coordinates beyond +-{MAX_COORDINATE_UM:g} um are implausibly large",
+                         source=str(folder))
+    shared = int((~np.isnan(gt).any(1) & ~np.isnan(tar).any(1)).sum())
+    if shared < MIN_SHARED_NEURONS:
+        raise InputError(f"needs at least {MIN_SHARED_NEURONS} neurons present in both frames "
+                         f"(rows without NaN in pts_gt and pts_tar), found {shared}",
+                         source=str(folder))
     if gt.shape[1] == 3:
         gt[:, 2] *= z_scale
         tar[:, 2] *= z_scale

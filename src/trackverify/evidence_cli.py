@@ -34,10 +34,10 @@ def evidence(out, levels, frames, pairs, grid):
         raise click.BadParameter(f"unknown motion level(s) {unknown}; choose from {list(LEVELS)}",
                                  param_hint="--levels")
     from trackverify.evidence import DEFAULT_GRID, FULL_GRID, build_evidence, render_evidence
-    from trackverify.io.atomic import write_json_atomic, write_text_atomic
+    from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID)
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))
     for line in result["pair_summary"]:

@@ -73,10 +73,12 @@ class Execution:
     write_rows: bool = True
 
 
-def recording_summary(observations: pd.DataFrame) -> dict:
-    """Counts that describe one recording's observation table."""
+def recording_summary(observations: pd.DataFrame, first_frame: int = 0) -> dict:
+    """Counts that describe one recording's observation table (frames counted from its
+    first frame, ``first_frame`` in the input's numbering)."""
     return {
         "observations": int(len(observations)),
+        "first_frame": first_frame,
         "frames": int(observations["frame"].max()) + 1,
         "tracks": int(observations["track"].nunique()),
         "dimensions": 3 if "z_um" in observations.columns else 2,
@@ -130,7 +132,7 @@ def process_recording(task: tuple) -> RecordingResult:
                                                 config.threshold_um))
     return RecordingResult(
         name=name,
-        summary=recording_summary(observations),
+        summary=recording_summary(observations, source.first_frame),
         tracking=tracking,
         tracking_counts=tracking_counts,
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
@@ -141,13 +143,16 @@ def process_recording(task: tuple) -> RecordingResult:
         error=None if work is not None else error,
         scores=None if work is not None else scores,
         abstention_reasons=reasons,
-        scored=scored if keep_rows else None,
+        scored=_input_frames(scored, source.first_frame) if keep_rows else None,
     )
 
 
 def _consistency_threshold(config: RunConfig) -> float:
     """The consistency rule's declared threshold, never a fitted verifier threshold."""
     return config.threshold_um if config.consistency_threshold_um is None else config.consistency_threshold_um
+def _input_frames(scored: pd.DataFrame, first_frame: int) -> pd.DataFrame:
+    """Rows back in the input's frame numbers (a run counts from each recording's first)."""
+    return scored.assign(frame=scored["frame"] + first_frame) if first_frame else scored
 
 
 def _with_abstentions(metrics: dict, reasons: dict) -> dict:

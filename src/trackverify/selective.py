@@ -110,7 +110,7 @@ def risk_coverage_curve(error: np.ndarray, score: np.ndarray) -> dict[str, np.nd
     score = np.asarray(score, dtype=np.float64)
     n_rows = len(error)
     finite = np.isfinite(score)
-    order = np.argsort(score[finite])  # ties are grouped below, so stability is not needed
+    order = np.argsort(score[finite], kind="stable")  # ties are also grouped below
     s = score[finite][order]
     e = error[finite][order]
     errors_cum = np.cumsum(e == 1)

@@ -7,8 +7,10 @@ reference track, with the prediction the tracker gave that observation's detecti
 column     type         meaning
 ========== ============ ==================================================================
 recording  str          recording id (one animal imaged over frames ``0..T-1``); optional
-                        for a single recording: absent, it is ``DEFAULT_RECORDING``
-frame      int >= 0     frame index; frame 0 is the anchor frame
+                        for a single recording: absent, it is ``DEFAULT_RECORDING``; integer
+                        ids are read as their decimal text
+frame      int >= 0     frame index; the recording's first frame is the anchor (a run counts
+                        frames from it, see :mod:`trackverify.dataset`); not a timestamp
 track      int or str   reference track id (anonymous but persistent)
 detection  int or str   source detection id, unique within (recording, frame)
 x_um       float        position in micrometres (finite)
@@ -37,7 +39,8 @@ Validation errors name the file, the column and the first offending row; a table
 required columns gets one error naming every missing column and, for each, the closest
 present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
-Ids may be integers or strings but not a mixture of both within one column.
+Ids may be integers or strings but not a mixture of both within one column. Categorical
+(Parquet dictionary-encoded) columns are read as their values.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ import pandas as pd
 from trackverify.errors import InputError
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
+#: Coordinates beyond +-1 km are refused: squared distances of 1e300 overflow to inf.
+MAX_COORDINATE_UM = 1e9
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
 DEFAULT_RECORDING = "default"
@@ -109,9 +114,13 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
     keep = [c for c in (*schema.required, *schema.optional) if c in df.columns]
     extra = [c for c in df.columns if c not in keep]
     out = df[keep + extra].copy().reset_index(drop=True)
+    for column in keep:  # categorical (Parquet dictionary) columns: validated as their values
+        if isinstance(out[column].dtype, pd.CategoricalDtype):
+            out[column] = _decoded(out[column])
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
             out[column] = _id_column(out[column], column, source)
+        out["recording"] = _as_text(out["recording"])
         _check_unique(out, schema, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
@@ -120,6 +129,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         if column in out.columns:
             out[column] = _id_column(out[column], column, source,
                                      allow_null=_null_allowed(out, column))
+    out["recording"] = _as_text(out["recording"])
     out["frame"] = _frame_column(out["frame"], source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
         _check_coordinate_set(out, schema, source)
@@ -164,6 +174,12 @@ def closest_hint(name: str, candidates: list[str]) -> str:
     """``" (closest: a, b)"``: the present names most like ``name`` (difflib), or ``""``."""
     close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.3)
     return f" (closest: {', '.join(close)})" if close else ""
+
+
+def _decoded(series: pd.Series) -> pd.Series:
+    """A categorical column as a plain column of its values (missing stay missing)."""
+    values = series.cat.categories.take(series.cat.codes.to_numpy(), allow_fill=True)
+    return pd.Series(values, index=series.index, name=series.name)
 
 
 def _first(mask: np.ndarray) -> int:
@@ -219,7 +235,20 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
                      source=source, column=column, row=_first(minority))
 
 
+def _as_text(ids: pd.Series) -> pd.Series:
+    """Recording ids as text (they name files and JSON keys): integer 7 becomes '7'."""
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        return ids.astype(str).astype(object)
+    return ids
+
+
 def _frame_column(series: pd.Series, source: str) -> pd.Series:
+    dtype = series.dtype
+    if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
+            or pd.api.types.is_bool_dtype(dtype)):
+        raise InputError(f"frame must be an integer frame index, not a timestamp, duration or "
+                         f"boolean (a {dtype} column); convert times to frame numbers first",
+                         source=source, column="frame", row=1)
     numeric = pd.to_numeric(series, errors="coerce")
     bad = numeric.isna().to_numpy()
     if bad.any():
@@ -261,6 +290,10 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
     if bad.any():
         raise InputError("coordinate is NaN or infinite", source=source, column=column,
                          row=_first(bad))
+    huge = np.abs(values) > MAX_COORDINATE_UM
+    if huge.any():
+        raise InputError(f"coordinate is implausibly large (beyond +-{MAX_COORDINATE_UM:g} um)",
+                         source=source, column=column, row=_first(huge))
     return pd.Series(values, index=series.index)
 
 

@@ -7,6 +7,7 @@ import copy
 import numpy as np
 import pytest
 
+from trackverify.errors import InputError
 from trackverify.stages import synthetic as S
 
 PXPERMM = 18.9
@@ -99,7 +100,9 @@ def test_missing_fly_lowers_coverage(experiments_pair, run_stage):
     t["ntargets"] = 3
     _write(root / "sub", "exp_1", t)
     _write(root / "sub", "exp_2", refs[1])
-    res = run_stage("registration", root)
+    with pytest.raises(InputError, match=r"incomplete submission: 600 of 800 fly-frames .*75%"):
+        run_stage("registration", root)          # below min_fly_frames_share = 0.9: refused
+    res = run_stage("registration", root, min_fly_frames_share="0.7")
     assert res.per_experiment["exp_1"]["coverage"]["coverage"] == pytest.approx(0.75)
     assert res.score == pytest.approx(2.0)       # coverage is reported apart
 

@@ -185,7 +185,7 @@ def _unique_optimum(cost, starts, r, c):
     near = (totals <= low[:, None] + 1e-9 * np.maximum(1.0, np.abs(low[:, None]))).sum(1)
     solved = near == 1
     br, bc = rows[best], cols[best]
-    order = np.argsort(br, axis=1)
+    order = np.argsort(br, axis=1, kind="stable")
     return solved, np.take_along_axis(br, order, 1), np.take_along_axis(bc, order, 1)
 
 

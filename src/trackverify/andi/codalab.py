@@ -22,6 +22,7 @@ import pandas as pd
 from trackverify.andi import core
 from trackverify.andi.ensemble import error_Ensemble_dataset
 from trackverify.andi.single import Problem, Table, read_table_file, score_tables
+from trackverify.errors import InputError
 from trackverify.io.atomic import write_text_atomic
 from trackverify.report.numbers import fmt
 
@@ -86,7 +87,7 @@ def _run_single(exp_nums, track, submit_dir, truth_dir, corrected, problems):
                          for p in probs]
             if track == 1:
                 vip_file = path_true / f"vip_idx_fov_{fov}.txt"
-                vip = np.atleast_1d(np.loadtxt(vip_file)).astype(int)
+                vip = read_vip_file(vip_file)
                 pred_vip = pred.idx.astype(int)
                 if len(vip) != len(pred_vip) or (np.sort(vip) != np.sort(pred_vip)).any():
                     return _max_single(problems, str(pred_file), "predicted VIP indices differ "
@@ -183,6 +184,94 @@ def run_ensemble_task(exp_nums, track, submit_dir, truth_dir, *, corrected=False
     return _run_ensemble(exp_nums, track, str(submit_dir), str(truth_dir), corrected, [])
 
 
+REFERENCE = "(the scoring program's reference, not the submission)"
+
+
+def read_vip_file(path: Path) -> np.ndarray:
+    """The VIP trajectory indices of a reference ``vip_idx_fov_M.txt`` (one integer a line).
+
+    Raises :class:`InputError` naming the file and line: a broken reference is the
+    scoring program's error, never the submission's.
+    """
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+    except FileNotFoundError:
+        raise InputError(f"file not found {REFERENCE}", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file {REFERENCE} ({exc})", source=str(path)) from None
+    values = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            value = np.nan
+        if not (np.isfinite(value) and value == round(value) and value >= 0):
+            raise InputError(f"line {number}: {text[:40]!r} is not an integer trajectory index "
+                             f"{REFERENCE}", source=str(path))
+        if int(value) in values:
+            raise InputError(f"line {number}: trajectory index {int(value)} is listed twice "
+                             f"{REFERENCE}", source=str(path))
+        values.append(int(value))
+    return np.asarray(values, dtype=int)
+
+
+def check_reference(truth_dir: Path) -> None:
+    """Refuse a reference the program cannot score against (:class:`InputError`, exit 2).
+
+    Every ``exp_N`` folder must be named without leading zeros (the submission's folder is
+    looked up as ``exp_N``), hold ``traj_labs_fov_0..M-1.txt`` without a gap and without a
+    rejected line (a blank line is only a warning), a numeric
+    ``ensemble_labels.txt`` and, in track 1, a ``vip_idx_fov_M.txt`` of integers per FOV.
+    """
+    for track in (1, 2):
+        track_dir = Path(truth_dir) / f"track_{track}"
+        if not track_dir.is_dir():
+            continue
+        for name in sorted(listdir_nohidden(track_dir)):
+            folder = track_dir / name
+            if not folder.is_dir() or not re.fullmatch(r"exp_\d+", name):
+                continue
+            if not re.fullmatch(r"exp_(0|[1-9]\d*)", name):
+                raise InputError("an experiment folder must be named exp_<N> without leading "
+                                 f"zeros (the submission's is looked up as exp_{int(name[4:])}) "
+                                 f"{REFERENCE}", source=str(folder))
+            _check_reference_experiment(folder, track)
+
+
+def _check_reference_experiment(folder: Path, track: int) -> None:
+    fovs = sorted(int(m.group(1)) for f in os.listdir(folder)
+                  if (m := re.fullmatch(r"traj_labs_fov_(\d+)\.txt", f)))
+    for fov in range(len(fovs)):
+        wanted = folder / f"traj_labs_fov_{fov}.txt"
+        if not wanted.is_file():
+            raise InputError(f"file not found {REFERENCE}; the folder holds FOVs {fovs}, "
+                             f"read as 0..{len(fovs) - 1}", source=str(wanted))
+        _, problems = read_table_file(wanted, strict=True)
+        broken = [p for p in problems if p.severity == "error"]
+        if broken:
+            raise InputError(f"line {broken[0].line}: {broken[0].message} {REFERENCE}",
+                             source=str(wanted))
+        if track == 1:
+            read_vip_file(folder / f"vip_idx_fov_{fov}.txt")
+    ensemble = folder / "ensemble_labels.txt"
+    if not ensemble.is_file():
+        raise InputError(f"file not found {REFERENCE}", source=str(ensemble))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            values = np.loadtxt(ensemble, skiprows=1, delimiter=";", ndmin=2)
+    except (ValueError, UserWarning, OSError) as exc:
+        raise InputError(f"not a numeric ';'-separated table after the header {REFERENCE} "
+                         f"({' '.join(str(exc).split())[:120]})", source=str(ensemble)) from None
+    if values.size == 0 or not np.isfinite(values).all():
+        raise InputError(f"not a numeric ';'-separated table of finite values {REFERENCE}",
+                         source=str(ensemble))
+
+
 def _exp_numbers(track_dir: Path, problems):
     nums = []
     for name in sorted(listdir_nohidden(track_dir)):
@@ -199,6 +288,7 @@ def score(input_dir, *, corrected=False) -> Report:
     """Score ``input_dir/res`` against ``input_dir/ref``; never raises on bad submissions."""
     submit_dir = Path(input_dir) / "res"
     truth_dir = Path(input_dir) / "ref"
+    check_reference(truth_dir)
     rep = Report()
     b = core._get_error_bounds()
     ens_names = ["alpha", "D"] if corrected else ["D", "alpha"]

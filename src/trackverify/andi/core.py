@@ -244,9 +244,11 @@ def get_VIP(array_trajs, num_vip=5, min_distance_part=2, pad=-1, boundary=False,
     """Indices of ``num_vip`` particles present at frame 0, pairwise farther than
     ``min_distance_part`` (and inside the optional boundary box).
 
-    Candidates are taken longest first (``sort_length``); the greedy choice and the
-    random restarts (``np.random.choice``) follow andi-datasets, so a seeded global
-    generator gives the same particles.
+    Candidates are taken longest first (``sort_length``), equal lengths in index order (a
+    stable sort; andi-datasets uses numpy's default unstable sort, so its order among equal
+    lengths depends on the numpy version and the CPU); the greedy choice and the random
+    restarts (``np.random.choice``) follow andi-datasets, so a seeded global generator gives
+    the same particles whenever the lengths do not tie.
     """
     first = array_trajs[0]
     if not boundary:
@@ -265,7 +267,9 @@ def get_VIP(array_trajs, num_vip=5, min_distance_part=2, pad=-1, boundary=False,
         lengths = np.ones(cand.shape[1]) * cand.shape[0]
         where_pad = np.argwhere(cand == pad)
         lengths[where_pad[:, 1]] = where_pad[:, 0]
-        candidates = candidates[np.argsort(-lengths)]
+        # stable: equal lengths keep index order (andi-datasets' default quicksort leaves
+        # their order to the numpy version and CPU, see docs/andi.md)
+        candidates = candidates[np.argsort(-lengths, kind="stable")]
     pos = first[:, :2]
     count = 0
     elected: list = []

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from trackverify.errors import InputError
+
 
 def _read_umask() -> int:
     mask = os.umask(0)
@@ -26,9 +28,27 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def ensure_folder(folder: str | os.PathLike) -> Path:
+    """Create the output ``folder`` and its parents; refuse (:class:`InputError`) when a
+    regular file stands where a folder must be, or the folder cannot be created."""
+    folder = Path(folder)
+    for part in (folder, *folder.parents):
+        if part.is_dir():
+            break
+        if part.exists() or part.is_symlink():
+            raise InputError(f"{part} is a file, not a folder: no output can be written under it",
+                             source=str(folder))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output folder ({exc.strerror or exc})",
+                         source=str(folder)) from None
+    return folder
+
+
 def temporary_beside(path: Path) -> Path:
     """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     return Path(tmp)

@@ -32,7 +32,7 @@ from trackverify.errors import ConfigError, InputError
 from trackverify.mot import IDSW_RULES, clear_metrics
 from trackverify.scoring import pass_relative, tolerance_ratio
 from trackverify.stages.common import (
-    StageResult, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
+    StageResult, check_complete, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
 
 FILE = "trx.pkl"
 FRAME_BLOCK = 4096
@@ -44,6 +44,7 @@ class BodyTrackingConfig:
     idsw: str = "last_matched"              # OQ-A1.3: "last_matched" or "consecutive"
     cap: float = 10.0                       # reporting cap of the uncapped ratio
     nearly_all: float = 0.9                 # OQ-0.1
+    min_fly_frames_share: float = 0.9       # of the reference's; below: refused
 
     def __post_init__(self) -> None:
         if self.idsw not in IDSW_RULES:
@@ -129,13 +130,18 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
     ratios, per_exp, problems, rule = {}, {}, [], {}
     for e in names:
         gt = load_trx(ground_truth / e / FILE)
-        base = mota(gt, load_trx(reference / e / FILE), config)
+        ref = load_trx(reference / e / FILE)
+        base = mota(gt, ref, config)
         try:
             sub = load_trx(submission / e / FILE)
         except InputError as exc:
             problems.append(str(exc))
             ratios[e], per_exp[e] = None, {"valid": False, "reason": str(exc), "reference": base}
             continue
+        # Against the baseline tracker's output of the same video (the ground truth may
+        # annotate only part of it).
+        check_complete(sub, ref, str(submission / e / FILE), str(reference / e / FILE),
+                       config.min_fly_frames_share)
         counts = mota(gt, sub, config)
         if counts["mota"] is None or base["mota"] is None:
             raise InputError("the ground truth has no fly in any frame",

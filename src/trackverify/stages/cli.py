@@ -8,6 +8,7 @@ import click
 
 from trackverify.errors import ConfigError, InputError
 from trackverify.stages import STAGES, evaluate_stage, failed_result
+from trackverify.stages.common import check_confined
 
 PASS_EXIT, FAIL_EXIT = 0, 1
 
@@ -78,6 +79,7 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
     check_out_dir(out, [submission, reference, ground_truth])
     if not submission.is_dir():
         raise InputError("submission folder not found", source=str(submission))
+    check_confined(submission)
     overrides = _parse_settings(settings)
     problems: list[str] = []
     if run_model:

@@ -8,6 +8,7 @@ The generic scoring pieces (tolerance ratios, capping, pass rules, verdicts) liv
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,12 @@ EXPERIMENT_GLOB = "exp_*"
 TRX_PER_TARGET = ("x", "y", "theta", "a", "b")
 TRX_MM = ("x_mm", "y_mm", "theta_mm", "a_mm", "b_mm")
 TRX_SCALARS = ("firstframe", "endframe", "nframes")
+#: Bounds checked before anything is laid out by frame: 10^8 frames is 19 days at 60 fps
+#: (the stage benchmark has 30,000), 10^4 trajectories per experiment, and 10^7 cells of
+#: one (trajectories x frames) layout (80 MB of float64; the benchmark needs 3 x 10^5).
+MAX_FRAMES = 10 ** 8
+MAX_TARGETS = 10 ** 4
+MAX_LAYOUT_CELLS = 10 ** 7
 
 
 @dataclass
@@ -44,6 +51,54 @@ class StageResult:
 
 def natural_key(name: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def check_confined(folder: Path, role: str = "submission") -> None:
+    """Refuse a file or folder under ``folder`` that is a link leading outside it.
+
+    Every path a stage reads is built as ``folder / exp / name``; a link would let it read
+    (and score) a file that is not part of the submission.
+    """
+    root = Path(folder).resolve()
+    for parent, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = Path(parent) / name
+            if path.is_symlink():
+                try:
+                    target = path.resolve()
+                except (OSError, RuntimeError) as exc:  # a loop of links
+                    raise InputError(f"a link that cannot be followed ({exc})",
+                                     source=str(path)) from None
+                if target != root and root not in target.parents:
+                    raise InputError(f"a link that leads outside the {role} folder (to "
+                                     f"{target}); every file must be inside it",
+                                     source=str(path))
+
+
+def check_complete(sub: dict[str, Any], against: dict[str, Any], source: str,
+                   against_source: str, min_share: float) -> None:
+    """Refuse a trajectory submission that cannot be the whole experiment.
+
+    Every trajectory must end by the last frame of ``against`` (the trajectories it is
+    scored against), and the submission must hold at least ``min_share`` of their
+    fly-frames (sum of ``nframes``; the stages' ``min_fly_frames_share`` setting). Raises :class:`InputError` (exit 2): such a
+    submission is refused, not scored.
+    """
+    if not 0.0 <= min_share <= 1.0:
+        raise ConfigError(f"min_fly_frames_share must be in [0, 1], not {min_share!r}")
+    last = int(against["endframe"].max()) if against["ntargets"] else -1
+    late = np.flatnonzero(sub["endframe"] > last)
+    if late.size:
+        raise InputError(f"target {late[0]} ends at frame {sub['endframe'][late[0]]}, after the "
+                         f"last frame {last} of {against_source}", source=source)
+    _check_layout(sub["ntargets"], last + 1, source)  # laid out over the frames of ``against``
+    have, need = int(sub["nframes"].sum()), int(against["nframes"].sum())
+    if need and have < min_share * need:
+        raise InputError(f"incomplete submission: {have} of {need} fly-frames of "
+                         f"{against_source} ({have / need:.0%}; {sub['ntargets']} trajectories "
+                         f"for {against['ntargets']}); at least {min_share:.0%} are needed "
+                         "(min_fly_frames_share), "
+                         "so it is refused, not scored", source=source)
 
 
 def experiments(folder: Path, role: str) -> list[str]:
@@ -115,9 +170,14 @@ def check_trx(trx: Any, source: str, *, fields: tuple[str, ...] = TRX_PER_TARGET
     if missing:
         raise InputError(f"missing key(s) {missing}", source=source)
     try:
-        ntargets = int(np.asarray(trx["ntargets"]).reshape(-1)[0])
+        raw = np.asarray(trx["ntargets"]).reshape(-1)[0]
+        count = float(raw)
     except (TypeError, ValueError, IndexError) as exc:
         raise InputError("ntargets is not an integer", source=source) from exc
+    if not (np.isfinite(count) and count == round(count) and 0 <= count <= MAX_TARGETS):
+        raise InputError(f"ntargets must be an integer in 0..{MAX_TARGETS}, found {raw!r}",
+                         source=source)
+    ntargets = int(count)
     out: dict[str, Any] = {"ntargets": ntargets}
     for key in TRX_SCALARS:
         arr = _as_1d(trx[key], source, key)
@@ -125,7 +185,14 @@ def check_trx(trx: Any, source: str, *, fields: tuple[str, ...] = TRX_PER_TARGET
             raise InputError(f"{key} has shape {arr.shape}, expected ({ntargets},)", source=source)
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise InputError(f"{key} must hold integers", source=source)
+        bad = (arr < 0) | (arr >= MAX_FRAMES) if key != "nframes" else np.zeros(0, bool)
+        if bad.any():
+            target = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{key} must be >= 0 (0-based frame indices) and frames are at most "
+                             f"{MAX_FRAMES - 1}; target {target} has {arr[target]:.0f}",
+                             source=source)
         out[key] = arr.astype(np.int64)
+    _check_layout(ntargets, int(out["endframe"].max()) + 1 if ntargets else 0, source)
     bad = np.flatnonzero(out["endframe"] - out["firstframe"] + 1 != out["nframes"])
     if bad.size:
         raise InputError(f"endframe - firstframe + 1 != nframes for target {bad[0]}",
@@ -154,6 +221,14 @@ def check_trx(trx: Any, source: str, *, fields: tuple[str, ...] = TRX_PER_TARGET
             arrays.append(arr)
         out[key] = arrays
     return out
+
+
+def _check_layout(ntargets: int, frames: int, source: str) -> None:
+    """Refuse a (trajectories x frames) layout larger than ``MAX_LAYOUT_CELLS``."""
+    if ntargets * frames > MAX_LAYOUT_CELLS:
+        raise InputError(f"{ntargets} trajectories over frames 0..{frames - 1} would need "
+                         f"{ntargets * frames:.3g} cells by frame, more than the "
+                         f"{MAX_LAYOUT_CELLS:.0e} trackverify lays out", source=source)
 
 
 def load_trx(path: Path, **kwargs) -> dict[str, Any]:

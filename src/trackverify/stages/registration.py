@@ -28,7 +28,7 @@ import numpy as np
 from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import (
-    TRX_MM, TRX_PER_TARGET, StageResult, align_trajectories, config_record, dense, experiments,
+    TRX_MM, TRX_PER_TARGET, StageResult, align_trajectories, check_complete, config_record, dense, experiments,
     load_trx, summarise_ratios, total_frames, wrapped)
 
 FILE = "registered_trx.pkl"
@@ -54,6 +54,7 @@ class RegistrationConfig:
     tau_theta_max_rad: float = 1e-3
     tau_theta_mean_rad: float = 1e-4
     coverage_target: float = 0.99           # OQ-A2.4, reported apart
+    min_fly_frames_share: float = 0.9       # below: an incomplete submission, refused
     cap: float = 2.0
     nearly_all: float = 0.9                 # OQ-0.1
 
@@ -150,6 +151,8 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
             problems.append(str(exc))
             ratios[e], per_exp[e] = None, {"valid": False, "reason": str(exc)}
             continue
+        check_complete(sub, ref, str(submission / e / FILE), str(reference / e / FILE),
+                       config.min_fly_frames_share)
         ratios[e], detail = score_experiment(sub, ref, config)
         per_exp[e] = {"valid": True, **detail}
     score, result, criteria, passed = summarise_ratios(

@@ -36,8 +36,16 @@ class StatsConfig:
     partial_threshold: float = 0.9
 
 
+class ImpossibleValue(InputError):
+    """A value that reads well but cannot be right (a p-value outside [0, 1], a negative U):
+    the file is refused (exit 2), not scored, even on the submission side."""
+
+
 def read_stats_csv(path: Path) -> dict[str, Any]:
-    """The 10 values of a statistics CSV: p and U as floats (NaN when empty), sig as bool."""
+    """The 10 values of a statistics CSV: p and U as floats (NaN when empty), sig as bool.
+
+    A p-value outside [0, 1] or a negative U statistic raises :class:`ImpossibleValue`.
+    """
     if not path.is_file():
         raise InputError("file not found", source=str(path))
     try:
@@ -65,6 +73,13 @@ def read_stats_csv(path: Path) -> dict[str, Any]:
             except ValueError as exc:
                 raise InputError(f"'{raw}' is not a number", source=str(path), column="value",
                                  row=n) from exc
+            if metric.startswith("p_value_") and not 0.0 <= values[metric] <= 1.0 \
+                    and not np.isnan(values[metric]):
+                raise ImpossibleValue(f"{metric} = {raw} is outside [0, 1] (a p-value is a "
+                                      "probability)", source=str(path), column="value", row=n)
+            if metric.startswith("u_statistic_") and values[metric] < 0:
+                raise ImpossibleValue(f"{metric} = {raw} is negative (a Mann-Whitney U counts "
+                                      "pairs)", source=str(path), column="value", row=n)
     missing = [m for m in METRICS if m not in values]
     if missing:
         raise InputError(f"missing metric(s) {missing}", source=str(path))
@@ -93,6 +108,8 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
         ref = read_stats_csv(reference / f"{line}.csv")
         try:
             sub = read_stats_csv(submission / f"{line}.csv")
+        except ImpossibleValue:
+            raise
         except InputError as exc:
             problems.append(str(exc))
             per_line[line] = {"valid": False, "reason": str(exc), "line_ok": False}

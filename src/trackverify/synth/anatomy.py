@@ -29,7 +29,7 @@ def c302_positions() -> pd.DataFrame:
 def head_ganglion_neurons(n: int | None = None) -> pd.DataFrame:
     """The head-ganglion neurons, most anterior first; ``n`` keeps the first ``n`` of them."""
     table = c302_positions()
-    head = table[table["y_um"] <= HEAD_Y_LIMIT_UM].sort_values(["y_um", "neuron"])
+    head = table[table["y_um"] <= HEAD_Y_LIMIT_UM].sort_values(["y_um", "neuron"], kind="stable")
     if n is not None:
         if not 2 <= n <= len(head):
             raise ValueError(f"neurons must be between 2 and {len(head)}, got {n}")

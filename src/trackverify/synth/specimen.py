@@ -50,6 +50,8 @@ class SpecimenConfig:
         for name in ("animals", "groups", "frames", "neurons"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0 (numpy seeds are non-negative), got {self.seed}")
         if self.groups > self.animals:
             raise ConfigError(f"groups ({self.groups}) cannot exceed animals ({self.animals})")
         for name in ("animal_jitter_um", "min_spacing_um", "neuron_jitter_um",
