@@ -381,6 +381,6 @@ def reliability_output_cases(root: Path) -> list[Case]:
         out = blocker / name / "out"
         full = [*args, str(out)] if name == "andi_score" else [*args, "--out", str(out)]
         cases.append(Case(f"rel_out_under_file_{name}", full, 2,
-                          [str(blocker), "is a file, not a folder"]))
+                          [str(blocker), "lies under the regular file"]))
     return cases
 

@@ -31,13 +31,10 @@ _UMASK = _read_umask()
 def ensure_folder(folder: str | os.PathLike) -> Path:
     """Create the output ``folder`` and its parents; refuse (:class:`InputError`) when a
     regular file stands where a folder must be, or the folder cannot be created."""
+    from trackverify.io.paths import check_not_under_file
+
     folder = Path(folder)
-    for part in (folder, *folder.parents):
-        if part.is_dir():
-            break
-        if part.exists() or part.is_symlink():
-            raise InputError(f"{part} is a file, not a folder: no output can be written under it",
-                             source=str(folder))
+    check_not_under_file(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -105,14 +105,20 @@ def _under_a_file(out: Path) -> Path | None:
     return None
 
 
-def _check(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | None],
-           folder: bool) -> None:
+def check_not_under_file(out: str | os.PathLike, folder: bool = True) -> None:
+    """Refuse an output that is (``folder``: a folder wanted) or lies under a regular file."""
     out = Path(out)
     blocking = _under_a_file(Path(os.path.abspath(out)))
     if blocking is not None and (folder or blocking != Path(os.path.abspath(out))):
         where = "is a regular file" if blocking == Path(os.path.abspath(out)) else \
             f"lies under the regular file {blocking}"
         raise InputError(f"--out {out} {where}; give a folder", source=str(out))
+
+
+def _check(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | None],
+           folder: bool) -> None:
+    out = Path(out)
+    check_not_under_file(out, folder)
     if not folder and out.is_dir():
         raise InputError(f"--out {out} is a folder; give a file name", source=str(out))
     real_out = _real(out)
