@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from trackverify.errors import ConfigError
+from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
@@ -127,11 +128,10 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     source = str(path)
+    text = read_text(path, what="config file", error=ConfigError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{source}: config file not found") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = parse_nested(tomllib.loads, text, source=source, kind="TOML", error=ConfigError)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from exc
     unknown_tables = sorted(set(data) - {"run", "specimen"})
     if unknown_tables:

@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.bounded import check_npy
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table
@@ -121,7 +122,7 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
     for name in ("pts_gt.npy", "pts_tar.npy"):
         path = folder / name
         try:
-            array = np.load(path, allow_pickle=False)
+            array = np.load(check_npy(path), allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read a numpy array ({exc})", source=str(path)) from None
         if array.ndim != 2 or array.shape[1] not in (2, 3) or not np.issubdtype(array.dtype, np.number):

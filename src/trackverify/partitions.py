@@ -49,6 +49,7 @@ import pandas as pd
 
 from trackverify.errors import ConfigError, InputError, LeakageError
 from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
+from trackverify.io.bounded import parse_nested, read_text
 from trackverify.selective import risk_coverage_curve
 from trackverify.tables import RECORDINGS, plain, validate
 
@@ -150,12 +151,10 @@ def write_partitions(partitions: Partitions, path: str | os.PathLike) -> Path:
 def load_partitions(path: str | os.PathLike) -> Partitions:
     """Read a partitions file and verify its structure and content hash."""
     source = str(path)
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("partitions file not found", source=source)
+    text = read_text(path, what="partitions file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = parse_nested(json.loads, text, source=source, kind="JSON")
+    except json.JSONDecodeError as exc:
         raise InputError(f"not a readable JSON file ({exc})", source=source) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f"not a trackverify partitions file (expected format {FORMAT!r})",

@@ -22,6 +22,7 @@ import pandas as pd
 from trackverify.andi import core
 from trackverify.andi.ensemble import error_Ensemble_dataset
 from trackverify.andi.single import Problem, Table, read_table_file, score_tables
+from trackverify.io.bounded import regular_file
 from trackverify.io.atomic import write_text_atomic
 
 SINGLE_COLUMNS = ["Exp", "num_trajs", "RMSE CP", "JSC CP", "alpha", "K", "state"]
@@ -149,11 +150,12 @@ def _run_ensemble(exp_nums, track, submit_dir, truth_dir, corrected, problems):
     for exp in exp_nums:
         paths = [Path(d) / f"track_{track}" / f"exp_{exp}" / "ensemble_labels.txt"
                  for d in (truth_dir, submit_dir)]
+        regular_file(paths[0], what="reference file")  # never read a FIFO or a device
         try:
             with warnings.catch_warnings():  # an empty file is reported below, not warned about
                 warnings.simplefilter("error", UserWarning)
                 true = np.loadtxt(paths[0], skiprows=1, delimiter=";")
-                pred = np.loadtxt(paths[1], skiprows=1, delimiter=";")
+                pred = np.loadtxt(regular_file(paths[1]), skiprows=1, delimiter=";")
             a, d = error_Ensemble_dataset(true, pred, corrected=corrected)
             if not (np.isfinite(a) and np.isfinite(d)):
                 raise ValueError("the distance is not finite")

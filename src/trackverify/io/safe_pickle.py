@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import regular_file
 
 _ALLOWED = {
     ("builtins", "dict"), ("builtins", "list"), ("builtins", "tuple"), ("builtins", "set"),
@@ -55,7 +56,5 @@ def loads_restricted(data: bytes, source: str = "<bytes>") -> Any:
 
 def load_restricted(path: str | os.PathLike) -> Any:
     """Load a pickle file through the restricted unpickler."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", source=str(path))
+    path = regular_file(path)
     return loads_restricted(path.read_bytes(), source=str(path))

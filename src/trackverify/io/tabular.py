@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from trackverify.errors import InputError
 from trackverify.io.atomic import commit_temporary, temporary_beside, write_atomic
+from trackverify.io.bounded import regular_file
 from trackverify.tables import Schema, validate
 
 PARQUET_SUFFIXES = {".parquet", ".pq"}
@@ -20,11 +21,7 @@ CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", source=str(path))
-    if path.is_dir():
-        raise InputError("expected a file, found a folder", source=str(path))
+    path = regular_file(path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=str(path))
     suffix = path.suffix.lower()
