@@ -15,7 +15,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.tabular import load_table, read_table
 from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
-from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+from trackverify.tables import OBSERVATIONS, RECORDINGS, common_id_type, validate
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,9 @@ def load_dataset(path: str | Path) -> Dataset:
     present = pd.unique(observations["recording"])
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
+        observations["recording"], recordings["recording"] = common_id_type(
+            observations["recording"], recordings["recording"])
+        present = pd.unique(observations["recording"])
         unknown = ~pd.Series(present).isin(recordings["recording"]).to_numpy()
         if unknown.any():
             raise InputError(f"recording '{present[unknown.argmax()]}' of the observation table "

@@ -43,6 +43,8 @@ import pandas as pd
 from trackverify.errors import InputError
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
+READ_AS_IDS = (*ID_COLUMNS, "animal_id", "provenance_group", "recording_a", "recording_b")
+"""Columns a CSV reader keeps as written (io/tabular.py ``ids_as_written``)."""
 COORDS_3D = ("x_um", "y_um", "z_um")
 
 
@@ -160,6 +162,9 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         raise InputError("ids must be integers or strings, not booleans",
                          source=source, column=column, row=1)
     if pd.api.types.is_integer_dtype(series.dtype):
+        if series.dtype.kind == "u" and not null.all() and \
+                int(series.max()) > np.iinfo(np.int64).max:
+            return _as_text(series, null)  # exact: an unsigned id beyond int64 never wraps
         return series.astype("Int64" if null.any() else np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
@@ -167,6 +172,11 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         if fractional.any():
             raise InputError("ids must be integers or strings, found a fractional number",
                              source=source, column=column, row=_first(fractional))
+        inexact = ~null & (np.abs(values) > 2.0 ** 53)
+        if inexact.any():
+            raise InputError("an id stored as a floating-point number above 2^53 has lost its "
+                             "exact value; store ids as integers or text", source=source,
+                             column=column, row=_first(inexact))
         return series.astype("Int64" if null.any() else np.int64)
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind == "empty":
@@ -175,12 +185,12 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         try:
             return series.astype("Int64" if null.any() else np.int64)
         except (OverflowError, TypeError, ValueError):
-            values = series.to_numpy(dtype=object)
-            huge = np.fromiter((not null[i] and not -2**63 <= values[i] < 2**63
-                                for i in range(len(values))), bool, len(values))  # error path only
-            raise InputError("integer id does not fit in 64 bits (write such ids as strings)",
-                             source=source, column=column, row=_first(huge) if huge.any() else 1)
+            return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
     if kind == "string":
+        empty = (series.to_numpy(dtype=object) == "") & ~null
+        if empty.any():
+            raise InputError("empty id (an id is a non-empty text or an integer)", source=source,
+                             column=column, row=_first(empty))
         return series
     # Error path only: locate the first id that breaks the column's type.
     values = series.to_numpy(dtype=object)
@@ -194,6 +204,25 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
     minority = is_str if is_int[~null][0] else is_int
     raise InputError("mixed id types (integers and strings) in one column",
                      source=source, column=column, row=_first(minority))
+
+
+def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Two id columns of one meaning (e.g. ``recording`` of the observation and recording
+    tables) with one type: when one is integer and the other text, the integers become
+    their decimal text. Lossless: a CSV id is an integer only when it was written as a
+    canonical integer, whose decimal text is exactly what was written."""
+    a_int, b_int = (pd.api.types.is_integer_dtype(s.dtype) for s in (a, b))
+    if a_int == b_int:
+        return a, b
+    text = (lambda s: _as_text(s, pd.isna(s).to_numpy()))
+    return (text(a), b) if a_int else (a, text(b))
+
+
+def _as_text(series: pd.Series, null: np.ndarray) -> pd.Series:
+    """Integer ids that do not fit int64, as their decimal text (missing stays missing)."""
+    text = series.astype(object).where(null, series.astype(str)) if null.any() else \
+        series.astype(str)
+    return text.astype(object)
 
 
 def _frame_column(series: pd.Series, source: str) -> pd.Series:

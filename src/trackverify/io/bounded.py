@@ -106,8 +106,9 @@ def check_declared_bytes(declared: int, available: int, *, source: str, what: st
                               f"{available}; the file is truncated or its header is false")
 
 
-def _npy_declared(handle, source: str, where: str) -> tuple[int, int]:
-    """``(declared data bytes, header length)`` of the ``.npy`` stream at ``handle``."""
+def _npy_declared(handle) -> tuple[int, int] | None:
+    """``(declared data bytes, header length)`` of the ``.npy`` stream at ``handle``, or
+    None when the header cannot be read."""
     import numpy as np
     from numpy.lib import format as npy_format
 
@@ -116,8 +117,8 @@ def _npy_declared(handle, source: str, where: str) -> tuple[int, int]:
         version = npy_format.read_magic(handle)
         header = (npy_format.read_array_header_1_0 if version == (1, 0)
                   else npy_format.read_array_header_2_0)(handle)
-    except (ValueError, SyntaxError, TypeError, EOFError, OSError) as exc:
-        raise InputError(f"{where}not a readable .npy header ({exc})", source=source) from None
+    except (ValueError, SyntaxError, TypeError, EOFError, OSError):
+        return None  # an unreadable header: the loader refuses it and names the file
     shape, _, dtype = header
     count = 1
     for n in shape:
@@ -138,9 +139,10 @@ def check_npy(path: str | os.PathLike) -> Path:
         magic = handle.read(6)
         handle.seek(0)
         if magic == b"\x93NUMPY":
-            declared, header = _npy_declared(handle, source, "")
-            check_declared_bytes(declared, size - header, source=source,
-                                 what="the array header")
+            found = _npy_declared(handle)
+            if found is not None:
+                check_declared_bytes(found[0], size - found[1], source=source,
+                                     what="the array header")
         elif magic[:4] == b"PK\x03\x04":
             try:
                 archive = zipfile.ZipFile(handle)
@@ -156,10 +158,11 @@ def check_npy(path: str | os.PathLike) -> Path:
                             ValueError):
                         return path
                     with member:
-                        declared, header = _npy_declared(member, source,
-                                                         f"member '{info.filename}': ")
-                    check_declared_bytes(declared, info.file_size - header, source=source,
-                                         what=f"the header of member '{info.filename}'")
+                        found = _npy_declared(member)
+                    if found is not None:
+                        check_declared_bytes(found[0], info.file_size - found[1],
+                                             source=source,
+                                             what=f"the header of member '{info.filename}'")
     return path
 
 
