@@ -35,7 +35,8 @@ from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
-from trackverify.partitions import FIT_PARTITIONS, FitData, Partitions, development_only, load_partitions
+from trackverify.partitions import (FIT_PARTITIONS, FitData, Partitions, check_against_recordings,
+                                    development_only, load_partitions)
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
@@ -179,6 +180,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     kinds = {v.name: v.evidence for v in verifiers}
     partitions = (load_partitions(partitions_path) if partitions_path is not None
                   else development_only(dataset.recordings))
+    if partitions_path is not None:
+        check_against_recordings(partitions, dataset.recordings, source=str(partitions_path))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
     if target_selective_risk is not None:

@@ -48,7 +48,8 @@ def generator(fn: Callable[[Path], list[Case]]) -> Callable[[Path], list[Case]]:
 
 READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.andi_cases", "tests.corpus.conversion_cases",
-                  "tests.corpus.evaluate_cases", "tests.corpus.bounded_cases")
+                  "tests.corpus.evaluate_cases", "tests.corpus.bounded_cases",
+                  "tests.corpus.partition_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
