@@ -70,6 +70,18 @@ def specimen_dataset(config: SpecimenConfig) -> Dataset:
     return Dataset(recording_table(config), {"specimen": provenance(config)}, _specimen=config)
 
 
+def _check_whole_table(observations: pd.DataFrame, source: str) -> None:
+    """The per-recording prediction checks of tracking_gt, once over the whole file, so a
+    refusal names the file and counts rows of the file (not of one recording)."""
+    from trackverify.tables import coordinate_columns
+    from trackverify.tracking_gt import check_predictions
+
+    coords = coordinate_columns(observations)
+    check_predictions(observations[["recording", "frame", "track", "detection", *coords]],
+                      observations[["recording", "frame", "pred_id", "detection", "pred_valid",
+                                    *coords]], source, reference_source=source)
+
+
 def load_dataset(path: str | Path) -> Dataset:
     """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``) or a table."""
     path = Path(path)
@@ -83,6 +95,7 @@ def load_dataset(path: str | Path) -> Dataset:
     else:
         table_path, recordings_path = path, None
     observations = load_table(table_path, OBSERVATIONS)
+    _check_whole_table(observations, str(table_path))
     present = pd.unique(observations["recording"])
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))

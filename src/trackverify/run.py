@@ -16,6 +16,7 @@ fitted on the ``train`` / ``calibration`` recordings through
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from trackverify import __version__
 from trackverify.associate import pool_diagnostics
 from trackverify.config import RunConfig
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
-from trackverify.errors import ConfigError
+from trackverify.errors import ConfigError, InputError
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
@@ -184,10 +185,11 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
         check_against_recordings(partitions, dataset.recordings, source=str(partitions_path))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
-    if target_selective_risk is not None:
-        config, fitted = _calibrate(config, dataset, partitions, target_selective_risk, execution,
-                                    verifiers[0].name)
-    results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
+    with _naming_input(data):
+        if target_selective_risk is not None:
+            config, fitted = _calibrate(config, dataset, partitions, target_selective_risk,
+                                        execution, verifiers[0].name)
+        results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
     results.update({
         "trackverify_version": __version__,
         "settings": config.to_dict(),
@@ -206,6 +208,19 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
+
+
+@contextlib.contextmanager
+def _naming_input(data: str | Path | None):
+    """An :class:`InputError` about one recording (e.g. too short for a condition) names
+    the data file or folder it came from."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.source is not None or data is None:
+            raise
+        raise InputError(exc.problem, source=str(data), column=exc.column,
+                         row=exc.row) from None
 
 
 def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]]:
@@ -235,7 +250,12 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions, targ
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
         tasks = [(source, partitions) for _, source in dataset.sources(fit_names)]
         ratios = list(ordered_map(_clean_ambiguity_ratios, tasks, execution.jobs, execution.executor))
-        config = dataclasses.replace(config, ambiguity_k=ambiguity_k_from_ratios(ratios))
+        try:
+            k = ambiguity_k_from_ratios(ratios)
+        except ValueError as exc:  # e.g. fit recordings too short to score a clean row
+            raise ConfigError(f"calibration failed: {exc} in the fit recordings "
+                              f"{fit_names[:5]}{' ...' if len(fit_names) > 5 else ''}") from None
+        config = dataclasses.replace(config, ambiguity_k=k)
         record["ambiguity_k"] = config.ambiguity_k
     tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],

@@ -63,21 +63,17 @@ def bounded_cases(root: Path) -> list[Case]:
                                  "--out", str(root / name / "out")], 2,
                           [str(partitions), "expected a regular partitions file"],
                           root / name / "out"))
-        name = f"bounded_andi_ensemble_{kind}"
-        folder = root / name / "input"
-        _base(folder)
-        ensemble = folder / "res/track_2/exp_0/ensemble_labels.txt"
-        ensemble.unlink()
-        make(ensemble)
-        cases.append(_score(root, name, ["exp_0/ensemble_labels.txt: cannot score the ensemble",
-                                         "expected a regular file"]))
-        name = f"bounded_andi_reference_{kind}"
-        folder = root / name / "input"
-        _base(folder)
-        reference = folder / "ref/track_2/exp_0/ensemble_labels.txt"
-        reference.unlink()
-        make(reference)
-        cases.append(_score(root, name, [], 2, [str(reference), "expected a regular reference"]))
+        for side in ("res", "ref"):  # the submission's ensemble file, the reference's
+            name = f"bounded_andi_{'ensemble' if side == 'res' else 'reference'}_{kind}"
+            folder = root / name / "input"
+            _base(folder)
+            special = folder / side / "track_2/exp_0/ensemble_labels.txt"
+            special.unlink()
+            make(special)
+            cases.append(
+                _score(root, name, ["exp_0/ensemble_labels.txt: cannot score the ensemble",
+                                    "expected a regular file"]) if side == "res" else
+                _score(root, name, [], 2, [str(special), "expected a regular reference"]))
     for name, text, fragment in [
         ("toml_deep_array", "[run]\nconditions = " + "[" * DEEP + "]" * DEEP + "\n", "TOML"),
         ("toml_deep_table", "[run]\nseed = " + "{a=" * DEEP + "1" + "}" * DEEP + "\n", "TOML"),

@@ -1,7 +1,13 @@
 """NWB files in the WormID layout (extra ``nwb``: pynwb, hdmf, ndx-multichannel-volume).
 
-Reading (with h5py, which pynwb brings) understands two layouts, both under
-``processing/CalciumActivity``:
+Reading: h5py first follows every link once (an external link, a dangling soft link or a
+soft-link loop is refused; pynwb raises tracebacks on them), extracts the layout below with
+every value checked, then the file is validated by the NWB validator against the namespaces
+it caches and built with ``pynwb.NWBHDF5IO``: what the schema refuses or pynwb cannot build
+is refused (one tolerated deviation: ``NeuronIDs`` labels stored per character, as in
+published WormID files). No dataset is read that declares more data than the file stores
+(``MAX_COMPRESSION`` times it when compressed), and no label volume above
+``MAX_LABEL_VOXELS``. Two layouts are understood, both under ``processing/CalciumActivity``:
 
 * **ROI layout**: ``CalciumSeriesSegmentation`` is an ``ImageSegmentation`` holding one
   ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}``. Row ``i`` of every frame is
@@ -18,14 +24,16 @@ Names come from the ``NeuronIDs`` ``SegmentationLabels`` (one label per row, kep
 verbatim: labels may be empty or end in ``?`` for an uncertain name; labels stored as
 per-character arrays are joined). The observation table gets ``track`` = row index,
 ``detection`` = row index, ``pred_id = track``, ``pred_valid = True`` and a
-``neuron_name`` column; the recording table gets ``recording`` = the file's
+``neuron_name`` column (a stored ``pred_valid`` must be booleans or 0/1; frames are named
+with canonical ASCII digits, ``Seg_tpoint_01`` is refused); the recording table gets ``recording`` = the file's
 ``identifier``, ``animal_id`` = ``general/subject/subject_id`` (else the recording) and
 ``provenance_group`` = ``general/lab`` (else ``"unknown"``).
 
 Writing produces the ROI layout (or the label-volume layout) with pynwb and the
 ``ndx-multichannel-volume`` classes. The writer chooses a voxel spacing (``voxel_um``) and
 records it as the ``ImagingVolume``'s ``grid_spacing`` with ``origin_coords`` = the
-smallest position per axis, so positions come back to within half a voxel. Columns the
+smallest position per axis, so positions come back to within half a voxel (a spacing or
+coordinates for which they would not, or whose indices overflow uint32, are refused). Columns the
 WormID layout has no place for (``track``, ``detection``, ``pred_id``, ``pred_valid`` in the
 ROI layout) are extra columns of each ``PlaneSegmentation``; the recording-table row and
 the dimensionality are JSON in ``general/notes``. Files written here therefore round-trip

@@ -33,7 +33,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         try:
             return pq.read_table(path).to_pandas()
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
+            raise InputError(f"not a readable Parquet file ({_first_line(exc)})",
+                             source=str(path)) from None
     if suffix in CSV_SUFFIXES or suffix == "":
         header = _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
         ids = [name for name in header if name in READ_AS_IDS]
@@ -113,7 +114,11 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        try:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+        except pa.ArrowException as exc:  # e.g. a column mixing numbers and text
+            raise InputError(f"cannot be written as Parquet ({_first_line(exc)})",
+                             source=str(path)) from None
         # Deterministic bytes: no pandas metadata with library versions, fixed compression.
         table = table.replace_schema_metadata(None)
         return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
