@@ -16,6 +16,7 @@ from trackverify.dataset import load_dataset
 from trackverify.errors import InputError
 from trackverify.io.nwb import convert
 from trackverify.io.tabular import load_table, read_table, write_table
+from trackverify.partitions import load_partitions, make_partitions, write_partitions
 from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
 
 HEADER = "recording,frame,track,detection,x_um,y_um,pred_id,pred_valid\n"
@@ -144,6 +145,10 @@ def test_every_written_table_round_trips_its_ids(tmp_path, tracks, preds, record
         # Written again, the file is the same bytes.
         again = write_table(back, tmp_path / f"again{suffix if name.startswith('obs') else '.csv'}")
         assert again.read_bytes() == path.read_bytes()
+    # The partitions file made from the recording table keeps its recording ids too.
+    parts = make_partitions(load_table(tmp_path / "recordings.csv", RECORDINGS))
+    loaded = load_partitions(write_partitions(parts, tmp_path / f"p{len(list(tmp_path.iterdir()))}.json"))
+    assert _written(loaded.partitions["development"]) == _written(sorted(rec["recording"]))
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
