@@ -173,3 +173,16 @@ def test_read_table_keeps_other_columns_typed(tmp_path):
     path = _csv(tmp_path, ["r,0,1,1,NaN,0,1,true"])
     table = read_table(path)
     assert table["x_um"].isna().all() and table["frame"].dtype == np.int64
+
+
+def test_evaluate_matches_integer_and_text_recording_ids(tmp_path):
+    from trackverify.tracking_gt import evaluate_tracking
+
+    reference = pd.DataFrame({"recording": [1, 1], "frame": [0, 1], "track": [5, 5],
+                              "detection": [1, 1], "x_um": 0.0, "y_um": 0.0})
+    predictions = pd.DataFrame({"recording": ["1", "1"], "frame": [0, 1], "pred_id": [9, 9],
+                                "detection": ["1", "1"]})
+    results = evaluate_tracking(reference, predictions, zero_distance_um=1.0)
+    # One recording; both observations are matched by their detection (2 of 2 correct).
+    assert list(results) == ["1", "pooled"]
+    assert results["1"]["correct_observations"] == 2 and results["1"]["clr_fn"] == 0

@@ -39,8 +39,8 @@ import pandas as pd
 from trackverify import mot
 from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import (PREDICTIONS, REFERENCE, check_same_dimensionality, plain,
-                                coordinate_columns, validate)
+from trackverify.tables import (PREDICTIONS, REFERENCE, check_same_dimensionality, common_id_type,
+                                coordinate_columns, plain, validate)
 
 POOLED = "pooled"
 
@@ -71,6 +71,8 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     pred = validate(predictions_df, PREDICTIONS, predictions_source)
     check_same_dimensionality(ref, pred, predictions_source)
     by_detection = "detection" in ref.columns and "detection" in pred.columns
+    for column in ("recording", "detection") if by_detection else ("recording",):
+        ref[column], pred[column] = common_id_type(ref[column], pred[column])
     if not by_detection and not coordinate_columns(pred):
         raise InputError("predictions need either a 'detection' column (with one in the "
                          "reference too) or coordinates x_um, y_um[, z_um]",
