@@ -74,6 +74,13 @@ def bounded_cases(root: Path) -> list[Case]:
                 _score(root, name, ["exp_0/ensemble_labels.txt: cannot score the ensemble",
                                     "expected a regular file"]) if side == "res" else
                 _score(root, name, [], 2, [str(special), "expected a regular reference"]))
+        name = f"bounded_andi_vip_{kind}"  # track 1's reference VIP indices
+        folder = root / name / "input"
+        _base(folder)
+        for side in ("ref", "res"):
+            (folder / side / "track_2").rename(folder / side / "track_1")
+        vip = make(folder / "ref/track_1/exp_0/vip_idx_fov_0.txt")
+        cases.append(_score(root, name, [], 2, [str(vip), "expected a regular reference file"]))
     for name, text, fragment in [
         ("toml_deep_array", "[run]\nconditions = " + "[" * DEEP + "]" * DEEP + "\n", "TOML"),
         ("toml_deep_table", "[run]\nseed = " + "{a=" * DEEP + "1" + "}" * DEEP + "\n", "TOML"),

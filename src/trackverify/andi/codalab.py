@@ -84,7 +84,8 @@ def _run_single(exp_nums, track, submit_dir, truth_dir, corrected, problems):
                          for p in probs]
             if track == 1:
                 vip_file = path_true / f"vip_idx_fov_{fov}.txt"
-                vip = np.atleast_1d(np.loadtxt(vip_file)).astype(int)
+                vip = np.atleast_1d(np.loadtxt(regular_file(vip_file, what="reference file"))
+                                    ).astype(int)
                 pred_vip = pred.idx.astype(int)
                 if len(vip) != len(pred_vip) or (np.sort(vip) != np.sort(pred_vip)).any():
                     return _max_single(problems, str(pred_file), "predicted VIP indices differ "

@@ -156,7 +156,8 @@ def _check_links(f, source: str) -> None:
     stack = [f]
     while stack:
         group = stack.pop()
-        address = h5py.h5o.get_info(group.id).addr
+        info = h5py.h5o.get_info(group.id)
+        address = getattr(info, "addr", None) or getattr(info, "token", None)
         if address in seen:
             continue
         seen.add(address)
