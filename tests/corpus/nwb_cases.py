@@ -158,6 +158,14 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "Seg_tpoint_1/voxel_mask' (shape (1000000000,)"),
         "corrupt_gzip_chunk": ("rois", lambda f: _corrupt_chunk(f, f"{t1}/voxel_mask"),
                                "cannot read the file's data"),
+        # Notes that are not trackverify's: read by the schema (no dimensionality note, the
+        # identifier as recording), so the fragment is the next problem, a short track column.
+        "notes_nested_deeply": ("rois", lambda f: (
+            _replace(f, "general/notes", "[" * 100_000 + "]" * 100_000),
+            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
+        "notes_not_a_mapping": ("rois", lambda f: (
+            _replace(f, "general/notes", '{"trackverify": "x"}'),
+            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
     }
 
 

@@ -242,9 +242,10 @@ def _notes(f) -> dict[str, Any]:
     text = _scalar_text(f, "general/notes")
     try:
         data = json.loads(text) if text else {}
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # free-text notes (or nested too deeply)
         return {}
-    return data.get(NOTES_KEY, {}) if isinstance(data, dict) else {}
+    notes = data.get(NOTES_KEY, {}) if isinstance(data, dict) else {}
+    return notes if isinstance(notes, dict) else {}
 
 
 def _recording_row(f, notes: dict[str, Any]) -> dict[str, Any]:
