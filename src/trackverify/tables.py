@@ -219,7 +219,7 @@ def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def _as_text(series: pd.Series, null: np.ndarray) -> pd.Series:
-    """Integer ids that do not fit int64, as their decimal text (missing stays missing)."""
+    """Integer ids as their decimal text, exact at any size (missing stays missing)."""
     text = series.astype(object).where(null, series.astype(str)) if null.any() else \
         series.astype(str)
     return text.astype(object)
