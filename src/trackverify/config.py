@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from trackverify.errors import ConfigError
+from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
@@ -133,20 +134,32 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
             specimen_values[key.split(".", 1)[1]] = _coerce(SpecimenConfig, key.split(".", 1)[1], value, source)
         else:
             run_values[key] = _coerce(RunConfig, key, value, source)
+    origin = f"{config_file} or {source}" if config_file is not None else source
     try:
-        return RunConfig(**run_values, specimen=SpecimenConfig(**specimen_values))
+        config = RunConfig(**run_values, specimen=SpecimenConfig(**specimen_values))
     except ConfigError as exc:
-        origin = f"{config_file} or {source}" if config_file is not None else source
         raise ConfigError(f"{origin}: {exc}") from exc
+    _check_verifier_names(config, origin)
+    return config
+
+
+def _check_verifier_names(config: "RunConfig", origin: str) -> None:
+    """A verifier is a built-in name or ``module:Class`` (loaded later, by the run)."""
+    from trackverify.verifiers import builtin_verifiers
+
+    known = builtin_verifiers()
+    for spec in (config.verifier, *config.compare_verifiers):
+        if spec not in known and ":" not in str(spec):
+            raise ConfigError(f"{origin}: unknown verifier '{spec}'; built-in: {sorted(known)}, "
+                              "or give module:Class")
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     source = str(path)
+    text = read_text(path, what="config file", error=ConfigError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{source}: config file not found") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = parse_nested(tomllib.loads, text, source=source, kind="TOML", error=ConfigError)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from exc
     unknown_tables = sorted(set(data) - {"run", "specimen"})
     if unknown_tables:

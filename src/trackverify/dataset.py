@@ -20,7 +20,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
 from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
-from trackverify.tables import RECORDINGS, validate
+from trackverify.tables import OBSERVATIONS, RECORDINGS, common_id_type, validate
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,18 @@ def specimen_dataset(config: SpecimenConfig) -> Dataset:
     return Dataset(recording_table(config), {"specimen": provenance(config)}, _specimen=config)
 
 
+def _check_whole_table(observations: pd.DataFrame, source: str) -> None:
+    """The per-recording prediction checks of tracking_gt, once over the whole file, so a
+    refusal names the file and counts rows of the file (not of one recording)."""
+    from trackverify.tables import coordinate_columns
+    from trackverify.tracking_gt import check_predictions
+
+    coords = coordinate_columns(observations)
+    check_predictions(observations[["recording", "frame", "track", "detection", *coords]],
+                      observations[["recording", "frame", "pred_id", "detection", "pred_valid",
+                                    *coords]], source, reference_source=source)
+
+
 def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict | None = None,
                  pixel_size: str | tuple | None = None) -> Dataset:
     """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``), an
@@ -87,7 +99,6 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
     become both the reference and the clean predictions). The source record (manifest) holds
     the format, the calibration used and any units warnings."""
     from trackverify.io.formats import detect_format, load
-
     path = Path(path)
     recordings_path = None
     if path.is_dir() and fmt in (None, "table") and any(
@@ -104,9 +115,13 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
     loaded = load(table_path, "observations", fmt=fmt or detect_format(table_path),
                   columns=columns, pixel_size=pixel_size)
     observations = loaded.table
+    _check_whole_table(observations, str(table_path))
     present = pd.unique(observations["recording"])
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
+        observations["recording"], recordings["recording"] = common_id_type(
+            observations["recording"], recordings["recording"])
+        present = pd.unique(observations["recording"])
         unknown = ~pd.Series(present).isin(recordings["recording"]).to_numpy()
         if unknown.any():
             raise InputError(f"recording '{present[unknown.argmax()]}' of the observation table "

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_npy
 from trackverify.report.numbers import fmt
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
@@ -131,7 +132,7 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
     for name in ("pts_gt.npy", "pts_tar.npy"):
         path = folder / name
         try:
-            array = np.load(path, allow_pickle=False)
+            array = np.load(check_npy(path), allow_pickle=False)
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise InputError(f"cannot read a numpy array ({' '.join(str(exc).split())})",
                              source=str(path)) from None

@@ -50,6 +50,7 @@ import pandas as pd
 from trackverify.errors import ConfigError, InputError, LeakageError
 from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
 from trackverify.report.numbers import fmt
+from trackverify.io.bounded import parse_nested, read_text
 from trackverify.selective import risk_coverage_curve
 from trackverify.tables import RECORDINGS, plain, validate
 
@@ -151,12 +152,10 @@ def write_partitions(partitions: Partitions, path: str | os.PathLike) -> Path:
 def read_format_json(path: str | os.PathLike, what: str, expected_format: str) -> dict[str, Any]:
     """A JSON object file whose ``format`` is ``expected_format`` (InputError naming ``what``)."""
     source = str(path)
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{what} not found", source=source)
+    text = read_text(path, what=what)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = parse_nested(json.loads, text, source=source, kind="JSON")
+    except json.JSONDecodeError as exc:
         raise InputError(f"not a readable JSON file ({exc})", source=source) from exc
     if not isinstance(data, dict) or data.get("format") != expected_format:
         raise InputError(f"not a trackverify {what} (expected format {expected_format!r})",
@@ -178,29 +177,115 @@ def load_partitions(path: str | os.PathLike) -> Partitions:
     return _from_content(data, source)
 
 
+def _is_id(value: Any) -> bool:
+    """A recording / animal / group id of the file: a non-empty string or an integer."""
+    return (isinstance(value, str) and value != "") or (
+        isinstance(value, int) and not isinstance(value, bool))
+
+
 def _from_content(data: dict[str, Any], source: str) -> Partitions:
+    """The partitions of a file's content, every type checked, and the file's own metadata
+    checked for leakage (no animal, and with ``by = provenance_group`` no group, in two
+    partitions)."""
     raw = data.get("partitions")
     if not isinstance(raw, dict) or set(raw) != set(PARTITION_NAMES):
         raise InputError(f"'partitions' must map exactly {list(PARTITION_NAMES)} to lists",
                          source=source)
     seen: dict[Recording, str] = {}
     for name in PARTITION_NAMES:
-        for recording in raw[name]:
+        members = raw[name]
+        if not isinstance(members, list):
+            raise InputError(f"partition {name!r} must be a list of recording ids, found "
+                             f"{_kind(members)} {members!r:.60}", source=source)
+        for recording in members:
+            if not _is_id(recording):
+                raise InputError(f"partition {name!r} holds {_kind(recording)} "
+                                 f"{recording!r:.60}; recording ids are non-empty strings or "
+                                 "integers", source=source)
             if recording in seen:
                 raise InputError(f"recording {recording!r} is in both {seen[recording]!r} and "
                                  f"{name!r}", source=source)
             seen[recording] = name
-    quarantine = tuple(data.get("quarantine", []))
+    quarantine = data.get("quarantine", [])
+    if not isinstance(quarantine, list):
+        raise InputError("'quarantine' must be a list", source=source)
     for entry in quarantine:
-        if not isinstance(entry, dict) or set(entry) != {"recording", "reason"}:
-            raise InputError("each quarantine entry must be {recording, reason}", source=source)
+        if not isinstance(entry, dict) or set(entry) != {"recording", "reason"} \
+                or not _is_id(entry["recording"]) or not isinstance(entry["reason"], str):
+            raise InputError("each quarantine entry must be {recording: id, reason: text}",
+                             source=source)
         if entry["recording"] in seen:
             raise InputError(f"quarantined recording {entry.get('recording')!r} is also in a "
                              "partition", source=source)
+    rows = data.get("recordings", [])
+    if not isinstance(rows, list) or not all(
+            isinstance(row, dict) and _is_id(row.get("recording")) for row in rows):
+        raise InputError("'recordings' must be a list of {recording: id, ...} entries",
+                         source=source)
     recordings = {row["recording"]: {k: v for k, v in row.items() if k != "recording"}
-                  for row in data.get("recordings", [])}
-    return Partitions({name: tuple(raw[name]) for name in PARTITION_NAMES}, quarantine,
-                      recordings, data.get("settings", {}))
+                  for row in rows}
+    settings = data.get("settings", {})
+    if not isinstance(settings, dict):
+        raise InputError("'settings' must be a mapping", source=source)
+    parts = Partitions({name: tuple(raw[name]) for name in PARTITION_NAMES}, tuple(quarantine),
+                       recordings, settings)
+    own = [(r, meta.get("animal_id"), meta.get("provenance_group"))
+           for r, meta in recordings.items()]
+    _check_disjoint(parts, own, settings.get("by"), source, "by the file's own metadata")
+    return parts
+
+
+def _kind(value: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
+            dict: "a mapping", list: "a list", type(None): "null"}.get(type(value),
+                                                                       type(value).__name__)
+
+
+def _check_disjoint(partitions: Partitions, rows: Iterable[tuple[Any, Any, Any]],
+                    by: Any, source: str, basis: str) -> None:
+    """Refuse an animal (and, when split by provenance group, a group) whose recordings
+    ``rows`` = ``(recording, animal_id, provenance_group)`` lie in two partitions."""
+    lookup, rows = partitions._lookup(), list(rows)
+    keys = [("animal", 1)] + ([("provenance group", 2)] if by == "provenance_group" else [])
+    for label, index in keys:
+        first: dict[Any, tuple[Recording, str]] = {}
+        for row in rows:
+            value, where = row[index], lookup.get(_plain(row[0]))
+            if where is None or value is None or (isinstance(value, float) and np.isnan(value)):
+                continue
+            value = _plain(value)
+            recording, other = first.setdefault(value, (_plain(row[0]), where))
+            if other != where:
+                raise InputError(
+                    f"leakage: {label} {value!r} is in two partitions {basis}: recording "
+                    f"{recording!r} in {other!r} and recording {_plain(row[0])!r} in "
+                    f"{where!r}", source=source)
+
+
+def check_against_recordings(partitions: Partitions, recordings: pd.DataFrame, *,
+                             source: str) -> None:
+    """Check a partitions file against the recording table of the run that uses it.
+
+    Every recording of ``recordings`` must be known to the file (in a partition or
+    quarantined; recordings the file lists but the run does not have are allowed, a
+    run may use part of a cohort). By the *data's* ``animal_id``, no animal may have
+    recordings in two partitions, and when the file was split by provenance group, no
+    group either: the file's own metadata may be wrong or re-sealed, the data decides.
+    Raises :class:`InputError` naming the file, the animal (or group), two of its
+    recordings and their two partitions.
+    """
+    lookup = partitions._lookup()
+    quarantined = {_plain(q["recording"]) for q in partitions.quarantine}
+    ids = [_plain(r) for r in recordings["recording"]]
+    unknown = [r for r in ids if r not in lookup and r not in quarantined]
+    if unknown:
+        raise InputError(f"recording {unknown[0]!r} of the data is in no partition and not "
+                         f"quarantined ({len(unknown)} such recording(s)); the partitions file "
+                         "was made for other recordings", source=source)
+    groups = (recordings["provenance_group"] if "provenance_group" in recordings.columns
+              else [None] * len(ids))
+    _check_disjoint(partitions, zip(ids, recordings["animal_id"], groups),
+                    partitions.settings.get("by"), source, "by the data's recording table")
 
 
 # ----------------------------------------------------------------------------- the split

@@ -16,6 +16,7 @@ fitted on the ``train`` / ``calibration`` recordings through
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_tar
 from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
-from trackverify.errors import ConfigError
+from trackverify.errors import ConfigError, InputError
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
@@ -40,7 +41,8 @@ from trackverify.report.numbers import fmt
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
-from trackverify.partitions import FitData, Partitions, development_only, load_partitions
+from trackverify.partitions import (FitData, Partitions, check_against_recordings,
+                                    development_only, load_partitions)
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
@@ -200,14 +202,17 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     kinds = {v.name: v.evidence for v in verifiers}
     partitions = (load_partitions(partitions_path) if partitions_path is not None
                   else development_only(dataset.recordings))
+    if partitions_path is not None:
+        check_against_recordings(partitions, dataset.recordings, source=str(partitions_path))
     evaluated_partition, evaluated = _evaluated(partitions, dataset)
     fitted = None
     declared_threshold = config.threshold_um
     animal_of = dataset.recordings.set_index("recording")["animal_id"].to_dict()
-    if target is not None:
-        config, fitted = _calibrate(config, dataset, partitions, target, execution,
-                                    verifiers[0].name, animal_of)
-    results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
+    with _naming_input(data):
+        if target is not None:
+            config, fitted = _calibrate(config, dataset, partitions, target, execution,
+                                        verifiers[0].name, animal_of)
+        results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
     verification = results["anatomical_verification"]
     certification = certification_block(
         fitted, declared_threshold, config.threshold_um, verification["pooled"],
@@ -237,6 +242,19 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
+
+
+@contextlib.contextmanager
+def _naming_input(data: str | Path | None):
+    """An :class:`InputError` about one recording (e.g. too short for a condition) names
+    the data file or folder it came from."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.source is not None or data is None:
+            raise
+        raise InputError(exc.problem, source=str(data), column=exc.column,
+                         row=exc.row) from None
 
 
 def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]]:
@@ -271,7 +289,12 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
         tasks = [(source, partitions) for _, source in dataset.sources(k_names)]
         ratios = list(ordered_map(_clean_ambiguity_ratios, tasks, execution.jobs, execution.executor))
-        config = dataclasses.replace(config, ambiguity_k=ambiguity_k_from_ratios(ratios))
+        try:
+            k = ambiguity_k_from_ratios(ratios)
+        except ValueError as exc:  # e.g. fit recordings too short to score a clean row
+            raise ConfigError(f"calibration failed: {exc} in the fit recordings "
+                              f"{fit_names[:5]}{' ...' if len(fit_names) > 5 else ''}") from None
+        config = dataclasses.replace(config, ambiguity_k=k)
         record["ambiguity_k"] = config.ambiguity_k
     elif REGISTERED in (config.verifier, *config.compare_verifiers):
         record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "

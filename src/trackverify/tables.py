@@ -56,6 +56,8 @@ from trackverify.errors import InputError
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
 #: Coordinates beyond +-1 km are refused: squared distances of 1e300 overflow to inf.
 MAX_COORDINATE_UM = 1e9
+READ_AS_IDS = (*ID_COLUMNS, "animal_id", "provenance_group", "recording_a", "recording_b")
+"""Columns a CSV reader keeps as written (io/tabular.py ``ids_as_written``)."""
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
 DEFAULT_RECORDING = "default"
@@ -120,7 +122,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
             out[column] = _id_column(out[column], column, source)
-        out["recording"] = _as_text(out["recording"])
+        out["recording"] = _recording_text(out["recording"])
         _check_unique(out, schema, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
@@ -129,7 +131,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         if column in out.columns:
             out[column] = _id_column(out[column], column, source,
                                      allow_null=_null_allowed(out, column))
-    out["recording"] = _as_text(out["recording"])
+    out["recording"] = _recording_text(out["recording"])
     out["frame"] = _frame_column(out["frame"], source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
         _check_coordinate_set(out, schema, source)
@@ -199,6 +201,9 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         raise InputError("ids must be integers or strings, not booleans",
                          source=source, column=column, row=1)
     if pd.api.types.is_integer_dtype(series.dtype):
+        if series.dtype.kind == "u" and not null.all() and \
+                int(series.max()) > np.iinfo(np.int64).max:
+            return _as_text(series, null)  # exact: an unsigned id beyond int64 never wraps
         return series.astype("Int64" if null.any() else np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
@@ -206,6 +211,11 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         if fractional.any():
             raise InputError("ids must be integers or strings, found a fractional number",
                              source=source, column=column, row=_first(fractional))
+        inexact = ~null & (np.abs(values) > 2.0 ** 53)
+        if inexact.any():
+            raise InputError("an id stored as a floating-point number above 2^53 has lost its "
+                             "exact value; store ids as integers or text", source=source,
+                             column=column, row=_first(inexact))
         return series.astype("Int64" if null.any() else np.int64)
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind == "empty":
@@ -214,12 +224,12 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         try:
             return series.astype("Int64" if null.any() else np.int64)
         except (OverflowError, TypeError, ValueError):
-            values = series.to_numpy(dtype=object)
-            huge = np.fromiter((not null[i] and not -2**63 <= values[i] < 2**63
-                                for i in range(len(values))), bool, len(values))  # error path only
-            raise InputError("integer id does not fit in 64 bits (write such ids as strings)",
-                             source=source, column=column, row=_first(huge) if huge.any() else 1)
+            return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
     if kind == "string":
+        empty = (series.to_numpy(dtype=object) == "") & ~null
+        if empty.any():
+            raise InputError("empty id (an id is a non-empty text or an integer)", source=source,
+                             column=column, row=_first(empty))
         return series
     # Error path only: locate the first id that breaks the column's type.
     values = series.to_numpy(dtype=object)
@@ -235,11 +245,30 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
                      source=source, column=column, row=_first(minority))
 
 
-def _as_text(ids: pd.Series) -> pd.Series:
+def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Two id columns of one meaning (e.g. ``recording`` of the observation and recording
+    tables) with one type: when one is integer and the other text, the integers become
+    their decimal text. Lossless: a CSV id is an integer only when it was written as a
+    canonical integer, whose decimal text is exactly what was written."""
+    a_int, b_int = (pd.api.types.is_integer_dtype(s.dtype) for s in (a, b))
+    if a_int == b_int:
+        return a, b
+    text = (lambda s: _as_text(s, pd.isna(s).to_numpy()))
+    return (text(a), b) if a_int else (a, text(b))
+
+
+def _recording_text(ids: pd.Series) -> pd.Series:
     """Recording ids as text (they name files and JSON keys): integer 7 becomes '7'."""
     if pd.api.types.is_integer_dtype(ids.dtype):
-        return ids.astype(str).astype(object)
+        return _as_text(ids, pd.isna(ids).to_numpy())
     return ids
+
+
+def _as_text(series: pd.Series, null: np.ndarray) -> pd.Series:
+    """Integer ids as their decimal text, exact at any size (missing stays missing)."""
+    text = series.astype(object).where(null, series.astype(str)) if null.any() else \
+        series.astype(str)
+    return text.astype(object)
 
 
 def _frame_column(series: pd.Series, source: str) -> pd.Series:
@@ -351,6 +380,8 @@ def validate_pair(reference: pd.DataFrame, predictions: pd.DataFrame,
     pred = validate(predictions, PREDICTIONS, predictions_source)
     check_same_dimensionality(ref, pred, predictions_source)
     by_detection = "detection" in ref.columns and "detection" in pred.columns
+    for column in ("recording", "detection") if by_detection else ("recording",):
+        ref[column], pred[column] = common_id_type(ref[column], pred[column])
     if not by_detection and not coordinate_columns(pred):
         raise InputError("predictions need either a 'detection' column (with one in the "
                          "reference too) or coordinates x_um, y_um[, z_um]",

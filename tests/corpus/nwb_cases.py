@@ -109,7 +109,75 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "CalciumSeriesSegmentation/data' holds no labelled voxel"),
         "volume_no_imaging_volume_link": ("labels", lambda f: f.__delitem__(
             f"{SEG}/imaging_volume"), "has no 'imaging_volume' link"),
+        # Read as valid before: every value below came back as pred_valid = True.
+        "pred_valid_text": ("rois", lambda f: _replace(
+            f, f"{t1}/pred_valid", np.array([b"False"] * ROWS)),
+            "Seg_tpoint_1/pred_valid' must hold booleans (or 0/1), found |S5"),
+        "pred_valid_two": ("rois", lambda f: _replace(f, f"{t1}/pred_valid", np.full(ROWS, 2)),
+                           "Seg_tpoint_1/pred_valid' must hold booleans (or 0/1), found int64; "
+                           "row 0 holds 2"),
+        "pred_valid_half": ("rois", lambda f: _replace(
+            f, f"{t1}/pred_valid", np.full(ROWS, 0.5)),
+            "Seg_tpoint_1/pred_valid' must hold booleans (or 0/1), found float64; row 0 holds 0.5"),
+        # Frame names: a padded twin, non-ASCII (Arabic-Indic) digits.
+        "frame_name_padded": ("rois", lambda f: f.copy(f[t1], f[SEG], name="Seg_tpoint_01"),
+                              "Seg_tpoint_01': a frame is named Seg_tpoint_{t} with t in plain"),
+        "frame_name_arabic_indic": ("rois", lambda f: f.move(t1, f"{SEG}/Seg_tpoint_\u0661"),
+                                    "a frame is named Seg_tpoint_{t} with t in plain ASCII"),
+        "grid_spacing_text": ("rois", lambda f: _replace(
+            f, f"{VOLUME}/grid_spacing", np.array([b"1", b"1", b"x"])),
+            "grid_spacing' must hold 3 numbers, found |S1"),
+        # Links: dangling, external, a loop.
+        "imaging_plane_dangling": ("rois", lambda f: (
+            f.__delitem__(f"{SEG}/Seg_tpoint_0/imaging_plane"),
+            f.__setitem__(f"{SEG}/Seg_tpoint_0/imaging_plane", h5py.SoftLink("/general/nope"))),
+            "Seg_tpoint_0/imaging_plane' is a dangling link to '/general/nope'"),
+        "imaging_plane_external": ("rois", lambda f: (
+            f.__delitem__(f"{SEG}/Seg_tpoint_0/imaging_plane"),
+            f.__setitem__(f"{SEG}/Seg_tpoint_0/imaging_plane",
+                          h5py.ExternalLink("elsewhere.nwb", "/general/optophysiology/v"))),
+            "Seg_tpoint_0/imaging_plane' is an external link to 'elsewhere.nwb'"),
+        "soft_link_loop": ("rois", lambda f: (
+            f.__setitem__(f"{SEG}/loop_a", h5py.SoftLink(f"/{SEG}/loop_b")),
+            f.__setitem__(f"{SEG}/loop_b", h5py.SoftLink(f"/{SEG}/loop_a"))),
+            "CalciumSeriesSegmentation/loop_a' is a soft link that cannot be resolved"),
+        "hard_link_cycle": ("rois", lambda f: f.__setitem__(f"{SEG}/Seg_tpoint_0/up", f[SEG]),
+                            "not a valid NWB file"),
+        # Sizes the file declares but does not hold.
+        "volume_huge_time_axis": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", None, {"shape": (10 ** 11, 4, 4, 1), "dtype": np.uint16,
+                                     "chunks": (1, 4, 4, 1)}),
+            "data' declares a label volume of shape (100000000000, 4, 4, 1)"),
+        "volume_declared_not_stored": ("labels", lambda f: _replace(
+            f, f"{SEG}/data", None, {"shape": (10 ** 6, 4, 4, 1), "dtype": np.uint16,
+                                     "chunks": (1, 4, 4, 1)}),
+            "data' (shape (1000000, 4, 4, 1), uint16) declares 32000000 bytes"),
+        "voxel_mask_declared_not_stored": ("rois", lambda f: _replace(
+            f, f"{t1}/voxel_mask", None, {"shape": (10 ** 9,), "chunks": (1024,),
+                                          "dtype": f[f"{t1}/voxel_mask"].dtype}),
+            "Seg_tpoint_1/voxel_mask' (shape (1000000000,)"),
+        "corrupt_gzip_chunk": ("rois", lambda f: _corrupt_chunk(f, f"{t1}/voxel_mask"),
+                               "cannot read the file's data"),
+        # Notes that are not trackverify's: read by the schema (no dimensionality note, the
+        # identifier as recording), so the fragment is the next problem, a short track column.
+        "notes_nested_deeply": ("rois", lambda f: (
+            _replace(f, "general/notes", "[" * 100_000 + "]" * 100_000),
+            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
+        "notes_not_a_mapping": ("rois", lambda f: (
+            _replace(f, "general/notes", '{"trackverify": "x"}'),
+            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
     }
+
+
+def _corrupt_chunk(f, path: str) -> None:
+    """Rewrite ``path`` gzip-compressed, then overwrite its first chunk's bytes with 0xFF."""
+    data = f[path][()]
+    _replace(f, path, data, {"compression": "gzip", "chunks": (len(data),)})
+    info = f[path].id.get_chunk_info(0)
+    f.flush()
+    with open(f.filename, "r+b") as handle:
+        handle.seek(info.byte_offset)
+        handle.write(b"\xff" * info.size)
 
 
 def _convert(root: Path, case: str, source: Path, fragments: list[str]) -> Case:
@@ -146,6 +214,25 @@ def nwb_cases(root: Path) -> list[Case]:
     ]:
         path = _raw(root, f"nwb_{name}", "w.nwb", raw)
         cases.append(_convert(root, f"nwb_{name}", path, [str(path), fragment]))
+    # Writing: a voxel size or coordinates that would overflow the voxel grid or collapse
+    # positions (convert --to nwb of a valid table).
+    table = clean_observations(frames=2, tracks=ROWS)
+    far = table.assign(x_um=table["x_um"] + 1e300 * (table["track"] == 1))
+    for name, frame, extra, fragment in [
+        ("write_voxel_tiny", table, ["--voxel-um", "1e-300"], "positions span too many voxels"),
+        ("write_coordinates_1e300", far, [], "positions span too many voxels"),
+        ("write_coordinates_1e19", table.assign(x_um=table["x_um"] * 1e18), ["--voxel-um", "1"],
+         "positions span too many voxels"),
+    ]:
+        source = _raw(root, f"nwb_{name}", "obs.csv", frame.to_csv(index=False).encode())
+        out = root / f"nwb_{name}" / "out"
+        cases.append(Case(f"nwb_{name}", ["convert", str(source), "--to", "nwb", "--out",
+                                          str(out), *extra], 2, [fragment], out))
+    # Two files of one folder with the same identifier (duplicate rows before).
+    folder = root / "nwb_folder_same_identifier"
+    _raw(root, folder.name, "a.nwb", data["rois"])
+    twin = _raw(root, folder.name, "b.nwb", data["rois"])
+    cases.append(_convert(root, folder.name, folder, [str(twin), "holds recording 'r1'"]))
     # A folder of NWB files: the broken one is named.
     # (the folder beside the case's out folder: --out may not lie inside an input)
     folder = root / "nwb_folder_one_broken" / "in"

@@ -97,7 +97,8 @@ def hand_built_labels(path):
     data[1, 3:5, 2:4, 1:3] = 1  # neuron 2 is not seen in frame 1
     series = ndx.MultiChannelVolumeSeries(name="CalciumSeriesSegmentation",
                                           imaging_volume=volume, data=data, unit="",
-                                          rate=1.0, description="")
+                                          rate=1.0, description="", dimension=[8, 8, 4],
+                                          device=nwb.devices["scope"])
     module = nwb.create_processing_module(name="CalciumActivity", description="")
     module.add(series)
     module.add(ndx.SegmentationLabels(name="NeuronIDs", labels=["RMEL", "RMER?"],
@@ -252,3 +253,35 @@ def test_one_file_per_recording(tmp_path):
         main(["convert", str(tmp_path / "obs.parquet"), "--to", "nwb", "--out",
               str(tmp_path / "many")])
     assert sorted(p.name for p in (tmp_path / "many").iterdir()) == ["rec-1.nwb", "rec-2.nwb"]
+
+
+def test_pred_valid_stored_as_zero_one_integers_is_read(tmp_path):
+    before = observation_table(np.random.default_rng(1))
+    path = write_nwb(before, tmp_path / "r.nwb", voxel_um=0.01)
+    seg = "processing/CalciumActivity/CalciumSeriesSegmentation"
+    with h5py.File(path, "a") as f:
+        for name in list(f[seg]):
+            old = f[f"{seg}/{name}/pred_valid"]
+            flags, attrs = old[()].astype(np.uint8), dict(old.attrs)
+            del f[f"{seg}/{name}/pred_valid"]
+            f[f"{seg}/{name}"].create_dataset("pred_valid", data=flags).attrs.update(attrs)
+    _check_round_trip(before, read_nwb(path)[0], 0.01)
+
+
+def test_the_schema_refuses_what_pynwb_refuses(tmp_path):
+    # A MultiChannelVolumeSeries without its required 'dimension' dataset.
+    path = hand_built_labels(tmp_path / "v.nwb")
+    with h5py.File(path, "a") as f:
+        del f["processing/CalciumActivity/CalciumSeriesSegmentation/dimension"]
+    with pytest.raises(InputError, match="v.nwb: not a valid NWB file: the NWB schema refuses "
+                                         "MultiChannelVolumeSeries/dimension"):
+        read_nwb(path)
+
+
+def test_writer_refuses_positions_the_voxel_grid_cannot_hold(tmp_path):
+    obs = observation_table(np.random.default_rng(2))
+    for spacing, x in ((1e-300, obs["x_um"]), (0.001, obs["x_um"] + 1e300 * (obs["track"] == 3)),
+                       (1.0, obs["x_um"] * 1e18)):
+        with pytest.raises(InputError, match="positions span too many voxels"):
+            write_nwb(obs.assign(x_um=x), tmp_path / "r.nwb", voxel_um=spacing)
+    assert not (tmp_path / "r.nwb").exists()

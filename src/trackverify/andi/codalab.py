@@ -23,6 +23,7 @@ from trackverify.andi import core
 from trackverify.andi.ensemble import error_Ensemble_dataset
 from trackverify.andi.single import Problem, Table, read_table_file, score_tables
 from trackverify.errors import InputError
+from trackverify.io.bounded import regular_file
 from trackverify.io.atomic import write_text_atomic
 from trackverify.report.numbers import fmt
 
@@ -153,11 +154,12 @@ def _run_ensemble(exp_nums, track, submit_dir, truth_dir, corrected, problems):
     for exp in exp_nums:
         paths = [Path(d) / f"track_{track}" / f"exp_{exp}" / "ensemble_labels.txt"
                  for d in (truth_dir, submit_dir)]
+        regular_file(paths[0], what="reference file")  # never read a FIFO or a device
         try:
             with warnings.catch_warnings():  # an empty file is reported below, not warned about
                 warnings.simplefilter("error", UserWarning)
                 true = np.loadtxt(paths[0], skiprows=1, delimiter=";")
-                pred = np.loadtxt(paths[1], skiprows=1, delimiter=";")
+                pred = np.loadtxt(regular_file(paths[1]), skiprows=1, delimiter=";")
             a, d = error_Ensemble_dataset(true, pred, corrected=corrected)
             if not (np.isfinite(a) and np.isfinite(d)):
                 raise ValueError("the distance is not finite")
@@ -194,7 +196,8 @@ def read_vip_file(path: Path) -> np.ndarray:
     scoring program's error, never the submission's.
     """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(regular_file(path, what="reference file"), encoding="utf-8",
+                  errors="replace") as handle:
             lines = handle.read().split("\n")
     except FileNotFoundError:
         raise InputError(f"file not found {REFERENCE}", source=str(path)) from None

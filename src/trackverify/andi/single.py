@@ -10,6 +10,7 @@ import pandas as pd
 from trackverify.andi import core
 from trackverify.andi._engine import (Ragged, _ranges, assign_blocks, changepoint_counts,
                                       segment_costs)
+from trackverify.io.bounded import regular_file
 
 COLUMNS = ["traj_idx", "Ds", "alphas", "states", "changepoints"]
 
@@ -176,7 +177,7 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
 
 def read_table_file(path, *, corrected=False, strict=False) -> tuple[Table, list[Problem]]:
     """Read a submission or reference file (``fov_N.txt`` / ``traj_labs_fov_N.txt``)."""
-    with open(path, encoding="utf-8-sig", errors="replace") as f:
+    with open(regular_file(path), encoding="utf-8-sig", errors="replace") as f:
         lines = f.read().splitlines()
     return parse_lines(lines, str(path), corrected=corrected, strict=strict)
 

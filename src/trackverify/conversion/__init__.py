@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import importlib
 
+#: The decoder's largest number of epochs (Adam steps): a bound on its run time (about 8 s
+#: on the synthetic default specification); the command line refuses more.
+MAX_EPOCHS = 10_000
+
 _PUBLIC = {
     "DecoderConfig": "decoder", "run_decoder": "decoder", "run_checks": "checks",
     "validate_format": "format", "judge_agreement": "judge",

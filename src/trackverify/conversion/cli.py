@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trackverify.conversion import MAX_EPOCHS
 from trackverify.report.numbers import fmt
 
 _RESULT = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]-[/]"}
@@ -19,8 +20,9 @@ def _console():
 
 def _decoder_options(func):
     options = [
-        click.option("--epochs", type=click.IntRange(min=1), default=200, show_default=True,
-                     help="Adam steps (full batch, one per epoch)."),
+        click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS), default=200,
+                     show_default=True,
+                     help=f"Adam steps (full batch, one per epoch), at most {MAX_EPOCHS}."),
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Seed of the 70/30 trial split and the initialisation."),
         click.option("--engine", type=click.Choice(["numpy", "torch"]), default="numpy",

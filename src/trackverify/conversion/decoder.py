@@ -39,8 +39,13 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from trackverify.conversion import MAX_EPOCHS
 from trackverify.errors import ConfigError
 from trackverify.scoring import balanced_accuracy
+
+
+"""Largest number of training epochs (Adam steps) accepted: 50x the default of 200, so a
+run ends in bounded time (an epoch of the full-size check takes milliseconds)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,12 @@ class DecoderConfig:
     svd_max_neurons: int = 2_000
     engine: str = "numpy"
     threads: int = 1  # BLAS / torch threads: the products are small, more threads mostly contend
+
+    def __post_init__(self) -> None:
+        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) \
+                or not 1 <= self.epochs <= MAX_EPOCHS:
+            raise ConfigError(f"decoder epochs {self.epochs!r} must be an integer in "
+                              f"[1, {MAX_EPOCHS}]")
 
 
 @dataclass

@@ -1,7 +1,13 @@
 """NWB files in the WormID layout (extra ``nwb``: pynwb, hdmf, ndx-multichannel-volume).
 
-Reading (with h5py, which pynwb brings) understands two layouts, both under
-``processing/CalciumActivity``:
+Reading: h5py first follows every link once (an external link, a dangling soft link or a
+soft-link loop is refused; pynwb raises tracebacks on them), extracts the layout below with
+every value checked, then the file is validated by the NWB validator against the namespaces
+it caches and built with ``pynwb.NWBHDF5IO``: what the schema refuses or pynwb cannot build
+is refused (one tolerated deviation: ``NeuronIDs`` labels stored per character, as in
+published WormID files). No dataset is read that declares more data than the file stores
+(``MAX_COMPRESSION`` times it when compressed), and no label volume above
+``MAX_LABEL_VOXELS``. Two layouts are understood, both under ``processing/CalciumActivity``:
 
 * **ROI layout**: ``CalciumSeriesSegmentation`` is an ``ImageSegmentation`` holding one
   ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}``. Row ``i`` of every frame is
@@ -18,14 +24,16 @@ Names come from the ``NeuronIDs`` ``SegmentationLabels`` (one label per row, kep
 verbatim: labels may be empty or end in ``?`` for an uncertain name; labels stored as
 per-character arrays are joined). The observation table gets ``track`` = row index,
 ``detection`` = row index, ``pred_id = track``, ``pred_valid = True`` and a
-``neuron_name`` column; the recording table gets ``recording`` = the file's
+``neuron_name`` column (a stored ``pred_valid`` must be booleans or 0/1; frames are named
+with canonical ASCII digits, ``Seg_tpoint_01`` is refused); the recording table gets ``recording`` = the file's
 ``identifier``, ``animal_id`` = ``general/subject/subject_id`` (else the recording) and
 ``provenance_group`` = ``general/lab`` (else ``"unknown"``).
 
 Writing produces the ROI layout (or the label-volume layout) with pynwb and the
 ``ndx-multichannel-volume`` classes. The writer chooses a voxel spacing (``voxel_um``) and
 records it as the ``ImagingVolume``'s ``grid_spacing`` with ``origin_coords`` = the
-smallest position per axis, so positions come back to within half a voxel. Columns the
+smallest position per axis, so positions come back to within half a voxel (a spacing or
+coordinates for which they would not, or whose indices overflow uint32, are refused). Columns the
 WormID layout has no place for (``track``, ``detection``, ``pred_id``, ``pred_valid`` in the
 ROI layout) are extra columns of each ``PlaneSegmentation``; the recording-table row and
 the dimensionality are JSON in ``general/notes``. Files written here therefore round-trip
@@ -48,16 +56,22 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_declared_bytes, regular_file
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
 
 MODULE = "processing/CalciumActivity"
 SEGMENTATION = f"{MODULE}/CalciumSeriesSegmentation"
 LABELS = f"{MODULE}/NeuronIDs"
-FRAME_NAME = re.compile(r"^Seg_tpoint_(\d+)$")
+FRAME_PREFIX = "Seg_tpoint_"
+FRAME_NAME = re.compile(r"Seg_tpoint_(0|[1-9][0-9]*)", re.ASCII)  # canonical ASCII digits only
 NOTES_KEY = "trackverify"
 ROI_VOXEL_UM = 0.001
 LABEL_VOXEL_UM = 1.0
-MAX_LABEL_VOXELS = 200_000_000
+MAX_LABEL_VOXELS = 200_000_000  # written or read: a label volume of at most 2e8 voxels
+MAX_COMPRESSION = 1100  # gzip's ratio is at most ~1032:1; more declared data is not in the file
+# Validator findings tolerated: WormID files in the wild store NeuronIDs labels as
+# per-character arrays (joined by _decode_labels), which the schema types as text.
+_TOLERATED_SCHEMA = ("SegmentationLabels/labels",)
 _UNIT_TO_UM = {"um": 1.0, "µm": 1.0, "micrometer": 1.0, "micrometers": 1.0, "micron": 1.0,
                "microns": 1.0, "mm": 1e3, "millimeter": 1e3, "millimeters": 1e3,
                "nm": 1e-3, "nanometer": 1e-3, "nanometers": 1e-3, "m": 1e6, "meter": 1e6,
@@ -77,25 +91,30 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read one WormID-layout NWB file: ``(observations, recordings)`` (module docstring)."""
     h5py = _h5py()
     source = str(path)
-    if not Path(path).is_file():
-        raise InputError("file not found", source=source)
+    path = regular_file(path)
     try:
         handle = h5py.File(path, "r")
     except OSError as exc:
         raise InputError(f"not a readable NWB (HDF5) file ({exc})", source=source) from exc
     with handle as f:
-        notes = _notes(f)
-        recording_row = _recording_row(f, notes)
-        if SEGMENTATION not in f:
-            raise InputError(f"no group '{SEGMENTATION}' (not a WormID-layout NWB file)",
-                             source=source)
-        seg = f[SEGMENTATION]
-        kind = _attr(seg, "neurodata_type")
-        if isinstance(seg, h5py.Group) and "data" in seg and kind != "ImageSegmentation":
-            frames, rows, voxels, columns, n_rows = _read_label_volume(seg, source)
-        else:
-            frames, rows, voxels, columns, n_rows = _read_rois(f, seg, source)
-        names = _read_names(f, n_rows, source)
+        _check_links(f, source)
+        try:
+            notes = _notes(f)
+            recording_row = _recording_row(f, notes)
+            if SEGMENTATION not in f:
+                raise InputError(f"no group '{SEGMENTATION}' (not a WormID-layout NWB file)",
+                                 source=source)
+            seg = f[SEGMENTATION]
+            kind = _attr(seg, "neurodata_type")
+            if isinstance(seg, h5py.Group) and "data" in seg and kind != "ImageSegmentation":
+                frames, rows, voxels, columns, n_rows = _read_label_volume(seg, source)
+            else:
+                frames, rows, voxels, columns, n_rows = _read_rois(f, seg, source)
+            names = _read_names(f, n_rows, source)
+        except (OSError, RuntimeError, KeyError) as exc:  # e.g. a corrupt compressed chunk
+            raise InputError(f"cannot read the file's data ({_first_line(exc)})",
+                             source=source) from None
+    _check_schema(path, source)
     origin, spacing = voxels
     positions = origin + columns["centre"] * spacing
     tracks = notes.get("tracks")
@@ -121,6 +140,86 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     return obs, recordings
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _check_links(f, source: str) -> None:
+    """Refuse external links, dangling soft links and soft-link loops (pynwb and h5py
+    raise tracebacks on them); every group is visited once (hard-link cycles end)."""
+    h5py = _h5py()
+    seen: set = set()
+    stack = [f]
+    while stack:
+        group = stack.pop()
+        info = h5py.h5o.get_info(group.id)
+        address = getattr(info, "addr", None) or getattr(info, "token", None)
+        if address in seen:
+            continue
+        seen.add(address)
+        for name in group:
+            where = f"{group.name.rstrip('/')}/{name}"
+            link = group.get(name, getlink=True)
+            if isinstance(link, h5py.ExternalLink):
+                raise InputError(f"'{where}' is an external link to '{link.filename}'; an NWB "
+                                 "file must be read on its own (no external links)",
+                                 source=source)
+            try:
+                target = group.get(name)
+            except (KeyError, RuntimeError, OSError) as exc:
+                raise InputError(f"'{where}' is a soft link that cannot be resolved (a loop or a "
+                                 f"broken target: {_first_line(exc)})", source=source) from None
+            if target is None:
+                detail = f" to '{link.path}'" if isinstance(link, h5py.SoftLink) else ""
+                raise InputError(f"'{where}' is a dangling link{detail}", source=source)
+            if isinstance(link, h5py.HardLink) and isinstance(target, h5py.Group):
+                stack.append(target)
+
+
+def _check_schema(path: Path, source: str) -> None:
+    """Read the file through pynwb (with ndx-multichannel-volume) and its validator:
+    refuse a file pynwb cannot build or whose content the NWB schema refuses."""
+    import ndx_multichannel_volume  # noqa: F401 - registers the extension's classes
+    from pynwb import NWBHDF5IO, validate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            # By path, the validator checks against the namespaces cached in the file
+            # (the extension and the core it extends).
+            found = [str(e) for e in validate(paths=[str(path)])[0]]
+        except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
+            raise InputError(f"not a valid NWB file: the NWB validator cannot read it "
+                             f"({type(exc).__name__}: {_first_line(exc)})",
+                             source=source) from None
+        errors = [e for e in found if not e.startswith(_TOLERATED_SCHEMA)]
+        if errors:
+            raise InputError(f"not a valid NWB file: the NWB schema refuses {errors[0]}"
+                             + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+                             source=source)
+        if len(found) > len(errors):
+            return  # per-character labels: pynwb cannot build that one object; h5py read it
+        try:
+            with NWBHDF5IO(str(path), "r", load_namespaces=True) as io:
+                io.read()
+        except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
+            raise InputError(f"not a valid NWB file: pynwb cannot read it "
+                             f"({type(exc).__name__}: {_first_line(exc)})",
+                             source=source) from None
+
+
+def _bounded(dataset, source: str) -> None:
+    """Refuse a dataset that declares more data than the file stores (uncompressed) or
+    than :data:`MAX_COMPRESSION` times its stored bytes (compressed)."""
+    declared = int(np.prod(dataset.shape, dtype=object)) * int(dataset.dtype.itemsize) \
+        if dataset.shape else int(dataset.dtype.itemsize)
+    stored = int(dataset.id.get_storage_size())
+    allowed = stored * (MAX_COMPRESSION if dataset.compression else 1) + 4096
+    check_declared_bytes(declared, allowed, source=source,
+                         what=f"'{dataset.name}' (shape {dataset.shape}, {dataset.dtype})")
+
+
 def _attr(obj, name: str) -> Any:
     value = obj.attrs.get(name)
     return value.decode("utf-8") if isinstance(value, bytes) else value
@@ -140,9 +239,10 @@ def _notes(f) -> dict[str, Any]:
     text = _scalar_text(f, "general/notes")
     try:
         data = json.loads(text) if text else {}
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # free-text notes (or nested too deeply)
         return {}
-    return data.get(NOTES_KEY, {}) if isinstance(data, dict) else {}
+    notes = data.get(NOTES_KEY, {}) if isinstance(data, dict) else {}
+    return notes if isinstance(notes, dict) else {}
 
 
 def _recording_row(f, notes: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +265,9 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
                 continue
             raise InputError(f"the ImagingVolume '{volume.name}' linked from '{where}' has no "
                              "grid_spacing", source=source)
+        if not isinstance(volume[name], _h5py().Dataset) or volume[name].dtype.kind not in "iuf":
+            raise InputError(f"'{volume.name}/{name}' must hold 3 numbers, found "
+                             f"{getattr(volume[name], 'dtype', 'a group')}", source=source)
         values = np.asarray(volume[name][()], dtype=np.float64).ravel()
         if values.shape != (3,) or not np.all(np.isfinite(values)):
             raise InputError(f"'{volume.name}/{name}' must hold 3 finite numbers, found shape "
@@ -189,8 +292,15 @@ def _read_rois(f, seg, source: str):
     h5py = _h5py()
     if not isinstance(seg, h5py.Group):
         raise InputError(f"'{SEGMENTATION}' is not a group", source=source)
-    frames_by_name = {int(m.group(1)): name for name in seg
-                      if (m := FRAME_NAME.match(name))}
+    frames_by_name = {}
+    for name in seg:
+        if not name.startswith(FRAME_PREFIX):
+            continue
+        match = FRAME_NAME.fullmatch(name)
+        if match is None:
+            raise InputError(f"'{SEGMENTATION}/{name}': a frame is named Seg_tpoint_{{t}} with "
+                             "t in plain ASCII digits and no leading zero", source=source)
+        frames_by_name[int(match.group(1))] = name
     if not frames_by_name:
         raise InputError(f"'{SEGMENTATION}' holds no Seg_tpoint_{{t}} plane segmentations",
                          source=source)
@@ -206,6 +316,12 @@ def _read_rois(f, seg, source: str):
         for needed in ("voxel_mask", "voxel_mask_index"):
             if needed not in plane:
                 raise InputError(f"'{where}' has no '{needed}'", source=source)
+        for needed in ("voxel_mask", "voxel_mask_index"):
+            if not isinstance(plane[needed], h5py.Dataset):
+                raise InputError(f"'{where}/{needed}' is not a dataset", source=source)
+            _bounded(plane[needed], source)
+        if plane["voxel_mask_index"].dtype.kind not in "iu":
+            raise InputError(f"'{where}/voxel_mask_index' must hold integers", source=source)
         index = np.asarray(plane["voxel_mask_index"][()], dtype=np.int64).ravel()
         voxels = _voxel_array(plane["voxel_mask"], source, where)
         if index.size and (np.any(np.diff(index) < 0) or index[-1] != len(voxels)
@@ -226,7 +342,13 @@ def _read_rois(f, seg, source: str):
         centres.append(centre)
         for column in ("track", "detection", "pred_id", "pred_valid"):
             if column in plane:
+                if not isinstance(plane[column], h5py.Dataset) or plane[column].ndim != 1:
+                    raise InputError(f"'{where}/{column}' must be a one-dimensional dataset",
+                                     source=source)
+                _bounded(plane[column], source)
                 values = plane[column][()]
+                if column == "pred_valid":
+                    values = _valid_flags(values, source, f"{where}/{column}")
                 if len(values) != index.size:
                     raise InputError(f"'{where}/{column}' has {len(values)} values for "
                                      f"{index.size} rows", source=source)
@@ -237,9 +359,22 @@ def _read_rois(f, seg, source: str):
             raise InputError(f"column '{column}' is missing from some Seg_tpoint groups",
                              source=source)
         columns[column] = np.concatenate(parts)
-    if "pred_valid" in columns:
-        columns["pred_valid"] = columns["pred_valid"].astype(bool)
     return np.concatenate(frames), np.concatenate(rows), geometry, columns, n_rows
+
+
+def _valid_flags(values: np.ndarray, source: str, where: str) -> np.ndarray:
+    """``pred_valid`` as stored: booleans, or integers that are all 0 or 1. Text ('False'
+    is a non-empty string), other numbers (2, 0.5) are refused, never read as True."""
+    if values.dtype == bool:
+        return values
+    if values.dtype.kind in "iu" and np.isin(values, (0, 1)).all():
+        return values.astype(bool)
+    bad = (np.flatnonzero(~np.isin(values, (0, 1)))[:1] if values.dtype.kind in "iuf"
+           else np.arange(min(1, len(values))))
+    example = (f"; row {int(bad[0])} holds {plain(_decode_values(values[bad])[0])!r}"
+               if bad.size else "")
+    raise InputError(f"'{where}' must hold booleans (or 0/1), found {values.dtype}{example}",
+                     source=source)
 
 
 def _voxel_array(dataset, source: str, where: str) -> np.ndarray:
@@ -285,6 +420,12 @@ def _read_label_volume(seg, source: str):
     if not np.issubdtype(data.dtype, np.integer):
         raise InputError(f"'{where}/data' must hold integer labels, found {data.dtype}",
                          source=source)
+    voxels = int(np.prod(data.shape, dtype=object))
+    if voxels > MAX_LABEL_VOXELS:
+        raise InputError(f"'{where}/data' declares a label volume of shape {data.shape} "
+                         f"({voxels} voxels); at most {MAX_LABEL_VOXELS} are read",
+                         source=source)
+    _bounded(data, source)
     geometry = _volume_geometry(_linked_volume(seg, "imaging_volume", source), source, where)
     frames, rows, centres = [], [], []
     n_rows = 0
@@ -419,10 +560,7 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
     if dims == 2:
         coords = np.column_stack([coords, np.zeros(len(coords))])
     origin = coords.min(axis=0)
-    index = np.rint((coords - origin) / spacing).astype(np.int64)
-    if index.max(initial=0) >= np.iinfo(np.uint32).max:
-        raise InputError(f"positions span too many voxels of {spacing} um; choose a coarser "
-                         "voxel spacing")
+    index = _voxel_index(coords, origin, spacing)
     tracks, row_of_obs = np.unique(obs["track"].to_numpy(), return_inverse=True)
     frame = obs["frame"].to_numpy()
     n_frames, n_rows = int(frame.max()) + 1, len(tracks)
@@ -480,8 +618,8 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
                 id=ElementIdentifiers(name="id", data=np.arange(n_rows))))
         link = {"ImageSegmentation": segmentation}
     else:
-        shape = (n_frames, *(index.max(axis=0) + 1))
-        if int(np.prod(shape, dtype=np.float64)) > MAX_LABEL_VOXELS:
+        shape = (n_frames, *(int(n) + 1 for n in index.max(axis=0)))
+        if int(np.prod(shape, dtype=object)) > MAX_LABEL_VOXELS:  # Python ints: no overflow
             raise InputError(f"a label volume of shape {shape} is too large at {spacing} um; "
                              "choose a coarser voxel spacing or the rois layout")
         labels = np.zeros(shape, dtype=np.uint16 if n_rows < 65535 else np.uint32)
@@ -494,7 +632,7 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
         segmentation = MultiChannelVolumeSeries(
             name="CalciumSeriesSegmentation", imaging_volume=volume, data=labels,
             unit="label", description="label k is neuron row k - 1; 0 is background",
-            rate=1.0)
+            rate=1.0, dimension=list(shape[1:]), device=device)
         link = {"MCVSeriesSegmentation": segmentation}
     module.add(segmentation)
     if "neuron_name" in obs.columns:
@@ -507,6 +645,27 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
         warnings.simplefilter("ignore")
         with NWBHDF5IO(str(path), "w") as io:
             io.write(nwb)
+
+
+def _voxel_index(coords: np.ndarray, origin: np.ndarray, spacing: float) -> np.ndarray:
+    """Voxel indices ``rint((coords - origin) / spacing)`` as int64, refusing a spacing or
+    coordinates that would overflow the uint32 voxel grid or collapse positions: every
+    position must come back as ``origin + index * spacing`` within half a voxel (plus the
+    float64 rounding of the position itself)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        steps = (coords - origin) / spacing
+    if not np.all(np.isfinite(steps)) or steps.max(initial=0) >= np.iinfo(np.uint32).max:
+        raise InputError(f"positions span too many voxels of {spacing:g} um (or are too large "
+                         "to store); choose a coarser voxel spacing")
+    index = np.rint(steps).astype(np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        back = origin + index * spacing
+        error = np.abs(back - coords)
+    tolerance = spacing / 2 * (1 + 1e-9) + 4 * np.spacing(np.abs(coords))
+    if not np.all(np.isfinite(back)) or np.any(error > tolerance):
+        raise InputError(f"a voxel spacing of {spacing:g} um cannot hold these positions (they "
+                         "would not come back within half a voxel); choose another spacing")
+    return index
 
 
 def _filled(values: np.ndarray, present: np.ndarray, members: np.ndarray) -> list | np.ndarray:
@@ -542,6 +701,14 @@ def read_any(path: Path, **options) -> tuple[pd.DataFrame, pd.DataFrame]:
         files = sorted(path.glob("*.nwb"))
         if files:
             parts = [read_nwb(p) for p in files]
+            first: dict[Any, Path] = {}
+            for file, (_, recordings) in zip(files, parts):
+                name = plain(recordings["recording"].iloc[0])
+                other = first.setdefault(name, file)
+                if other != file:
+                    raise InputError(f"holds recording {name!r} (its identifier), like "
+                                     f"{other}; one recording per file, each file once",
+                                     source=str(file))
             return (pd.concat([p[0] for p in parts], ignore_index=True),
                     pd.concat([p[1] for p in parts], ignore_index=True))
     dataset = load_dataset(path, **options)

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import regular_file
 
 try:  # numpy >= 2
     from numpy._core import multiarray as _np_multiarray
@@ -365,9 +366,7 @@ def loads_restricted(data: bytes, source: str = "<bytes>") -> Any:
 
 def load_restricted(path: str | os.PathLike) -> Any:
     """Load a pickle file through the restricted unpickler."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", source=str(path))
+    path = regular_file(path)
     return loads_restricted(path.read_bytes(), source=str(path))
 
 

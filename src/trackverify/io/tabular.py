@@ -6,25 +6,26 @@ import csv
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trackverify.errors import InputError
 from trackverify.io.atomic import commit_temporary, temporary_beside, write_atomic
-from trackverify.tables import Schema, validate
+from trackverify.io.bounded import regular_file
+from trackverify.tables import READ_AS_IDS, Schema, validate
 
 PARQUET_SUFFIXES = {".parquet", ".pq"}
+# pandas' default missing-value markers (read_csv ``na_values``), for every non-id column.
+NA_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+              "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", source=str(path))
-    if path.is_dir():
-        raise InputError("expected a file, found a folder", source=str(path))
+    path = regular_file(path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=str(path))
     suffix = path.suffix.lower()
@@ -32,12 +33,21 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         try:
             return pq.read_table(path).to_pandas()
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
+            raise InputError(f"not a readable Parquet file ({_first_line(exc)})",
+                             source=str(path)) from None
     if suffix in CSV_SUFFIXES or suffix == "":
-        _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
+        header = _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
+        ids = [name for name in header if name in READ_AS_IDS]
+        # Id columns are read as text (only a blank cell is missing), every other column
+        # with pandas' usual missing-value markers; ids_as_written then decides int or str.
+        na_values = {name: [""] if name in ids else list(NA_MARKERS) for name in header}
         try:
-            return pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
-                               skipinitialspace=True)
+            table = pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
+                                skipinitialspace=True, dtype={name: str for name in ids},
+                                keep_default_na=False, na_values=na_values)
+            for name in ids:
+                table[name] = ids_as_written(table[name])
+            return table
         except pd.errors.EmptyDataError as exc:
             raise InputError("the file has no header line", source=str(path)) from exc
         except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as exc:
@@ -50,7 +60,7 @@ def _check_csv_header(path: Path, delimiter: str) -> None:
     """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            header = next(csv.reader(handle, delimiter=delimiter), [])
+            header = next(csv.reader(handle, delimiter=delimiter, skipinitialspace=True), [])
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from exc
     except csv.Error as exc:
@@ -60,6 +70,35 @@ def _check_csv_header(path: Path, delimiter: str) -> None:
         if name in seen:
             raise InputError("the column appears twice in the header", source=str(path), column=name)
         seen.add(name)
+    return header  # the column names as pandas reads them (skipinitialspace)
+
+
+_CANONICAL_INTEGER = r"-?(?:0|[1-9][0-9]*)"
+_TEXTUAL = ("string", "mixed", "mixed-integer")
+
+
+def ids_as_written(text: pd.Series) -> pd.Series:
+    """An id column read as text, typed the way it was written.
+
+    int64 (nullable ``Int64`` when a cell is blank) when every non-blank value is a
+    canonical integer (regular expression ``-?(0|[1-9][0-9]*)``: no sign '+', no leading
+    zero, no space) that fits int64; otherwise the text itself, so ``'7'``, ``'07'`` and
+    ``'007'`` stay three ids and ``18446744073709551615`` stays exact. The conversion is
+    exact (no float passes), so ids above 2^53 beside a blank cell keep every digit.
+    """
+    null = text.isna().to_numpy()
+    present = text[~null]
+    if present.empty or not present.str.fullmatch(_CANONICAL_INTEGER).all():
+        return text.astype(object)
+    try:
+        values = present.to_numpy(dtype=object).astype(np.int64)
+    except OverflowError:
+        return text.astype(object)
+    if not null.any():
+        return pd.Series(values, index=text.index, name=text.name)
+    full = np.zeros(len(text), dtype=np.int64)
+    full[~null] = values
+    return pd.Series(pd.arrays.IntegerArray(full, null), index=text.index, name=text.name)
 
 
 def _first_line(exc: Exception) -> str:
@@ -75,11 +114,21 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        try:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+        except pa.ArrowException as exc:  # e.g. a column mixing numbers and text
+            raise InputError(f"cannot be written as Parquet ({_first_line(exc)})",
+                             source=str(path)) from None
         # Deterministic bytes: no pandas metadata with library versions, fixed compression.
         table = table.replace_schema_metadata(None)
         return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
-    return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
+    # A text cell that starts with a space is quoted (readers skip a cell's initial spaces);
+    # only then are all text cells quoted, so ordinary tables keep their plain look.
+    quoting = csv.QUOTE_NONNUMERIC if any(
+        df[c].dtype == object and pd.api.types.infer_dtype(df[c], skipna=True) in _TEXTUAL
+        and df[c].str.match(r"\s", na=False).any() for c in df.columns) else csv.QUOTE_MINIMAL
+    return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n",
+                                                    quoting=quoting))
 
 
 class ParquetStream:

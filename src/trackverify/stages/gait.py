@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_npy
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import StageResult, config_record, experiments, summarise_ratios
 
@@ -67,7 +68,7 @@ def load_swing_stance(path: Path, shape: tuple[int, ...] | None = None) -> np.nd
     if not path.is_file():
         raise InputError("file not found", source=str(path))
     try:
-        arr = np.load(path, allow_pickle=False)
+        arr = np.load(check_npy(path), allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"not a readable .npy array ({exc})", source=str(path)) from exc
     if not isinstance(arr, np.ndarray):  # an .npz archive saved under the .npy name

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_npy, parse_nested, read_text
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import StageResult, config_record, experiments, summarise_ratios
 
@@ -51,7 +52,7 @@ def load_npz_array(path: Path, key: str, shape_tail: tuple[int, ...]) -> np.ndar
     if not path.is_file():
         raise InputError("file not found", source=str(path))
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with np.load(check_npy(path), allow_pickle=False) as data:
             if key not in data.files:
                 raise InputError(f"missing array '{key}' (found {data.files})", source=str(path))
             arr = data[key]
@@ -71,7 +72,8 @@ def load_ground_truth(folder: Path, k: int) -> np.ndarray:
         return load_npz_array(folder / GT_FILE, GT_KEY, (k, 3))
     path = folder / COCO_FILE
     try:
-        anns = json.loads(path.read_text(encoding="utf-8"))["annotations"]
+        anns = parse_nested(json.loads, read_text(path), source=str(path),
+                            kind="JSON")["annotations"]
         arr = np.array([a["keypoints"] for a in anns], dtype=np.float64)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a COCO keypoint file ({exc})", source=str(path)) from exc

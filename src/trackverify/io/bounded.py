@@ -1,0 +1,170 @@
+"""Reads that end: no special file is opened, and no size a file declares is believed.
+
+Every reader of trackverify goes through here before it opens an input:
+
+* :func:`regular_file` refuses anything that is not a regular file *before opening it*
+  (``os.stat`` and ``S_ISREG``, symbolic links followed): a FIFO would block forever, a
+  character device such as ``/dev/zero`` never ends, a socket cannot be read. The message
+  names the path and what it is.
+* :func:`read_text` / :func:`read_bytes` read a regular file whole, refusing one larger
+  than a stated cap (:data:`MAX_TEXT_BYTES` for configuration and metadata files).
+* :func:`parse_nested` parses JSON or TOML and turns the ``RecursionError`` of a document
+  nested deeper than the parser's recursion limit (``[[[[...`` 10^5 deep) into one clean
+  error; such input fails in milliseconds.
+* :func:`check_declared_bytes` compares the bytes a header declares (shape x item size)
+  with the bytes the file can hold, and :func:`check_npy` applies it to ``.npy`` files and
+  to every member of an ``.npz`` archive (a 128-byte header claiming 336 GB is refused
+  before anything is allocated).
+
+Together these bound the time any input can take before a clear error: nothing is read
+that is not a regular file, nothing is allocated that the file cannot fill.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trackverify.errors import InputError
+
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+"""Largest configuration / metadata file (TOML, JSON, text) read whole: 64 MiB."""
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a folder"))
+
+
+def _raise(error: type[Exception], source: str, problem: str):
+    if issubclass(error, InputError):
+        raise error(problem, source=source)
+    raise error(f"{source}: {problem}")
+
+
+def regular_file(path: str | os.PathLike, *, what: str = "file",
+                 error: type[Exception] = InputError) -> Path:
+    """``path`` as a :class:`Path` if it is a regular file (links followed); else raise
+    ``error`` naming the path: not found, a folder, a FIFO, a device or a socket."""
+    source = str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        _raise(error, source, f"{what} not found")
+    except OSError as exc:
+        _raise(error, source, f"cannot read the {what} ({exc.strerror or exc})")
+    if stat.S_ISREG(mode):
+        return Path(path)
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    _raise(error, source, f"expected a regular {what}, found {kind}; trackverify reads "
+                          "regular files only")
+
+
+def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
+               error: type[Exception] = InputError) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes`` (else ``error``)."""
+    path = regular_file(path, what=what, error=error)
+    size = path.stat().st_size
+    if size > max_bytes:
+        _raise(error, str(path), f"the {what} is {size} bytes; at most {max_bytes} are read")
+    with open(path, "rb") as handle:
+        return handle.read(max_bytes + 1)
+
+
+def read_text(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
+              error: type[Exception] = InputError, encoding: str = "utf-8") -> str:
+    """A regular file of at most ``max_bytes`` decoded as ``encoding`` (else ``error``)."""
+    data = read_bytes(path, max_bytes=max_bytes, what=what, error=error)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        _raise(error, str(path), f"not {encoding} text ({exc.reason} at byte {exc.start})")
+
+
+def parse_nested(parse: Callable[[str], Any], text: str, *, source: str, kind: str,
+                 error: type[Exception] = InputError) -> Any:
+    """``parse(text)`` (``json.loads``, ``tomllib.loads``) with a document nested deeper
+    than the parser can follow refused as ``error`` instead of a ``RecursionError``."""
+    try:
+        return parse(text)
+    except RecursionError:
+        _raise(error, source, f"not valid {kind} (nested too deeply to parse)")
+
+
+def check_declared_bytes(declared: int, available: int, *, source: str, what: str,
+                         error: type[Exception] = InputError) -> None:
+    """Refuse a header that declares more bytes than the file can hold.
+
+    ``declared`` and ``available`` are Python ints (no overflow); ``what`` says which
+    header (e.g. "the array header (shape (10**11, 4), float64)").
+    """
+    if declared > available:
+        _raise(error, source, f"{what} declares {declared} bytes but the file holds only "
+                              f"{available}; the file is truncated or its header is false")
+
+
+def _npy_declared(handle) -> tuple[int, int] | None:
+    """``(declared data bytes, header length)`` of the ``.npy`` stream at ``handle``, or
+    None when the header cannot be read."""
+    import numpy as np
+    from numpy.lib import format as npy_format
+
+    start = handle.tell()
+    try:
+        version = npy_format.read_magic(handle)
+        header = (npy_format.read_array_header_1_0 if version == (1, 0)
+                  else npy_format.read_array_header_2_0)(handle)
+    except (ValueError, SyntaxError, TypeError, EOFError, OSError):
+        return None  # an unreadable header: the loader refuses it and names the file
+    shape, _, dtype = header
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if dtype.hasobject:
+        return 0, handle.tell() - start  # refused by allow_pickle=False when loaded
+    return count * int(np.dtype(dtype).itemsize), handle.tell() - start
+
+
+def check_npy(path: str | os.PathLike) -> Path:
+    """Refuse an ``.npy`` file (or an ``.npz`` member) whose header declares more data than
+    the file holds. Other files (not starting with the ``.npy`` or zip magic) are left to
+    the loader, which names them."""
+    path = regular_file(path)
+    source = str(path)
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+        handle.seek(0)
+        if magic == b"\x93NUMPY":
+            found = _npy_declared(handle)
+            if found is not None:
+                check_declared_bytes(found[0], size - found[1], source=source,
+                                     what="the array header")
+        elif magic[:4] == b"PK\x03\x04":
+            try:
+                archive = zipfile.ZipFile(handle)
+            except (zipfile.BadZipFile, OSError, ValueError):
+                return path  # the loader names a broken archive
+            with archive:
+                for info in archive.infolist():
+                    if not info.filename.endswith(".npy"):
+                        continue
+                    try:
+                        member = archive.open(info)
+                    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError,
+                            ValueError):
+                        return path
+                    with member:
+                        found = _npy_declared(member)
+                    if found is not None:
+                        check_declared_bytes(found[0], info.file_size - found[1],
+                                             source=source,
+                                             what=f"the header of member '{info.filename}'")
+    return path
+
+
+__all__ = ["MAX_TEXT_BYTES", "regular_file", "read_bytes", "read_text", "parse_nested",
+           "check_declared_bytes", "check_npy"]

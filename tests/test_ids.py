@@ -1,0 +1,188 @@
+"""Ids are kept exactly as written (docs/robustness.md, "Ids as written").
+
+An id column read from CSV is int64 only when every value is a canonical integer that fits
+int64; otherwise it is the text itself. Expected values are the literal strings written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trackverify.dataset import load_dataset
+from trackverify.errors import InputError
+from trackverify.io.nwb import convert
+from trackverify.io.tabular import load_table, read_table, write_table
+from trackverify.partitions import load_partitions, make_partitions, write_partitions
+from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+
+HEADER = "recording,frame,track,detection,x_um,y_um,pred_id,pred_valid\n"
+
+
+def _csv(tmp_path, rows: list[str], name="obs.csv"):
+    path = tmp_path / name
+    path.write_text(HEADER + "".join(r + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_padded_ids_stay_distinct(tmp_path):
+    path = _csv(tmp_path, ["r,0,7,1,0,0,p,true", "r,0,07,2,1,0,q,true", "r,0,007,3,2,0,s,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["track"].tolist() == ["7", "07", "007"]
+
+
+def test_canonical_integers_are_int64_and_others_text(tmp_path):
+    path = _csv(tmp_path, ["r,0,1,1,0,0,-5,true", "r,0,2,2,1,0,0,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["track"].dtype == np.int64 and obs["pred_id"].tolist() == [-5, 0]
+    for text in ("+7", " 7x", "1e3", "0x10", "٣"):  # '+', not digits, exponent, hex, Arabic-Indic
+        path = _csv(tmp_path, [f"r,0,1,1,0,0,{text},true", "r,0,2,2,1,0,8,true"])
+        assert load_table(path, OBSERVATIONS)["pred_id"].tolist() == [text.lstrip(), "8"]
+
+
+def test_ids_beyond_int64_stay_exact(tmp_path):
+    top = str(2 ** 64 - 1)
+    path = _csv(tmp_path, [f"r,0,{top},1,0,0,{2 ** 63},true", "r,0,2,2,1,0,3,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["track"].tolist() == [top, "2"]
+    assert obs["pred_id"].tolist() == [str(2 ** 63), "3"]
+    # The same id as an unsigned Parquet column: text, not -1.
+    table = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": np.array(
+        [2 ** 64 - 1, 2], dtype=np.uint64), "detection": [1, 2], "x_um": 0.0, "y_um": 0.0,
+        "pred_id": [1, 2], "pred_valid": True})
+    assert validate(table, OBSERVATIONS)["track"].tolist() == [top, "2"]
+
+
+def test_ids_above_2_53_beside_a_blank_keep_precision(tmp_path):
+    big = 2 ** 53 + 1  # 9007199254740993: a float64 cannot hold it
+    path = _csv(tmp_path, [f"r,0,1,1,0,0,{big},true", "r,0,2,2,1,0,,false"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["pred_id"].iloc[0] == 9007199254740993 and pd.isna(obs["pred_id"].iloc[1])
+
+
+def test_float_ids_above_2_53_are_refused():
+    table = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": [2.0 ** 60, 1.0],
+                          "detection": [1, 2], "x_um": 0.0, "y_um": 0.0, "pred_id": [1, 2],
+                          "pred_valid": True})
+    with pytest.raises(InputError, match="column 'track', row 1: an id stored as a floating"):
+        validate(table, OBSERVATIONS, source="t.parquet")
+
+
+def test_missing_marker_words_are_ids_not_blanks(tmp_path):
+    path = _csv(tmp_path, ["NA,0,None,1,0,0,null,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs[["recording", "track", "pred_id"]].iloc[0].tolist() == ["NA", "None", "null"]
+
+
+def test_empty_text_id_is_refused():
+    table = pd.DataFrame({"recording": ["r", ""], "animal_id": ["a", "b"],
+                          "provenance_group": "g"})
+    with pytest.raises(InputError, match="column 'recording', row 2: empty id"):
+        validate(table, RECORDINGS, source="recordings.csv")
+
+
+def test_convert_output_with_padded_recording_ids_is_accepted(tmp_path):
+    source = tmp_path / "in"
+    source.mkdir()
+    _csv(source, ["001,0,1,1,0,0,1,true", "001,1,1,1,0,0,1,true", "002,0,1,1,0,0,1,true"],
+         name="observations.csv")
+    (source / "recordings.csv").write_text("recording,animal_id,provenance_group\n"
+                                           "001,007,lab\n002,7,lab\n", encoding="utf-8")
+    convert(source, "parquet", tmp_path / "out")
+    assert (tmp_path / "out" / "recordings.csv").read_text().splitlines()[1:] == [
+        "001,007,lab", "002,7,lab"]
+    dataset = load_dataset(tmp_path / "out")
+    assert dataset.recordings["recording"].tolist() == ["001", "002"]
+    assert dataset.recordings["animal_id"].tolist() == ["007", "7"]
+
+
+def test_integer_observation_ids_meet_text_recording_ids(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    _csv(folder, ["1,0,1,1,0,0,1,true"], name="observations.csv")
+    (folder / "recordings.csv").write_text("recording,animal_id,provenance_group\n1,a,g\n"
+                                           "r2,b,g\n", encoding="utf-8")
+    assert load_dataset(folder).recordings["recording"].tolist() == ["1"]
+
+
+# ----------------------------------------------------------------------- the property
+
+_text_id = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=8)
+_int_id = st.integers(-2 ** 63, 2 ** 63 - 1)
+_big_id = st.integers(2 ** 63, 2 ** 64 - 1).map(str)
+_padded = st.integers(0, 999).map(lambda n: f"0{n}")
+_column = st.one_of(st.lists(_int_id, min_size=1, max_size=6, unique=True),
+                    st.lists(st.one_of(_text_id, _padded, _big_id, _int_id.map(str)),
+                             min_size=1, max_size=6, unique=True))
+
+
+def _written(values: list) -> list[str]:
+    return [str(v) for v in values]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tracks=_column, preds=_column, recordings=_column, suffix=st.sampled_from([".csv", ".parquet"]))
+def test_every_written_table_round_trips_its_ids(tmp_path, tracks, preds, recordings, suffix):
+    n = len(tracks)
+    preds = (preds * n)[:n]
+    obs = pd.DataFrame({"recording": [recordings[0]] * n, "frame": 0, "track": tracks,
+                        "detection": tracks, "x_um": np.arange(n, dtype=float), "y_um": 0.0,
+                        "pred_id": preds, "pred_valid": True})
+    obs = validate(obs, OBSERVATIONS)
+    rec = validate(pd.DataFrame({"recording": recordings, "animal_id": recordings,
+                                 "provenance_group": recordings}), RECORDINGS)
+    for table, schema, name in ((obs, OBSERVATIONS, f"obs{suffix}"),
+                                (rec, RECORDINGS, "recordings.csv")):
+        path = write_table(table, tmp_path / name)
+        back = load_table(path, schema)
+        for column in ("recording", "track", "detection", "pred_id", "animal_id",
+                       "provenance_group"):
+            if column in table.columns:
+                assert _written(back[column]) == _written(table[column]), column
+        # Written again, the file is the same bytes.
+        again = write_table(back, tmp_path / f"again{suffix if name.startswith('obs') else '.csv'}")
+        assert again.read_bytes() == path.read_bytes()
+    # The partitions file made from the recording table keeps its recording ids too.
+    parts = make_partitions(load_table(tmp_path / "recordings.csv", RECORDINGS))
+    loaded = load_partitions(write_partitions(parts, tmp_path / f"p{len(list(tmp_path.iterdir()))}.json"))
+    assert _written(loaded.partitions["development"]) == _written(sorted(rec["recording"]))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tracks=_column, preds=_column)
+def test_nwb_round_trips_its_ids(tmp_path, tracks, preds):
+    pytest.importorskip("pynwb", reason="the 'nwb' extra is not installed")
+    from trackverify.io.nwb import read_nwb, write_nwb
+
+    n = len(tracks)
+    obs = validate(pd.DataFrame({"recording": "rec", "frame": 0, "track": tracks,
+                                 "detection": tracks, "x_um": np.arange(n, dtype=float),
+                                 "y_um": 0.0, "z_um": 0.0, "pred_id": (preds * n)[:n],
+                                 "pred_valid": True}), OBSERVATIONS)
+    back, _ = read_nwb(write_nwb(obs, tmp_path / "r.nwb"))
+    back = back.set_index(back["x_um"].round(6))
+    want = obs.set_index(obs["x_um"].round(6)).loc[back.index]
+    for column in ("track", "detection", "pred_id"):
+        assert _written(back[column]) == _written(want[column]), column
+
+
+def test_read_table_keeps_other_columns_typed(tmp_path):
+    path = _csv(tmp_path, ["r,0,1,1,NaN,0,1,true"])
+    table = read_table(path)
+    assert table["x_um"].isna().all() and table["frame"].dtype == np.int64
+
+
+def test_evaluate_matches_integer_and_text_recording_ids(tmp_path):
+    from trackverify.tracking_gt import evaluate_tracking
+
+    reference = pd.DataFrame({"recording": [1, 1], "frame": [0, 1], "track": [5, 5],
+                              "detection": [1, 1], "x_um": 0.0, "y_um": 0.0})
+    predictions = pd.DataFrame({"recording": ["1", "1"], "frame": [0, 1], "pred_id": [9, 9],
+                                "detection": ["1", "1"]})
+    results = evaluate_tracking(reference, predictions, zero_distance_um=1.0)
+    # One recording; both observations are matched by their detection (2 of 2 correct).
+    assert list(results) == ["1", "pooled"]
+    assert results["1"]["correct_observations"] == 2 and results["1"]["clr_fn"] == 0

@@ -1,0 +1,52 @@
+"""Messages name the input: the file, and rows of the file (not of one recording)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from tests.corpus.make_corpus import clean_observations
+from trackverify.cli import main
+from trackverify.errors import InputError
+from trackverify.io.tabular import read_table
+
+
+def _refused(capsys, args) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_too_short_recording_names_the_file(tmp_path, capsys):
+    path = tmp_path / "obs.csv"
+    clean_observations(frames=12).to_csv(path, index=False)
+    err = _refused(capsys, ["run", "--data", str(path), "--out", str(tmp_path / "out")])
+    assert f"{path}: recording 'r1' has 12 frames, too short" in err
+
+
+def test_unknown_verifier_names_the_config_file(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text("[run]\nverifier = 'oracle'\n", encoding="utf-8")
+    err = _refused(capsys, ["run", "--config", str(config), "--out", str(tmp_path / "out")])
+    assert str(config) in err and "unknown verifier 'oracle'" in err
+
+
+def test_row_numbers_count_rows_of_the_file(tmp_path, capsys):
+    first = clean_observations(frames=12, tracks=4)  # 48 rows of r1
+    second = first.assign(recording="r2")
+    second.loc[5, "pred_id"] = second.loc[4, "pred_id"]  # r2's 6th row repeats its 5th's id
+    path = tmp_path / "obs.csv"
+    pd.concat([first, second]).to_csv(path, index=False)
+    err = _refused(capsys, ["run", "--data", str(path), "--out", str(tmp_path / "out")])
+    assert f"{path}, column 'pred_id', row 54: pred_id 100 is given to two predictions" in err
+
+
+def test_pyarrow_errors_are_one_line(tmp_path):
+    path = tmp_path / "obs.parquet"
+    path.write_bytes(b"PAR1" + b"\x00" * 64 + b"PAR1")
+    with pytest.raises(InputError) as info:
+        read_table(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
