@@ -220,19 +220,21 @@ def nwb_cases(root: Path) -> list[Case]:
     far = table.assign(x_um=table["x_um"] + 1e300 * (table["track"] == 1))
     for name, frame, extra, fragment in [
         ("write_voxel_tiny", table, ["--voxel-um", "1e-300"], "positions span too many voxels"),
-        ("write_coordinates_1e300", far, [], "positions span too many voxels"),
+        # refused by the table's coordinate bound (beyond 1e9 um) before the writer sees them
+        ("write_coordinates_1e300", far, [], "coordinate is implausibly large"),
         ("write_coordinates_1e19", table.assign(x_um=table["x_um"] * 1e18), ["--voxel-um", "1"],
-         "positions span too many voxels"),
+         "coordinate is implausibly large"),
     ]:
         source = _raw(root, f"nwb_{name}", "obs.csv", frame.to_csv(index=False).encode())
         out = root / f"nwb_{name}" / "out"
         cases.append(Case(f"nwb_{name}", ["convert", str(source), "--to", "nwb", "--out",
                                           str(out), *extra], 2, [fragment], out))
     # Two files of one folder with the same identifier (duplicate rows before).
-    folder = root / "nwb_folder_same_identifier"
-    _raw(root, folder.name, "a.nwb", data["rois"])
-    twin = _raw(root, folder.name, "b.nwb", data["rois"])
-    cases.append(_convert(root, folder.name, folder, [str(twin), "holds recording 'r1'"]))
+    folder = root / "nwb_folder_same_identifier" / "in"  # beside out: never around it
+    _raw(root, "nwb_folder_same_identifier/in", "a.nwb", data["rois"])
+    twin = _raw(root, "nwb_folder_same_identifier/in", "b.nwb", data["rois"])
+    cases.append(_convert(root, "nwb_folder_same_identifier", folder,
+                          [str(twin), "holds recording 'r1'"]))
     # A folder of NWB files: the broken one is named.
     # (the folder beside the case's out folder: --out may not lie inside an input)
     folder = root / "nwb_folder_one_broken" / "in"

@@ -280,8 +280,12 @@ def test_the_schema_refuses_what_pynwb_refuses(tmp_path):
 
 def test_writer_refuses_positions_the_voxel_grid_cannot_hold(tmp_path):
     obs = observation_table(np.random.default_rng(2))
-    for spacing, x in ((1e-300, obs["x_um"]), (0.001, obs["x_um"] + 1e300 * (obs["track"] == 3)),
-                       (1.0, obs["x_um"] * 1e18)):
-        with pytest.raises(InputError, match="positions span too many voxels"):
+    # A collapsing voxel size is the writer's refusal; coordinates near 1e300 or 1e18 um are
+    # refused before it, by the table's own coordinate bound (beyond 1e9 um).
+    for spacing, x, message in (
+            (1e-300, obs["x_um"], "positions span too many voxels"),
+            (0.001, obs["x_um"] + 1e300 * (obs["track"] == 3), "coordinate is implausibly large"),
+            (1.0, obs["x_um"] * 1e18, "coordinate is implausibly large")):
+        with pytest.raises(InputError, match=message):
             write_nwb(obs.assign(x_um=x), tmp_path / "r.nwb", voxel_um=spacing)
     assert not (tmp_path / "r.nwb").exists()

@@ -261,8 +261,9 @@ def _check_reference_experiment(folder: Path, track: int) -> None:
         if track == 1:
             read_vip_file(folder / f"vip_idx_fov_{fov}.txt")
     ensemble = folder / "ensemble_labels.txt"
-    if not ensemble.is_file():
+    if not ensemble.exists():
         raise InputError(f"file not found {REFERENCE}", source=str(ensemble))
+    regular_file(ensemble, what="reference file")  # a FIFO or a device is never read
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)

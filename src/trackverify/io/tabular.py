@@ -110,17 +110,25 @@ def load_table(path: str | os.PathLike, schema: Schema) -> pd.DataFrame:
     return validate(read_table(path), schema, source=str(path))
 
 
+def arrow_table(df: pd.DataFrame) -> pa.Table:
+    """``df`` as an Arrow table with deterministic bytes: no pandas metadata (library
+    versions), and text as ``string`` whether pandas holds it as objects or as its string
+    dtype (``large_string``), so a table read back and written again is the same file."""
+    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f
+                        for f in table.schema])
+    return table.cast(schema) if schema != table.schema else table
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         try:
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            table = arrow_table(df)
         except pa.ArrowException as exc:  # e.g. a column mixing numbers and text
             raise InputError(f"cannot be written as Parquet ({_first_line(exc)})",
                              source=str(path)) from None
-        # Deterministic bytes: no pandas metadata with library versions, fixed compression.
-        table = table.replace_schema_metadata(None)
         return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
     # A text cell that starts with a space is quoted (readers skip a cell's initial spaces);
     # only then are all text cells quoted, so ordinary tables keep their plain look.
@@ -153,7 +161,7 @@ class ParquetStream:
     def write(self, df: pd.DataFrame) -> None:
         if not self.enabled:
             return
-        table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+        table = arrow_table(df)
         if self._writer is None:
             self._schema = table.schema
             self._writer = pq.ParquetWriter(self._tmp, self._schema, compression="zstd")

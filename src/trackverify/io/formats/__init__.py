@@ -114,11 +114,18 @@ def _suffix_matches(path: Path, fmt: Format) -> bool:
     return any(name.endswith(ext) for ext in fmt.extensions)
 
 
+def input_path(path: str | os.PathLike) -> Path:
+    """``path`` if it is a folder (some formats are folders) or a regular file; a FIFO, a
+    device or a socket is refused before anything reads it (:mod:`trackverify.io.bounded`)."""
+    from trackverify.io.bounded import regular_file
+
+    path = Path(path)
+    return path if path.is_dir() else regular_file(path)
+
+
 def detect_format(path: str | os.PathLike) -> str:
     """The one format ``path`` is in, from its extension and content, or an InputError."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", source=str(path))
+    path = input_path(path)
     by_suffix = [f for f in FORMATS.values() if _suffix_matches(path, f)]
     candidates = by_suffix or list(FORMATS.values())
     matches = [f.name for f in candidates if f.name != "table" and f.sniff(path)]
@@ -175,7 +182,7 @@ def parse_pixel_size(text: str | tuple | None) -> tuple[float, ...] | None:
 
 def read_tracks(path: str | os.PathLike, fmt: str | None = None, **options) -> tuple[str, Tracks]:
     """Read ``path`` in format ``fmt`` (detected when None): ``(format name, Tracks)``."""
-    path = Path(path)
+    path = input_path(path)
     name = fmt if fmt is not None else detect_format(path)
     return name, get_format(name).read(path, **options)
 
@@ -193,7 +200,7 @@ def load(path: str | os.PathLike, kind: str, *, fmt: str | None = None,
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
-    path = Path(path)
+    path = input_path(path)
     name = fmt if fmt is not None else detect_format(path)
     scale = parse_pixel_size(pixel_size)
     mapping = parse_columns(columns)
