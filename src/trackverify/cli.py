@@ -86,6 +86,8 @@ def run_settings(command):
                      help="Distance at which canonical-metric similarity reaches 0 [5]."),
         click.option("--verifier", default=None,
                      help="Verifier name or module:Class [fixed_distance]."),
+        click.option("--repeats", type=int, default=None,
+                     help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]."),
     ]
     for option in reversed(options):
         command = option(command)

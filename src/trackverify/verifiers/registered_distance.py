@@ -14,10 +14,14 @@ Two steps, kept apart so the warp cannot see identities:
 2. :meth:`RegisteredDistance.score` maps each row's predicted id to its anchor index (frame
    0 ids only) and scores it against ``R``.
 
-Registration of frame ``t`` (sequential: it starts from frame ``t - 1``'s *registered*
-anchor, never from raw detections of an earlier frame, and never from ids):
+Registration of frame ``t`` (sequential: it starts from the last registered frame's
+*registered* anchor, never from raw detections of an earlier frame, and never from ids):
 
-- prediction ``Y0 = R[t-1] + (R[t-1] - R[t-2])`` (constant velocity; ``R[0] = A``); for the
+- prediction ``Y0 = R[t1] + (t - t1) / (t1 - t2) * (R[t1] - R[t2])`` (constant velocity over
+  the real frame numbers, :func:`constant_velocity`; ``t1``, ``t2`` = the last two registered
+  frames, ``R[0] = A``). A *gap* -- a frame number with no detections (a missing volume) -- is
+  left unregistered (NaN; its rows abstain for missing evidence) and the next frame's
+  prediction extrapolates over the whole gap; for the
   first registered frame, which has no earlier frame to predict from, ``Y0`` is the anchor
   moved by the identity-free *global pose* (:func:`global_pose`: the in-plane rotation and
   translation that lay the most detections within half a neuron spacing of a moved anchor
@@ -129,16 +133,18 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     sigma = np.full(n_frames, np.nan)
     out[ANCHOR_FRAME], sigma[ANCHOR_FRAME] = a, 0.0
     previous, before = a, a
+    t_previous, t_before = ANCHOR_FRAME, ANCHOR_FRAME
     for t in range(1, n_frames):  # sequential by construction; each step is vectorised
         x = x_all[order[bounds[t]:bounds[t + 1]]]
         if len(x) < a.shape[1] + 1:
-            continue  # too few detections: the frame stays unregistered (NaN)
+            continue  # too few detections (or a missing frame): stays unregistered (NaN)
         if previous is a:  # no earlier registered frame: start from the global pose
             y0 = global_pose(a, x, spacing, settings)
             sigma2 = min(settings.first_frame_sigma * spacing, MAX_FIRST_SIGMA) ** 2
             iterations = settings.first_frame_iterations
         else:
-            y0 = previous + settings.momentum * (previous - before)
+            y0 = constant_velocity(previous, before, t - t_previous, t_previous - t_before,
+                                   settings.momentum)
             sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
             iterations = settings.iterations
         y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
@@ -146,7 +152,22 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
                                     settings.affine)
         out[t], sigma[t] = y, np.sqrt(sigma2)
         before, previous = previous, y
+        t_before, t_previous = t_previous, t
     return Registration(out * radius + centre, sigma * radius, settings)
+
+
+def constant_velocity(previous: np.ndarray, before: np.ndarray, ahead: int, behind: int,
+                      momentum: float = 1.0) -> np.ndarray:
+    """``previous + momentum * (ahead / behind) * (previous - before)``.
+
+    ``previous`` and ``before`` are the last two registered frames, ``behind`` frames apart;
+    the frame to predict lies ``ahead`` frames after ``previous``. Frame numbers are the real
+    ones: over a gap (missing frames) the velocity per frame is extrapolated over the whole
+    gap, and a velocity measured across a gap is divided by its length.
+    """
+    if behind <= 0:
+        return previous
+    return previous + (momentum * ahead / behind) * (previous - before)
 
 
 def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarray, np.ndarray]:
@@ -288,11 +309,13 @@ class RegisteredDistance:
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
         self._cache: tuple[bytes, Registration] | None = None
 
-    def register(self, table: pd.DataFrame) -> tuple[pd.Index, Registration]:
+    def register(self, table: pd.DataFrame,
+                 detections: pd.DataFrame | None = None) -> tuple[pd.Index, Registration]:
         """Anchor ids (frame 0, valid, unique) and the registration of the whole recording.
 
-        Only the anchor frame's ids are read; the fit sees coordinates and frames alone. The
-        fit depends only on coordinates, so every condition of one recording reuses it.
+        Only the anchor frame's ids are read; the fit sees coordinates and frames alone: of
+        ``detections`` (every detection of the recording) when given, else of the table's
+        own rows. The fit depends only on coordinates, so every condition reuses it.
         """
         coords = coordinate_columns(table)
         frames = table["frame"].to_numpy()
@@ -301,21 +324,23 @@ class RegisteredDistance:
         anchor_xyz = table.loc[anchor_rows, coords].to_numpy(dtype=np.float64)
         keep = ~anchor_ids.duplicated(keep=False)  # an id with two anchors has no position
         anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
-        detections = _unique_detections(table, coords)
+        if detections is None:
+            detections = _unique_detections(table, coords)
         key = (np.ascontiguousarray(anchor_xyz).tobytes()
                + np.ascontiguousarray(detections[["frame", *coords]].to_numpy()).tobytes())
+        n_frames = int(max(frames.max() if len(frames) else 0,
+                           detections["frame"].max() if len(detections) else 0)) + 1
         if not len(anchor_xyz):  # nothing trusted in the anchor frame: nothing to register
-            n_frames = int(frames.max()) + 1 if len(frames) else 1
             empty = Registration(np.full((n_frames, 0, len(coords)), np.nan),
                                  np.full(n_frames, np.nan), self.settings)
             return anchor_ids, empty
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, fit_registration(anchor_xyz, detections[["frame", *coords]],
-                                                 int(frames.max()) + 1, self.settings))
+                                                 n_frames, self.settings))
         return anchor_ids, self._cache[1]
 
-    def score(self, table: pd.DataFrame) -> np.ndarray:
-        anchor_ids, registration = self.register(table)
+    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
+        anchor_ids, registration = self.register(table, detections)
         positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
         frames = table["frame"].to_numpy()
         which = anchor_ids.get_indexer(table["pred_id"])
@@ -359,11 +384,12 @@ def _distance_and_margin(registered: np.ndarray, frames: np.ndarray, positions: 
     return distance, margin
 
 
-def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None) -> np.ndarray:
+def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None,
+                     detections: pd.DataFrame | None = None) -> np.ndarray:
     """``d / sigma[t]`` of every scored clean row beyond the anchor frame (one recording)."""
     verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings)
-    distance = verifier.score(clean)
-    _, registration = verifier.register(clean)
+    distance = verifier.score(clean, detections)
+    _, registration = verifier.register(clean, detections)
     frames = clean["frame"].to_numpy()
     sigma = registration.sigma[frames]
     ok = (frames != ANCHOR_FRAME) & np.isfinite(distance) & (sigma > 0)
