@@ -232,3 +232,26 @@ def test_no_anchor_means_missing_evidence_everywhere():
     verifier = RegisteredDistance()
     assert np.isnan(verifier.score(table)).all()
     assert (verifier.abstentions[-1].missing_evidence, verifier.abstentions[-1].ambiguous) == (54, 0)
+
+
+def test_registration_onto_a_detection_table_ignores_every_identity():
+    """With a detection table the fit reads its frames and coordinates, never an id: scrambling
+    the observations' later ids and validity, or the detection table's ids, changes nothing."""
+    table = animal_observations(SpecimenConfig(frames=30, motion="free", neurons=30), 0)
+    coords = ["x_um", "y_um", "z_um"]
+    extra = pd.DataFrame({"frame": np.repeat(np.arange(30), 4), "detection": 10_000 + np.arange(120)})
+    extra[coords] = np.random.default_rng(1).uniform(-40, 40, (120, 3))  # unlabelled points
+    detections = pd.concat([table[["frame", "detection", *coords]], extra], ignore_index=True)
+    shuffled = table.copy()
+    later = shuffled["frame"].to_numpy() > 0
+    rng = np.random.default_rng(0)
+    shuffled.loc[later, "pred_id"] = rng.permutation(shuffled.loc[later, "pred_id"].to_numpy())
+    shuffled.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
+    renamed = detections.assign(detection=rng.permutation(len(detections)))
+    _, clean = RegisteredDistance().register(table, detections)
+    _, scrambled = RegisteredDistance().register(shuffled, renamed)
+    np.testing.assert_array_equal(clean.positions, scrambled.positions)
+    # and the fit itself reads only frame and coordinates of the detection table
+    anchor = table.loc[table["frame"] == 0, coords].to_numpy()
+    direct = fit_registration(anchor, NoIdentities(detections), 30)
+    np.testing.assert_allclose(direct.positions, clean.positions, rtol=0, atol=1e-9)

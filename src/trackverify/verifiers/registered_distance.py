@@ -81,7 +81,7 @@ class RegistrationSettings:
     beta: float = 0.8  # kernel width, in anchor RMS radii
     lam: float = 3.0  # smoothness regularisation
     outlier_weight: float = 0.1  # w of the uniform component
-    iterations: int = 8  # EM iterations per frame, warm-started from the previous frame
+    iterations: int = 20  # EM iterations per frame, warm-started from the previous frame
     first_frame_iterations: int = 60  # EM iterations after the global pose (no earlier frame)
     first_frame_sigma: float = 3.0  # starting mixture scale after the global pose, in anchor
     # spacings (at most MAX_FIRST_SIGMA anchor RMS radii)
@@ -92,6 +92,12 @@ class RegistrationSettings:
     momentum: float = 1.0  # constant-velocity prediction from the two previous frames
     kernel_trace: float = 0.9999  # share of the kernel's trace kept by its low-rank form
     min_sigma: float = 0.1  # floor of the mixture scale, in anchor median nearest-neighbour spacings
+    frame_sigma: float | None = 1.0  # starting mixture scale of a later frame, in anchor
+    # spacings (None: the mean squared nearest-detection distance of the prediction)
+    fit_outlier_weight: bool = True  # w = max(outlier_weight, 1 - n / median detections per
+    # frame): the share of a frame's detections the anchor cannot explain (identity-free)
+    choose_start: bool = True  # start each frame from the better of the zero- and the
+    # constant-velocity prediction (lower robust nearest-detection distance)
 
 
 @dataclass
@@ -129,6 +135,10 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     spacing = float(np.median(cKDTree(a).query(a, k=2)[0][:, 1])) if len(a) > 1 else 1.0
     floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
     gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
+    w = settings.outlier_weight
+    if settings.fit_outlier_weight and len(frames):
+        per_frame = np.diff(bounds)
+        w = fitted_outlier_weight(len(a), per_frame[per_frame > 0], w)
     out = np.full((n_frames,) + a.shape, np.nan)
     sigma = np.full(n_frames, np.nan)
     out[ANCHOR_FRAME], sigma[ANCHOR_FRAME] = a, 0.0
@@ -145,15 +155,40 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
         else:
             y0 = constant_velocity(previous, before, t - t_previous, t_previous - t_before,
                                    settings.momentum)
-            sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
+            if settings.choose_start:
+                y0 = _better_start((previous, y0), x, spacing)
+            if settings.frame_sigma is None:
+                sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
+            else:
+                sigma2 = (settings.frame_sigma * spacing) ** 2
             iterations = settings.iterations
         y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
-                                    settings.lam, settings.outlier_weight, floor,
-                                    settings.affine)
+                                    settings.lam, w, floor, settings.affine)
         out[t], sigma[t] = y, np.sqrt(sigma2)
         before, previous = previous, y
         t_before, t_previous = t_previous, t
     return Registration(out * radius + centre, sigma * radius, settings)
+
+
+def fitted_outlier_weight(n_anchor: int, detections_per_frame: np.ndarray,
+                          floor: float = 0.1) -> float:
+    """CPD's uniform share ``w = max(floor, 1 - n_anchor / median detections per frame)``.
+
+    The share of a typical frame's detections that no anchor point explains (unlabelled
+    neurons, spurious detections), from counts alone; at most 0.9.
+    """
+    if not len(detections_per_frame):
+        return floor
+    return float(min(max(floor, 1.0 - n_anchor / float(np.median(detections_per_frame))), 0.9))
+
+
+def _better_start(starts: tuple[np.ndarray, ...], x: np.ndarray, spacing: float) -> np.ndarray:
+    """The start whose points lie nearest the detections: lowest mean of
+    ``min(d_i, spacing)^2`` (``d_i`` = distance of point i to its nearest detection; capped
+    so that a few lost points do not decide); ties keep the first."""
+    tree = cKDTree(x)
+    cost = [float((np.minimum(tree.query(y)[0], spacing) ** 2).mean()) for y in starts]
+    return starts[int(np.argmin(cost))]
 
 
 def constant_velocity(previous: np.ndarray, before: np.ndarray, ahead: int, behind: int,
