@@ -96,6 +96,7 @@ class RegistrationSettings:
     # spacings (None: the mean squared nearest-detection distance of the prediction)
     fit_outlier_weight: bool = True  # w = max(outlier_weight, 1 - n / median detections per
     # frame): the share of a frame's detections the anchor cannot explain (identity-free)
+    tolerance: float = 3e-3  # a later frame's EM stops once sigma^2 moves by at most this share
     choose_start: bool = True  # start each frame from the better of the zero- and the
     # constant-velocity prediction (lower robust nearest-detection distance)
 
@@ -163,7 +164,8 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
                 sigma2 = (settings.frame_sigma * spacing) ** 2
             iterations = settings.iterations
         y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
-                                    settings.lam, w, floor, settings.affine)
+                                    settings.lam, w, floor, settings.affine,
+                                    0.0 if previous is a else settings.tolerance)
         out[t], sigma[t] = y, np.sqrt(sigma2)
         before, previous = previous, y
         t_before, t_previous = t_previous, t
@@ -217,10 +219,16 @@ def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarra
 def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndarray:
     """CPD E-step: ``P[i, j]`` = posterior that detection j belongs to anchor point i."""
     n, dims = y.shape
-    d2 = (y * y).sum(1)[:, None] + (x * x).sum(1)[None, :] - 2.0 * (y @ x.T)
-    kernel = np.exp(np.maximum(d2, 0.0) / (-2.0 * sigma2))
+    kernel = y @ x.T  # in place from here: -|y_i - x_j|^2 / (2 sigma^2), then its exp
+    kernel *= 2.0
+    kernel -= (y * y).sum(1)[:, None]
+    kernel -= (x * x).sum(1)[None, :]
+    np.minimum(kernel, 0.0, out=kernel)
+    kernel *= 0.5 / sigma2
+    np.exp(kernel, out=kernel)
     c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(x)
-    return kernel / (kernel.sum(axis=0, keepdims=True) + c)
+    kernel /= kernel.sum(axis=0, keepdims=True) + c
+    return kernel
 
 
 def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
@@ -277,8 +285,12 @@ def _offset_candidates(x: np.ndarray, rotated: np.ndarray, radius: float,
 
 def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
                     sigma2: float, iterations: int, lam: float, w: float,
-                    floor: float, fit_affine: bool = True) -> tuple[np.ndarray, float]:
+                    floor: float, fit_affine: bool = True,
+                    tolerance: float = 0.0) -> tuple[np.ndarray, float]:
     """CPD with the model ``T = a B^T + t + G W`` fitted to detections ``x``.
+
+    At most ``iterations`` EM steps; it stops early once an M-step changes ``sigma^2`` by at
+    most ``tolerance`` of its value (0: never early).
 
     ``start`` (the prediction from earlier frames) only places the first E-step; every
     M-step refits the affine part ``(B, t)`` by weighted least squares of the posterior
@@ -315,8 +327,11 @@ def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.nd
         weights = (rhs - dq @ np.linalg.solve(small, q.T @ rhs)) / shift
         field = q @ (values[:, None] * (q.T @ weights))
         moved = affine + field
+        previous_sigma2 = sigma2
         sigma2 = max((float((pt1 * (x ** 2).sum(1)).sum()) - 2 * float((px * moved).sum())
                       + float((p1 * (moved ** 2).sum(1)).sum())) / (n_p * dims), floor)
+        if abs(previous_sigma2 - sigma2) <= tolerance * previous_sigma2:
+            break  # converged: the mixture scale no longer moves
     return moved, sigma2
 
 
