@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import run_cli
+from conftest import SHARED, run_cli
 from trackverify.dataset import load_dataset
 from trackverify.errors import InputError
 from trackverify.run import over_draws
@@ -187,3 +187,18 @@ def test_one_draw_is_byte_identical_to_a_run_without_repeats(small_folder, tmp_p
 def test_repeats_below_one_exit_2(small_folder, tmp_path):
     result = run_cli("run", "--data", small_folder, "--repeats", 0, "--out", tmp_path / "o")
     assert result.returncode == 2 and "repeats must be >= 1" in result.stderr
+
+
+REAL = SHARED / "data" / "fdnc-nerve-freely-moving"
+
+
+@pytest.mark.skipif(not (REAL / "detections.parquet").exists(),
+                    reason="../shared/data/fdnc-nerve-freely-moving is not present")
+def test_the_real_recording_loads_with_every_detection_and_its_gaps():
+    (name, source), = load_dataset(REAL).sources()
+    observations, detections = source.load(), source.load_detections()
+    # SOURCE.md: 47,907 labelled rows, 81,653 detections, 686 frames present, last frame 755
+    assert (len(observations), len(detections)) == (47_907, 81_653)
+    frames = np.unique(detections["frame"])
+    assert len(frames) == 686 and frames[-1] == 755
+    assert (np.diff(frames) > 1).any()  # gaps

@@ -255,3 +255,30 @@ def test_registration_onto_a_detection_table_ignores_every_identity():
     anchor = table.loc[table["frame"] == 0, coords].to_numpy()
     direct = fit_registration(anchor, NoIdentities(detections), 30)
     np.testing.assert_allclose(direct.positions, clean.positions, rtol=0, atol=1e-9)
+
+
+def test_fitted_outlier_weight_by_hand():
+    from trackverify.verifiers.registered_distance import fitted_outlier_weight
+
+    # 70 anchor points, frames of 100, 120, 140 detections: median 120 -> 1 - 70/120 = 5/12
+    assert fitted_outlier_weight(70, np.array([100, 140, 120])) == pytest.approx(5 / 12)
+    # as many detections as anchor points: the floor
+    assert fitted_outlier_weight(70, np.array([70, 70])) == 0.1
+    assert fitted_outlier_weight(70, np.array([70]), floor=0.2) == 0.2
+    # far more detections than anchor points: capped at 0.9
+    assert fitted_outlier_weight(5, np.array([1000])) == 0.9
+
+
+def test_better_start_keeps_the_start_nearer_the_detections():
+    from trackverify.verifiers.registered_distance import _better_start
+
+    x = np.array([[0.0, 0.0], [10.0, 0.0]])
+    still, moving = x + [1.0, 0.0], x + [3.0, 0.0]
+    # costs: min(1, 5)^2 = 1 for the first, min(3, 5)^2 = 9 for the second
+    assert _better_start((still, moving), x, spacing=5.0) is still
+    assert _better_start((moving, still), x, spacing=5.0) is still
+    # one point lost far away is capped at the spacing: 1 point at 0 + 1 at 5 -> (0 + 25) / 2
+    # beats 2 points at 4 -> 16 (cost 12.5 < 16)
+    lost = np.array([[0.0, 0.0], [10.0, 40.0]])
+    near = x + [4.0, 0.0]
+    assert _better_start((near, lost), x, spacing=5.0) is lost

@@ -78,8 +78,8 @@ MAX_FIRST_SIGMA = 0.25
 class RegistrationSettings:
     """Every setting of the identity-free registration (unit-free, see the module docstring)."""
 
-    beta: float = 0.8  # kernel width, in anchor RMS radii
-    lam: float = 3.0  # smoothness regularisation
+    beta: float = 2.0  # kernel width, in anchor RMS radii (leave-one-out on the real pairs)
+    lam: float = 8.0  # smoothness regularisation (leave-one-out on the real pairs)
     outlier_weight: float = 0.1  # w of the uniform component
     iterations: int = 20  # EM iterations per frame, warm-started from the previous frame
     first_frame_iterations: int = 60  # EM iterations after the global pose (no earlier frame)
