@@ -1,7 +1,7 @@
 """The verifiers on real data: a freely moving recording over repeated draws, a real tracker's
 own mistakes, and the ZephIR demo; the registration's previous defaults beside the current.
 
-    .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 1.5]
+    .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0]
         [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
 
 1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
@@ -15,8 +15,9 @@ own mistakes, and the ZephIR demo; the registration's previous defaults beside t
    fraction x volume extent), one draw with start / recovery_end at 30 % / 70 % of the frames.
 
 ``registered_distance (previous)`` is the registration with the settings it had before the
-freely moving recording (8 EM iterations, the mixture started at the prediction's nearest-
-detection distance, constant velocity, w = 0.1), for the regression check.
+freely moving recording (8 EM iterations run to the end, the mixture started at the
+prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, lambda 3),
+for the regression check; its score is the current one (distance plus margin excess).
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
-from trackverify.verifiers.registered_distance import RegisteredDistance, RegistrationSettings
+from trackverify.verifiers.registered_distance import (
+    DEFAULT_AMBIGUITY_K, RegisteredDistance, RegistrationSettings)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-PREVIOUS = RegistrationSettings(iterations=8, frame_sigma=None, fit_outlier_weight=False,
-                                choose_start=False)
+PREVIOUS = RegistrationSettings(beta=0.8, lam=3.0, iterations=8, frame_sigma=None,
+                                fit_outlier_weight=False, choose_start=False, tolerance=0.0)
 
 
 def verifiers(k: float) -> dict:
@@ -113,7 +115,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
     parser.add_argument("--zephir", type=Path, default=SHARED / "zephir-ift20-demo")
     parser.add_argument("--draws", type=int, default=8)
-    parser.add_argument("--k", type=float, default=1.5, help="ambiguity k of registered_distance")
+    parser.add_argument("--k", type=float, default=DEFAULT_AMBIGUITY_K,
+                        help="ambiguity k of registered_distance [its default]")
     parser.add_argument("--only", default="", help="comma-separated verifier names")
     args = parser.parse_args()
     makers = {n: m for n, m in verifiers(args.k).items()

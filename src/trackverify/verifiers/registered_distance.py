@@ -41,16 +41,18 @@ Coordinates are centred on the anchor centroid and divided by the anchor's RMS r
 
 Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
 
-- ``d`` = distance from the row's position to ``R[t, anchor(p)]`` (the score);
+- ``d`` = distance from the row's position to ``R[t, anchor(p)]``;
 - ``alt`` = distance to the nearest *other* registered anchor position;
+- the score is ``d + max(0, d - alt)`` (= ``max(d, 2 d - alt)``): the distance, plus by how
+  much another registered anchor is nearer than the claimed one (no free constant);
 - the row abstains for **ambiguity** when ``|alt - d| < k * sigma[t]`` (the margin lies inside
   the registration's calibrated uncertainty; ``k`` = ``ambiguity_k``), and for **missing
   evidence** when the prediction is invalid, ``p`` has no anchor, or frame ``t`` could not be
   registered. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
   keeps its (large) score.
 
-``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K`, calibrated on clean development
-data (see ``docs/verifiers.md``); with calibration partitions, pass the value fitted there.
+``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0: the margin is in the score);
+``calibrate_ambiguity_k`` fits a band on clean calibration rows when one is wanted.
 """
 
 from __future__ import annotations
@@ -65,8 +67,9 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 from trackverify.anchors import ANCHOR_FRAME
 from trackverify.tables import coordinate_columns
 
-#: ``k`` of the ambiguity rule, calibrated on the clean development specimen (docs/verifiers.md).
-DEFAULT_AMBIGUITY_K = 1.5  # median d / sigma, clean moderate specimen animal 1, 1000 frames: 1.507
+#: ``k`` of the ambiguity rule. 0 = no ambiguity band: the score already carries the margin
+#: (``d + max(0, d - alt)``), and any band then only abstains on correct rows (docs/verifiers.md).
+DEFAULT_AMBIGUITY_K = 0.0
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
@@ -401,7 +404,8 @@ class RegisteredDistance:
                                                 which, usable)
         tolerance = self.ambiguity_k * registration.sigma[frames]
         ambiguous = usable & (np.abs(margin) < tolerance)
-        scores = np.where(usable & ~ambiguous, distance, np.nan)
+        # d, plus by how much another registered anchor is nearer than the claimed one
+        scores = np.where(usable & ~ambiguous, distance + np.maximum(-margin, 0.0), np.nan)
         self.last_margin = margin
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k))
