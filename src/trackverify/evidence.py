@@ -8,7 +8,7 @@
    AUROC (finite scores), AUROC with abstained rows ranked most suspicious (AUROC*), AUPRC
    and the largest correct certified coverage at false certification <= 1 %; plus AUROC* of
    the three harder conditions. ``registered_distance`` runs with its defaults (ambiguity
-   ``k`` = 0: the margin to the nearest other registered anchor is part of its score).
+   ``k`` = ``DEFAULT_AMBIGUITY_K``, chosen on the specimen; docs/verifiers.md).
 2. **Real point-set pairs** (``--pairs DIR``: one folder per example holding ``pts_gt.npy``
    and ``pts_tar.npy``, arrays (n, 2|3) of the same shape, row = identity, NaN row =
    missing; e.g. ``../shared/data/targettrack-point-pairs``): frame 0 = ``pts_gt``,
@@ -89,7 +89,7 @@ def summary(error: np.ndarray, score: np.ndarray) -> dict:
 
 def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
     """Part 1: one row per (motion level, verifier)."""
-    k = DEFAULT_AMBIGUITY_K  # the margin is in the score: no band (docs/verifiers.md)
+    k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
     rows = []
     for level in levels:
         config = build_config({"specimen.motion": level, "specimen.frames": frames,

@@ -51,8 +51,8 @@ Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
   registered. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
   keeps its (large) score.
 
-``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0: the margin is in the score);
-``calibrate_ambiguity_k`` fits a band on clean calibration rows when one is wanted.
+``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0.5; the margin is also in the
+score); ``calibrate_ambiguity_k`` fits a band on clean calibration rows when one is wanted.
 """
 
 from __future__ import annotations
@@ -67,9 +67,10 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 from trackverify.anchors import ANCHOR_FRAME
 from trackverify.tables import coordinate_columns
 
-#: ``k`` of the ambiguity rule. 0 = no ambiguity band: the score already carries the margin
-#: (``d + max(0, d - alt)``), and any band then only abstains on correct rows (docs/verifiers.md).
-DEFAULT_AMBIGUITY_K = 0.0
+#: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
+#: the development specimen loses against the previous verifier (without a band, ``fast``
+#: loses nearby-swap coverage); chosen on the specimen, never on real data (docs/verifiers.md).
+DEFAULT_AMBIGUITY_K = 0.5
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
