@@ -31,12 +31,9 @@ import numpy as np
 import pandas as pd
 
 from trackverify.anchors import anchor_identities
-from trackverify.config import build_config
 from trackverify.corrupt import label_errors
 from trackverify.dataset import load_dataset
-from trackverify.evidence import summary
-from trackverify.protocols.anatomical_verification import (
-    SIX_CORRUPTIONS, error_array, score_conditions)
+from trackverify.evidence import repeated_draws, summary
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
@@ -52,28 +49,6 @@ def verifiers(k: float) -> dict:
             "registered_distance": lambda: RegisteredDistance(ambiguity_k=k),
             "registered_distance (previous)": lambda: RegisteredDistance(ambiguity_k=k,
                                                                          settings=PREVIOUS)}
-
-
-def populations(scored: pd.DataFrame) -> dict:
-    error, score = error_array(scored), scored["score"].to_numpy()
-    condition = scored["condition"].astype(str).to_numpy()
-    six, nearby = np.isin(condition, SIX_CORRUPTIONS), condition == "nearby_swap"
-    return {"six": summary(error[six], score[six]), "nearby": summary(error[nearby], score[nearby])}
-
-
-def draws(observations, detections, make, n: int, **settings) -> dict:
-    verifier = make()  # one instance: the registration (coordinates only) is fitted once
-    rows = []
-    for k in range(n):
-        config = build_config({"seed": 20261007 + k, **settings})
-        scored, _, _ = score_conditions(observations, config, verifier, "r", detections)
-        rows.append(populations(scored))
-    six_a = [r["six"]["auroc_abst"] for r in rows]
-    six_c = [r["six"]["cov_at_fcr1"] for r in rows]
-    near = [r["nearby"]["auroc_abst"] for r in rows]
-    return {"six_auroc_abst_mean": float(np.mean(six_a)), "six_auroc_abst_min": float(np.min(six_a)),
-            "six_cov_mean": float(np.mean(six_c)), "six_cov_min": float(np.min(six_c)),
-            "nearby_auroc_abst_mean": float(np.mean(near)), "per_draw": rows}
 
 
 def tracker_rows(folder: Path, observations: pd.DataFrame) -> pd.DataFrame:
@@ -128,10 +103,11 @@ def main() -> None:
         cpd = tracker_rows(args.data, observations) if (args.data / "tracker_cpd.parquet").exists() else None
         for name, make in makers.items():
             t0 = time.perf_counter()
-            r = draws(observations, detections, make, args.draws)
-            line = (f"{name:32s} real: six AUROC* {r['six_auroc_abst_mean']:.3f} (min "
-                    f"{r['six_auroc_abst_min']:.3f}), cov@1% {r['six_cov_mean']:.3f} (min "
-                    f"{r['six_cov_min']:.3f}), nearby AUROC* {r['nearby_auroc_abst_mean']:.3f}")
+            r = repeated_draws(observations, detections, make(), args.draws, "r")
+            p, n = r["pooled"], r["nearby"]
+            line = (f"{name:32s} real: six AUROC* {p['auroc_abst']:.3f} (min "
+                    f"{p['auroc_abst_min']:.3f}), cov@1% {p['cov_at_fcr1']:.3f} (min "
+                    f"{p['cov_at_fcr1_min']:.3f}), nearby AUROC* {n['auroc_abst']:.3f}")
             if cpd is not None:
                 r["tracker"] = tracker_errors(cpd, detections, make)
                 line += (f" | tracker_cpd AUROC* {r['tracker']['auroc_abst']:.3f}, cov@1% "
@@ -146,10 +122,10 @@ def main() -> None:
         frames = int(table["frame"].max()) + 1
         settings = {"start": int(frames * 0.3), "recovery_end": int(frames * 0.7)}
         for name, make in makers.items():
-            r = draws(table, None, make, 1, **settings)
-            print(f"{name:32s} ZephIR: six AUROC* {r['six_auroc_abst_mean']:.3f}, cov@1% "
-                  f"{r['six_cov_mean']:.3f}, nearby AUROC* {r['nearby_auroc_abst_mean']:.3f}",
-                  flush=True)
+            r = repeated_draws(table, None, make(), 1, "zephir", **settings)
+            print(f"{name:32s} ZephIR: six AUROC* {r['pooled']['auroc_abst']:.3f}, cov@1% "
+                  f"{r['pooled']['cov_at_fcr1']:.3f}, nearby AUROC* "
+                  f"{r['nearby']['auroc_abst']:.3f}", flush=True)
             out.setdefault(name, {})["zephir"] = r
     else:
         print(f"(ZephIR demo not found at {args.zephir}; skipped)")

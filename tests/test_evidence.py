@@ -115,3 +115,24 @@ def test_specimen_part_scores_both_verifiers_on_each_level():
     assert registered["ambiguity_k"] == 0.5 and fixed["ambiguity_k"] is None  # the default
     assert set(registered["harder_auroc_abst"]) == {"smooth_drift", "duplicate_identity",
                                                     "long_gap_reassociation"}
+
+
+def test_cli_scores_real_recordings_over_repeated_draws(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    data = tmp_path / "data"
+    assert run_cli("synth", "--frames", 720, "--neurons", 12, "--out", data).returncode == 0
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evidence", "--out", str(tmp_path / "out"), "--levels", "",
+              "--recordings", str(data), "--draws", "2"])
+    assert exit_info.value.code == 0
+    result = json.loads((tmp_path / "out" / "evidence.json").read_text())
+    rows = result["recordings"]
+    assert [(r["data"], r["verifier"]) for r in rows] == [
+        ("data/rec000", "fixed_distance"), ("data/rec000", "registered_distance")]
+    for row in rows:
+        assert row["draws"] == 2 and len(row["per_draw"]) == 2
+        values = [d["pooled"]["auroc_abst"] for d in row["per_draw"]]
+        assert row["pooled"]["auroc_abst"] == pytest.approx((values[0] + values[1]) / 2)
+        assert row["pooled"]["auroc_abst_min"] == min(values)
+    assert "Real recordings" in (tmp_path / "out" / "evidence.html").read_text()
