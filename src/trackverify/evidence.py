@@ -40,6 +40,7 @@ from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
 from trackverify.report.html import page, table
+from trackverify.run import over_draws
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
 from trackverify.synth.motion import MOTION_LEVELS
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
@@ -108,9 +109,8 @@ def repeated_draws(observations: pd.DataFrame, detections: pd.DataFrame | None, 
     out: dict = {"draws": draws, "pooled": {}, "nearby": {}, "per_draw": per_draw}
     for population, metric in (("pooled", "auroc_abst"), ("pooled", "cov_at_fcr1"),
                                ("nearby", "auroc_abst")):
-        values = [d[population][metric] for d in per_draw if d[population][metric] is not None]
-        out[population][metric] = float(np.mean(values)) if values else None
-        out[population][metric + "_min"] = float(np.min(values)) if values else None
+        spread = over_draws([d[population][metric] for d in per_draw])
+        out[population][metric], out[population][metric + "_min"] = spread["mean"], spread["min"]
     return out
 
 
