@@ -17,9 +17,10 @@ Two steps, kept apart so the warp cannot see identities:
 Registration of frame ``t`` (sequential: it starts from the last registered frame's
 *registered* anchor, never from raw detections of an earlier frame, and never from ids):
 
-- prediction ``Y0 = R[t1] + (t - t1) / (t1 - t2) * (R[t1] - R[t2])`` (constant velocity over
-  the real frame numbers, :func:`constant_velocity`; ``t1``, ``t2`` = the last two registered
-  frames, ``R[0] = A``). A *gap* -- a frame number with no detections (a missing volume) -- is
+- start ``Y0``: the better (:func:`_better_start`, identity-free) of ``R[t1]`` (zero velocity)
+  and ``R[t1] + (t - t1) / (t1 - t2) * (R[t1] - R[t2])`` (constant velocity over the real frame
+  numbers, :func:`constant_velocity`; ``t1``, ``t2`` = the last two registered frames,
+  ``R[0] = A``). A *gap* -- a frame number with no detections (a missing volume) -- is
   left unregistered (NaN; its rows abstain for missing evidence) and the next frame's
   prediction extrapolates over the whole gap; for the
   first registered frame, which has no earlier frame to predict from, ``Y0`` is the anchor
@@ -28,9 +29,10 @@ Registration of frame ``t`` (sequential: it starts from the last registered fram
   point -- a largest-common-point-set vote);
 - affine coherent point drift (CPD; Myronenko & Song 2010, Fig. 3) of ``Y0`` onto the frame's
   detections ``X``: a Gaussian mixture centred on the moved anchor points with a uniform
-  outlier component ``w``; the mixture scale ``sigma^2`` starts at the mean squared
-  nearest-detection distance (after the global pose: ``first_frame_sigma`` anchor spacings,
-  at most :data:`MAX_FIRST_SIGMA` anchor RMS radii) and is re-estimated by every M-step;
+  outlier component ``w`` (:func:`fitted_outlier_weight`: from detection counts); the
+  mixture scale ``sigma`` starts at ``frame_sigma`` anchor spacings (after the global pose:
+  ``first_frame_sigma`` spacings, at most :data:`MAX_FIRST_SIGMA` anchor RMS radii), is
+  re-estimated by every M-step, and EM stops once it settles (``tolerance``);
 - non-rigid CPD (Fig. 4) from the affine result: ``T = Y + G W`` with the Gaussian kernel
   ``G_ij = exp(-|a_i - a_j|^2 / (2 beta^2))`` over the *anchor* positions (smoothness along
   the anatomy), regularisation ``lambda``; M-step ``(diag(P1) G + lambda sigma^2 I) W =
