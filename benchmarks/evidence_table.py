@@ -27,7 +27,7 @@ def main() -> None:
     result = build_evidence(levels, args.frames, pairs, FULL_GRID)
     if result["specimen"]:
         k = result["specimen"][1]["ambiguity_k"]
-        print(f"ambiguity k calibrated on clean moderate animal 1 ({args.frames} frames): {k:.3f}")
+        print(f"ambiguity k of registered_distance (its default): {k:.3f}")
         print("\n## Development specimen (six original conditions pooled; nearby_swap; harder)\n")
         print(markdown(result["specimen"], SPECIMEN_COLUMNS))
         for row in result["specimen"]:

@@ -90,8 +90,8 @@ def test_cli_writes_json_and_html_for_turned_pairs(tmp_path, capsys):
     result = json.loads((tmp_path / "out" / "evidence.json").read_text())
     registered = [r for r in result["pairs"] if r["verifier"] == "registered_distance"]
     assert [r["data"] for r in registered] == ["a", "b", "c"]
-    assert all(r["random"]["auroc_abst"] == 1.0 and r["nearby"]["auroc_abst"] == 1.0
-               for r in registered)
+    assert all(r["random"]["auroc_abst"] == pytest.approx(1.0, abs=1e-12)
+               and r["nearby"]["auroc_abst"] == pytest.approx(1.0, abs=1e-12) for r in registered)
     page = (tmp_path / "out" / "evidence.html").read_text()
     assert "Real point-set pairs" in page and "<script" not in page
     assert "registered_distance: random-swap AUROC* mean 1, min 1" in capsys.readouterr().out
@@ -112,6 +112,27 @@ def test_specimen_part_scores_both_verifiers_on_each_level():
     fixed, registered = rows
     # On a freely moving worm the fixed reference rejects real motion; registration does not.
     assert registered["nearby"]["auroc_abst"] > 0.95 > fixed["nearby"]["auroc_abst"]
-    assert registered["ambiguity_k"] > 0 and fixed["ambiguity_k"] is None
+    assert registered["ambiguity_k"] == 0.5 and fixed["ambiguity_k"] is None  # the default
     assert set(registered["harder_auroc_abst"]) == {"smooth_drift", "duplicate_identity",
                                                     "long_gap_reassociation"}
+
+
+def test_cli_scores_real_recordings_over_repeated_draws(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    data = tmp_path / "data"
+    assert run_cli("synth", "--frames", 720, "--neurons", 12, "--out", data).returncode == 0
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evidence", "--out", str(tmp_path / "out"), "--levels", "",
+              "--recordings", str(data), "--draws", "2"])
+    assert exit_info.value.code == 0
+    result = json.loads((tmp_path / "out" / "evidence.json").read_text())
+    rows = result["recordings"]
+    assert [(r["data"], r["verifier"]) for r in rows] == [
+        ("data/rec000", "fixed_distance"), ("data/rec000", "registered_distance")]
+    for row in rows:
+        assert row["draws"] == 2 and len(row["per_draw"]) == 2
+        values = [d["pooled"]["auroc_abst"] for d in row["per_draw"]]
+        assert row["pooled"]["auroc_abst"] == pytest.approx((values[0] + values[1]) / 2)
+        assert row["pooled"]["auroc_abst_min"] == min(values)
+    assert "Real recordings" in (tmp_path / "out" / "evidence.html").read_text()

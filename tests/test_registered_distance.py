@@ -116,7 +116,8 @@ def test_scores_by_hand_on_a_translated_grid():
     verifier = RegisteredDistance(ambiguity_k=0.0)
     scores = verifier.score(swapped)
     assert np.nanmax(scores[~rows.to_numpy() & swapped["pred_valid"].to_numpy()]) < 0.1
-    np.testing.assert_allclose(scores[rows.to_numpy()], [10.0, 10.0], atol=0.1)
+    # each sits on the other's registered anchor: d = 10, alt = 0 -> 10 + max(0, 10 - 0) = 20
+    np.testing.assert_allclose(scores[rows.to_numpy()], [20.0, 20.0], atol=0.2)
     assert np.isnan(scores[(swapped["detection"] == 5).to_numpy()]).all()
     assert verifier.abstentions[-1].missing_evidence == 3 and verifier.abstentions[-1].ambiguous == 0
 
@@ -232,3 +233,53 @@ def test_no_anchor_means_missing_evidence_everywhere():
     verifier = RegisteredDistance()
     assert np.isnan(verifier.score(table)).all()
     assert (verifier.abstentions[-1].missing_evidence, verifier.abstentions[-1].ambiguous) == (54, 0)
+
+
+def test_registration_onto_a_detection_table_ignores_every_identity():
+    """With a detection table the fit reads its frames and coordinates, never an id: scrambling
+    the observations' later ids and validity, or the detection table's ids, changes nothing."""
+    table = animal_observations(SpecimenConfig(frames=30, motion="free", neurons=30), 0)
+    coords = ["x_um", "y_um", "z_um"]
+    extra = pd.DataFrame({"frame": np.repeat(np.arange(30), 4), "detection": 10_000 + np.arange(120)})
+    extra[coords] = np.random.default_rng(1).uniform(-40, 40, (120, 3))  # unlabelled points
+    detections = pd.concat([table[["frame", "detection", *coords]], extra], ignore_index=True)
+    shuffled = table.copy()
+    later = shuffled["frame"].to_numpy() > 0
+    rng = np.random.default_rng(0)
+    shuffled.loc[later, "pred_id"] = rng.permutation(shuffled.loc[later, "pred_id"].to_numpy())
+    shuffled.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
+    renamed = detections.assign(detection=rng.permutation(len(detections)))
+    _, clean = RegisteredDistance().register(table, detections)
+    _, scrambled = RegisteredDistance().register(shuffled, renamed)
+    np.testing.assert_array_equal(clean.positions, scrambled.positions)
+    # and the fit itself reads only frame and coordinates of the detection table
+    anchor = table.loc[table["frame"] == 0, coords].to_numpy()
+    direct = fit_registration(anchor, NoIdentities(detections), 30)
+    np.testing.assert_allclose(direct.positions, clean.positions, rtol=0, atol=1e-9)
+
+
+def test_fitted_outlier_weight_by_hand():
+    from trackverify.verifiers.registered_distance import fitted_outlier_weight
+
+    # 70 anchor points, frames of 100, 120, 140 detections: median 120 -> 1 - 70/120 = 5/12
+    assert fitted_outlier_weight(70, np.array([100, 140, 120])) == pytest.approx(5 / 12)
+    # as many detections as anchor points: the floor
+    assert fitted_outlier_weight(70, np.array([70, 70])) == 0.1
+    assert fitted_outlier_weight(70, np.array([70]), floor=0.2) == 0.2
+    # far more detections than anchor points: capped at 0.9
+    assert fitted_outlier_weight(5, np.array([1000])) == 0.9
+
+
+def test_better_start_keeps_the_start_nearer_the_detections():
+    from trackverify.verifiers.registered_distance import _better_start
+
+    x = np.array([[0.0, 0.0], [10.0, 0.0]])
+    still, moving = x + [1.0, 0.0], x + [3.0, 0.0]
+    # costs: min(1, 5)^2 = 1 for the first, min(3, 5)^2 = 9 for the second
+    assert _better_start((still, moving), x, spacing=5.0) is still
+    assert _better_start((moving, still), x, spacing=5.0) is still
+    # one point lost far away is capped at the spacing: 1 point at 0 + 1 at 5 -> (0 + 25) / 2
+    # beats 2 points at 4 -> 16 (cost 12.5 < 16)
+    lost = np.array([[0.0, 0.0], [10.0, 40.0]])
+    near = x + [4.0, 0.0]
+    assert _better_start((near, lost), x, spacing=5.0) is lost

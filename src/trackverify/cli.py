@@ -186,6 +186,8 @@ def run_settings(command):
         click.option("--conditions", default=None, callback=_parse_conditions,
                      metavar="NAME,...", help="Conditions to run, comma-separated [the seven "
                      "of SPEC section 4; 'control' alone fits any recording length]."),
+        click.option("--repeats", type=int, default=None,
+                     help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]."),
     ]
     for option in reversed(options):
         command = option(command)

@@ -16,9 +16,10 @@ TOML layout::
     falsification_share = 0.05
     verifier = "fixed_distance"
     compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
-    ambiguity_k = 1.5                             # registered_distance's uniqueness band
+    ambiguity_k = 0.5                             # registered_distance's uniqueness band
     conditions = [...]                            # default: the seven of SPEC section 4; must
                                                   # include "control", each name once
+    repeats = 1                                   # draws of the suite: seeds seed, seed+1, ...
 
     [specimen]            # only used when no data are given
     frames = 1000
@@ -56,8 +57,9 @@ class RunConfig:
     falsification_share: float = 0.05
     verifier: str = "fixed_distance"
     compare_verifiers: tuple[str, ...] = ("fixed_distance", "registered_distance")
-    ambiguity_k: float = 1.5
+    ambiguity_k: float = 0.5  # registered_distance's band (verifiers.registered_distance)
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
+    repeats: int = 1
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
     #: The consistency rule's own declared threshold (None: ``threshold_um``). A calibrated run
     #: sets it to the declared ``threshold_um`` before fitting, so the small-deformation verdict
@@ -76,6 +78,8 @@ class RunConfig:
                 raise ConfigError(f"{name} must be > 0 and finite, got {getattr(self, name)}")
         if not 0 <= self.falsification_share <= 1:
             raise ConfigError(f"falsification_share must be in [0, 1], got {self.falsification_share}")
+        if self.repeats < 1:
+            raise ConfigError(f"repeats must be >= 1, got {self.repeats}")
         if not 0 <= self.ambiguity_k < float("inf"):
             raise ConfigError(f"ambiguity_k must be >= 0 and finite, got {self.ambiguity_k}")
         unknown = [c for c in self.conditions if c not in CONDITIONS]
@@ -89,7 +93,16 @@ class RunConfig:
             raise ConfigError(f"conditions lists {twice} twice; name each condition once")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every value, for results and manifest. ``repeats`` appears only when above 1, so
+        a single draw's outputs stay byte-identical to those of releases without it."""
+        out = dataclasses.asdict(self)
+        if self.repeats == 1:
+            del out["repeats"]
+        return out
+
+    def draw_seeds(self) -> list[int]:
+        """The corruption seeds of the repeated draws: ``seed, seed + 1, ..., seed + N - 1``."""
+        return [self.seed + k for k in range(self.repeats)]
 
 
 def _coerce(cls: type, name: str, value: Any, source: str) -> Any:

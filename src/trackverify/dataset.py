@@ -7,6 +7,12 @@ Frames are counted from each recording's first frame: a recording whose frames s
 ``f0`` (1 for MATLAB-style numbering, or any later frame) is loaded with ``frame - f0``, so
 its first frame is the anchor (frame 0) and ``start`` / ``recovery_end`` are counted from
 it; ``source.first_frame`` keeps ``f0`` to write the rows back in the input's numbering.
+A folder (or the folder of an ``observations.*`` file) may also hold ``detections.parquet``
+(or ``.csv``): every source detection of each frame, ``recording, frame, detection, x_um,
+y_um[, z_um]`` (extra columns allowed), with or without a reference identity. Every
+observation's ``(recording, frame, detection)`` must be one of its rows, at the same position.
+Identity-free evidence (``registered_distance``'s registration) then uses every detection of
+the frame; without the table it uses the observation rows.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.tabular import read_table
+from trackverify.io.tabular import load_table, read_table
 from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
-from trackverify.tables import OBSERVATIONS, RECORDINGS, common_id_type, validate
+from trackverify.tables import (DETECTIONS, OBSERVATIONS, RECORDINGS, common_id_type,
+                                coordinate_columns, plain, validate)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,10 @@ class SpecimenSource:
     def load(self) -> pd.DataFrame:
         return animal_observations(self.config, self.index)
 
+    def load_detections(self) -> None:
+        """The specimen's detections are its observation rows: no separate table."""
+        return None
+
 
 @dataclass(frozen=True)
 class TableSource:
@@ -41,9 +53,14 @@ class TableSource:
 
     table: pd.DataFrame
     first_frame: int = 0  # the input's number of frame 0 (the table holds frame - first_frame)
+    detections: pd.DataFrame | None = None
 
     def load(self) -> pd.DataFrame:
         return self.table
+
+    def load_detections(self) -> pd.DataFrame | None:
+        """Every detection of the recording (``detections`` table), or None without one."""
+        return self.detections
 
 
 @dataclass
@@ -53,6 +70,7 @@ class Dataset:
     recordings: pd.DataFrame
     source: dict
     _observations: pd.DataFrame | None = None
+    _detections: pd.DataFrame | None = None
     _specimen: SpecimenConfig | None = None
 
     def sources(self, names: list[str] | None = None) -> Iterator[tuple[str, SpecimenSource | TableSource]]:
@@ -64,11 +82,17 @@ class Dataset:
                 yield name, SpecimenSource(self._specimen, index[name])
             return
         grouped = dict(tuple(self._observations.groupby("recording", sort=False)))
+        detections = ({} if self._detections is None else
+                      dict(tuple(self._detections.groupby("recording", sort=False))))
         for name in wanted:
             table = grouped[name].reset_index(drop=True)
             first = int(table["frame"].min())
+            mine = detections.get(name)
+            if mine is not None:  # counted from the same first frame as the observations
+                mine = mine[mine["frame"].to_numpy() >= first].reset_index(drop=True)
+                mine = mine.assign(frame=mine["frame"] - first) if first else mine
             yield name, TableSource(table.assign(frame=table["frame"] - first) if first else table,
-                                    first)
+                                    first, mine)
 
     def __iter__(self) -> Iterator[tuple[str, pd.DataFrame]]:
         """Yield ``(recording, observation table)`` in recording-table order."""
@@ -116,6 +140,11 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
                   columns=columns, pixel_size=pixel_size)
     observations = loaded.table
     _check_whole_table(observations, str(table_path))
+    detections_path = _detections_path(path)
+    detections = None
+    if detections_path is not None:
+        detections = load_table(detections_path, DETECTIONS)
+        check_detections(observations, detections, str(detections_path))
     present = pd.unique(observations["recording"])
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
@@ -138,10 +167,56 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
         source["read"] = read  # what the reader found (counts, versions, companion files)
     if loaded.warnings:
         source["warnings"] = loaded.warnings
-    return Dataset(recordings, source, _observations=observations)
+    if detections_path is not None:
+        source["detections"] = str(detections_path)
+    return Dataset(recordings, source, _observations=observations, _detections=detections)
 
 
 def _is_tracker_folder(path: Path) -> bool:
     from trackverify.io.formats import FORMATS
 
     return any(f.sniff(path) for f in FORMATS.values() if f.name != "table")
+
+
+def _detections_path(path: Path) -> Path | None:
+    """``detections.parquet`` / ``.csv`` in the data folder, or beside an ``observations.*`` file."""
+    folder = path if path.is_dir() else path.parent if path.stem == "observations" else None
+    if folder is None:
+        return None
+    return next((p for p in (folder / "detections.parquet", folder / "detections.csv")
+                 if p.exists()), None)
+
+
+def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, source: str) -> None:
+    """Every observation's ``(recording, frame, detection)`` is a detection row, at its position.
+
+    Raises :class:`InputError` naming the detection file and the first offending observation
+    row (1-based) otherwise; the coordinate sets must match (2-D with 2-D, 3-D with 3-D).
+    """
+    coords = coordinate_columns(observations)
+    if coordinate_columns(detections) != coords:
+        raise InputError(f"the detection table is {len(coordinate_columns(detections))}-D but the "
+                         f"observations are {len(coords)}-D", source=source, column="z_um")
+    keys = ["recording", "frame", "detection"]
+    for key in ("recording", "detection"):  # one id type on both sides, or the join misses
+        if (pd.api.types.is_integer_dtype(observations[key].dtype)
+                != pd.api.types.is_integer_dtype(detections[key].dtype)):
+            raise InputError(f"'{key}' is {observations[key].dtype} in the observations but "
+                             f"{detections[key].dtype} here", source=source, column=key)
+    joined = observations[keys + coords].merge(detections[keys + coords], on=keys, how="left",
+                                               suffixes=("", "_detection"), indicator=True)
+    missing = (joined["_merge"] == "left_only").to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        values = ", ".join(f"{k}={plain(observations[k].iloc[row])!r}" for k in keys)
+        raise InputError(f"observation row {row + 1} ({values}) is not a row of the detection "
+                         "table", source=source, column="detection")
+    moved = np.zeros(len(joined), dtype=bool)
+    for c in coords:
+        moved |= ~np.isclose(joined[c].to_numpy(), joined[c + "_detection"].to_numpy(),
+                             rtol=1e-9, atol=1e-9)
+    if moved.any():
+        row = int(np.flatnonzero(moved)[0])
+        values = ", ".join(f"{k}={plain(observations[k].iloc[row])!r}" for k in keys)
+        raise InputError(f"observation row {row + 1} ({values}) is not at its detection's "
+                         "position (detections are fixed)", source=source, column="x_um")

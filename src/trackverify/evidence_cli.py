@@ -23,11 +23,16 @@ LEVELS = ("still", "moderate", "free", "fast")
 @click.option("--grid", type=click.Choice(["full", "default"]), default="full", show_default=True,
               help="Leave-one-out candidates for the pairs: the 324-setting grid, or the "
                    "verifier's defaults only.")
-def evidence(out, levels, frames, pairs, grid):
+@click.option("--recordings", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              multiple=True, help="Data folder of real recordings (observations.parquet "
+              "[+ detections.parquet]); repeatable.")
+@click.option("--draws", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Draws of the corruption suite on each real recording.")
+def evidence(out, levels, frames, pairs, grid, recordings, draws):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
     from trackverify.io.paths import check_out_dir
 
-    check_out_dir(out, [pairs])
+    check_out_dir(out, [pairs, *recordings])
     chosen = [level.strip() for level in levels.split(",") if level.strip()]
     unknown = sorted(set(chosen) - set(LEVELS))
     if unknown:
@@ -36,7 +41,8 @@ def evidence(out, levels, frames, pairs, grid):
     from trackverify.evidence import DEFAULT_GRID, FULL_GRID, build_evidence, render_evidence
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
-    result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID)
+    result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
+                            recordings, draws)
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))

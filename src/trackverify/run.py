@@ -113,15 +113,17 @@ def process_recording(task: tuple) -> RecordingResult:
     """All three protocols on one recording (runs in a worker; arguments are picklable)."""
     name, source, config, keep_rows, work = task
     observations = source.load()
+    detections = source.load_detections()
     verifier = load_verifier(config.verifier, verifier_options(config))
-    scored, choices, own_reasons = score_conditions(observations, config, verifier, name)
+    scored, choices, own_reasons = score_conditions(observations, config, verifier, name,
+                                                    detections)
     control = scored[scored["is_control"].to_numpy()]
     scores = {verifier.name: scored["score"].to_numpy()}
     reasons = {verifier.name: _sum_reasons(own_reasons)}
     for spec in config.compare_verifiers:
         other = load_verifier(spec, verifier_options(config))
         if other.name not in scores:
-            scores[other.name], per_condition = score_stacked(scored, other)
+            scores[other.name], per_condition = score_stacked(scored, other, detections)
             reasons[other.name] = _sum_reasons(per_condition)
     tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     conditions = list(scored["condition"].cat.categories)
@@ -213,6 +215,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             config, fitted = _calibrate(config, dataset, partitions, target, execution,
                                         verifiers[0].name, animal_of)
         results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
+        draws = _repeated_draws(config, dataset, evaluated, out, execution, verifiers[0].name,
+                                kinds, results)
     verification = results["anatomical_verification"]
     certification = certification_block(
         fitted, declared_threshold, config.threshold_um, verification["pooled"],
@@ -228,9 +232,14 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
         "caveats": caveats(verifiers[0].name, kinds[verifiers[0].name]),
         "input_warnings": input_warnings,
     })
-    manifest = build_manifest(config.to_dict(), dataset.source, input_hashes(data),
-                              results.pop("_choices"))
+    hashes = input_hashes(data)
+    if "detections" in dataset.source:  # beside an observations.* file given alone
+        hashes.update(input_hashes(dataset.source["detections"]))
+    manifest = build_manifest(config.to_dict(), dataset.source, hashes, results.pop("_choices"))
     manifest["execution"] = dataclasses.asdict(execution)
+    if draws is not None:
+        manifest["repeats"] = draws.pop("_choices")
+        results["repeats"] = draws
     if partitions_path is not None:
         manifest["input_sha256"]["partitions"] = partitions.sha256
     write_json_atomic(out / "manifest.json", manifest)
@@ -255,6 +264,48 @@ def _naming_input(data: str | Path | None):
             raise
         raise InputError(exc.problem, source=str(data), column=exc.column,
                          row=exc.row) from None
+#: The headline numbers of every draw, per verifier and evidence population (``repeats``).
+HEADLINE = ("auroc", "auroc_abstain_as_error", "auprc", "correct_coverage_at_fcr")
+
+
+def _repeated_draws(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
+                    execution: Execution, primary: str, kinds: dict[str, str],
+                    first: dict) -> dict | None:
+    """With ``repeats = N > 1``: draws 2..N of the corruption suite (seeds ``seed + 1 ..``).
+
+    ``first`` is draw 1's results (seed ``seed``; the rest of results.json is that draw).
+    Returns ``{seeds, verifier_comparison}`` where each verifier's population holds, for every
+    headline number, ``per_draw`` (one value per seed, null where undefined), ``mean`` and
+    ``min`` over the draws with a value (null if none); plus ``_choices``, each draw's random
+    choices for the manifest. Rows are written for draw 1 only.
+    """
+    if config.repeats == 1:
+        return None
+    seeds = config.draw_seeds()
+    comparisons, choices = [first["verifier_comparison"]], [first["_choices"]]
+    quiet = dataclasses.replace(execution, write_rows=False)
+    for seed in seeds[1:]:
+        draw = _evaluate(dataclasses.replace(config, seed=seed), dataset, names, out, quiet,
+                         primary, kinds)
+        comparisons.append(draw["verifier_comparison"])
+        choices.append(draw["_choices"])
+    summary: dict = {}
+    for verifier, block in comparisons[0].items():
+        for population in block["populations"]:
+            summary.setdefault(verifier, {"evidence": block["evidence"], "populations": {}})
+            summary[verifier]["populations"][population] = {
+                key: over_draws([c[verifier]["populations"][population][key] for c in comparisons])
+                for key in HEADLINE}
+    return {"seeds": seeds, "verifier_comparison": summary,
+            "_choices": [{"seed": s, "corruptions": c} for s, c in zip(seeds, choices)]}
+
+
+def over_draws(values: list) -> dict:
+    """``per_draw`` values, and their ``mean`` and ``min`` over the defined ones (null if none)."""
+    defined = [float(v) for v in values if v is not None]
+    return {"per_draw": list(values),
+            "mean": float(np.mean(defined)) if defined else None,
+            "min": float(np.min(defined)) if defined else None}
 
 
 def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]]:
@@ -320,7 +371,8 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
     """``registered_distance``'s clean ``d / sigma`` of one fit recording (one at a time, so
     a cohort's fit recordings are never all in memory; labels only through FitData)."""
     source, partitions = task
-    return ambiguity_ratios(FitData(partitions, source.load()).labels_for_fit())
+    return ambiguity_ratios(FitData(partitions, source.load()).labels_for_fit(),
+                            detections=source.load_detections())
 
 
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,

@@ -90,6 +90,14 @@ PREDICTIONS = Schema(
     required=("recording", "frame", "pred_id"),
     optional=("detection", "x_um", "y_um", "z_um", "pred_valid"),
 )
+#: Every source detection of each frame, with or without a reference identity (SPEC:
+#: detections are fixed). Extra columns (e.g. ``kind``) are allowed and kept.
+DETECTIONS = Schema(
+    "detection table",
+    required=("recording", "frame", "detection", "x_um", "y_um"),
+    optional=("z_um",),
+    unique_keys=(("recording", "frame", "detection"),),
+)
 RECORDINGS = Schema(
     "recording table",
     required=("recording", "animal_id", "provenance_group"),

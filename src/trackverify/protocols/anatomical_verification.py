@@ -23,18 +23,23 @@ ALL = "all_conditions"
 
 
 def score_conditions(table: pd.DataFrame, config: RunConfig, verifier: Verifier,
-                     recording: str = "") -> tuple[pd.DataFrame, dict, dict]:
+                     recording: str = "", detections: pd.DataFrame | None = None,
+                     seed: int | None = None) -> tuple[pd.DataFrame, dict, dict]:
     """Every condition of one recording, labelled and scored; plus the random choices and,
-    per condition, why the verifier abstained (see :func:`score_stacked`)."""
-    stacked, choices = corrupt_recording(table, config.conditions, config.seed, config.start,
+    per condition, why the verifier abstained (see :func:`score_stacked`). ``detections``
+    (the recording's detection table, or None) goes to verifiers that take it; ``seed``
+    (default ``config.seed``) is the corruption draw's seed."""
+    stacked, choices = corrupt_recording(table, config.conditions,
+                                         config.seed if seed is None else seed, config.start,
                                          config.recovery_end, recording)
-    scores, reasons = score_stacked(stacked, verifier)
+    scores, reasons = score_stacked(stacked, verifier, detections)
     stacked["score"] = scores
     stacked["abstained"] = ~np.isfinite(scores)
     return stacked, choices, reasons
 
 
-def score_stacked(stacked: pd.DataFrame, verifier: Verifier) -> tuple[np.ndarray, dict]:
+def score_stacked(stacked: pd.DataFrame, verifier: Verifier,
+                  detections: pd.DataFrame | None = None) -> tuple[np.ndarray, dict]:
     """The verifier's scores for every condition (each scored on its own), and, per
     condition, why it abstained when the verifier says (:func:`abstention_breakdown`)."""
     scores = np.full(len(stacked), np.nan)
@@ -42,7 +47,7 @@ def score_stacked(stacked: pd.DataFrame, verifier: Verifier) -> tuple[np.ndarray
     codes = stacked["condition"].cat.codes.to_numpy()
     for code, condition in enumerate(stacked["condition"].cat.categories):
         rows = np.flatnonzero(codes == code)
-        scores[rows] = run_verifier(verifier, stacked.iloc[rows])
+        scores[rows] = run_verifier(verifier, stacked.iloc[rows], detections)
         reasons[condition] = abstention_breakdown(verifier)
     return scores, reasons
 

@@ -19,6 +19,11 @@ Write your own::
             ...                           # one float per row, NaN = abstain
 
 and run it with ``trackverify run --verifier mypackage.module:MyVerifier``.
+
+A verifier whose ``score`` declares a ``detections`` parameter also receives, when the data
+have a detection table, every source detection of the recording (columns of
+:data:`DETECTION_COLUMNS`, labelled or not): identity-free evidence such as a registration
+should use all of them. Without a detection table it receives ``None``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from trackverify.errors import ConfigError
 
 VERIFIER_COLUMNS = ("recording", "frame", "detection", "x_um", "y_um", "z_um", "pred_id",
                     "pred_valid")
+DETECTION_COLUMNS = ("frame", "detection", "x_um", "y_um", "z_um")
 EVIDENCE_KINDS = ("independent", "consistency")
 
 
@@ -99,9 +105,28 @@ def abstention_breakdown(verifier: Verifier) -> dict | None:
     return {"ambiguous": int(last.ambiguous), "missing_evidence": int(last.missing_evidence)}
 
 
-def run_verifier(verifier: Verifier, table: pd.DataFrame) -> np.ndarray:
-    """Scores for ``table``'s rows, checked: one finite-or-NaN float per row."""
-    scores = np.asarray(verifier.score(verifier_view(table)), dtype=np.float64)
+def takes_detections(verifier: Verifier) -> bool:
+    """Whether ``verifier.score`` declares a ``detections`` parameter."""
+    try:
+        return "detections" in inspect.signature(verifier.score).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def run_verifier(verifier: Verifier, table: pd.DataFrame,
+                 detections: pd.DataFrame | None = None) -> np.ndarray:
+    """Scores for ``table``'s rows, checked: one finite-or-NaN float per row.
+
+    ``detections`` (one recording's detection table, or None) reaches verifiers that take it,
+    as a copy with the columns of :data:`DETECTION_COLUMNS` only.
+    """
+    if takes_detections(verifier):
+        view = None if detections is None else detections[
+            [c for c in DETECTION_COLUMNS if c in detections.columns]].copy()
+        raw = verifier.score(verifier_view(table), detections=view)
+    else:
+        raw = verifier.score(verifier_view(table))
+    scores = np.asarray(raw, dtype=np.float64)
     if scores.shape != (len(table),):
         raise ConfigError(f"verifier '{verifier.name}' returned {scores.shape[0] if scores.ndim else 0} "
                           f"scores for {len(table)} rows")

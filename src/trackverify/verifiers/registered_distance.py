@@ -14,19 +14,25 @@ Two steps, kept apart so the warp cannot see identities:
 2. :meth:`RegisteredDistance.score` maps each row's predicted id to its anchor index (frame
    0 ids only) and scores it against ``R``.
 
-Registration of frame ``t`` (sequential: it starts from frame ``t - 1``'s *registered*
-anchor, never from raw detections of an earlier frame, and never from ids):
+Registration of frame ``t`` (sequential: it starts from the last registered frame's
+*registered* anchor, never from raw detections of an earlier frame, and never from ids):
 
-- prediction ``Y0 = R[t-1] + (R[t-1] - R[t-2])`` (constant velocity; ``R[0] = A``); for the
+- start ``Y0``: the better (:func:`_better_start`, identity-free) of ``R[t1]`` (zero velocity)
+  and ``R[t1] + (t - t1) / (t1 - t2) * (R[t1] - R[t2])`` (constant velocity over the real frame
+  numbers, :func:`constant_velocity`; ``t1``, ``t2`` = the last two registered frames,
+  ``R[0] = A``). A *gap* -- a frame number with no detections (a missing volume) -- is
+  left unregistered (NaN; its rows abstain for missing evidence) and the next frame's
+  prediction extrapolates over the whole gap; for the
   first registered frame, which has no earlier frame to predict from, ``Y0`` is the anchor
   moved by the identity-free *global pose* (:func:`global_pose`: the in-plane rotation and
   translation that lay the most detections within half a neuron spacing of a moved anchor
   point -- a largest-common-point-set vote);
 - affine coherent point drift (CPD; Myronenko & Song 2010, Fig. 3) of ``Y0`` onto the frame's
   detections ``X``: a Gaussian mixture centred on the moved anchor points with a uniform
-  outlier component ``w``; the mixture scale ``sigma^2`` starts at the mean squared
-  nearest-detection distance (after the global pose: ``first_frame_sigma`` anchor spacings,
-  at most :data:`MAX_FIRST_SIGMA` anchor RMS radii) and is re-estimated by every M-step;
+  outlier component ``w`` (:func:`fitted_outlier_weight`: from detection counts); the
+  mixture scale ``sigma`` starts at ``frame_sigma`` anchor spacings (after the global pose:
+  ``first_frame_sigma`` spacings, at most :data:`MAX_FIRST_SIGMA` anchor RMS radii), is
+  re-estimated by every M-step, and EM stops once it settles (``tolerance``);
 - non-rigid CPD (Fig. 4) from the affine result: ``T = Y + G W`` with the Gaussian kernel
   ``G_ij = exp(-|a_i - a_j|^2 / (2 beta^2))`` over the *anchor* positions (smoothness along
   the anatomy), regularisation ``lambda``; M-step ``(diag(P1) G + lambda sigma^2 I) W =
@@ -37,16 +43,18 @@ Coordinates are centred on the anchor centroid and divided by the anchor's RMS r
 
 Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
 
-- ``d`` = distance from the row's position to ``R[t, anchor(p)]`` (the score);
+- ``d`` = distance from the row's position to ``R[t, anchor(p)]``;
 - ``alt`` = distance to the nearest *other* registered anchor position;
+- the score is ``d + max(0, d - alt)`` (= ``max(d, 2 d - alt)``): the distance, plus by how
+  much another registered anchor is nearer than the claimed one (no free constant);
 - the row abstains for **ambiguity** when ``|alt - d| < k * sigma[t]`` (the margin lies inside
   the registration's calibrated uncertainty; ``k`` = ``ambiguity_k``), and for **missing
   evidence** when the prediction is invalid, ``p`` has no anchor, or frame ``t`` could not be
   registered. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
   keeps its (large) score.
 
-``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K`, calibrated on clean development
-data (see ``docs/verifiers.md``); with calibration partitions, pass the value fitted there.
+``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0.5; the margin is also in the
+score); ``calibrate_ambiguity_k`` fits a band on clean calibration rows when one is wanted.
 """
 
 from __future__ import annotations
@@ -61,8 +69,10 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 from trackverify.anchors import ANCHOR_FRAME
 from trackverify.tables import coordinate_columns
 
-#: ``k`` of the ambiguity rule, calibrated on the clean development specimen (docs/verifiers.md).
-DEFAULT_AMBIGUITY_K = 1.5  # median d / sigma, clean moderate specimen animal 1, 1000 frames: 1.507
+#: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
+#: the development specimen loses against the previous verifier (without a band, ``fast``
+#: loses nearby-swap coverage); chosen on the specimen, never on real data (docs/verifiers.md).
+DEFAULT_AMBIGUITY_K = 0.5
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
@@ -74,10 +84,10 @@ MAX_FIRST_SIGMA = 0.25
 class RegistrationSettings:
     """Every setting of the identity-free registration (unit-free, see the module docstring)."""
 
-    beta: float = 0.8  # kernel width, in anchor RMS radii
-    lam: float = 3.0  # smoothness regularisation
+    beta: float = 2.0  # kernel width, in anchor RMS radii (leave-one-out on the real pairs)
+    lam: float = 8.0  # smoothness regularisation (leave-one-out on the real pairs)
     outlier_weight: float = 0.1  # w of the uniform component
-    iterations: int = 8  # EM iterations per frame, warm-started from the previous frame
+    iterations: int = 20  # EM iterations per frame, warm-started from the previous frame
     first_frame_iterations: int = 60  # EM iterations after the global pose (no earlier frame)
     first_frame_sigma: float = 3.0  # starting mixture scale after the global pose, in anchor
     # spacings (at most MAX_FIRST_SIGMA anchor RMS radii)
@@ -88,6 +98,13 @@ class RegistrationSettings:
     momentum: float = 1.0  # constant-velocity prediction from the two previous frames
     kernel_trace: float = 0.9999  # share of the kernel's trace kept by its low-rank form
     min_sigma: float = 0.1  # floor of the mixture scale, in anchor median nearest-neighbour spacings
+    frame_sigma: float | None = 1.0  # starting mixture scale of a later frame, in anchor
+    # spacings (None: the mean squared nearest-detection distance of the prediction)
+    fit_outlier_weight: bool = True  # w = max(outlier_weight, 1 - n / median detections per
+    # frame): the share of a frame's detections the anchor cannot explain (identity-free)
+    tolerance: float = 3e-3  # a later frame's EM stops once sigma^2 moves by at most this share
+    choose_start: bool = True  # start each frame from the better of the zero- and the
+    # constant-velocity prediction (lower robust nearest-detection distance)
 
 
 @dataclass
@@ -125,28 +142,75 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     spacing = float(np.median(cKDTree(a).query(a, k=2)[0][:, 1])) if len(a) > 1 else 1.0
     floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
     gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
+    w = settings.outlier_weight
+    if settings.fit_outlier_weight and len(frames):
+        per_frame = np.diff(bounds)
+        w = fitted_outlier_weight(len(a), per_frame[per_frame > 0], w)
     out = np.full((n_frames,) + a.shape, np.nan)
     sigma = np.full(n_frames, np.nan)
     out[ANCHOR_FRAME], sigma[ANCHOR_FRAME] = a, 0.0
     previous, before = a, a
+    t_previous, t_before = ANCHOR_FRAME, ANCHOR_FRAME
     for t in range(1, n_frames):  # sequential by construction; each step is vectorised
         x = x_all[order[bounds[t]:bounds[t + 1]]]
         if len(x) < a.shape[1] + 1:
-            continue  # too few detections: the frame stays unregistered (NaN)
+            continue  # too few detections (or a missing frame): stays unregistered (NaN)
         if previous is a:  # no earlier registered frame: start from the global pose
             y0 = global_pose(a, x, spacing, settings)
             sigma2 = min(settings.first_frame_sigma * spacing, MAX_FIRST_SIGMA) ** 2
             iterations = settings.first_frame_iterations
         else:
-            y0 = previous + settings.momentum * (previous - before)
-            sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
+            y0 = constant_velocity(previous, before, t - t_previous, t_previous - t_before,
+                                   settings.momentum)
+            if settings.choose_start:
+                y0 = _better_start((previous, y0), x, spacing)
+            if settings.frame_sigma is None:
+                sigma2 = float((cKDTree(x).query(y0)[0] ** 2).mean()) / a.shape[1]
+            else:
+                sigma2 = (settings.frame_sigma * spacing) ** 2
             iterations = settings.iterations
         y, sigma2 = _register_frame(a, gram, x, y0, max(sigma2, floor), iterations,
-                                    settings.lam, settings.outlier_weight, floor,
-                                    settings.affine)
+                                    settings.lam, w, floor, settings.affine,
+                                    0.0 if previous is a else settings.tolerance)
         out[t], sigma[t] = y, np.sqrt(sigma2)
         before, previous = previous, y
+        t_before, t_previous = t_previous, t
     return Registration(out * radius + centre, sigma * radius, settings)
+
+
+def fitted_outlier_weight(n_anchor: int, detections_per_frame: np.ndarray,
+                          floor: float = 0.1) -> float:
+    """CPD's uniform share ``w = max(floor, 1 - n_anchor / median detections per frame)``.
+
+    The share of a typical frame's detections that no anchor point explains (unlabelled
+    neurons, spurious detections), from counts alone; at most 0.9.
+    """
+    if not len(detections_per_frame):
+        return floor
+    return float(min(max(floor, 1.0 - n_anchor / float(np.median(detections_per_frame))), 0.9))
+
+
+def _better_start(starts: tuple[np.ndarray, ...], x: np.ndarray, spacing: float) -> np.ndarray:
+    """The start whose points lie nearest the detections: lowest mean of
+    ``min(d_i, spacing)^2`` (``d_i`` = distance of point i to its nearest detection; capped
+    so that a few lost points do not decide); ties keep the first."""
+    tree = cKDTree(x)
+    cost = [float((np.minimum(tree.query(y)[0], spacing) ** 2).mean()) for y in starts]
+    return starts[int(np.argmin(cost))]
+
+
+def constant_velocity(previous: np.ndarray, before: np.ndarray, ahead: int, behind: int,
+                      momentum: float = 1.0) -> np.ndarray:
+    """``previous + momentum * (ahead / behind) * (previous - before)``.
+
+    ``previous`` and ``before`` are the last two registered frames, ``behind`` frames apart;
+    the frame to predict lies ``ahead`` frames after ``previous``. Frame numbers are the real
+    ones: over a gap (missing frames) the velocity per frame is extrapolated over the whole
+    gap, and a velocity measured across a gap is divided by its length.
+    """
+    if behind <= 0:
+        return previous
+    return previous + (momentum * ahead / behind) * (previous - before)
 
 
 def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarray, np.ndarray]:
@@ -161,10 +225,16 @@ def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarra
 def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndarray:
     """CPD E-step: ``P[i, j]`` = posterior that detection j belongs to anchor point i."""
     n, dims = y.shape
-    d2 = (y * y).sum(1)[:, None] + (x * x).sum(1)[None, :] - 2.0 * (y @ x.T)
-    kernel = np.exp(np.maximum(d2, 0.0) / (-2.0 * sigma2))
+    kernel = y @ x.T  # in place from here: -|y_i - x_j|^2 / (2 sigma^2), then its exp
+    kernel *= 2.0
+    kernel -= (y * y).sum(1)[:, None]
+    kernel -= (x * x).sum(1)[None, :]
+    np.minimum(kernel, 0.0, out=kernel)
+    kernel *= 0.5 / sigma2
+    np.exp(kernel, out=kernel)
     c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(x)
-    return kernel / (kernel.sum(axis=0, keepdims=True) + c)
+    kernel /= kernel.sum(axis=0, keepdims=True) + c
+    return kernel
 
 
 def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
@@ -221,8 +291,12 @@ def _offset_candidates(x: np.ndarray, rotated: np.ndarray, radius: float,
 
 def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
                     sigma2: float, iterations: int, lam: float, w: float,
-                    floor: float, fit_affine: bool = True) -> tuple[np.ndarray, float]:
+                    floor: float, fit_affine: bool = True,
+                    tolerance: float = 0.0) -> tuple[np.ndarray, float]:
     """CPD with the model ``T = a B^T + t + G W`` fitted to detections ``x``.
+
+    At most ``iterations`` EM steps; it stops early once an M-step changes ``sigma^2`` by at
+    most ``tolerance`` of its value (0: never early).
 
     ``start`` (the prediction from earlier frames) only places the first E-step; every
     M-step refits the affine part ``(B, t)`` by weighted least squares of the posterior
@@ -259,8 +333,11 @@ def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.nd
         weights = (rhs - dq @ np.linalg.solve(small, q.T @ rhs)) / shift
         field = q @ (values[:, None] * (q.T @ weights))
         moved = affine + field
+        previous_sigma2 = sigma2
         sigma2 = max((float((pt1 * (x ** 2).sum(1)).sum()) - 2 * float((px * moved).sum())
                       + float((p1 * (moved ** 2).sum(1)).sum())) / (n_p * dims), floor)
+        if abs(previous_sigma2 - sigma2) <= tolerance * previous_sigma2:
+            break  # converged: the mixture scale no longer moves
     return moved, sigma2
 
 
@@ -288,11 +365,13 @@ class RegisteredDistance:
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
         self._cache: tuple[bytes, Registration] | None = None
 
-    def register(self, table: pd.DataFrame) -> tuple[pd.Index, Registration]:
+    def register(self, table: pd.DataFrame,
+                 detections: pd.DataFrame | None = None) -> tuple[pd.Index, Registration]:
         """Anchor ids (frame 0, valid, unique) and the registration of the whole recording.
 
-        Only the anchor frame's ids are read; the fit sees coordinates and frames alone. The
-        fit depends only on coordinates, so every condition of one recording reuses it.
+        Only the anchor frame's ids are read; the fit sees coordinates and frames alone: of
+        ``detections`` (every detection of the recording) when given, else of the table's
+        own rows. The fit depends only on coordinates, so every condition reuses it.
         """
         coords = coordinate_columns(table)
         frames = table["frame"].to_numpy()
@@ -301,21 +380,23 @@ class RegisteredDistance:
         anchor_xyz = table.loc[anchor_rows, coords].to_numpy(dtype=np.float64)
         keep = ~anchor_ids.duplicated(keep=False)  # an id with two anchors has no position
         anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
-        detections = _unique_detections(table, coords)
+        if detections is None:
+            detections = _unique_detections(table, coords)
         key = (np.ascontiguousarray(anchor_xyz).tobytes()
                + np.ascontiguousarray(detections[["frame", *coords]].to_numpy()).tobytes())
+        n_frames = int(max(frames.max() if len(frames) else 0,
+                           detections["frame"].max() if len(detections) else 0)) + 1
         if not len(anchor_xyz):  # nothing trusted in the anchor frame: nothing to register
-            n_frames = int(frames.max()) + 1 if len(frames) else 1
             empty = Registration(np.full((n_frames, 0, len(coords)), np.nan),
                                  np.full(n_frames, np.nan), self.settings)
             return anchor_ids, empty
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, fit_registration(anchor_xyz, detections[["frame", *coords]],
-                                                 int(frames.max()) + 1, self.settings))
+                                                 n_frames, self.settings))
         return anchor_ids, self._cache[1]
 
-    def score(self, table: pd.DataFrame) -> np.ndarray:
-        anchor_ids, registration = self.register(table)
+    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
+        anchor_ids, registration = self.register(table, detections)
         positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
         frames = table["frame"].to_numpy()
         which = anchor_ids.get_indexer(table["pred_id"])
@@ -326,7 +407,8 @@ class RegisteredDistance:
                                                 which, usable)
         tolerance = self.ambiguity_k * registration.sigma[frames]
         ambiguous = usable & (np.abs(margin) < tolerance)
-        scores = np.where(usable & ~ambiguous, distance, np.nan)
+        # d, plus by how much another registered anchor is nearer than the claimed one
+        scores = np.where(usable & ~ambiguous, distance + np.maximum(-margin, 0.0), np.nan)
         self.last_margin = margin
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k))
@@ -359,11 +441,12 @@ def _distance_and_margin(registered: np.ndarray, frames: np.ndarray, positions: 
     return distance, margin
 
 
-def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None) -> np.ndarray:
+def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None,
+                     detections: pd.DataFrame | None = None) -> np.ndarray:
     """``d / sigma[t]`` of every scored clean row beyond the anchor frame (one recording)."""
     verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings)
-    distance = verifier.score(clean)
-    _, registration = verifier.register(clean)
+    distance = verifier.score(clean, detections)
+    _, registration = verifier.register(clean, detections)
     frames = clean["frame"].to_numpy()
     sigma = registration.sigma[frames]
     ok = (frames != ANCHOR_FRAME) & np.isfinite(distance) & (sigma > 0)

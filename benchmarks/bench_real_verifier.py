@@ -1,0 +1,135 @@
+"""The verifiers on real data: a freely moving recording over repeated draws, a real tracker's
+own mistakes, and the ZephIR demo; the registration's previous defaults beside the current.
+
+    .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0]
+        [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
+
+1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
+   registration): the corruption suite drawn ``--draws`` times (seeds 20261007, +1, ...);
+   per verifier the six corruptions pooled (AUROC*, correct coverage at FCR <= 1 %: mean and
+   minimum over draws) and nearby_swap (AUROC*: mean).
+2. Its real tracker (``tracker_cpd.parquet`` joined on (recording, frame, detection)) as the
+   predictions: the control condition's errors are the tracker's own (row labels against the
+   anchor identity, SPEC section 4); AUROC* and coverage at FCR <= 1 % over its rows.
+3. The ZephIR demo (``annotations-g.h5``: identities from ZephIR, coordinates in voxels =
+   fraction x volume extent), one draw with start / recovery_end at 30 % / 70 % of the frames.
+
+``registered_distance (previous)`` is the registration with the settings it had before the
+freely moving recording (8 EM iterations run to the end, the mixture started at the
+prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, lambda 3),
+for the regression check; its score is the current one (distance plus margin excess).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trackverify.anchors import anchor_identities
+from trackverify.corrupt import label_errors
+from trackverify.dataset import load_dataset
+from trackverify.evidence import repeated_draws, summary
+from trackverify.verifiers import run_verifier
+from trackverify.verifiers.fixed_distance import FixedDistance
+from trackverify.verifiers.registered_distance import (
+    DEFAULT_AMBIGUITY_K, RegisteredDistance, RegistrationSettings)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+PREVIOUS = RegistrationSettings(beta=0.8, lam=3.0, iterations=8, frame_sigma=None,
+                                fit_outlier_weight=False, choose_start=False, tolerance=0.0)
+
+
+def verifiers(k: float) -> dict:
+    return {"fixed_distance": lambda: FixedDistance(),
+            "registered_distance": lambda: RegisteredDistance(ambiguity_k=k),
+            "registered_distance (previous)": lambda: RegisteredDistance(ambiguity_k=k,
+                                                                         settings=PREVIOUS)}
+
+
+def tracker_rows(folder: Path, observations: pd.DataFrame) -> pd.DataFrame:
+    tracker = pd.read_parquet(folder / "tracker_cpd.parquet")
+    joined = observations.drop(columns=["pred_id", "pred_valid"]).merge(
+        tracker, on=["recording", "frame", "detection"], how="left", validate="one_to_one")
+    joined["pred_valid"] = joined["pred_valid"].fillna(False).astype(bool)
+    # the tracker gave no identity: any id that is no anchor's (the row is unlabelled)
+    joined["pred_id"] = joined["pred_id"].fillna(-1).astype("int64")
+    return joined
+
+
+def tracker_errors(table, detections, make) -> dict:
+    error = label_errors(table, anchor_identities(table)).astype("Float64").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    m = summary(error, run_verifier(make(), table, detections))
+    return {"auroc_abst": m["auroc_abst"], "cov_at_fcr1": m["cov_at_fcr1"],
+            "errors": int(np.nansum(error)), "labelled": int((~np.isnan(error)).sum())}
+
+
+def zephir_observations(folder: Path) -> pd.DataFrame:
+    import h5py
+
+    meta = json.loads((folder / "metadata.json").read_text())
+    with h5py.File(folder / "annotations-g.h5", "r") as f:
+        raw = {k: f[k][()] for k in ("t_idx", "worldline_id", "x", "y", "z")}
+    table = pd.DataFrame({"recording": "zephir", "frame": raw["t_idx"].astype(np.int64),
+                          "track": raw["worldline_id"].astype(np.int64),
+                          "x_um": raw["x"] * meta["shape_x"], "y_um": raw["y"] * meta["shape_y"],
+                          "z_um": raw["z"] * meta["shape_z"]})
+    table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
+    table["detection"] = table.groupby("frame").cumcount()
+    table["pred_id"], table["pred_valid"] = table["track"], True
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
+    parser.add_argument("--zephir", type=Path, default=SHARED / "zephir-ift20-demo")
+    parser.add_argument("--draws", type=int, default=8)
+    parser.add_argument("--k", type=float, default=DEFAULT_AMBIGUITY_K,
+                        help="ambiguity k of registered_distance [its default]")
+    parser.add_argument("--only", default="", help="comma-separated verifier names")
+    args = parser.parse_args()
+    makers = {n: m for n, m in verifiers(args.k).items()
+              if not args.only or n in args.only.split(",")}
+    out = {}
+    if args.data.is_dir():
+        (_, source), = load_dataset(args.data).sources()
+        observations, detections = source.load(), source.load_detections()
+        cpd = tracker_rows(args.data, observations) if (args.data / "tracker_cpd.parquet").exists() else None
+        for name, make in makers.items():
+            t0 = time.perf_counter()
+            r = repeated_draws(observations, detections, make(), args.draws, "r")
+            p, n = r["pooled"], r["nearby"]
+            line = (f"{name:32s} real: six AUROC* {p['auroc_abst']:.3f} (min "
+                    f"{p['auroc_abst_min']:.3f}), cov@1% {p['cov_at_fcr1']:.3f} (min "
+                    f"{p['cov_at_fcr1_min']:.3f}), nearby AUROC* {n['auroc_abst']:.3f}")
+            if cpd is not None:
+                r["tracker"] = tracker_errors(cpd, detections, make)
+                line += (f" | tracker_cpd AUROC* {r['tracker']['auroc_abst']:.3f}, cov@1% "
+                         f"{r['tracker']['cov_at_fcr1']:.3f} ({r['tracker']['errors']} errors / "
+                         f"{r['tracker']['labelled']})")
+            print(line + f"  [{time.perf_counter() - t0:.0f} s]", flush=True)
+            out.setdefault(name, {})["real"] = r
+    else:
+        print(f"(real recording not found at {args.data}; skipped)")
+    if args.zephir.is_dir():
+        table = zephir_observations(args.zephir)
+        frames = int(table["frame"].max()) + 1
+        settings = {"start": int(frames * 0.3), "recovery_end": int(frames * 0.7)}
+        for name, make in makers.items():
+            r = repeated_draws(table, None, make(), 1, "zephir", **settings)
+            print(f"{name:32s} ZephIR: six AUROC* {r['pooled']['auroc_abst']:.3f}, cov@1% "
+                  f"{r['pooled']['cov_at_fcr1']:.3f}, nearby AUROC* "
+                  f"{r['nearby']['auroc_abst']:.3f}", flush=True)
+            out.setdefault(name, {})["zephir"] = r
+    else:
+        print(f"(ZephIR demo not found at {args.zephir}; skipped)")
+
+
+if __name__ == "__main__":
+    main()
