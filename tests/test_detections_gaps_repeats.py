@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import SHARED, run_cli
+from tests.conftest import SHARED, run_cli
 from trackverify.dataset import load_dataset
 from trackverify.errors import InputError
 from trackverify.run import over_draws
