@@ -51,62 +51,110 @@ def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: 
     One Hungarian solve finds the maximum total overlap ``W``. Ties are then broken
     lexicographically: tracks are taken in ascending id order, and each takes the smallest
     predicted id (with positive overlap) that still allows a total of ``W`` given the
-    choices already made; a track with no such id stays unaligned. A re-solve is needed
-    only for a track that has a positive-overlap id smaller than its current partner, so
-    recordings without ties cost one solve plus a few checks.
+    choices already made; a track with no such id stays unaligned.
+
+    Without further solves: on the square (zero-padded) overlap matrix ``O``, optimal dual
+    prices ``u, v`` (``u[p] + v[r] >= O[p, r]``, equality on the solved matching) are read
+    off the solution by shortest paths (Bellman-Ford, exact integers). They stay optimal
+    while pairs are forced or forbidden (weights only decrease and the total stays ``W``).
+    A pair ``(p, r)`` lies on some matching of total ``W`` iff it is tight
+    (``u[p] + v[r] = O[p, r]``) and the current matching can be rotated onto it: an
+    alternating path of tight pairs from ``r``'s partner to ``p``'s partner. The matching is
+    rotated along that path, so recordings without ties cost one solve and one pass.
     """
     aligned = np.full(n_preds, -1, dtype=np.int64)
     if n_preds == 0 or n_tracks == 0 or len(track_codes) == 0:
         return aligned
-    overlap = np.bincount(pred_codes * n_tracks + track_codes,
-                          minlength=n_preds * n_tracks).reshape(n_preds, n_tracks).astype(np.float64)
-    forbidden = -(overlap.sum() + 1.0)  # one forbidden pair outweighs every overlap together
-    partner, best = _solve(overlap, forbidden)
-    fixed = overlap.copy()
+    n = max(n_preds, n_tracks)
+    overlap = np.zeros((n, n), dtype=np.int64)  # rows: predicted ids (then padding)
+    overlap[:n_preds, :n_tracks] = np.bincount(
+        pred_codes * n_tracks + track_codes, minlength=n_preds * n_tracks
+    ).reshape(n_preds, n_tracks)
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(overlap.astype(np.float64), maximize=True)
+    col_of = np.empty(n, dtype=np.int64)
+    col_of[rows] = cols
+    row_of = np.empty(n, dtype=np.int64)
+    row_of[cols] = rows
+    u, v = _dual_prices(overlap, col_of, row_of)
+    allowed = np.ones((n, n), dtype=bool)  # cleared by forcing and forbidding
     for r in range(n_tracks):
-        current = partner[r] if partner[r] >= 0 and overlap[partner[r], r] > 0 else n_preds
-        for p in np.flatnonzero(overlap[:current, r] > 0):
-            trial = _force(fixed, p, r, forbidden)
-            trial_partner, total = _solve(trial, forbidden)
-            if total == best:
-                partner, fixed = trial_partner, trial
+        mate = row_of[r]
+        current = mate if mate < n_preds and overlap[mate, r] > 0 else n_preds
+        for p in np.flatnonzero((overlap[:current, r] > 0) & allowed[:current, r]
+                                & (u[:current] + v[r] == overlap[:current, r])):
+            path = _tight_path(overlap, allowed, u, v, row_of, col_of, start=mate,
+                               target=col_of[p], skip_col=r)
+            if path is not None:  # rotate: mate -> path[0], ..., the last row -> target
+                movers = np.r_[mate, row_of[path[:-1]]]
+                col_of[movers] = path
+                col_of[p] = r
+                row_of[col_of] = np.arange(n)
+                current = p
                 break
-        else:
-            if current < n_preds:
-                fixed = _force(fixed, current, r, forbidden)
-            else:  # r stays unaligned: no positive-overlap id may take it
-                fixed = fixed.copy()
-                fixed[overlap[:, r] > 0, r] = forbidden
-    for r in range(n_tracks):
-        if partner[r] >= 0 and overlap[partner[r], r] > 0:
-            aligned[partner[r]] = r
+        if current < n_preds:  # r and current pair with each other only
+            allowed[current, :] = False
+            allowed[:, r] = False
+            allowed[current, r] = True
+        else:  # r stays unaligned: no positive-overlap id may take it
+            allowed[overlap[:, r] > 0, r] = False
+    partner = row_of[:n_tracks]
+    real = (partner < n_preds)
+    real[real] = overlap[partner[real], np.flatnonzero(real)] > 0
+    aligned[partner[real]] = np.flatnonzero(real)
     return aligned
 
 
-def _force(weight: np.ndarray, p: int, r: int, forbidden: float) -> np.ndarray:
-    """A copy of ``weight`` in which predicted id ``p`` and track ``r`` can only pair together."""
-    out = weight.copy()
-    keep = out[p, r]
-    out[p, :] = forbidden
-    out[:, r] = forbidden
-    out[p, r] = keep
-    return out
+def _dual_prices(weight: np.ndarray, col_of: np.ndarray, row_of: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal duals of a maximum-weight perfect matching (integer weights, exact).
 
-
-def _solve(weight: np.ndarray, forbidden: float) -> tuple[np.ndarray, float]:
-    """Maximum-weight assignment: ``partner[r]`` (or -1) and the total of allowed pairs.
-
-    A solution that needs a forbidden pair has total ``-inf``.
+    ``v[k] = -d[k]``, with ``d`` the shortest distances (from a source joined to every
+    column at cost 0) over moves "the row on column ``j`` switches to column ``k``" of cost
+    ``weight[row, j] - weight[row, k]``; ``u[i] = weight[i, col_of[i]] - v[col_of[i]]``.
+    Then ``u[i] + v[k] >= weight[i, k]`` with equality on the matching. The matching being
+    optimal, there is no negative cycle and Bellman-Ford ends within ``n`` rounds.
     """
-    from scipy.optimize import linear_sum_assignment
+    n = len(col_of)
+    on_row = weight[row_of]  # on_row[j, k] = weight of column j's row on column k
+    move = on_row[np.arange(n), np.arange(n)][:, None] - on_row
+    d = np.zeros(n, dtype=np.int64)
+    for _ in range(n + 1):
+        shorter = np.minimum(d, (d[:, None] + move).min(axis=0))
+        if np.array_equal(shorter, d):
+            break
+        d = shorter
+    else:  # pragma: no cover - scipy's solution is optimal
+        raise RuntimeError("the identity alignment is not optimal")
+    v = -d
+    u = weight[np.arange(n), col_of] - v[col_of]
+    return u, v
 
-    rows, cols = linear_sum_assignment(weight, maximize=True)
-    chosen = weight[rows, cols]
-    partner = np.full(weight.shape[1], -1, dtype=np.int64)
-    partner[cols] = rows
-    if (chosen == forbidden).any():
-        return partner, -np.inf
-    return partner, float(chosen.sum())
+
+def _tight_path(weight, allowed, u, v, row_of, col_of, start: int, target: int,
+               skip_col: int) -> np.ndarray | None:
+    """Columns ``j1, ..., target`` of an alternating path from row ``start`` (row -> column
+    over a tight allowed pair, column -> its matched row), avoiding ``skip_col``; ``None``
+    when there is none (breadth first)."""
+    n = len(row_of)
+    parent = np.full(n, -1, dtype=np.int64)  # column -> the row it was reached from
+    seen = np.zeros(n, dtype=bool)
+    seen[skip_col] = True
+    frontier = np.array([start], dtype=np.int64)
+    while len(frontier) and not seen[target]:
+        reach = allowed[frontier] & (u[frontier, None] + v[None, :] == weight[frontier]) & ~seen
+        hit_rows, hit_cols = np.nonzero(reach)
+        cols, first = np.unique(hit_cols, return_index=True)
+        parent[cols] = frontier[hit_rows[first]]
+        seen[cols] = True
+        frontier = row_of[cols]
+    if parent[target] < 0:
+        return None
+    path = [target]
+    while parent[path[-1]] != start:
+        path.append(col_of[parent[path[-1]]])
+    return np.array(path[::-1], dtype=np.int64)
 
 
 def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:
