@@ -159,18 +159,34 @@ def _tight_path(weight, allowed, u, v, row_of, col_of, start: int, target: int,
 
 def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:
     """The SPEC section 3 diagnostics of one recording (see the module docstring)."""
-    n = len(table)
-    if n == 0:
+    if len(table) == 0:
         return _finish(0, 0, 0, 0, extra_predicted_observations)
     track_codes, tracks = pd.factorize(table["track"], sort=True)
     valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
-    pred_codes = np.full(n, -1, dtype=np.int64)
-    pred_valid_codes, preds = pd.factorize(table["pred_id"][valid], sort=True)
-    pred_codes[valid] = pred_valid_codes
-    aligned = align_identities(track_codes[valid], pred_valid_codes, len(tracks), len(preds))
+    pred_codes = np.full(len(table), -1, dtype=np.int64)
+    pred_codes[valid] = pd.factorize(table["pred_id"][valid], sort=True)[0]
+    return identity_diagnostics(table["frame"].to_numpy(), track_codes, len(tracks),
+                                pred_codes, extra_predicted_observations)
+
+
+def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
+                         pred_codes: np.ndarray, extra_predicted_observations: int = 0) -> dict:
+    """:func:`association_diagnostics` on arrays, one entry per reference observation.
+
+    ``track_codes`` (``0..n_tracks-1``) and ``pred_codes`` are rank codes (ascending ids) of
+    the track and of the observation's valid predicted id, ``-1`` for none.
+    """
+    n = len(track_codes)
+    if n == 0:
+        return _finish(0, 0, 0, 0, extra_predicted_observations)
+    track_codes = np.asarray(track_codes, dtype=np.int64)
+    pred_codes = np.asarray(pred_codes, dtype=np.int64)
+    valid = pred_codes >= 0
+    used, pred_valid_codes = np.unique(pred_codes[valid], return_inverse=True)
+    aligned = align_identities(track_codes[valid], pred_valid_codes, n_tracks, len(used))
     correct = int(np.count_nonzero(aligned[pred_valid_codes] == track_codes[valid]))
 
-    order = np.lexsort((table["frame"].to_numpy(), track_codes))
+    order = np.lexsort((np.asarray(frame), track_codes))
     t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: compare each valid row with the previous valid row of the track.
@@ -179,7 +195,7 @@ def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: i
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     run_starts = v_sorted & ~continues
-    runs_per_track = np.bincount(t_sorted[run_starts], minlength=len(tracks))
+    runs_per_track = np.bincount(t_sorted[run_starts], minlength=n_tracks)
     fragmentations = int(np.clip(runs_per_track - 1, 0, None).sum())
     return _finish(n, correct, switches, fragmentations, extra_predicted_observations)
 
@@ -218,14 +234,50 @@ def link_predictions(reference: pd.DataFrame, predictions: pd.DataFrame,
         raise InputError("linking predictions to reference observations needs a 'detection' "
                          "column in both tables", source=source, column="detection")
     key = ["recording", "frame", "detection"]
-    valid = predictions.loc[predictions["pred_valid"].to_numpy(dtype=bool), key + ["pred_id"]]
-    valid = valid.sort_values(key + ["pred_id"], kind="stable")
-    first = ~valid.duplicated(key, keep="first").to_numpy()
-    duplicates = int((~first).sum())
-    kept = valid[first]
+    valid = predictions[predictions["pred_valid"].to_numpy(dtype=bool)]
+    ids = valid["pred_id"]
+    rank, uniques = pd.factorize(ids, sort=True)
+    gi, pj = same_key([reference[c].to_numpy() for c in key],
+                      [valid[c].to_numpy() for c in key])
+    linked, extra = link_smallest(len(reference), gi, rank[pj], len(valid))
     merged = reference.drop(columns=[c for c in ("pred_id", "pred_valid") if c in reference.columns])
-    merged = merged.merge(kept, on=key, how="left", validate="one_to_one")
-    merged["pred_valid"] = merged["pred_id"].notna()
-    on_reference = kept.merge(reference[key], on=key, how="left", indicator=True)["_merge"]
-    unmatched = int((on_reference == "left_only").sum())
-    return merged, duplicates + unmatched
+    merged = merged.reset_index(drop=True)
+    has = linked >= 0
+    column = pd.Series(uniques.take(np.maximum(linked, 0)), dtype=ids.dtype if
+                       pd.api.types.is_integer_dtype(ids.dtype) else object)
+    if pd.api.types.is_integer_dtype(column.dtype):
+        column = column.astype("Int64")
+    column[~has] = None
+    merged["pred_id"] = column
+    merged["pred_valid"] = has
+    return merged, extra
+
+
+def same_key(reference_keys: list[np.ndarray], prediction_keys: list[np.ndarray]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Every (reference row, prediction row) with equal keys (e.g. frame and detection),
+    reference keys being unique: ``(gi, pj)``, ``pj`` ascending."""
+    n_ref = len(reference_keys[0])
+    code = np.zeros(n_ref + len(prediction_keys[0]), dtype=np.int64)
+    for r, p in zip(reference_keys, prediction_keys):
+        column, uniques = pd.factorize(np.concatenate([np.asarray(r), np.asarray(p)]))
+        if (int(code.max(initial=0)) + 1) * max(len(uniques), 1) >= 1 << 62:
+            code = np.unique(code, return_inverse=True)[1].astype(np.int64)
+        code = code * max(len(uniques), 1) + column
+    ref_code, pred_code = code[:n_ref], code[n_ref:]
+    order = np.argsort(ref_code, kind="stable")
+    if n_ref == 0 or len(pred_code) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    at = np.minimum(np.searchsorted(ref_code[order], pred_code), n_ref - 1)
+    pj = np.flatnonzero(ref_code[order][at] == pred_code)
+    return order[at[pj]], pj
+
+
+def link_smallest(n_reference: int, gi: np.ndarray, rank: np.ndarray, n_valid: int
+                  ) -> tuple[np.ndarray, int]:
+    """The oracle link by detection: each reference observation takes the smallest rank
+    among the valid predictions on it (``-1``: none); extras = the other valid predictions."""
+    linked = np.full(n_reference, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(linked, gi, np.asarray(rank, dtype=np.int64))
+    linked[linked == np.iinfo(np.int64).max] = -1
+    return linked, int(n_valid - np.count_nonzero(linked >= 0))

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify import mot
-from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
+from trackverify.associate import identity_diagnostics, link_smallest, pool_diagnostics, same_key
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import coordinate_columns, plain, validate_pair
 
@@ -86,13 +86,30 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
                     ) -> tuple[dict, mot.SequenceCounts]:
     """Diagnostics and canonical metrics of one recording (validated tables), and the
     canonical sufficient statistics for pooling (:func:`pool_recordings`)."""
-    valid = pred_rec[pred_rec["pred_valid"].to_numpy(dtype=bool)]
-    seq = _sequence_counts(ref_rec, valid, by_detection, zero_distance)
+    valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
+    gt_frame = ref_rec["frame"].to_numpy(np.int64)
+    pred_frame = pred_rec["frame"].to_numpy(np.int64)[valid]
+    track_codes, tracks = pd.factorize(ref_rec["track"], sort=True)
+    pred_codes = pd.factorize(pred_rec["pred_id"][valid], sort=True)[0]
     if by_detection:
-        table, extra = link_predictions(ref_rec, pred_rec, source=predictions_source)
+        pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
+                          [pred_frame, pred_rec["detection"].to_numpy()[valid]])
+        ps = np.ones(len(pg))
     else:
-        table, extra = _link_by_clear_matching(ref_rec, valid, seq.clear_matches)
-    diagnostics = association_diagnostics(table, extra)
+        cols = coordinate_columns(ref_rec)
+        pg, pp, ps = mot.similarity_pairs(gt_frame, ref_rec[cols].to_numpy(np.float64),
+                                          pred_frame,
+                                          pred_rec[cols].to_numpy(np.float64)[valid],
+                                          zero_distance)
+    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
+    if by_detection:  # the prediction on an observation's detection (smallest id first)
+        linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
+    else:  # the prediction CLEAR matched to it; extras = the rest
+        m_gt, m_pred = seq.clear_matches
+        linked = np.full(len(gt_frame), -1, dtype=np.int64)
+        linked[m_gt] = pred_codes[m_pred]
+        extra = len(pred_frame) - len(m_gt)
+    diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
     seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
     return {**diagnostics, **mot.finish(seq)}, seq
 
@@ -125,43 +142,6 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
                          source=source, column="pred_id", row=row + 1)
 
-
-
-def _sequence_counts(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, by_detection: bool,
-                     zero_distance: float) -> mot.SequenceCounts:
-    gt_frame = ref_rec["frame"].to_numpy()
-    pred_frame = pred_rec["frame"].to_numpy()
-    if by_detection:
-        g = pd.DataFrame({"frame": gt_frame, "detection": ref_rec["detection"].to_numpy(),
-                          "gi": np.arange(len(ref_rec))})
-        p = pd.DataFrame({"frame": pred_frame, "detection": pred_rec["detection"].to_numpy(),
-                          "pj": np.arange(len(pred_rec))})
-        both = g.merge(p, on=["frame", "detection"], how="inner")
-        pg, pp = both["gi"].to_numpy(np.int64), both["pj"].to_numpy(np.int64)
-        ps = np.ones(len(both))
-    else:
-        cols = coordinate_columns(ref_rec)
-        pg, pp, ps = mot.similarity_pairs(gt_frame, ref_rec[cols].to_numpy(np.float64),
-                                          pred_frame, pred_rec[cols].to_numpy(np.float64),
-                                          zero_distance)
-    return mot.sequence_counts(gt_frame, ref_rec["track"].to_numpy(), pred_frame,
-                               pred_rec["pred_id"].to_numpy(), pg, pp, ps)
-
-
-def _link_by_clear_matching(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame,
-                            matches: tuple[np.ndarray, np.ndarray]) -> tuple[pd.DataFrame, int]:
-    """Reference observations beside the prediction CLEAR matched to them; extras = the rest."""
-    m_gt, m_pred = matches
-    table = ref_rec.reset_index(drop=True).drop(
-        columns=[c for c in ("pred_id", "pred_valid") if c in ref_rec.columns])
-    pred_ids = pred_rec["pred_id"].to_numpy()
-    column = np.full(len(table), None, dtype=object)
-    column[m_gt] = pred_ids[m_pred]
-    table["pred_id"] = pd.Series(column, dtype=object)
-    valid = np.zeros(len(table), dtype=bool)
-    valid[m_gt] = True
-    table["pred_valid"] = valid
-    return table, int(len(pred_rec) - len(m_gt))
 
 
 # --------------------------------------------------------------------------- CLI
