@@ -100,7 +100,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
     frame's own corner); along each axis a point can only have partners in its own cube and
     in the neighbour on the side of the cube's half it lies in, so each prediction looks up
-    ``2 ** dim`` cubes.
+    ``2 ** dim`` cubes, all at once, in a direct table of the cubes of a block of frames.
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
@@ -111,31 +111,39 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     dim = gt_xyz.shape[1]
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
-    # Work in frame order: each block of frames is then a contiguous slice.
+    # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
     g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
-    g_xyz, p_xyz = gt_xyz[g_by_frame], pred_xyz[p_by_frame]
-    # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
-    origin = np.full((n_frames, dim), np.inf)
-    for frames, xyz in ((g_frames, g_xyz), (p_frames, p_xyz)):
-        starts = np.r_[0, np.flatnonzero(frames[1:] != frames[:-1]) + 1]
-        origin[frames[starts]] = np.minimum(origin[frames[starts]],
-                                            np.minimum.reduceat(xyz, starts, axis=0))
-    origin -= side
-    g_pos = (g_xyz - origin[g_frames]) / side
-    p_pos = (p_xyz - origin[p_frames]) / side
-    g_cell = np.floor(g_pos).astype(np.int64)
-    p_cell = np.floor(p_pos).astype(np.int64)
-    n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
-    frame_stride = int(np.prod(n_cell))
-    if float(np.prod(n_cell.astype(np.float64))) > CELL_TABLE_SLOTS:
+    g_axes = [np.ascontiguousarray(gt_xyz[:, a])[g_by_frame] for a in range(dim)]
+    p_axes = [np.ascontiguousarray(pred_xyz[:, a])[p_by_frame] for a in range(dim)]
+    g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
+    p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
+    g_cells, p_cells, toward, n_cell = [], [], [], []
+    for g_x, p_x in zip(g_axes, p_axes):
+        # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
+        origin = np.full(n_frames, np.inf)
+        origin[g_frames[g_starts]] = np.minimum.reduceat(g_x, g_starts)
+        origin[p_frames[p_starts]] = np.minimum(origin[p_frames[p_starts]],
+                                                np.minimum.reduceat(p_x, p_starts))
+        origin -= side
+        g_pos = (g_x - origin[g_frames]) / side
+        p_pos = (p_x - origin[p_frames]) / side
+        g_cells.append(np.floor(g_pos).astype(np.int64))
+        p_cells.append(np.floor(p_pos).astype(np.int64))
+        toward.append(p_pos - p_cells[-1] >= 0.5)  # the neighbour cube is above
+        n_cell.append(max(int(g_cells[-1].max()), int(p_cells[-1].max())) + 2)
+    if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
         return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
-    stride = np.r_[np.cumprod(n_cell[::-1])[::-1][1:], 1]
-    g_local, p_local = g_cell @ stride, p_cell @ stride
-    # Per axis, the neighbour cube on the side of the half the prediction lies in.
-    toward = np.where(p_pos - p_cell >= 0.5, 1, -1) * stride
-    corners = [sum((toward[:, a] for a in range(dim) if (c >> a) & 1),
-                   np.zeros(len(toward), dtype=np.int64)) for c in range(2 ** dim)]
+    frame_stride = int(np.prod(n_cell))
+    g_local = np.zeros(len(g_frames), dtype=np.int64)
+    p_local = np.zeros(len(p_frames), dtype=np.int64)
+    corners = np.zeros((len(p_frames), 1), dtype=np.int64)  # offsets of the 2 ** dim cubes
+    for a in range(dim):
+        stride = int(np.prod(n_cell[a + 1:]))
+        g_local += g_cells[a] * stride
+        p_local += p_cells[a] * stride
+        step = np.where(toward[a], stride, -stride)
+        corners = np.concatenate([corners, corners + step[:, None]], axis=1)
     # A direct table cube -> (first, count) over a block of frames at a time. One table is
     # reused: only the occupied cubes are written, and reset after the block.
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
@@ -153,20 +161,22 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
         count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
         start_of[keys[first]] = first
-        p_key = (p_frames[ps] - f0) * frame_stride + p_local[ps]
-        p_index = np.arange(ps.start, ps.stop)
-        for offset in corners:
-            query = p_key + offset[ps]
-            count = count_of[query]  # never outside: every point has a margin cube
-            has = count > 0
-            lo, count = start_of[query[has]], count[has]
-            at = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
-            gi_parts.append(gs.start + g_sorted[at])
-            pj_parts.append(np.repeat(p_index[has], count))
+        query = (((p_frames[ps] - f0) * frame_stride + p_local[ps])[:, None]
+                 + corners[ps]).ravel()  # never outside: every point has a margin cube
+        count = count_of[query]
+        hit = np.flatnonzero(count)
+        count, lo = count[hit], start_of[query[hit]]
+        if len(count) and count.max() > 1:  # several reference points in one cube
+            ends = np.cumsum(count)
+            lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
+            hit = np.repeat(hit, count)
+        gi_parts.append(gs.start + g_sorted[lo])
+        pj_parts.append(ps.start + (hit >> dim))
         count_of[keys[first]] = 0
-    gi = g_by_frame[np.concatenate(gi_parts)] if gi_parts else np.zeros(0, np.int64)
-    pj = p_by_frame[np.concatenate(pj_parts)] if pj_parts else np.zeros(0, np.int64)
-    return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
+    gi = np.concatenate(gi_parts) if gi_parts else np.zeros(0, np.int64)
+    pj = np.concatenate(pj_parts) if pj_parts else np.zeros(0, np.int64)
+    gi, pj, sim = _finish_pairs(gi, pj, g_axes, p_axes, zero_distance)
+    return g_by_frame[gi], p_by_frame[pj], sim
 
 
 def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
@@ -177,12 +187,14 @@ def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
     return np.argsort(small, kind="stable")
 
 
-def _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance):
-    # The distance exactly as sqrt(sum of squared differences), axis by axis in order.
+def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
+    """Keep the pairs with positive similarity; ``*_axes``: one coordinate array per axis.
+
+    The distance exactly as sqrt(sum of squared differences), axis by axis in order.
+    """
     d2 = np.zeros(len(gi))
-    for axis in range(gt_xyz.shape[1]):
-        diff = np.ascontiguousarray(gt_xyz[:, axis])[gi] - \
-            np.ascontiguousarray(pred_xyz[:, axis])[pj]
+    for axis, (g_x, p_x) in enumerate(zip(g_axes, p_axes)):
+        diff = g_x[gi] - p_x[pj]
         d2 = d2 + diff * diff if axis else diff * diff
     sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
     keep = sim > 0
@@ -200,7 +212,7 @@ def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance
     found = tree_g.sparse_distance_matrix(tree_p, zero_distance, output_type="ndarray")
     gi, pj = found["i"].astype(np.int64), found["j"].astype(np.int64)
     same = gt_frame[gi] == pred_frame[pj]
-    return _finish_pairs(gi[same], pj[same], gt_xyz, pred_xyz, zero_distance)
+    return _finish_pairs(gi[same], pj[same], gt_xyz.T, pred_xyz.T, zero_distance)
 
 
 # --------------------------------------------------------------------------- matching
