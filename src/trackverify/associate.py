@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.tables import joint_codes
 
 DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
                "fragmentations", "extra_predicted_observations")
@@ -258,19 +259,13 @@ def same_key(reference_keys: list[np.ndarray], prediction_keys: list[np.ndarray]
     """Every (reference row, prediction row) with equal keys (e.g. frame and detection),
     reference keys being unique: ``(gi, pj)``, ``pj`` ascending."""
     n_ref = len(reference_keys[0])
-    code = np.zeros(n_ref + len(prediction_keys[0]), dtype=np.int64)
-    for r, p in zip(reference_keys, prediction_keys):
-        column, uniques = pd.factorize(np.concatenate([np.asarray(r), np.asarray(p)]))
-        if (int(code.max(initial=0)) + 1) * max(len(uniques), 1) >= 1 << 62:
-            code = np.unique(code, return_inverse=True)[1].astype(np.int64)
-        code = code * max(len(uniques), 1) + column
-    ref_code, pred_code = code[:n_ref], code[n_ref:]
-    order = np.argsort(ref_code, kind="stable")
-    if n_ref == 0 or len(pred_code) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = np.minimum(np.searchsorted(ref_code[order], pred_code), n_ref - 1)
-    pj = np.flatnonzero(ref_code[order][at] == pred_code)
-    return order[at[pj]], pj
+    code = joint_codes([np.concatenate([np.asarray(r), np.asarray(p)])
+                        for r, p in zip(reference_keys, prediction_keys)])
+    ref_of = np.full(int(code.max(initial=-1)) + 1, -1, dtype=np.int64)
+    ref_of[code[:n_ref]] = np.arange(n_ref)
+    found = ref_of[code[n_ref:]]
+    pj = np.flatnonzero(found >= 0)
+    return found[pj], pj
 
 
 def link_smallest(n_reference: int, gi: np.ndarray, rank: np.ndarray, n_valid: int

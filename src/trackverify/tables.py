@@ -258,15 +258,37 @@ def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
 
 
 def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
+    codes: dict = {}  # each column factorised once
     for key in schema.unique_keys:
         if not all(c in df.columns for c in key):
             continue
-        dup = df.duplicated(list(key), keep="first").to_numpy()
-        if dup.any():
-            row = _first(dup)
-            values = ", ".join(f"{c}={plain(df[c].iloc[row - 1])!r}" for c in key)
+        for c in key:
+            if c not in codes:
+                codes[c] = pd.factorize(df[c], use_na_sentinel=False)[0]
+        row = first_repeat(joint_codes([codes[c] for c in key]))
+        if row is not None:
+            values = ", ".join(f"{c}={plain(df[c].iloc[row])!r}" for c in key)
             raise InputError(f"duplicate ({', '.join(key)}): {values}", source=source,
-                             column=key[-1], row=row)
+                             column=key[-1], row=row + 1)
+
+
+def joint_codes(columns: list) -> np.ndarray:
+    """Dense codes ``0..k-1`` of the rows' tuples of values, in order of first appearance."""
+    code = pd.factorize(columns[0], use_na_sentinel=False)[0].astype(np.int64)
+    for column in columns[1:]:
+        part, uniques = pd.factorize(column, use_na_sentinel=False)
+        code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
+    return code
+
+
+def first_repeat(codes: np.ndarray) -> int | None:
+    """Index of the first row whose code (codes in order of first appearance) appeared
+    earlier, or None: a row is new exactly when its code exceeds every earlier one."""
+    if len(codes) == 0:
+        return None
+    seen = np.maximum.accumulate(np.r_[-1, codes[:-1]])
+    again = np.flatnonzero(codes <= seen)
+    return int(again[0]) if len(again) else None
 
 
 def plain(value):

@@ -39,7 +39,8 @@ import pandas as pd
 from trackverify import mot
 from trackverify.associate import identity_diagnostics, link_smallest, pool_diagnostics, same_key
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import coordinate_columns, plain, validate_pair
+from trackverify.tables import (coordinate_columns, first_repeat, joint_codes, plain,
+                                validate_pair)
 
 POOLED = "pooled"
 
@@ -132,16 +133,15 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
         name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
-    valid = pred["pred_valid"].to_numpy(dtype=bool)
-    dup = pred.duplicated(["recording", "frame", "pred_id"], keep=False).to_numpy() & valid
-    if dup.any():
-        again = pred[dup].duplicated(["recording", "frame", "pred_id"], keep="first")
-        row = int(again.index[again.to_numpy()][0])
+    valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
+    key = ("recording", "frame", "pred_id")
+    again = first_repeat(joint_codes([pred[c].iloc[valid] for c in key]))
+    if again is not None:
+        row = int(valid[again])
         pid = plain(pred["pred_id"].iloc[row])
         raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
                          source=source, column="pred_id", row=row + 1)
-
 
 
 # --------------------------------------------------------------------------- CLI
