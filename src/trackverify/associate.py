@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import joint_codes
+from trackverify.tables import column_codes, joint_codes
 
 DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
                "fragmentations", "extra_predicted_observations")
@@ -259,9 +259,9 @@ def same_key(reference_keys: list[np.ndarray], prediction_keys: list[np.ndarray]
     """Every (reference row, prediction row) with equal keys (e.g. frame and detection),
     reference keys being unique: ``(gi, pj)``, ``pj`` ascending."""
     n_ref = len(reference_keys[0])
-    code = joint_codes([np.concatenate([np.asarray(r), np.asarray(p)])
-                        for r, p in zip(reference_keys, prediction_keys)])
-    ref_of = np.full(int(code.max(initial=-1)) + 1, -1, dtype=np.int64)
+    code, span = joint_codes([column_codes(np.concatenate([np.asarray(r), np.asarray(p)]))
+                              for r, p in zip(reference_keys, prediction_keys)])
+    ref_of = np.full(span, -1, dtype=np.int64)
     ref_of[code[:n_ref]] = np.arange(n_ref)
     found = ref_of[code[n_ref:]]
     pj = np.flatnonzero(found >= 0)

@@ -258,36 +258,55 @@ def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
 
 
 def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
-    codes: dict = {}  # each column factorised once
+    codes: dict = {}  # each column coded once
     for key in schema.unique_keys:
         if not all(c in df.columns for c in key):
             continue
         for c in key:
             if c not in codes:
-                codes[c] = pd.factorize(df[c], use_na_sentinel=False)[0]
-        row = first_repeat(joint_codes([codes[c] for c in key]))
+                codes[c] = column_codes(df[c])
+        row = first_repeat(*joint_codes([codes[c] for c in key]))
         if row is not None:
             values = ", ".join(f"{c}={plain(df[c].iloc[row])!r}" for c in key)
             raise InputError(f"duplicate ({', '.join(key)}): {values}", source=source,
                              column=key[-1], row=row + 1)
 
 
-def joint_codes(columns: list) -> np.ndarray:
-    """Dense codes ``0..k-1`` of the rows' tuples of values, in order of first appearance."""
-    code = pd.factorize(columns[0], use_na_sentinel=False)[0].astype(np.int64)
-    for column in columns[1:]:
-        part, uniques = pd.factorize(column, use_na_sentinel=False)
-        code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
-    return code
+DIRECT_KEYS = 1 << 22  # key spaces up to this size are used as they are (no hashing)
 
 
-def first_repeat(codes: np.ndarray) -> int | None:
-    """Index of the first row whose code (codes in order of first appearance) appeared
-    earlier, or None: a row is new exactly when its code exceeds every earlier one."""
+def column_codes(values) -> tuple[np.ndarray, int]:
+    """Codes ``0..k-1`` of a column's values (equal values, equal codes) and ``k``: small
+    non-negative integers are their own codes, anything else is factorised."""
+    array = values.to_numpy() if isinstance(values, pd.Series) and \
+        pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans else values
+    if isinstance(array, np.ndarray) and array.dtype.kind in "iu" and len(array):
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < max(2 * len(array), 1 << 16):
+            return array.astype(np.int64, copy=False), high + 1
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return codes.astype(np.int64, copy=False), len(uniques)
+
+
+def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """Codes ``0..k-1`` of the rows' tuples of values from per-column ``(codes, k)``
+    (:func:`column_codes`), and ``k``; re-factorised when the product grows too large."""
+    code, span = columns[0]
+    for part, k in columns[1:]:
+        code, span = code * max(k, 1) + part, span * max(k, 1)
+        if span > max(DIRECT_KEYS, 4 * len(code)):
+            code, span = column_codes(code)
+    return code, span
+
+
+def first_repeat(codes: np.ndarray, span: int) -> int | None:
+    """Index of the first row whose code (``0 <= code < span``) appeared earlier, or None."""
     if len(codes) == 0:
         return None
-    seen = np.maximum.accumulate(np.r_[-1, codes[:-1]])
-    again = np.flatnonzero(codes <= seen)
+    order = np.arange(len(codes))
+    first = np.full(span, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, order)
+    again = np.flatnonzero(first[codes] < order)
     return int(again[0]) if len(again) else None
 
 

@@ -39,8 +39,8 @@ import pandas as pd
 from trackverify import mot
 from trackverify.associate import identity_diagnostics, link_smallest, pool_diagnostics, same_key
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import (coordinate_columns, first_repeat, joint_codes, plain,
-                                validate_pair)
+from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
+                                plain, validate_pair)
 
 POOLED = "pooled"
 
@@ -135,7 +135,7 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
                          "have", source=source, column="recording", row=row + 1)
     valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
     key = ("recording", "frame", "pred_id")
-    again = first_repeat(joint_codes([pred[c].iloc[valid] for c in key]))
+    again = first_repeat(*joint_codes([column_codes(pred[c].iloc[valid]) for c in key]))
     if again is not None:
         row = int(valid[again])
         pid = plain(pred["pred_id"].iloc[row])
