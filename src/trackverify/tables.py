@@ -290,13 +290,23 @@ def column_codes(values) -> tuple[np.ndarray, int]:
 
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
     """Codes ``0..k-1`` of the rows' tuples of values from per-column ``(codes, k)``
-    (:func:`column_codes`), and ``k``; re-factorised when the product grows too large."""
+    (:func:`column_codes`), and ``k``; compacted, then hashed, when the space grows large."""
     code, span = columns[0]
     for part, k in columns[1:]:
+        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+            part, k = _compact(part, k)
+            code, span = _compact(code, span)
         code, span = code * max(k, 1) + part, span * max(k, 1)
         if span > max(DIRECT_KEYS, 4 * len(code)):
             code, span = column_codes(code)
     return code, span
+
+
+def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """The codes renumbered over the values present (order kept)."""
+    present = np.zeros(span, dtype=bool)
+    present[code] = True
+    return (np.cumsum(present) - 1)[code], int(present.sum())
 
 
 def first_repeat(codes: np.ndarray, span: int) -> int | None:

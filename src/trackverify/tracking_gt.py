@@ -72,14 +72,29 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
                                             predictions_source)
     check_predictions(ref, pred, predictions_source, reference_source)
-    preds = dict(tuple(pred.groupby("recording", sort=False)))
-    scored = [score_recording(ref_rec, preds.get(recording, pred.iloc[:0]), zero_distance,
-                              by_detection, predictions_source)
-              for recording, ref_rec in ref.groupby("recording", sort=True)]
-    results = {recording: metrics for recording, (metrics, _) in
-               zip(sorted(pd.unique(ref["recording"])), scored)}
+    recordings = list(_by_recording(ref, pred))
+    scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection,
+                              predictions_source) for _, ref_rec, pred_rec in recordings]
+    results = {recording: metrics for (recording, _, _), (metrics, _) in zip(recordings, scored)}
     results[POOLED] = pool_recordings(scored)
     return results
+
+
+def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
+    """``(recording, reference rows, prediction rows)`` in sorted recording order, rows in
+    table order (predictions of recordings the reference lacks: refused before)."""
+    codes, names = pd.factorize(ref["recording"], sort=True)
+    if len(names) == 1:
+        yield plain(names[0]), ref, pred
+        return
+    pred_codes = pd.Index(names).get_indexer(pred["recording"])
+    ref_order = np.argsort(codes, kind="stable")
+    pred_order = np.argsort(pred_codes, kind="stable")
+    ref_cut = np.searchsorted(codes[ref_order], np.arange(len(names) + 1))
+    pred_cut = np.searchsorted(pred_codes[pred_order], np.arange(len(names) + 1))
+    for k, name in enumerate(names):
+        yield (plain(name), ref.iloc[ref_order[ref_cut[k]:ref_cut[k + 1]]],
+               pred.iloc[pred_order[pred_cut[k]:pred_cut[k + 1]]])
 
 
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
@@ -123,19 +138,20 @@ def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
 
 def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
                       reference_source: str = "<reference>") -> None:
-    recordings = pd.unique(ref["recording"])
+    recordings = pd.Index(pd.unique(ref["recording"]))
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "
                          "results)", source=reference_source, column="recording")
-    unknown = ~pred["recording"].isin(recordings).to_numpy()
-    if unknown.any():
-        row = int(np.flatnonzero(unknown)[0])
+    pred_recording = recordings.get_indexer(pred["recording"])
+    if (pred_recording < 0).any():
+        row = int(np.flatnonzero(pred_recording < 0)[0])
         name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
     valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
-    key = ("recording", "frame", "pred_id")
-    again = first_repeat(*joint_codes([column_codes(pred[c].iloc[valid]) for c in key]))
+    again = first_repeat(*joint_codes([(pred_recording[valid], len(recordings)),
+                                       column_codes(pred["frame"].iloc[valid]),
+                                       column_codes(pred["pred_id"].iloc[valid])]))
     if again is not None:
         row = int(valid[again])
         pid = plain(pred["pred_id"].iloc[row])
