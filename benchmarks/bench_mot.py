@@ -1,7 +1,7 @@
 """Canonical tracking metrics: trackverify.mot against TrackEval and py-motmetrics.
 
     .venv/bin/python benchmarks/bench_mot.py [--sizes 50x1000,150x3000,300x3000]
-                                             [--motmetrics-max 150x3000]
+                                             [--motmetrics-max 150x3000] [--repeat 3]
 
 Scenes: random walks (3-D, density kept constant), localisation noise, 5 % dropout, id
 swaps over intervals, fragments, ids that vanish and return, one false positive per frame.
@@ -13,13 +13,19 @@ to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity m
 CLEAR matching keeps old pairings first; docs/metrics.md). It also times
 ``evaluate_tracking`` end to end, from the two data frames to the results (validation,
 similarities, the CLEAR linking, the oracle diagnostics and the canonical metrics), against
-TrackEval's similarity + metrics total. Not part of the test suite.
+TrackEval's similarity + metrics total: medians over ``--repeat`` runs of each (the
+reference libraries run again each time), with the absolute times beside the ratio, and
+the peak resident memory of a fresh process that builds the scene and runs
+``evaluate_tracking`` once (with the memory the inputs alone take). Not part of the test
+suite.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +79,29 @@ def end_to_end(scene: dict) -> tuple[dict, float]:
     return res["s"], time.perf_counter() - t0
 
 
+def scene_of(n_ids: int, n_frames: int) -> dict:
+    return random_scene(20261007, n_ids=n_ids, n_frames=n_frames,
+                        box=80.0 * (n_ids / 150) ** (1 / 3), noise=0.5, dropout=0.05,
+                        swaps=5, vanish=5, fragments=3, fp_per_frame=1)
+
+
+def process_memory(size: str) -> tuple[float, float]:
+    """Peak resident memory (GiB) of a fresh process: after building the two data frames,
+    and after ``evaluate_tracking`` on them."""
+    done = subprocess.run([sys.executable, __file__, "--memory-of", size], capture_output=True,
+                          text=True, check=True)
+    inputs, peak = map(float, done.stdout.split())
+    return inputs, peak
+
+
+def _memory_of(size: str) -> None:
+    n_ids, n_frames = map(int, size.split("x"))
+    ref, pred = frames(scene_of(n_ids, n_frames))
+    inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB -> GiB
+    evaluate_tracking(ref, pred, ZD)
+    print(inputs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20)
+
+
 def peak_memory(scene: dict) -> float:
     tracemalloc.start()
     ours(scene)
@@ -90,7 +119,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="50x1000,150x3000,300x3000")
     parser.add_argument("--motmetrics-max", default="300x3000",
                         help="largest size (ids x frames) to run py-motmetrics on")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of the end-to-end comparison (medians are printed)")
+    parser.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_of:
+        return _memory_of(args.memory_of)
     python = ROOT / ".venv-mot" / "bin" / "python"
     if not python.exists():
         sys.exit("build the reference environment first: make .make/mot")
@@ -99,17 +133,19 @@ def main() -> None:
     disagreements = []
     for size in args.sizes.split(","):
         n_ids, n_frames = map(int, size.split("x"))
-        scene = random_scene(20261007, n_ids=n_ids, n_frames=n_frames,
-                             box=80.0 * (n_ids / 150) ** (1 / 3), noise=0.5, dropout=0.05,
-                             swaps=5, vanish=5, fragments=3, fp_per_frame=1)
+        scene = scene_of(n_ids, n_frames)
         flags = [] if (n_ids * n_frames <= mm_ids * mm_frames) else ["--no-motmetrics"]
+        runs = []
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "scene.npz"
             save_npz(path, {"s": scene}, ZD)
-            done = subprocess.run([str(python), str(ROOT / "tests/mot/mot_reference.py"),
-                                   str(path), *flags], capture_output=True, text=True,
-                                  check=True)
-        ref = json.loads(done.stdout)
+            for k in range(max(1, args.repeat)):
+                done = subprocess.run([str(python), str(ROOT / "tests/mot/mot_reference.py"),
+                                       str(path), *(flags if k == 0 else flags + [
+                                           "--no-motmetrics"])],
+                                      capture_output=True, text=True, check=True)
+                runs.append(json.loads(done.stdout))
+        ref = runs[0]
         mine, t_sim, t_met = ours(scene)
         sec = ref["seconds"]
         te = trackeval_summary(ref["trackeval"]["s"])
@@ -124,11 +160,18 @@ def main() -> None:
               f"max |diff| over all metrics {max_diff(mine, te, te):.1e}")
         if max_diff(mine, te, te) > 1e-9:
             disagreements.append(f"{size}: TrackEval")
+        theirs = [r["seconds"]["similarity"] + r["seconds"]["trackeval"] for r in runs]
         whole, t_e2e = end_to_end(scene)
+        mine_e2e = [t_e2e] + [end_to_end(scene)[1] for _ in range(len(runs) - 1)]
+        t_theirs, t_mine = statistics.median(theirs), statistics.median(mine_e2e)
+        inputs, peak = process_memory(size)
         print(f"  evaluate_tracking end to end (data frames -> results, validation and "
-              f"oracle diagnostics included) {t_e2e:7.3f} s: "
-              f"{(sec['similarity'] + sec['trackeval']) / t_e2e:6.1f}x TrackEval's total   "
+              f"oracle diagnostics included), median of {len(runs)}: {t_mine:7.3f} s vs "
+              f"TrackEval's similarity + metrics {t_theirs:7.3f} s: {t_theirs / t_mine:6.1f}x   "
               f"max |diff| {max_diff(whole, te, te):.1e}")
+        print(f"    runs: ours {', '.join(f'{t:.3f}' for t in mine_e2e)} s; TrackEval "
+              f"{', '.join(f'{t:.2f}' for t in theirs)} s; peak memory of the process "
+              f"{peak:.2f} GiB ({inputs:.2f} GiB with the inputs alone)")
         if max_diff(whole, te, te) > 1e-9:
             disagreements.append(f"{size}: evaluate_tracking vs TrackEval")
         if "motmetrics" in ref:
