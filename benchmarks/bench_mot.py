@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -86,20 +85,36 @@ def scene_of(n_ids: int, n_frames: int) -> dict:
 
 
 def process_memory(size: str) -> tuple[float, float]:
-    """Peak resident memory (GiB) of a fresh process: after building the two data frames,
-    and after ``evaluate_tracking`` on them."""
+    """Resident memory (GiB) of a fresh process holding the two data frames (libraries
+    loaded, the scene generator's temporaries freed), and its peak during
+    ``evaluate_tracking`` on them."""
     done = subprocess.run([sys.executable, __file__, "--memory-of", size], capture_output=True,
                           text=True, check=True)
     inputs, peak = map(float, done.stdout.split())
     return inputs, peak
 
 
+def _resident(field: str) -> float:
+    """``VmRSS`` or ``VmHWM`` (peak) of this process in GiB, from /proc (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 2 ** 20  # kB -> GiB
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
 def _memory_of(size: str) -> None:
+    import gc
+
     n_ids, n_frames = map(int, size.split("x"))
-    ref, pred = frames(scene_of(n_ids, n_frames))
-    inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB -> GiB
+    scene = scene_of(n_ids, n_frames)
+    ref, pred = frames(scene)
+    evaluate_tracking(ref.iloc[:100], pred.iloc[:100], ZD)  # load every module
+    del scene
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # peak := current resident memory
+    inputs = _resident("VmRSS")
     evaluate_tracking(ref, pred, ZD)
-    print(inputs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20)
+    print(inputs, _resident("VmHWM"))
 
 
 def peak_memory(scene: dict) -> float:
@@ -170,8 +185,8 @@ def main() -> None:
               f"TrackEval's similarity + metrics {t_theirs:7.3f} s: {t_theirs / t_mine:6.1f}x   "
               f"max |diff| {max_diff(whole, te, te):.1e}")
         print(f"    runs: ours {', '.join(f'{t:.3f}' for t in mine_e2e)} s; TrackEval "
-              f"{', '.join(f'{t:.2f}' for t in theirs)} s; peak memory of the process "
-              f"{peak:.2f} GiB ({inputs:.2f} GiB with the inputs alone)")
+              f"{', '.join(f'{t:.2f}' for t in theirs)} s; peak resident memory of a process "
+              f"running it {peak:.2f} GiB ({inputs:.2f} GiB before: libraries and inputs)")
         if max_diff(whole, te, te) > 1e-9:
             disagreements.append(f"{size}: evaluate_tracking vs TrackEval")
         if "motmetrics" in ref:

@@ -80,7 +80,7 @@ from scipy.sparse.csgraph import connected_components
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
-CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
+CELL_TABLE_SLOTS = 1 << 20  # cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
 COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp", "mt", "pt", "ml",
@@ -137,19 +137,19 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     frame_stride = int(np.prod(n_cell))
     g_local = np.zeros(len(g_frames), dtype=np.int64)
     p_local = np.zeros(len(p_frames), dtype=np.int64)
-    corners = np.zeros((len(p_frames), 1), dtype=np.int64)  # offsets of the 2 ** dim cubes
+    steps = []  # per axis, the offset to the neighbour cube each prediction looks up
     for a in range(dim):
         stride = int(np.prod(n_cell[a + 1:]))
         g_local += g_cells[a] * stride
         p_local += p_cells[a] * stride
-        step = np.where(toward[a], stride, -stride)
-        corners = np.concatenate([corners, corners + step[:, None]], axis=1)
+        steps.append(np.where(toward[a], stride, -stride).astype(np.int32))
+    del g_cells, p_cells, toward
     # A direct table cube -> (first, count) over a block of frames at a time. One table is
     # reused: only the occupied cubes are written, and reset after the block.
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     count_of = np.zeros(block * frame_stride, dtype=np.int32)
     start_of = np.zeros(block * frame_stride, dtype=np.int32)
-    gi_parts, pj_parts = [], []
+    parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
         ps = slice(np.searchsorted(p_frames, f0), np.searchsorted(p_frames, f0 + block))
@@ -161,8 +161,12 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
         count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
         start_of[keys[first]] = first
-        query = (((p_frames[ps] - f0) * frame_stride + p_local[ps])[:, None]
-                 + corners[ps]).ravel()  # never outside: every point has a margin cube
+        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits.
+        query = np.empty((ps.stop - ps.start, 2 ** dim), dtype=np.int32)
+        query[:, 0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        for a, step in enumerate(steps):
+            np.add(query[:, :1 << a], step[ps, None], out=query[:, 1 << a:2 << a])
+        query = query.ravel()  # never outside the table: every point has a margin cube
         count = count_of[query]
         hit = np.flatnonzero(count)
         count, lo = count[hit], start_of[query[hit]]
@@ -170,12 +174,14 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
-        gi_parts.append(gs.start + g_sorted[lo])
-        pj_parts.append(ps.start + (hit >> dim))
         count_of[keys[first]] = 0
-    gi = np.concatenate(gi_parts) if gi_parts else np.zeros(0, np.int64)
-    pj = np.concatenate(pj_parts) if pj_parts else np.zeros(0, np.int64)
-    gi, pj, sim = _finish_pairs(gi, pj, g_axes, p_axes, zero_distance)
+        del query, count, keys, first
+        found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
+                              zero_distance)  # block by block: few candidates alive at once
+        parts.append(found)
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
     return g_by_frame[gi], p_by_frame[pj], sim
 
 
@@ -190,12 +196,17 @@ def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
     """Keep the pairs with positive similarity; ``*_axes``: one coordinate array per axis.
 
-    The distance exactly as sqrt(sum of squared differences), axis by axis in order.
+    The distance exactly as sqrt(sum of squared differences), axis by axis in order. The
+    partial sums only grow, so a pair already beyond the zero distance (with a margin far
+    above rounding) is dropped before the next axis.
     """
-    d2 = np.zeros(len(gi))
-    for axis, (g_x, p_x) in enumerate(zip(g_axes, p_axes)):
+    too_far = zero_distance * zero_distance * (1.0 + 1e-9)
+    d2 = None
+    for g_x, p_x in zip(g_axes, p_axes):
         diff = g_x[gi] - p_x[pj]
-        d2 = d2 + diff * diff if axis else diff * diff
+        d2 = diff * diff if d2 is None else d2 + diff * diff
+        near = np.flatnonzero(d2 <= too_far)
+        gi, pj, d2 = gi[near], pj[near], d2[near]
     sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
     keep = sim > 0
     return gi[keep], pj[keep], sim[keep]
