@@ -15,9 +15,9 @@ CLEAR matching keeps old pairings first; docs/metrics.md). It also times
 similarities, the CLEAR linking, the oracle diagnostics and the canonical metrics), against
 TrackEval's similarity + metrics total: medians over ``--repeat`` runs of each (the
 reference libraries run again each time), with the absolute times beside the ratio, and
-the peak resident memory of a fresh process that builds the scene and runs
-``evaluate_tracking`` once (with the memory the inputs alone take). Not part of the test
-suite.
+the memory: the peak ``evaluate_tracking`` allocates (tracemalloc) and the peak resident
+memory of a fresh process that reads the two tables from Parquet and runs it once. Not part
+of the test suite.
 """
 
 from __future__ import annotations
@@ -84,12 +84,15 @@ def scene_of(n_ids: int, n_frames: int) -> dict:
                         swaps=5, vanish=5, fragments=3, fp_per_frame=1)
 
 
-def process_memory(size: str) -> tuple[float, float]:
-    """Resident memory (GiB) of a fresh process holding the two data frames (libraries
-    loaded, the scene generator's temporaries freed), and its peak during
-    ``evaluate_tracking`` on them."""
-    done = subprocess.run([sys.executable, __file__, "--memory-of", size], capture_output=True,
-                          text=True, check=True)
+def process_memory(scene: dict) -> tuple[float, float]:
+    """Resident memory (GiB) of a fresh process that has read the two data frames (from
+    Parquet, libraries loaded), and its peak during ``evaluate_tracking`` on them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, pred = frames(scene)
+        ref.to_parquet(Path(tmp) / "ref.parquet")
+        pred.to_parquet(Path(tmp) / "pred.parquet")
+        done = subprocess.run([sys.executable, __file__, "--memory-of", tmp],
+                              capture_output=True, text=True, check=True)
     inputs, peak = map(float, done.stdout.split())
     return inputs, peak
 
@@ -102,24 +105,20 @@ def _resident(field: str) -> float:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def _memory_of(size: str) -> None:
-    import gc
-
-    n_ids, n_frames = map(int, size.split("x"))
-    scene = scene_of(n_ids, n_frames)
-    ref, pred = frames(scene)
+def _memory_of(folder: str) -> None:
+    ref = pd.read_parquet(Path(folder) / "ref.parquet")
+    pred = pd.read_parquet(Path(folder) / "pred.parquet")
     evaluate_tracking(ref.iloc[:100], pred.iloc[:100], ZD)  # load every module
-    del scene
-    gc.collect()
     Path("/proc/self/clear_refs").write_text("5")  # peak := current resident memory
     inputs = _resident("VmRSS")
     evaluate_tracking(ref, pred, ZD)
     print(inputs, _resident("VmHWM"))
 
 
-def peak_memory(scene: dict) -> float:
+def peak_memory(scene: dict, run=None) -> float:
+    """Peak of the memory allocated (tracemalloc, GiB) while running ``run(scene)``."""
     tracemalloc.start()
-    ours(scene)
+    (run or ours)(scene)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return peak / 2 ** 30
@@ -179,14 +178,17 @@ def main() -> None:
         whole, t_e2e = end_to_end(scene)
         mine_e2e = [t_e2e] + [end_to_end(scene)[1] for _ in range(len(runs) - 1)]
         t_theirs, t_mine = statistics.median(theirs), statistics.median(mine_e2e)
-        inputs, peak = process_memory(size)
+        inputs, peak = process_memory(scene)
+        allocated = peak_memory(scene, end_to_end)
         print(f"  evaluate_tracking end to end (data frames -> results, validation and "
               f"oracle diagnostics included), median of {len(runs)}: {t_mine:7.3f} s vs "
               f"TrackEval's similarity + metrics {t_theirs:7.3f} s: {t_theirs / t_mine:6.1f}x   "
               f"max |diff| {max_diff(whole, te, te):.1e}")
         print(f"    runs: ours {', '.join(f'{t:.3f}' for t in mine_e2e)} s; TrackEval "
-              f"{', '.join(f'{t:.2f}' for t in theirs)} s; peak resident memory of a process "
-              f"running it {peak:.2f} GiB ({inputs:.2f} GiB before: libraries and inputs)")
+              f"{', '.join(f'{t:.2f}' for t in theirs)} s")
+        print(f"    memory: evaluate_tracking allocates at most {allocated:.2f} GiB; a fresh "
+              f"process that read the two tables from Parquet peaks at {peak:.2f} GiB "
+              f"resident ({inputs:.2f} GiB before the call: libraries and inputs)")
         if max_diff(whole, te, te) > 1e-9:
             disagreements.append(f"{size}: evaluate_tracking vs TrackEval")
         if "motmetrics" in ref:

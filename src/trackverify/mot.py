@@ -113,9 +113,8 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
-    g_axes = [np.ascontiguousarray(gt_xyz[:, a])[g_by_frame] for a in range(dim)]
-    p_axes = [np.ascontiguousarray(pred_xyz[:, a])[p_by_frame] for a in range(dim)]
+    g_frames, g_axes = _in_order(gt_frame, gt_xyz, g_by_frame)
+    p_frames, p_axes = _in_order(pred_frame, pred_xyz, p_by_frame)
     g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
     p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
     g_cells, p_cells, toward, n_cell = [], [], [], []
@@ -128,15 +127,19 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         origin -= side
         g_pos = (g_x - origin[g_frames]) / side
         p_pos = (p_x - origin[p_frames]) / side
-        g_cells.append(np.floor(g_pos).astype(np.int64))
-        p_cells.append(np.floor(p_pos).astype(np.int64))
-        toward.append(p_pos - p_cells[-1] >= 0.5)  # the neighbour cube is above
-        n_cell.append(max(int(g_cells[-1].max()), int(p_cells[-1].max())) + 2)
-    if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
-        return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
+        g_cell, p_cell = np.floor(g_pos), np.floor(p_pos)
+        toward.append(p_pos - p_cell >= 0.5)  # the neighbour cube is above
+        n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
+                      max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
+        if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
+            return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz,
+                                          zero_distance)
+        g_cells.append(g_cell.astype(np.int32))
+        p_cells.append(p_cell.astype(np.int32))
+        del g_pos, p_pos, g_cell, p_cell
     frame_stride = int(np.prod(n_cell))
-    g_local = np.zeros(len(g_frames), dtype=np.int64)
-    p_local = np.zeros(len(p_frames), dtype=np.int64)
+    g_local = np.zeros(len(g_frames), dtype=np.int32)  # < frame_stride <= CELL_TABLE_SLOTS
+    p_local = np.zeros(len(p_frames), dtype=np.int32)
     steps = []  # per axis, the offset to the neighbour cube each prediction looks up
     for a in range(dim):
         stride = int(np.prod(n_cell[a + 1:]))
@@ -182,15 +185,24 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
-    return g_by_frame[gi], p_by_frame[pj], sim
+    return (gi if g_by_frame is None else g_by_frame[gi],
+            pj if p_by_frame is None else p_by_frame[pj], sim)
 
 
-def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
-    """Stable order by frame (a radix sort for frame numbers below 65536)."""
+def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
+    """Stable order by frame (a radix sort for frame numbers below 65536); None when the
+    points are in frame order already."""
     if np.all(frame[1:] >= frame[:-1]):
-        return np.arange(len(frame))
+        return None
     small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
     return np.argsort(small, kind="stable")
+
+
+def _in_order(frame: np.ndarray, xyz: np.ndarray, order: np.ndarray | None):
+    """Frames and one coordinate array per axis in ``order`` (views when it is None)."""
+    if order is None:
+        return frame, [xyz[:, a] for a in range(xyz.shape[1])]
+    return frame[order], [xyz[:, a][order] for a in range(xyz.shape[1])]
 
 
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):

@@ -96,7 +96,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
     _check_columns(df, schema, source)
     keep = [c for c in (*schema.required, *schema.optional) if c in df.columns]
     extra = [c for c in df.columns if c not in keep]
-    out = df[keep + extra].copy().reset_index(drop=True)
+    out = df[keep + extra].reset_index(drop=True)  # a new frame (copy on write)
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
             out[column] = _id_column(out[column], column, source)
