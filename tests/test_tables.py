@@ -184,3 +184,25 @@ def test_validating_twice_is_stable_with_null_integer_ids(obs):
     once = validate(obs, OBSERVATIONS, "x")
     assert str(once["pred_id"].dtype) == "Int64"
     pd.testing.assert_frame_equal(validate(once, OBSERVATIONS, "x"), once)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_first_repeated_key_matches_pandas_duplicated(seed):
+    """The key check (small integers used directly, large or string ids hashed, nulls equal
+    to each other) finds the row pandas' duplicated(keep='first') finds first."""
+    from trackverify.tables import column_codes, first_repeat, joint_codes
+
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        n = int(rng.integers(1, 400))
+        df = pd.DataFrame({
+            "recording": rng.choice(["a", "b", "c"], n),
+            "frame": rng.integers(0, int(rng.choice([5, 10**9])), n),
+            "track": pd.array(np.where(rng.random(n) < 0.1, None,
+                                       rng.integers(0, int(rng.choice([4, 10**12])), n)),
+                              dtype="Int64"),
+        })
+        dup = df.duplicated(list(df.columns), keep="first").to_numpy()
+        want = int(np.flatnonzero(dup)[0]) if dup.any() else None
+        got = first_repeat(*joint_codes([column_codes(df[c]) for c in df.columns]))
+        assert got == want

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.tables import column_codes, joint_codes
 
 DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
                "fragmentations", "extra_predicted_observations")
@@ -51,78 +52,142 @@ def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: 
     One Hungarian solve finds the maximum total overlap ``W``. Ties are then broken
     lexicographically: tracks are taken in ascending id order, and each takes the smallest
     predicted id (with positive overlap) that still allows a total of ``W`` given the
-    choices already made; a track with no such id stays unaligned. A re-solve is needed
-    only for a track that has a positive-overlap id smaller than its current partner, so
-    recordings without ties cost one solve plus a few checks.
+    choices already made; a track with no such id stays unaligned.
+
+    Without further solves: on the square (zero-padded) overlap matrix ``O``, optimal dual
+    prices ``u, v`` (``u[p] + v[r] >= O[p, r]``, equality on the solved matching) are read
+    off the solution by shortest paths (Bellman-Ford, exact integers). They stay optimal
+    while pairs are forced or forbidden (weights only decrease and the total stays ``W``).
+    A pair ``(p, r)`` lies on some matching of total ``W`` iff it is tight
+    (``u[p] + v[r] = O[p, r]``) and the current matching can be rotated onto it: an
+    alternating path of tight pairs from ``r``'s partner to ``p``'s partner. The matching is
+    rotated along that path, so recordings without ties cost one solve and one pass.
     """
     aligned = np.full(n_preds, -1, dtype=np.int64)
     if n_preds == 0 or n_tracks == 0 or len(track_codes) == 0:
         return aligned
-    overlap = np.bincount(pred_codes * n_tracks + track_codes,
-                          minlength=n_preds * n_tracks).reshape(n_preds, n_tracks).astype(np.float64)
-    forbidden = -(overlap.sum() + 1.0)  # one forbidden pair outweighs every overlap together
-    partner, best = _solve(overlap, forbidden)
-    fixed = overlap.copy()
+    n = max(n_preds, n_tracks)
+    overlap = np.zeros((n, n), dtype=np.int64)  # rows: predicted ids (then padding)
+    overlap[:n_preds, :n_tracks] = np.bincount(
+        pred_codes * n_tracks + track_codes, minlength=n_preds * n_tracks
+    ).reshape(n_preds, n_tracks)
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(overlap.astype(np.float64), maximize=True)
+    col_of = np.empty(n, dtype=np.int64)
+    col_of[rows] = cols
+    row_of = np.empty(n, dtype=np.int64)
+    row_of[cols] = rows
+    u, v = _dual_prices(overlap, col_of, row_of)
+    allowed = np.ones((n, n), dtype=bool)  # cleared by forcing and forbidding
     for r in range(n_tracks):
-        current = partner[r] if partner[r] >= 0 and overlap[partner[r], r] > 0 else n_preds
-        for p in np.flatnonzero(overlap[:current, r] > 0):
-            trial = _force(fixed, p, r, forbidden)
-            trial_partner, total = _solve(trial, forbidden)
-            if total == best:
-                partner, fixed = trial_partner, trial
+        mate = row_of[r]
+        current = mate if mate < n_preds and overlap[mate, r] > 0 else n_preds
+        for p in np.flatnonzero((overlap[:current, r] > 0) & allowed[:current, r]
+                                & (u[:current] + v[r] == overlap[:current, r])):
+            path = _tight_path(overlap, allowed, u, v, row_of, col_of, start=mate,
+                               target=col_of[p], skip_col=r)
+            if path is not None:  # rotate: mate -> path[0], ..., the last row -> target
+                movers = np.r_[mate, row_of[path[:-1]]]
+                col_of[movers] = path
+                col_of[p] = r
+                row_of[col_of] = np.arange(n)
+                current = p
                 break
-        else:
-            if current < n_preds:
-                fixed = _force(fixed, current, r, forbidden)
-            else:  # r stays unaligned: no positive-overlap id may take it
-                fixed = fixed.copy()
-                fixed[overlap[:, r] > 0, r] = forbidden
-    for r in range(n_tracks):
-        if partner[r] >= 0 and overlap[partner[r], r] > 0:
-            aligned[partner[r]] = r
+        if current < n_preds:  # r and current pair with each other only
+            allowed[current, :] = False
+            allowed[:, r] = False
+            allowed[current, r] = True
+        else:  # r stays unaligned: no positive-overlap id may take it
+            allowed[overlap[:, r] > 0, r] = False
+    partner = row_of[:n_tracks]
+    real = (partner < n_preds)
+    real[real] = overlap[partner[real], np.flatnonzero(real)] > 0
+    aligned[partner[real]] = np.flatnonzero(real)
     return aligned
 
 
-def _force(weight: np.ndarray, p: int, r: int, forbidden: float) -> np.ndarray:
-    """A copy of ``weight`` in which predicted id ``p`` and track ``r`` can only pair together."""
-    out = weight.copy()
-    keep = out[p, r]
-    out[p, :] = forbidden
-    out[:, r] = forbidden
-    out[p, r] = keep
-    return out
+def _dual_prices(weight: np.ndarray, col_of: np.ndarray, row_of: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal duals of a maximum-weight perfect matching (integer weights, exact).
 
-
-def _solve(weight: np.ndarray, forbidden: float) -> tuple[np.ndarray, float]:
-    """Maximum-weight assignment: ``partner[r]`` (or -1) and the total of allowed pairs.
-
-    A solution that needs a forbidden pair has total ``-inf``.
+    ``v[k] = -d[k]``, with ``d`` the shortest distances (from a source joined to every
+    column at cost 0) over moves "the row on column ``j`` switches to column ``k``" of cost
+    ``weight[row, j] - weight[row, k]``; ``u[i] = weight[i, col_of[i]] - v[col_of[i]]``.
+    Then ``u[i] + v[k] >= weight[i, k]`` with equality on the matching. The matching being
+    optimal, there is no negative cycle and Bellman-Ford ends within ``n`` rounds.
     """
-    from scipy.optimize import linear_sum_assignment
+    n = len(col_of)
+    on_row = weight[row_of]  # on_row[j, k] = weight of column j's row on column k
+    move = on_row[np.arange(n), np.arange(n)][:, None] - on_row
+    d = np.zeros(n, dtype=np.int64)
+    for _ in range(n + 1):
+        shorter = np.minimum(d, (d[:, None] + move).min(axis=0))
+        if np.array_equal(shorter, d):
+            break
+        d = shorter
+    else:  # pragma: no cover - scipy's solution is optimal
+        raise RuntimeError("the identity alignment is not optimal")
+    v = -d
+    u = weight[np.arange(n), col_of] - v[col_of]
+    return u, v
 
-    rows, cols = linear_sum_assignment(weight, maximize=True)
-    chosen = weight[rows, cols]
-    partner = np.full(weight.shape[1], -1, dtype=np.int64)
-    partner[cols] = rows
-    if (chosen == forbidden).any():
-        return partner, -np.inf
-    return partner, float(chosen.sum())
+
+def _tight_path(weight, allowed, u, v, row_of, col_of, start: int, target: int,
+               skip_col: int) -> np.ndarray | None:
+    """Columns ``j1, ..., target`` of an alternating path from row ``start`` (row -> column
+    over a tight allowed pair, column -> its matched row), avoiding ``skip_col``; ``None``
+    when there is none (breadth first)."""
+    n = len(row_of)
+    parent = np.full(n, -1, dtype=np.int64)  # column -> the row it was reached from
+    seen = np.zeros(n, dtype=bool)
+    seen[skip_col] = True
+    frontier = np.array([start], dtype=np.int64)
+    while len(frontier) and not seen[target]:
+        reach = allowed[frontier] & (u[frontier, None] + v[None, :] == weight[frontier]) & ~seen
+        hit_rows, hit_cols = np.nonzero(reach)
+        cols, first = np.unique(hit_cols, return_index=True)
+        parent[cols] = frontier[hit_rows[first]]
+        seen[cols] = True
+        frontier = row_of[cols]
+    if parent[target] < 0:
+        return None
+    path = [target]
+    while parent[path[-1]] != start:
+        path.append(col_of[parent[path[-1]]])
+    return np.array(path[::-1], dtype=np.int64)
 
 
 def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:
     """The SPEC section 3 diagnostics of one recording (see the module docstring)."""
-    n = len(table)
-    if n == 0:
+    if len(table) == 0:
         return _finish(0, 0, 0, 0, extra_predicted_observations)
     track_codes, tracks = pd.factorize(table["track"], sort=True)
     valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
-    pred_codes = np.full(n, -1, dtype=np.int64)
-    pred_valid_codes, preds = pd.factorize(table["pred_id"][valid], sort=True)
-    pred_codes[valid] = pred_valid_codes
-    aligned = align_identities(track_codes[valid], pred_valid_codes, len(tracks), len(preds))
+    pred_codes = np.full(len(table), -1, dtype=np.int64)
+    pred_codes[valid] = pd.factorize(table["pred_id"][valid], sort=True)[0]
+    return identity_diagnostics(table["frame"].to_numpy(), track_codes, len(tracks),
+                                pred_codes, extra_predicted_observations)
+
+
+def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
+                         pred_codes: np.ndarray, extra_predicted_observations: int = 0) -> dict:
+    """:func:`association_diagnostics` on arrays, one entry per reference observation.
+
+    ``track_codes`` (``0..n_tracks-1``) and ``pred_codes`` are rank codes (ascending ids) of
+    the track and of the observation's valid predicted id, ``-1`` for none.
+    """
+    n = len(track_codes)
+    if n == 0:
+        return _finish(0, 0, 0, 0, extra_predicted_observations)
+    track_codes = np.asarray(track_codes, dtype=np.int64)
+    pred_codes = np.asarray(pred_codes, dtype=np.int64)
+    valid = pred_codes >= 0
+    used, pred_valid_codes = np.unique(pred_codes[valid], return_inverse=True)
+    aligned = align_identities(track_codes[valid], pred_valid_codes, n_tracks, len(used))
     correct = int(np.count_nonzero(aligned[pred_valid_codes] == track_codes[valid]))
 
-    order = np.lexsort((table["frame"].to_numpy(), track_codes))
+    order = np.lexsort((np.asarray(frame), track_codes))
     t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: compare each valid row with the previous valid row of the track.
@@ -131,7 +196,7 @@ def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: i
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     run_starts = v_sorted & ~continues
-    runs_per_track = np.bincount(t_sorted[run_starts], minlength=len(tracks))
+    runs_per_track = np.bincount(t_sorted[run_starts], minlength=n_tracks)
     fragmentations = int(np.clip(runs_per_track - 1, 0, None).sum())
     return _finish(n, correct, switches, fragmentations, extra_predicted_observations)
 
@@ -170,14 +235,44 @@ def link_predictions(reference: pd.DataFrame, predictions: pd.DataFrame,
         raise InputError("linking predictions to reference observations needs a 'detection' "
                          "column in both tables", source=source, column="detection")
     key = ["recording", "frame", "detection"]
-    valid = predictions.loc[predictions["pred_valid"].to_numpy(dtype=bool), key + ["pred_id"]]
-    valid = valid.sort_values(key + ["pred_id"], kind="stable")
-    first = ~valid.duplicated(key, keep="first").to_numpy()
-    duplicates = int((~first).sum())
-    kept = valid[first]
+    valid = predictions[predictions["pred_valid"].to_numpy(dtype=bool)]
+    ids = valid["pred_id"]
+    rank, uniques = pd.factorize(ids, sort=True)
+    gi, pj = same_key([reference[c].to_numpy() for c in key],
+                      [valid[c].to_numpy() for c in key])
+    linked, extra = link_smallest(len(reference), gi, rank[pj], len(valid))
     merged = reference.drop(columns=[c for c in ("pred_id", "pred_valid") if c in reference.columns])
-    merged = merged.merge(kept, on=key, how="left", validate="one_to_one")
-    merged["pred_valid"] = merged["pred_id"].notna()
-    on_reference = kept.merge(reference[key], on=key, how="left", indicator=True)["_merge"]
-    unmatched = int((on_reference == "left_only").sum())
-    return merged, duplicates + unmatched
+    merged = merged.reset_index(drop=True)
+    has = linked >= 0
+    column = pd.Series(uniques.take(np.maximum(linked, 0)), dtype=ids.dtype if
+                       pd.api.types.is_integer_dtype(ids.dtype) else object)
+    if pd.api.types.is_integer_dtype(column.dtype):
+        column = column.astype("Int64")
+    column[~has] = None
+    merged["pred_id"] = column
+    merged["pred_valid"] = has
+    return merged, extra
+
+
+def same_key(reference_keys: list[np.ndarray], prediction_keys: list[np.ndarray]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Every (reference row, prediction row) with equal keys (e.g. frame and detection),
+    reference keys being unique: ``(gi, pj)``, ``pj`` ascending."""
+    n_ref = len(reference_keys[0])
+    code, span = joint_codes([column_codes(np.concatenate([np.asarray(r), np.asarray(p)]))
+                              for r, p in zip(reference_keys, prediction_keys)])
+    ref_of = np.full(span, -1, dtype=np.int64)
+    ref_of[code[:n_ref]] = np.arange(n_ref)
+    found = ref_of[code[n_ref:]]
+    pj = np.flatnonzero(found >= 0)
+    return found[pj], pj
+
+
+def link_smallest(n_reference: int, gi: np.ndarray, rank: np.ndarray, n_valid: int
+                  ) -> tuple[np.ndarray, int]:
+    """The oracle link by detection: each reference observation takes the smallest rank
+    among the valid predictions on it (``-1``: none); extras = the other valid predictions."""
+    linked = np.full(n_reference, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(linked, gi, np.asarray(rank, dtype=np.int64))
+    linked[linked == np.iinfo(np.int64).max] = -1
+    return linked, int(n_valid - np.count_nonzero(linked >= 0))

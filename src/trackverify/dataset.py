@@ -27,7 +27,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.tabular import load_table, read_table
 from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
-from trackverify.tables import (DETECTIONS, OBSERVATIONS, RECORDINGS, common_id_type,
+from trackverify.tables import (DETECTIONS, RECORDINGS, common_id_type,
                                 coordinate_columns, plain, validate)
 
 

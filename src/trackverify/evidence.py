@@ -44,7 +44,7 @@ from trackverify.report.html import page, table
 from trackverify.run import over_draws
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
 from trackverify.synth.motion import MOTION_LEVELS
-from trackverify.synth.specimen import SpecimenConfig, animal_observations
+from trackverify.synth.specimen import animal_observations
 from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (

@@ -80,7 +80,7 @@ from scipy.sparse.csgraph import connected_components
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
-CELL_TABLE_SLOTS = 1 << 22  # cubes per block of frames in the direct cube table
+CELL_TABLE_SLOTS = 1 << 20  # cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
 COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp", "mt", "pt", "ml",
@@ -100,7 +100,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
     frame's own corner); along each axis a point can only have partners in its own cube and
     in the neighbour on the side of the cube's half it lies in, so each prediction looks up
-    ``2 ** dim`` cubes.
+    ``2 ** dim`` cubes, all at once, in a direct table of the cubes of a block of frames.
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
@@ -111,37 +111,48 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     dim = gt_xyz.shape[1]
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
-    # Work in frame order: each block of frames is then a contiguous slice.
+    # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, p_frames = gt_frame[g_by_frame], pred_frame[p_by_frame]
-    g_xyz, p_xyz = gt_xyz[g_by_frame], pred_xyz[p_by_frame]
-    # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
-    origin = np.full((n_frames, dim), np.inf)
-    for frames, xyz in ((g_frames, g_xyz), (p_frames, p_xyz)):
-        starts = np.r_[0, np.flatnonzero(frames[1:] != frames[:-1]) + 1]
-        origin[frames[starts]] = np.minimum(origin[frames[starts]],
-                                            np.minimum.reduceat(xyz, starts, axis=0))
-    origin -= side
-    g_pos = (g_xyz - origin[g_frames]) / side
-    p_pos = (p_xyz - origin[p_frames]) / side
-    g_cell = np.floor(g_pos).astype(np.int64)
-    p_cell = np.floor(p_pos).astype(np.int64)
-    n_cell = np.maximum(g_cell.max(axis=0), p_cell.max(axis=0)) + 2
+    g_frames, g_axes = _in_order(gt_frame, gt_xyz, g_by_frame)
+    p_frames, p_axes = _in_order(pred_frame, pred_xyz, p_by_frame)
+    g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
+    p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
+    g_cells, p_cells, toward, n_cell = [], [], [], []
+    for g_x, p_x in zip(g_axes, p_axes):
+        # Cubes are laid out from each frame's own corner: a moving specimen keeps them few.
+        origin = np.full(n_frames, np.inf)
+        origin[g_frames[g_starts]] = np.minimum.reduceat(g_x, g_starts)
+        origin[p_frames[p_starts]] = np.minimum(origin[p_frames[p_starts]],
+                                                np.minimum.reduceat(p_x, p_starts))
+        origin -= side
+        g_pos = (g_x - origin[g_frames]) / side
+        p_pos = (p_x - origin[p_frames]) / side
+        g_cell, p_cell = np.floor(g_pos), np.floor(p_pos)
+        toward.append(p_pos - p_cell >= 0.5)  # the neighbour cube is above
+        n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
+                      max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
+        if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
+            return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz,
+                                          zero_distance)
+        g_cells.append(g_cell.astype(np.int32))
+        p_cells.append(p_cell.astype(np.int32))
+        del g_pos, p_pos, g_cell, p_cell
     frame_stride = int(np.prod(n_cell))
-    if float(np.prod(n_cell.astype(np.float64))) > CELL_TABLE_SLOTS:
-        return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance)
-    stride = np.r_[np.cumprod(n_cell[::-1])[::-1][1:], 1]
-    g_local, p_local = g_cell @ stride, p_cell @ stride
-    # Per axis, the neighbour cube on the side of the half the prediction lies in.
-    toward = np.where(p_pos - p_cell >= 0.5, 1, -1) * stride
-    corners = [sum((toward[:, a] for a in range(dim) if (c >> a) & 1),
-                   np.zeros(len(toward), dtype=np.int64)) for c in range(2 ** dim)]
+    g_local = np.zeros(len(g_frames), dtype=np.int32)  # < frame_stride <= CELL_TABLE_SLOTS
+    p_local = np.zeros(len(p_frames), dtype=np.int32)
+    steps = []  # per axis, the offset to the neighbour cube each prediction looks up
+    for a in range(dim):
+        stride = int(np.prod(n_cell[a + 1:]))
+        g_local += g_cells[a] * stride
+        p_local += p_cells[a] * stride
+        steps.append(np.where(toward[a], stride, -stride).astype(np.int32))
+    del g_cells, p_cells, toward
     # A direct table cube -> (first, count) over a block of frames at a time. One table is
     # reused: only the occupied cubes are written, and reset after the block.
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     count_of = np.zeros(block * frame_stride, dtype=np.int32)
     start_of = np.zeros(block * frame_stride, dtype=np.int32)
-    gi_parts, pj_parts = [], []
+    parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
         ps = slice(np.searchsorted(p_frames, f0), np.searchsorted(p_frames, f0 + block))
@@ -153,37 +164,61 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
         count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
         start_of[keys[first]] = first
-        p_key = (p_frames[ps] - f0) * frame_stride + p_local[ps]
-        p_index = np.arange(ps.start, ps.stop)
-        for offset in corners:
-            query = p_key + offset[ps]
-            count = count_of[query]  # never outside: every point has a margin cube
-            has = count > 0
-            lo, count = start_of[query[has]], count[has]
-            at = np.repeat(lo - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
-            gi_parts.append(gs.start + g_sorted[at])
-            pj_parts.append(np.repeat(p_index[has], count))
+        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits.
+        query = np.empty((ps.stop - ps.start, 2 ** dim), dtype=np.int32)
+        query[:, 0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        for a, step in enumerate(steps):
+            np.add(query[:, :1 << a], step[ps, None], out=query[:, 1 << a:2 << a])
+        query = query.ravel()  # never outside the table: every point has a margin cube
+        count = count_of[query]
+        hit = np.flatnonzero(count)
+        count, lo = count[hit], start_of[query[hit]]
+        if len(count) and count.max() > 1:  # several reference points in one cube
+            ends = np.cumsum(count)
+            lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
+            hit = np.repeat(hit, count)
         count_of[keys[first]] = 0
-    gi = g_by_frame[np.concatenate(gi_parts)] if gi_parts else np.zeros(0, np.int64)
-    pj = p_by_frame[np.concatenate(pj_parts)] if pj_parts else np.zeros(0, np.int64)
-    return _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance)
+        del query, count, keys, first
+        found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
+                              zero_distance)  # block by block: few candidates alive at once
+        parts.append(found)
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
+    return (gi if g_by_frame is None else g_by_frame[gi],
+            pj if p_by_frame is None else p_by_frame[pj], sim)
 
 
-def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray:
-    """Stable order by frame (a radix sort for frame numbers below 65536)."""
+def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
+    """Stable order by frame (a radix sort for frame numbers below 65536); None when the
+    points are in frame order already."""
     if np.all(frame[1:] >= frame[:-1]):
-        return np.arange(len(frame))
+        return None
     small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
     return np.argsort(small, kind="stable")
 
 
-def _finish_pairs(gi, pj, gt_xyz, pred_xyz, zero_distance):
-    # The distance exactly as sqrt(sum of squared differences), axis by axis in order.
-    d2 = np.zeros(len(gi))
-    for axis in range(gt_xyz.shape[1]):
-        diff = np.ascontiguousarray(gt_xyz[:, axis])[gi] - \
-            np.ascontiguousarray(pred_xyz[:, axis])[pj]
-        d2 = d2 + diff * diff if axis else diff * diff
+def _in_order(frame: np.ndarray, xyz: np.ndarray, order: np.ndarray | None):
+    """Frames and one coordinate array per axis in ``order`` (views when it is None)."""
+    if order is None:
+        return frame, [xyz[:, a] for a in range(xyz.shape[1])]
+    return frame[order], [xyz[:, a][order] for a in range(xyz.shape[1])]
+
+
+def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
+    """Keep the pairs with positive similarity; ``*_axes``: one coordinate array per axis.
+
+    The distance exactly as sqrt(sum of squared differences), axis by axis in order. The
+    partial sums only grow, so a pair already beyond the zero distance (with a margin far
+    above rounding) is dropped before the next axis.
+    """
+    too_far = zero_distance * zero_distance * (1.0 + 1e-9)
+    d2 = None
+    for g_x, p_x in zip(g_axes, p_axes):
+        diff = g_x[gi] - p_x[pj]
+        d2 = diff * diff if d2 is None else d2 + diff * diff
+        near = np.flatnonzero(d2 <= too_far)
+        gi, pj, d2 = gi[near], pj[near], d2[near]
     sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
     keep = sim > 0
     return gi[keep], pj[keep], sim[keep]
@@ -200,7 +235,7 @@ def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance
     found = tree_g.sparse_distance_matrix(tree_p, zero_distance, output_type="ndarray")
     gi, pj = found["i"].astype(np.int64), found["j"].astype(np.int64)
     same = gt_frame[gi] == pred_frame[pj]
-    return _finish_pairs(gi[same], pj[same], gt_xyz, pred_xyz, zero_distance)
+    return _finish_pairs(gi[same], pj[same], gt_xyz.T, pred_xyz.T, zero_distance)
 
 
 # --------------------------------------------------------------------------- matching

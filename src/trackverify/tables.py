@@ -123,7 +123,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         df = df.assign(recording=DEFAULT_RECORDING)
     keep = [c for c in (*schema.required, *schema.optional) if c in df.columns]
     extra = [c for c in df.columns if c not in keep]
-    out = df[keep + extra].copy().reset_index(drop=True)
+    out = df[keep + extra].reset_index(drop=True)  # a new frame (copy on write)
     for column in keep:  # categorical (Parquet dictionary) columns: validated as their values
         if isinstance(out[column].dtype, pd.CategoricalDtype):
             out[column] = _decoded(out[column])
@@ -351,15 +351,66 @@ def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
 
 
 def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
+    codes: dict = {}  # each column coded once
     for key in schema.unique_keys:
         if not all(c in df.columns for c in key):
             continue
-        dup = df.duplicated(list(key), keep="first").to_numpy()
-        if dup.any():
-            row = _first(dup)
-            values = ", ".join(f"{c}={plain(df[c].iloc[row - 1])!r}" for c in key)
+        for c in key:
+            if c not in codes:
+                codes[c] = column_codes(df[c])
+        row = first_repeat(*joint_codes([codes[c] for c in key]))
+        if row is not None:
+            values = ", ".join(f"{c}={plain(df[c].iloc[row])!r}" for c in key)
             raise InputError(f"duplicate ({', '.join(key)}): {values}", source=source,
-                             column=key[-1], row=row)
+                             column=key[-1], row=row + 1)
+
+
+DIRECT_KEYS = 1 << 22  # key spaces up to this size are used as they are (no hashing)
+
+
+def column_codes(values) -> tuple[np.ndarray, int]:
+    """Codes ``0..k-1`` of a column's values (equal values, equal codes) and ``k``: small
+    non-negative integers are their own codes, anything else is factorised."""
+    array = values.to_numpy() if isinstance(values, pd.Series) and \
+        pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans else values
+    if isinstance(array, np.ndarray) and array.dtype.kind in "iu" and len(array):
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < max(2 * len(array), 1 << 16):
+            return array.astype(np.int64, copy=False), high + 1
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return codes.astype(np.int64, copy=False), len(uniques)
+
+
+def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """Codes ``0..k-1`` of the rows' tuples of values from per-column ``(codes, k)``
+    (:func:`column_codes`), and ``k``; compacted, then hashed, when the space grows large."""
+    code, span = columns[0]
+    for part, k in columns[1:]:
+        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+            part, k = _compact(part, k)
+            code, span = _compact(code, span)
+        code, span = code * max(k, 1) + part, span * max(k, 1)
+        if span > max(DIRECT_KEYS, 4 * len(code)):
+            code, span = column_codes(code)
+    return code, span
+
+
+def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """The codes renumbered over the values present (order kept)."""
+    present = np.zeros(span, dtype=bool)
+    present[code] = True
+    return (np.cumsum(present) - 1)[code], int(present.sum())
+
+
+def first_repeat(codes: np.ndarray, span: int) -> int | None:
+    """Index of the first row whose code (``0 <= code < span``) appeared earlier, or None."""
+    if len(codes) == 0:
+        return None
+    order = np.arange(len(codes))
+    first = np.full(span, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, order)
+    again = np.flatnonzero(first[codes] < order)
+    return int(again[0]) if len(again) else None
 
 
 def plain(value):

@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 from trackverify import mot
-from trackverify.associate import association_diagnostics, link_predictions, pool_diagnostics
+from trackverify.associate import identity_diagnostics, link_smallest, pool_diagnostics, same_key
 from trackverify.errors import ConfigError, InputError
-from trackverify.tables import coordinate_columns, plain, validate_pair
+from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
+                                plain, validate_pair)
 
 POOLED = "pooled"
 
@@ -69,14 +70,29 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
                                             predictions_source)
     check_predictions(ref, pred, predictions_source, reference_source)
-    preds = dict(tuple(pred.groupby("recording", sort=False)))
-    scored = [score_recording(ref_rec, preds.get(recording, pred.iloc[:0]), zero_distance,
-                              by_detection, predictions_source)
-              for recording, ref_rec in ref.groupby("recording", sort=True)]
-    results = {recording: metrics for recording, (metrics, _) in
-               zip(sorted(pd.unique(ref["recording"])), scored)}
+    recordings = list(_by_recording(ref, pred))
+    scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection,
+                              predictions_source) for _, ref_rec, pred_rec in recordings]
+    results = {recording: metrics for (recording, _, _), (metrics, _) in zip(recordings, scored)}
     results[POOLED] = pool_recordings(scored)
     return results
+
+
+def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
+    """``(recording, reference rows, prediction rows)`` in sorted recording order, rows in
+    table order (predictions of recordings the reference lacks: refused before)."""
+    codes, names = pd.factorize(ref["recording"], sort=True)
+    if len(names) == 1:
+        yield plain(names[0]), ref, pred
+        return
+    pred_codes = pd.Index(names).get_indexer(pred["recording"])
+    ref_order = np.argsort(codes, kind="stable")
+    pred_order = np.argsort(pred_codes, kind="stable")
+    ref_cut = np.searchsorted(codes[ref_order], np.arange(len(names) + 1))
+    pred_cut = np.searchsorted(pred_codes[pred_order], np.arange(len(names) + 1))
+    for k, name in enumerate(names):
+        yield (plain(name), ref.iloc[ref_order[ref_cut[k]:ref_cut[k + 1]]],
+               pred.iloc[pred_order[pred_cut[k]:pred_cut[k + 1]]])
 
 
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
@@ -84,13 +100,30 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
                     ) -> tuple[dict, mot.SequenceCounts]:
     """Diagnostics and canonical metrics of one recording (validated tables), and the
     canonical sufficient statistics for pooling (:func:`pool_recordings`)."""
-    valid = pred_rec[pred_rec["pred_valid"].to_numpy(dtype=bool)]
-    seq = _sequence_counts(ref_rec, valid, by_detection, zero_distance)
+    valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
+    gt_frame = ref_rec["frame"].to_numpy(np.int64)
+    pred_frame = pred_rec["frame"].to_numpy(np.int64)[valid]
+    track_codes, tracks = pd.factorize(ref_rec["track"], sort=True)
+    pred_codes = pd.factorize(pred_rec["pred_id"][valid], sort=True)[0]
     if by_detection:
-        table, extra = link_predictions(ref_rec, pred_rec, source=predictions_source)
+        pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
+                          [pred_frame, pred_rec["detection"].to_numpy()[valid]])
+        ps = np.ones(len(pg))
     else:
-        table, extra = _link_by_clear_matching(ref_rec, valid, seq.clear_matches)
-    diagnostics = association_diagnostics(table, extra)
+        cols = coordinate_columns(ref_rec)
+        pg, pp, ps = mot.similarity_pairs(gt_frame, ref_rec[cols].to_numpy(np.float64),
+                                          pred_frame,
+                                          pred_rec[cols].to_numpy(np.float64)[valid],
+                                          zero_distance)
+    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
+    if by_detection:  # the prediction on an observation's detection (smallest id first)
+        linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
+    else:  # the prediction CLEAR matched to it; extras = the rest
+        m_gt, m_pred = seq.clear_matches
+        linked = np.full(len(gt_frame), -1, dtype=np.int64)
+        linked[m_gt] = pred_codes[m_pred]
+        extra = len(pred_frame) - len(m_gt)
+    diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
     seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
     return {**diagnostics, **mot.finish(seq)}, seq
 
@@ -103,61 +136,26 @@ def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
 
 def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
                       reference_source: str = "<reference>") -> None:
-    recordings = pd.unique(ref["recording"])
+    recordings = pd.Index(pd.unique(ref["recording"]))
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "
                          "results)", source=reference_source, column="recording")
-    unknown = ~pred["recording"].isin(recordings).to_numpy()
-    if unknown.any():
-        row = int(np.flatnonzero(unknown)[0])
+    pred_recording = recordings.get_indexer(pred["recording"])
+    if (pred_recording < 0).any():
+        row = int(np.flatnonzero(pred_recording < 0)[0])
         name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
-    valid = pred["pred_valid"].to_numpy(dtype=bool)
-    dup = pred.duplicated(["recording", "frame", "pred_id"], keep=False).to_numpy() & valid
-    if dup.any():
-        again = pred[dup].duplicated(["recording", "frame", "pred_id"], keep="first")
-        row = int(again.index[again.to_numpy()][0])
+    valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
+    again = first_repeat(*joint_codes([(pred_recording[valid], len(recordings)),
+                                       column_codes(pred["frame"].iloc[valid]),
+                                       column_codes(pred["pred_id"].iloc[valid])]))
+    if again is not None:
+        row = int(valid[again])
         pid = plain(pred["pred_id"].iloc[row])
         raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
                          source=source, column="pred_id", row=row + 1)
 
 
-
-def _sequence_counts(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, by_detection: bool,
-                     zero_distance: float) -> mot.SequenceCounts:
-    gt_frame = ref_rec["frame"].to_numpy()
-    pred_frame = pred_rec["frame"].to_numpy()
-    if by_detection:
-        g = pd.DataFrame({"frame": gt_frame, "detection": ref_rec["detection"].to_numpy(),
-                          "gi": np.arange(len(ref_rec))})
-        p = pd.DataFrame({"frame": pred_frame, "detection": pred_rec["detection"].to_numpy(),
-                          "pj": np.arange(len(pred_rec))})
-        both = g.merge(p, on=["frame", "detection"], how="inner")
-        pg, pp = both["gi"].to_numpy(np.int64), both["pj"].to_numpy(np.int64)
-        ps = np.ones(len(both))
-    else:
-        cols = coordinate_columns(ref_rec)
-        pg, pp, ps = mot.similarity_pairs(gt_frame, ref_rec[cols].to_numpy(np.float64),
-                                          pred_frame, pred_rec[cols].to_numpy(np.float64),
-                                          zero_distance)
-    return mot.sequence_counts(gt_frame, ref_rec["track"].to_numpy(), pred_frame,
-                               pred_rec["pred_id"].to_numpy(), pg, pp, ps)
-
-
-def _link_by_clear_matching(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame,
-                            matches: tuple[np.ndarray, np.ndarray]) -> tuple[pd.DataFrame, int]:
-    """Reference observations beside the prediction CLEAR matched to them; extras = the rest."""
-    m_gt, m_pred = matches
-    table = ref_rec.reset_index(drop=True).drop(
-        columns=[c for c in ("pred_id", "pred_valid") if c in ref_rec.columns])
-    pred_ids = pred_rec["pred_id"].to_numpy()
-    column = np.full(len(table), None, dtype=object)
-    column[m_gt] = pred_ids[m_pred]
-    table["pred_id"] = pd.Series(column, dtype=object)
-    valid = np.zeros(len(table), dtype=bool)
-    valid[m_gt] = True
-    table["pred_valid"] = valid
-    return table, int(len(pred_rec) - len(m_gt))
 

@@ -157,3 +157,54 @@ def test_ties_are_broken_lexicographically_against_brute_force():
         aligned = align_identities(track_codes, pred_codes, overlap.shape[1], overlap.shape[0])
         got = {int(r): int(p) for p, r in enumerate(aligned) if r >= 0}
         assert got == _lexicographic_optimum(overlap), overlap
+
+
+def _resolve_reference(overlap: np.ndarray) -> np.ndarray:
+    """The straightforward tie rule: one Hungarian re-solve per candidate pair (each track in
+    ascending order tries its positive-overlap ids in ascending order, the first that keeps
+    the maximum total wins; none: the track stays unaligned)."""
+    from scipy.optimize import linear_sum_assignment
+
+    n_preds, n_tracks = overlap.shape
+    weight = overlap.astype(np.float64)
+    forbidden = -(weight.sum() + 1.0)
+
+    def total(w):
+        rows, cols = linear_sum_assignment(w, maximize=True)
+        chosen = w[rows, cols]
+        return -np.inf if (chosen == forbidden).any() else chosen.sum()
+
+    best = total(weight)
+    aligned = np.full(n_preds, -1, dtype=np.int64)
+    for r in range(n_tracks):
+        for p in np.flatnonzero(overlap[:, r] > 0):
+            trial = weight.copy()
+            trial[p, :] = forbidden
+            trial[:, r] = forbidden
+            trial[p, r] = weight[p, r]
+            if total(trial) == best:
+                weight, aligned[p] = trial, r
+                break
+        else:
+            weight = weight.copy()
+            weight[overlap[:, r] > 0, r] = forbidden
+    return aligned
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tie_rule_matches_one_solve_per_candidate(seed):
+    """Larger matrices than brute force allows, with many ties (small integer overlaps,
+    repeated columns) and without (wide ranges), against the re-solving reference."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n_preds, n_tracks = rng.integers(1, 16, size=2)
+        high = int(rng.choice([2, 3, 5, 1000]))
+        overlap = rng.integers(0, high, size=(n_preds, n_tracks)) * \
+            (rng.random((n_preds, n_tracks)) < rng.uniform(0.2, 1.0))
+        if n_tracks > 2 and rng.random() < 0.5:
+            overlap[:, 1] = overlap[:, 0]  # two tracks with the same overlaps
+        p_idx, r_idx = np.nonzero(overlap)
+        counts = overlap[p_idx, r_idx]
+        got = align_identities(np.repeat(r_idx, counts), np.repeat(p_idx, counts), n_tracks,
+                               n_preds)
+        np.testing.assert_array_equal(got, _resolve_reference(overlap), err_msg=str(overlap))

@@ -52,6 +52,36 @@ def test_similarity_is_one_minus_distance_over_zero_distance():
     np.testing.assert_allclose(sim, [0.5, 1.0, 1 - np.sqrt(49 + 16) / 10], rtol=0, atol=1e-15)
 
 
+def _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
+    """Every same-frame pair, distance as sqrt of the sum of squared differences."""
+    gi, pj = np.nonzero(np.asarray(gt_frame)[:, None] == np.asarray(pred_frame)[None, :])
+    d = np.sqrt(((gt_xyz[gi] - pred_xyz[pj]) ** 2).sum(axis=1))
+    sim = np.maximum(0.0, 1.0 - d / zero_distance)
+    return gi[sim > 0], pj[sim > 0], sim[sim > 0]
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_similarity_pairs_against_brute_force(dim):
+    """Clustered and spread points, frames out of order, gaps, a moving specimen, points on
+    cube boundaries, and an extent that takes the k-d tree path."""
+    rng = np.random.default_rng(dim)
+    for case in range(30):
+        n_gt, n_pred = rng.integers(0, 300, size=2)
+        n_frames = int(rng.integers(1, 12))
+        spread = float(rng.choice([3.0, 30.0, 1e6 if case % 10 == 9 else 60.0]))
+        gt_frame = rng.integers(0, n_frames, n_gt) * 3
+        pred_frame = rng.integers(0, n_frames, n_pred) * 3
+        gt_xyz = rng.uniform(0, spread, (n_gt, dim)) + gt_frame[:, None] * 7.0
+        pred_xyz = rng.uniform(0, spread, (n_pred, dim)) + pred_frame[:, None] * 7.0
+        if case % 3 == 0:  # on the grid of cube sides and halves
+            gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
+        got = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+        want = _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+        order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a[order_got], b[order_want])
+
+
 def test_hota_by_hand():
     # One id, two frames, similarities 1.0 and 0.6: the 0.6 match counts at alphas
     # 0.05..0.60 (12 of 19). Per alpha: TP 2 -> DetA 1, AssA 1, LocA 0.8, AssRe 1;

@@ -41,7 +41,6 @@ import pickle
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
