@@ -41,9 +41,11 @@ def pooled(chunks, threshold, max_fcr=0.01):
 
 
 def chunk(rng, n, prevalence=0.05, ties=False):
+    """Rows 1/0/NaN-labelled; unlabelled rows keep a finite score (as in a run, where a row
+    without an anchor is unlabelled but still scored), and 3 % of all rows abstain."""
     error = (rng.random(n) < prevalence).astype(float)
-    error[rng.random(n) < 0.05] = np.nan
     score = rng.gamma(2.0, 1.0, n) + 2.0 * error
+    error[rng.random(n) < 0.05] = np.nan
     if ties:
         score = np.round(score, 1)
     score[rng.random(n) < 0.03] = np.nan
@@ -57,6 +59,10 @@ def test_pooled_equals_in_memory(ties, max_fcr):
     chunks = [chunk(rng, n, ties=ties) for n in (500, 2000, 37, 1200)]
     error = np.concatenate([e for e, _ in chunks])
     score = np.concatenate([s for _, s in chunks])
+    unlabelled = np.isnan(error)
+    assert (unlabelled & np.isfinite(score) & (score <= 2.5)).sum() > 10  # accepted, no label
+    assert (unlabelled & np.isfinite(score) & (score > 2.5)).sum() > 10
+    assert (unlabelled & np.isnan(score)).any() and (~unlabelled & np.isnan(score)).any()
     same(pooled(chunks, 2.5, max_fcr), certification_metrics(error, score, 2.5, max_fcr), error, score)
 
 
