@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -17,11 +16,13 @@ sys.path.insert(0, str(HERE))
 
 from mot_scenes import save_npz  # noqa: E402
 
+from tests.conftest import missing_reference  # noqa: E402
+
 
 def run_reference(tmp_path: Path, scenes: dict, zero_distance: float, *flags: str) -> dict:
     """TrackEval + py-motmetrics results on ``scenes`` (zero_distance 0 = by detection)."""
     if not MOT_PYTHON.exists():
-        pytest.skip("reference environment .venv-mot is absent (make test builds it)")
+        missing_reference("reference environment .venv-mot is absent (make test builds it)")
     path = tmp_path / "scenes.npz"
     save_npz(path, scenes, zero_distance)
     done = subprocess.run([str(MOT_PYTHON), str(HERE / "mot_reference.py"), str(path), *flags],
