@@ -43,6 +43,32 @@ def trackeval_summary(res: dict) -> dict:
     return out
 
 
+HOTA_PER_ALPHA = ("HOTA_TP", "HOTA_FN", "HOTA_FP", "HOTA", "DetA", "AssA", "LocA", "DetRe",
+                  "DetPr", "AssRe", "AssPr")
+
+
+def per_alpha(counts) -> dict:
+    """Our HOTA family at each of the 19 alphas, under TrackEval's names, from the counts."""
+    tp, fn, fp = counts.hota_tp, counts.hota_fn, counts.hota_fp
+    deta = tp / np.maximum(1, tp + fn + fp)
+    return {"HOTA_TP": tp, "HOTA_FN": fn, "HOTA_FP": fp, "DetA": deta,
+            "HOTA": np.sqrt(deta * counts.assa), "AssA": counts.assa, "LocA": counts.loca,
+            "DetRe": tp / np.maximum(1, tp + fn), "DetPr": tp / np.maximum(1, tp + fp),
+            "AssRe": counts.assre, "AssPr": counts.asspr}
+
+
+def assert_per_alpha(counts, res: dict, tol: float, label: str = "") -> None:
+    """Every HOTA array field equals TrackEval's at every alpha (not only their mean)."""
+    mine = per_alpha(counts)
+    for key in HOTA_PER_ALPHA:
+        theirs = np.asarray(res["HOTA"][key], dtype=float)
+        ours = np.asarray(mine[key], dtype=float)
+        assert ours.shape == theirs.shape == (19,), f"{label} {key}: {ours.shape} {theirs.shape}"
+        worst = int(np.argmax(np.abs(ours - theirs)))
+        assert abs(ours[worst] - theirs[worst]) <= tol, \
+            f"{label} {key} at alpha index {worst}: {ours[worst]} vs {theirs[worst]}"
+
+
 def motmetrics_summary(res: dict) -> dict:
     """py-motmetrics results under our names (its MOTP is a distance: 1 - similarity)."""
     return {"mota": res["mota"], "motp": 1.0 - res["motp"], "idsw": res["num_switches"],
