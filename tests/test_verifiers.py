@@ -122,3 +122,31 @@ def test_fixed_distance_accepts_a_distance_equal_to_the_threshold():
     assert score[4] == 5.0
     m = certification_metrics(np.zeros(len(df)), score, threshold=5.0)
     assert m["n_accepted"] == 7  # every row but B's in frame 1
+
+
+def test_distance_to_anchor_by_hand():
+    """Keys a, b, c: a has one anchor row, b two (no single anchor position: NaN), c none.
+    Without ``rows`` every row takes part; with ``rows`` an excluded anchor row is no anchor."""
+    from trackverify.anchors import distance_to_anchor
+
+    table = pd.DataFrame({"frame": [0, 0, 0, 1, 1, 1, 1],
+                          "key": ["a", "b", "b", "a", "b", "c", "a"],
+                          "x_um": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0],
+                          "y_um": [0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 1.0],
+                          "z_um": 0.0})
+    d = distance_to_anchor(table, "key")
+    np.testing.assert_array_equal(d, [0.0, np.nan, np.nan, 5.0, np.nan, np.nan, 1.0])
+    rows = np.array([True, True, False, True, True, False, False])  # b's second anchor left out
+    d = distance_to_anchor(table, "key", rows)
+    np.testing.assert_array_equal(d, [0.0, 0.0, np.nan, 5.0, 3.0, np.nan, np.nan])
+    no_anchor = np.array([False, True, True, True, True, True, True])
+    assert np.isnan(distance_to_anchor(table, "key", no_anchor)[[3, 6]]).all()
+
+
+def test_anchor_identities_take_only_valid_anchor_frame_predictions():
+    from trackverify.anchors import anchor_identities
+
+    table = pd.DataFrame({"frame": [0, 0, 0, 1], "track": ["A", "B", "C", "C"],
+                          "pred_id": ["p1", "p2", "p3", "p4"],
+                          "pred_valid": np.array([1, 0, 1, 1], dtype=object)})
+    assert anchor_identities(table).to_dict() == {"A": "p1", "C": "p3"}
