@@ -157,3 +157,28 @@ def test_ties_are_broken_lexicographically_against_brute_force():
         aligned = align_identities(track_codes, pred_codes, overlap.shape[1], overlap.shape[0])
         got = {int(r): int(p) for p, r in enumerate(aligned) if r >= 0}
         assert got == _lexicographic_optimum(overlap), overlap
+
+
+def test_counts_do_not_leak_across_the_boundary_between_tracks():
+    """Tracks 1, 2, 3 given interleaved and out of order. Where one track's last row meets
+    the next track's first row (by track, then frame) the ids differ (7 -> 8), an invalid
+    row meets a valid one, and the same id continues (8 -> 8): none of these is a switch or
+    a fragmentation. By hand: track 1 = 7 7 | 9 (one switch, two runs); track 2 = 8 8 8
+    (clean); track 3 = 8 - 8 (an invalid row splits a run: one fragmentation, no switch)."""
+    rows = [(2, 3, 8), (0, 1, 7), (0, 2, 8), (1, 1, 7), (2, 1, 9), (1, 2, 8), (2, 2, 8),
+            (0, 3, 8), (1, 3, None)]
+    d = association_diagnostics(table(rows))
+    assert d["identity_switches"] == 1 and d["fragmentations"] == 2
+    # Alignment: O[7,1] = 2, O[9,1] = 1, O[8,2] = 3, O[8,3] = 2 -> 7-1, 8-2, (9 -> 1 taken)
+    assert d["correct_observations"] == 5 and d["reference_observations"] == 9
+    # the same rows in another order give the same counts
+    d2 = association_diagnostics(table(sorted(rows, key=lambda r: (-r[0], r[1]))))
+    assert (d2["identity_switches"], d2["fragmentations"], d2["correct_observations"]) == (1, 2, 5)
+
+
+def test_a_track_of_one_row_next_to_others_counts_nothing():
+    rows = [(0, 1, 7), (1, 1, 7), (0, 2, 9), (0, 3, 9), (1, 3, 9)]
+    d = association_diagnostics(table(rows))
+    assert (d["identity_switches"], d["fragmentations"]) == (0, 0)
+    # 9 overlaps track 3 twice, track 2 once: 9 -> 3; track 2 unaligned
+    assert d["correct_observations"] == 4
