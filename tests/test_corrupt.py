@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -141,3 +142,33 @@ def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
     assert diagnostics["correct_observations"] == 34
     assert diagnostics["correct_observation_rate"] == pytest.approx(34 / 40)
     assert diagnostics["identity_switches"] == 2 and diagnostics["fragmentations"] == 2
+
+
+def at_start(tracks, xs):
+    return pd.DataFrame({"track": tracks, "x_um": np.asarray(xs, float), "y_um": 0.0,
+                         "z_um": 0.0})
+
+
+@pytest.mark.parametrize("tracks, xs, pair", [
+    (["D", "C", "B", "A"], [30, 20, 10, 0], ("A", "B")),   # three pairs 10 apart: smallest ids
+    (["C", "B", "A"], [10, 20, 0], ("A", "C")),            # (A, C) and (B, C) tie: first id A
+    (["C", "B", "A"], [20, 0, 10], ("A", "B")),            # (A, B) and (A, C) tie: second id B
+    ([10, 2, 5], [0.0, 7.0, 3.0], (5, 10)),                # no tie: (10, 5) is 3, (2, 5) 4
+    ([10, 2, 5], [0.0, 7.0, 3.5], (2, 5)),                 # (2, 5) and (5, 10) tie at 3.5
+])
+def test_nearby_pair_tie_rule(tracks, xs, pair):
+    """The two closest tracks; among equal distances the smaller first id, then the smaller
+    second id (ids in ascending order, whatever the row order)."""
+    from trackverify.corrupt import _nearest_pair
+
+    assert _nearest_pair(at_start(tracks, xs)) == pair
+
+
+def test_neighbour_chain_ties_go_to_the_smaller_id():
+    from trackverify.corrupt import _neighbour_chain
+
+    # B at 10 has A (0) and C (20) both 10 away: A first, then C (20 from A, D is 40 away)
+    table = at_start(["D", "C", "B", "A"], [40, 20, 10, 0])
+    assert _neighbour_chain(table, "B", 2) == ("B", "A", "C")
+    assert _neighbour_chain(table, "C", 1) == ("C", "B")  # B 10, D 20
+    assert _neighbour_chain(table, "D", 3) == ("D", "C", "B", "A")
