@@ -16,12 +16,12 @@ sys.path.insert(0, str(HERE))
 
 from mot_scenes import save_npz  # noqa: E402
 
-from tests.conftest import missing_reference  # noqa: E402
-
 
 def run_reference(tmp_path: Path, scenes: dict, zero_distance: float, *flags: str) -> dict:
     """TrackEval + py-motmetrics results on ``scenes`` (zero_distance 0 = by detection)."""
     if not MOT_PYTHON.exists():
+        from tests.conftest import missing_reference  # here: benchmarks import this module too
+
         missing_reference("reference environment .venv-mot is absent (make test builds it)")
     path = tmp_path / "scenes.npz"
     save_npz(path, scenes, zero_distance)

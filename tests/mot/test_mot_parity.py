@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from mot_helpers import assert_per_alpha, motmetrics_summary, run_reference, trackeval_summary
-from mot_scenes import random_scene
+from mot_scenes import random_scene, scene_tables
 
 from trackverify import evaluate_tracking, mot
 
@@ -140,16 +140,7 @@ def test_evaluate_tracking_end_to_end(position_case, tmp_path):
     scenes, _ = position_case
     names = ["random3d", "crowded", "vanish_return"]
     ref = run_reference(tmp_path, {n: scenes[n] for n in names}, ZD, "--no-motmetrics")
-    refs, preds = [], []
-    for name in names:
-        s = scenes[name]
-        refs.append(pd.DataFrame({"recording": name, "frame": s["gt_frame"], "track": s["gt_id"],
-                                  "x_um": s["gt_xyz"][:, 0], "y_um": s["gt_xyz"][:, 1],
-                                  "z_um": s["gt_xyz"][:, 2]}))
-        preds.append(pd.DataFrame({"recording": name, "frame": s["pred_frame"],
-                                   "pred_id": s["pred_id"], "x_um": s["pred_xyz"][:, 0],
-                                   "y_um": s["pred_xyz"][:, 1], "z_um": s["pred_xyz"][:, 2]}))
-    reference, predictions = pd.concat(refs), pd.concat(preds)
+    reference, predictions = scene_tables({n: scenes[n] for n in names})
     before = predictions.copy()
     result = evaluate_tracking(reference, predictions, zero_distance_um=ZD)
     pd.testing.assert_frame_equal(predictions, before)  # inputs are never modified
