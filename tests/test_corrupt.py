@@ -54,7 +54,8 @@ def test_seed_changes_choices(table):
 def test_control_has_no_errors_and_is_tagged(table):
     parts, _ = corrupted(table)
     control = parts["control"]
-    assert control["is_control"].all() and (control["error"] == 0).all()
+    # to float first: on the nullable column, NA == 0 is NA, which .all() would skip
+    assert control["is_control"].all() and (control["error"].to_numpy(float) == 0).all()
     assert not parts["persistent_swap"]["is_control"].any()
 
 
@@ -91,7 +92,8 @@ def test_dropout_labels(table):
     dropped = (part["track"] == t) & (part["frame"] >= 3)
     assert not part.loc[dropped, "pred_valid"].any()
     assert part.loc[dropped, "error"].isna().all()
-    assert (part.loc[~dropped, "error"] == 0).all()
+    assert (part.loc[~dropped, "error"].to_numpy(float) == 0).all()  # NA would fail here
+    assert part.loc[~dropped, "pred_valid"].all() and int(dropped.sum()) == 7
 
 
 def test_coordinates_and_detections_never_change(table):
@@ -106,7 +108,7 @@ def test_coordinates_and_detections_never_change(table):
 def test_anchor_frame_never_corrupted(table):
     parts, _ = corrupted(table)
     for part in parts.values():
-        assert (part.loc[part["frame"] == 0, "error"] == 0).all()
+        assert (part.loc[part["frame"] == 0, "error"].to_numpy(float) == 0).all()
 
 
 def test_track_without_anchor_is_unlabelled(table):
@@ -172,3 +174,42 @@ def test_neighbour_chain_ties_go_to_the_smaller_id():
     assert _neighbour_chain(table, "B", 2) == ("B", "A", "C")
     assert _neighbour_chain(table, "C", 1) == ("C", "B")  # B 10, D 20
     assert _neighbour_chain(table, "D", 3) == ("D", "C", "B", "A")
+
+
+@pytest.mark.parametrize("ids, expected", [
+    (pd.Series([3, 7, 5]), 8),
+    (pd.Series([], dtype=np.int64), 1),
+    (pd.Series(["pA", "pB"]), "fragment"),
+    (pd.Series(["fragment", "pB", None]), "fragment-2"),
+    (pd.Series(["fragment", "fragment-2", "fragment-3"]), "fragment-4"),
+    (pd.Series([], dtype=object), "fragment"),
+])
+def test_brand_new_id_is_unused_and_of_the_same_kind(ids, expected):
+    from trackverify.corrupt import brand_new_id
+
+    assert brand_new_id(ids) == expected
+
+
+def test_corruption_does_not_depend_on_the_table_index(table):
+    """The same recording with a non-default index gives the same predictions and labels."""
+    shifted = table.set_index(table.index * 3 + 100)
+    stacked, _ = corrupt_recording(table, CONDITIONS, 20261007, START, END, "r")
+    moved, _ = corrupt_recording(shifted, CONDITIONS, 20261007, START, END, "r")
+    for column in ("pred_id", "pred_valid", "error", "condition"):
+        assert moved[column].tolist() == stacked[column].tolist(), column
+    assert stacked["error"].dtype == "Int8"
+
+
+def test_a_pair_with_one_unanchored_track_exchanges_nothing(table):
+    """B has no valid anchor-frame prediction: a swap of A and B must leave both alone (a
+    one-sided exchange would hand A a null id)."""
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import Corruption, apply_corruption
+
+    table.loc[(table["frame"] == 0) & (table["track"] == "B"), "pred_valid"] = False
+    plan = Corruption("persistent_swap", ("A", "B"), (3, 10))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    assert out["pred_id"].tolist() == table["pred_id"].tolist()
+    plan = Corruption("persistent_swap", ("B", "A"), (3, 10))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    assert out["pred_id"].tolist() == table["pred_id"].tolist()
