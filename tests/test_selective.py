@@ -182,3 +182,20 @@ def test_summary_at_and_below_the_point_count_keeps_every_point(n):
     else:
         assert len(short["threshold"]) <= 6
         assert short["threshold"][0] == 0 and short["threshold"][-1] == n - 1
+
+
+def test_one_class_leaves_auroc_abstain_as_error_undefined():
+    assert auroc_abstain_as_error(np.array([1, 1, NAN]), np.array([1.0, NAN, 2.0])) is None
+    assert auroc_abstain_as_error(np.array([0, 0.0]), np.array([1.0, 2.0])) is None
+    assert auroc_abstain_as_error(np.full(2, NAN), np.array([1.0, 2.0])) is None
+    m = certification_metrics(np.array([1, 1.0]), np.array([1.0, 2.0]), 1.5)
+    assert m["auroc"] is None and m["auprc"] is None and m["prevalence"] == 1.0
+
+
+def test_summary_points_are_evenly_spaced_in_coverage():
+    """1000 distinct scores: coverage k / 1000. Targets linspace(0.001, 1, 11) =
+    0.001 + 0.0999 i; the first curve point at or above each is index ceil(99.9 i) (i >= 1):
+    0, 100, 200, ..., 900, then 999."""
+    curve = risk_coverage_curve(np.zeros(1000), np.arange(1000.0))
+    short = summarise_curve(curve, points=11)
+    assert short["threshold"] == [0.0, *range(100, 1000, 100), 999.0]
