@@ -91,6 +91,32 @@ def test_tolerance_ratio_edges_on_arrays_and_cap():
     assert capped_mean([[1.0, 3.0]], axis=1).tolist() == [2.0]
 
 
+def test_pass_rules_scale_with_the_reference():
+    # (1 - 0.25) * 2 = 1.5: 1.0 fails, 1.5 passes; 1.5 * 2 = 3: 3 passes, 3.5 fails
+    assert not pass_relative(1.0, 2.0, 0.25) and pass_relative(1.5, 2.0, 0.25)
+    assert pass_error_ratio(3.0, 2.0, 1.5) and not pass_error_ratio(3.5, 2.0, 1.5)
+    assert pass_relative([1.0, 2.0], [2.0, 2.0], 0.25).tolist() == [False, True]
+    assert float(tolerance_ratio(1.0, 1.0)) == 1.0 and float(tolerance_ratio(3.0, 1.0)) == 3.0
+
+
+def test_balanced_accuracy_by_hand_and_against_scikit_learn():
+    from sklearn.metrics import balanced_accuracy_score
+
+    from trackverify.scoring import balanced_accuracy
+
+    y = np.array([0, 0, 0, 1, 2, 2])
+    yhat = np.array([0, 1, 0, 1, 0, 2])
+    # recalls: class 0 2/3, class 1 1/1, class 2 1/2 -> (2/3 + 1 + 1/2) / 3
+    assert balanced_accuracy(y, yhat) == pytest.approx((2 / 3 + 1 + 0.5) / 3, abs=1e-15)
+    assert balanced_accuracy(y, yhat) == pytest.approx(balanced_accuracy_score(y, yhat))
+    assert balanced_accuracy(np.array(["a", "b", "b"]), np.array(["b", "b", "b"])) == 0.5
+    assert balanced_accuracy(np.array([[1, 1], [0, 0]]), np.array([[1, 0], [0, 0]])) == 0.75
+    assert balanced_accuracy(np.array([3]), np.array([3])) == 1.0
+    assert balanced_accuracy(np.array([]), np.array([])) is None
+    with pytest.raises(ValueError, match=r"differ in length: \(3,\) vs \(2,\)"):
+        balanced_accuracy(np.zeros(3), np.zeros(2))
+
+
 def test_summarise_ratios_hand_grid():
     ratios = {"e1": np.array([3.0, 1.0]), "e2": np.array([0.5, 2.0]), "e3": None}
     score, result, criteria, passed = summarise_ratios(["c1", "c2"], ratios, cap=2.0,
