@@ -248,3 +248,11 @@ def test_link_predictions_replaces_existing_prediction_columns_and_keeps_inputs(
                                     "pred_valid"]
     assert linked["pred_valid"].tolist() == [False, True, True]
     assert linked["pred_id"].iloc[1:].tolist() == [8, 9] and extra == 0
+
+
+def test_one_observation():
+    d = association_diagnostics(table([(0, 1, 7)]))
+    assert (d["reference_observations"], d["correct_observations"],
+            d["correct_observation_rate"]) == (1, 1, 1.0)
+    d = association_diagnostics(table([(4, 2, None)]))
+    assert (d["reference_observations"], d["correct_observation_rate"]) == (1, 0.0)
