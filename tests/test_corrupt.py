@@ -57,6 +57,10 @@ def test_control_has_no_errors_and_is_tagged(table):
     # to float first: on the nullable column, NA == 0 is NA, which .all() would skip
     assert control["is_control"].all() and (control["error"].to_numpy(float) == 0).all()
     assert not parts["persistent_swap"]["is_control"].any()
+    # .all() / .any() skip nulls: check the values themselves
+    for condition, part in parts.items():
+        assert part["is_control"].dtype == bool
+        assert part["is_control"].tolist() == [condition == "control"] * len(part)
 
 
 @pytest.mark.parametrize("condition, frames", [
@@ -131,6 +135,19 @@ def test_too_short_for_a_mode_is_an_error(table):
         plan_corruptions(table[table["frame"] < 3], CONDITIONS, 1, START, END, "r")
     with pytest.raises(InputError, match="too short for 'swap_and_recovery'"):
         plan_corruptions(table[table["frame"] < 6], CONDITIONS, 1, START, END, "r")
+
+
+def test_errors_name_the_recording(table):
+    short = table[table["frame"] < 3]
+    with pytest.raises(InputError, match=r"^recording 'rec7' has 3 frames, too short for "
+                                         r"'single_frame_swap' \(needs more than 3\)"):
+        corrupt_recording(short, CONDITIONS, 1, START, END, "rec7")
+    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+        corrupt_recording(short, CONDITIONS, 1, START, END)
+    lonely = table[table["track"] == "A"]
+    with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
+                                         r"track\(s\) observed at frame 3, found 1"):
+        plan_corruptions(lonely, CONDITIONS, 1, START, END, "rec7")
 
 
 def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
@@ -213,3 +230,30 @@ def test_a_pair_with_one_unanchored_track_exchanges_nothing(table):
     plan = Corruption("persistent_swap", ("B", "A"), (3, 10))
     out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
     assert out["pred_id"].tolist() == table["pred_id"].tolist()
+
+
+def test_smooth_drift_parts_split_an_uneven_interval_at_whole_frames(table):
+    """Interval [3, 6) in K = 2 parts: [3 + 0, 3 + 3 // 2) = [3, 4) and [4, 6). A trades ids
+    with B on frame 3 and with C on frames 4 and 5 (not 4.5: parts end at whole frames)."""
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import Corruption, apply_corruption
+
+    plan = Corruption("smooth_drift", ("A", "B", "C"), (3, 6))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    by = out.set_index(["frame", "track"])["pred_id"]
+    assert [by[(f, "A")] for f in range(8)] == ["pA", "pA", "pA", "pB", "pC", "pC", "pA", "pA"]
+    assert [by[(f, "B")] for f in (2, 3, 4)] == ["pB", "pA", "pB"]
+    assert [by[(f, "C")] for f in (3, 4, 5, 6)] == ["pC", "pA", "pA", "pC"]
+
+
+def test_stacked_table_has_a_fresh_index_and_ordered_conditions(table):
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import label_errors
+
+    stacked, _ = corrupt_recording(table, CONDITIONS, 20261007, START, END, "r")
+    assert stacked.index.equals(pd.RangeIndex(len(table) * len(CONDITIONS)))
+    assert stacked["condition"].dtype == "category"
+    assert list(stacked["condition"].cat.categories) == list(CONDITIONS)
+    assert stacked["condition"].tolist() == [c for c in CONDITIONS for _ in range(len(table))]
+    labels = label_errors(table, anchor_identities(table))
+    assert labels.name == "error" and labels.index.equals(table.index)
