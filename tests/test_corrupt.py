@@ -257,3 +257,46 @@ def test_stacked_table_has_a_fresh_index_and_ordered_conditions(table):
     assert stacked["condition"].tolist() == [c for c in CONDITIONS for _ in range(len(table))]
     labels = label_errors(table, anchor_identities(table))
     assert labels.name == "error" and labels.index.equals(table.index)
+
+
+def test_one_track_is_enough_for_fragmentation_and_dropout(table):
+    lonely = table[table["track"] == "A"]
+    plans = plan_corruptions(lonely, ("control", "fragmentation", "dropout"), 1, START, END, "r")
+    assert plans["fragmentation"].tracks == ("A",) and plans["dropout"].tracks == ("A",)
+    assert list(plans) == ["control", "fragmentation", "dropout"]
+
+
+def test_a_subset_of_conditions_still_draws_every_one(table):
+    """Conditions absent from the run are skipped, not the end of the draws."""
+    plans = plan_corruptions(table, ("dropout", "smooth_drift"), 1, START, END, "r")
+    assert len(plans["dropout"].tracks) == 1 and plans["dropout"].frames == (3, 10)
+    assert len(plans["smooth_drift"].tracks) == 4 and plans["smooth_drift"].frames == (3, 6)
+
+
+@pytest.mark.parametrize("tracks, end, hops", [(("A", "B"), END, 1), (("A", "B", "C", "D"), 5, 2),
+                                               (("A", "B", "C", "D"), END, 3)])
+def test_smooth_drift_hops_are_bounded(table, tracks, end, hops):
+    """hops = min(3, tracks at start - 1, frames in the interval): chain of hops + 1 tracks."""
+    plans = plan_corruptions(table[table["track"].isin(tracks)], ("smooth_drift",), 1, START,
+                             end, "r")
+    assert len(plans["smooth_drift"].tracks) == hops + 1
+    assert len(set(plans["smooth_drift"].tracks)) == hops + 1
+
+
+def test_draws_pick_distinct_tracks_and_keep_id_types():
+    """Integer track ids (not strings: a draw of one must stay one id), many seeds: a pair
+    never repeats a track."""
+    df = observation_table(tracks=(10, 20, 30, 40), frames=10)
+    for seed in range(30):
+        plans = plan_corruptions(df, CONDITIONS, seed, START, END, "r")
+        for condition in ("single_frame_swap", "persistent_swap", "swap_and_recovery"):
+            a, b = plans[condition].tracks
+            assert a != b and {a, b} <= {10, 20, 30, 40}
+        assert plans["fragmentation"].tracks in ((10,), (20,), (30,), (40,))
+        assert isinstance(plans["dropout"].tracks[0], int)
+
+
+def test_smooth_drift_takes_at_most_three_hops():
+    df = observation_table(tracks=("A", "B", "C", "D", "E", "F"), frames=12)
+    plans = plan_corruptions(df, ("smooth_drift",), 1, START, 9, "r")
+    assert len(plans["smooth_drift"].tracks) == 4  # min(3, 6 - 1, 9 - 3) + 1
