@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         survived = sorted(n for n, s in found.items()
                           if s not in KILLED and s != "not checked" and n not in equivalent)
         rows.append((module, (len(found) - pending, sum(s in KILLED for s in found.values()),
-                              sum(n in equivalent for n in found), survived, pending)))
+                              sum(n in equivalent for n, s in found.items() if s != "not checked"),
+                              survived, pending)))
     print("| module | mutants | killed | equivalent | survived | score |")
     print("|---|---:|---:|---:|---:|---:|")
     for module, counts in rows:
