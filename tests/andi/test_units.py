@@ -71,6 +71,36 @@ def test_changepoint_alpha_beta_caps_at_the_threshold():
                                     corrected=True) == (0.0, 0.0)  # d 2 = thr: capped at 2
 
 
+def test_changepoint_counts_with_unequal_lengths_and_empty_lists():
+    # one pair (10, 12) TP; the extra prediction 50 is an FP: JI 1 / 2
+    assert A.single_changepoint_error(np.array([10]), np.array([12, 50])) == (2.0, 0.5)
+    # the extra truth 50 is an FN: JI 1 / 2
+    assert A.single_changepoint_error(np.array([10, 50]), np.array([12])) == (2.0, 0.5)
+    rmse, ji = A.single_changepoint_error(np.array([]), np.array([]))
+    assert math.isnan(rmse) and ji == 1.0
+    assert A.single_changepoint_error(np.array([]), np.array([]), corrected=True) == (0.0, 1.0)
+    assert A.single_changepoint_error([10], [30])[1] == 0.0  # one FP + one FN: JI 0 / 2
+    # corrected, default threshold 10: |diff| 10.5 caps at 10 -> alpha 0, beta 0
+    assert A.changepoint_alpha_beta(np.array([10]), np.array([20.5]), corrected=True) == (0.0, 0.0)
+
+
+def test_property_metrics_by_hand():
+    assert A.metric_anomalous_exponent(np.array([1.0, 0.5]), np.array([0.5, 1.5])) == 0.75
+    assert A.metric_anomalous_exponent(np.array([2.0]), np.array([0.5])) == 1.5  # below the cap
+    # values <= 1e-12 are raised to 1e-12 on both sides, also for integer input
+    assert A.metric_diffusion_coefficient([0], [0.0]) == 0.0
+    assert A.metric_diffusion_coefficient([0.0], [0]) == 0.0
+    assert A.metric_diffusion_coefficient(np.array([1.0]), np.array([1e-13])) == \
+        pytest.approx((math.log(2) - math.log1p(1e-12)) ** 2, rel=1e-12)
+    with pytest.raises(ValueError, match=r"^Found array with 0 sample\(s\) while a minimum of 1 "
+                                         r"is required\.$"):
+        A.metric_diffusion_coefficient([], [])
+    # states compare as integers: 1.7 and 1.2 are both state 1
+    assert A.metric_diffusive_state(np.array([1.7, 2.0]), np.array([1.2, 2.0])) == 1.0
+    assert A.metric_diffusive_state(np.array([3.0]), np.array([3.0])) == 1.0
+    assert A.metric_diffusive_state(np.array([]), np.array([])) == 0.0
+
+
 def test_jaccard_between_segments_by_hand():
     assert A.jaccard_between_segments(np.array([1, 1, 0]), np.array([0, 1, 1, 1])) == 1 / 4
     assert A.jaccard_between_segments(np.array([0, 0]), np.array([0])) == 0
