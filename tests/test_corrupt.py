@@ -144,6 +144,12 @@ def test_errors_name_the_recording(table):
         corrupt_recording(short, CONDITIONS, 1, START, END, "rec7")
     with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
         corrupt_recording(short, CONDITIONS, 1, START, END)
+    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+        plan_corruptions(short, CONDITIONS, 1, START, END)
+    with pytest.raises(InputError) as info:
+        plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
+    assert str(info.value) == ("recording 'r' has 6 frames, too short for 'swap_and_recovery' "
+                               "(needs more than 6); lower start/recovery_end or drop the condition")
     lonely = table[table["track"] == "A"]
     with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
                                          r"track\(s\) observed at frame 3, found 1"):
