@@ -95,6 +95,12 @@ def test_property_metrics_by_hand():
     with pytest.raises(ValueError, match=r"^Found array with 0 sample\(s\) while a minimum of 1 "
                                          r"is required\.$"):
         A.metric_diffusion_coefficient([], [])
+    for gt, pred in (([np.nan], [1.0]), ([1.0], [np.inf])):
+        with pytest.raises(ValueError, match=r"^Input contains NaN or infinity\.$"):
+            A.metric_diffusion_coefficient(gt, pred)
+    # (log1p(1e-12) - log1p(1e9))^2 = 429.4 > the cap 190.868...: capped
+    assert A.metric_diffusion_coefficient([0.0], [1e9]) == pytest.approx(190.86835960820298,
+                                                                        rel=1e-12)
     # states compare as integers: 1.7 and 1.2 are both state 1
     assert A.metric_diffusive_state(np.array([1.7, 2.0]), np.array([1.2, 2.0])) == 1.0
     assert A.metric_diffusive_state(np.array([3.0]), np.array([3.0])) == 1.0
