@@ -33,6 +33,7 @@ MODULES: dict[str, list[str]] = {
     "pooled.py": ["tests/test_pooled.py"],
     "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_associate.py"],
     "andi/core.py": ["tests/andi/test_units.py"],
+    "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
 }
