@@ -124,3 +124,43 @@ def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
         mask = np.isin(codes, included)
         same(populations[verifier, name].metrics(),
              certification_metrics(error[mask], score[mask], 2.5, 0.01), error[mask], score[mask])
+
+
+def scored(error, score):
+    population = PooledPopulation(1.0, 0.01)
+    population.add(np.asarray(error, float), np.asarray(score, float))
+    population.count(np.asarray(error, float), np.asarray(score, float))
+    population.metrics()
+    return population
+
+
+def test_detection_curves_by_hand():
+    """Errors scored 1 and 3, correct rows 0 and 1 (a tie at 1), one unlabelled and one
+    abstained row (ignored). At the error scores, descending: 3 -> TP 1, FP 0; 1 -> TP 2,
+    FP 1 (the correct row at 1 counts). ROC as a staircase from (0, 0) to (1, 1)."""
+    from trackverify.pooled import detection_curves
+
+    population = scored([1, 1, 0, 0, np.nan, 0], [1, 3, 0, 1, 0.5, np.nan])
+    curves = detection_curves(population)
+    assert curves["recall"] == [0.5, 1.0]
+    assert curves["precision"] == pytest.approx([1.0, 2 / 3])
+    assert curves["fpr"] == [0.0, 0.0, 0.0, 0.5, 0.5, 1.0]
+    assert curves["tpr"] == [0.0, 0.0, 0.5, 0.5, 1.0, 1.0]
+    assert curves["prevalence"] == 0.5  # 2 errors, 2 correct rows with a finite score
+    # the same points as scikit-learn's PR curve at those thresholds
+    from sklearn.metrics import precision_recall_curve
+
+    precision, recall, thresholds = precision_recall_curve([1, 1, 0, 0], [1, 3, 0, 1])
+    at = {t: (p, r) for p, r, t in zip(precision, recall, thresholds)}
+    assert [at[3.0][1], at[1.0][1]] == curves["recall"]
+    assert [at[3.0][0], at[1.0][0]] == pytest.approx(curves["precision"])
+
+
+def test_detection_curves_thin_and_undefined():
+    from trackverify.pooled import detection_curves
+
+    population = scored([1, 1, 1, 0], [1, 2, 3, 0])  # error scores 3, 2, 1: three points
+    assert detection_curves(population, max_points=2)["recall"] == pytest.approx([1 / 3, 1.0])
+    assert len(detection_curves(population)["recall"]) == 3
+    assert detection_curves(scored([0, 0], [1, 2])) is None       # no errors
+    assert detection_curves(scored([1, 1], [1, 2])) is None       # no correct row
