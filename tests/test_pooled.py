@@ -164,3 +164,17 @@ def test_detection_curves_thin_and_undefined():
     assert len(detection_curves(population)["recall"]) == 3
     assert detection_curves(scored([0, 0], [1, 2])) is None       # no errors
     assert detection_curves(scored([1, 1], [1, 2])) is None       # no correct row
+
+
+def test_pooled_curve_without_errors_and_reported_settings():
+    population = PooledPopulation(1.5)
+    error, score = np.zeros(3), np.array([1.0, 2.0, 3.0])
+    population.add(error, score)
+    population.count(error, score)
+    m = population.metrics()
+    assert m["threshold"] == 1.5 and m["max_false_certification_rate"] == 0.01  # the default
+    curve = m["risk_coverage"]
+    assert set(curve) == {"threshold", "coverage", "selective_risk", "false_certification_rate",
+                          "correct_coverage"}
+    assert curve["false_certification_rate"] == [None] * len(curve["threshold"])
+    assert curve["coverage"][-1] == 1.0 and curve["correct_coverage"][-1] == 1.0

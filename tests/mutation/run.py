@@ -30,7 +30,7 @@ MODULES: dict[str, list[str]] = {
     "anchors.py": ["tests/test_verifiers.py", "tests/test_corrupt.py"],
     "associate.py": ["tests/mot/test_associate.py"],
     "corrupt.py": ["tests/test_corrupt.py", "tests/test_corrupt_harder.py"],
-    "pooled.py": ["tests/test_pooled.py"],
+    "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
     "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_associate.py"],
     "andi/core.py": ["tests/andi/test_units.py"],
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
