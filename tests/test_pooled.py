@@ -107,7 +107,7 @@ def test_pooled_equals_in_memory_on_any_small_population(raw, threshold, max_fcr
 
 def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
     rng = np.random.default_rng(11)
-    pool = CohortPool(2.5, 0.01, str(tmp_path))
+    pool = CohortPool(2.5, 0.2, str(tmp_path))
     parts = []
     for n in (800, 1500):
         error, score = chunk(rng, n)
@@ -122,8 +122,21 @@ def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
     for (verifier, name), included in {("a", "c1"): (1,), ("a", "all"): (0, 1, 2), ("b", "c12"): (1, 2)}.items():
         score = np.concatenate([p[1] if verifier == "a" else p[2] for p in parts])
         mask = np.isin(codes, included)
-        same(populations[verifier, name].metrics(),
-             certification_metrics(error[mask], score[mask], 2.5, 0.01), error[mask], score[mask])
+        got = populations[verifier, name].metrics()
+        same(got, certification_metrics(error[mask], score[mask], 2.5, 0.2), error[mask], score[mask])
+        assert got["threshold"] == 2.5 and got["max_false_certification_rate"] == 0.2
+        # every curve point is exact, unlabelled rows included (spilled and read back)
+        e, sc = error[mask], score[mask]
+        finite = np.isfinite(sc)
+        n_errors = int((e == 1).sum())
+        curve = got["risk_coverage"]
+        for t, coverage, risk, fcr in zip(curve["threshold"], curve["coverage"],
+                                          curve["selective_risk"],
+                                          curve["false_certification_rate"], strict=True):
+            accepted = finite & (sc <= t)
+            assert coverage == pytest.approx(accepted.sum() / len(sc))
+            assert risk == pytest.approx((accepted & (e == 1)).sum() / accepted.sum())
+            assert fcr == pytest.approx((accepted & (e == 1)).sum() / n_errors)
 
 
 def scored(error, score):
