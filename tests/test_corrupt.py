@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -53,8 +54,13 @@ def test_seed_changes_choices(table):
 def test_control_has_no_errors_and_is_tagged(table):
     parts, _ = corrupted(table)
     control = parts["control"]
-    assert control["is_control"].all() and (control["error"] == 0).all()
+    # to float first: on the nullable column, NA == 0 is NA, which .all() would skip
+    assert control["is_control"].all() and (control["error"].to_numpy(float) == 0).all()
     assert not parts["persistent_swap"]["is_control"].any()
+    # .all() / .any() skip nulls: check the values themselves
+    for condition, part in parts.items():
+        assert part["is_control"].dtype == bool
+        assert part["is_control"].tolist() == [condition == "control"] * len(part)
 
 
 @pytest.mark.parametrize("condition, frames", [
@@ -90,7 +96,8 @@ def test_dropout_labels(table):
     dropped = (part["track"] == t) & (part["frame"] >= 3)
     assert not part.loc[dropped, "pred_valid"].any()
     assert part.loc[dropped, "error"].isna().all()
-    assert (part.loc[~dropped, "error"] == 0).all()
+    assert (part.loc[~dropped, "error"].to_numpy(float) == 0).all()  # NA would fail here
+    assert part.loc[~dropped, "pred_valid"].all() and int(dropped.sum()) == 7
 
 
 def test_coordinates_and_detections_never_change(table):
@@ -105,7 +112,7 @@ def test_coordinates_and_detections_never_change(table):
 def test_anchor_frame_never_corrupted(table):
     parts, _ = corrupted(table)
     for part in parts.values():
-        assert (part.loc[part["frame"] == 0, "error"] == 0).all()
+        assert (part.loc[part["frame"] == 0, "error"].to_numpy(float) == 0).all()
 
 
 def test_track_without_anchor_is_unlabelled(table):
@@ -130,6 +137,25 @@ def test_too_short_for_a_mode_is_an_error(table):
         plan_corruptions(table[table["frame"] < 6], CONDITIONS, 1, START, END, "r")
 
 
+def test_errors_name_the_recording(table):
+    short = table[table["frame"] < 3]
+    with pytest.raises(InputError, match=r"^recording 'rec7' has 3 frames, too short for "
+                                         r"'single_frame_swap' \(needs more than 3\)"):
+        corrupt_recording(short, CONDITIONS, 1, START, END, "rec7")
+    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+        corrupt_recording(short, CONDITIONS, 1, START, END)
+    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+        plan_corruptions(short, CONDITIONS, 1, START, END)
+    with pytest.raises(InputError) as info:
+        plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
+    assert str(info.value) == ("recording 'r' has 6 frames, too short for 'swap_and_recovery' "
+                               "(needs more than 6); lower start/recovery_end or drop the condition")
+    lonely = table[table["track"] == "A"]
+    with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
+                                         r"track\(s\) observed at frame 3, found 1"):
+        plan_corruptions(lonely, CONDITIONS, 1, START, END, "rec7")
+
+
 def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
     """7 of 10 frames swapped: rows say 14 errors, the alignment adopts the swapped naming."""
     parts, choices = corrupted(table)
@@ -141,3 +167,142 @@ def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
     assert diagnostics["correct_observations"] == 34
     assert diagnostics["correct_observation_rate"] == pytest.approx(34 / 40)
     assert diagnostics["identity_switches"] == 2 and diagnostics["fragmentations"] == 2
+
+
+def at_start(tracks, xs):
+    return pd.DataFrame({"track": tracks, "x_um": np.asarray(xs, float), "y_um": 0.0,
+                         "z_um": 0.0})
+
+
+@pytest.mark.parametrize("tracks, xs, pair", [
+    (["D", "C", "B", "A"], [30, 20, 10, 0], ("A", "B")),   # three pairs 10 apart: smallest ids
+    (["C", "B", "A"], [10, 20, 0], ("A", "C")),            # (A, C) and (B, C) tie: first id A
+    (["C", "B", "A"], [20, 0, 10], ("A", "B")),            # (A, B) and (A, C) tie: second id B
+    ([10, 2, 5], [0.0, 7.0, 3.0], (5, 10)),                # no tie: (10, 5) is 3, (2, 5) 4
+    ([10, 2, 5], [0.0, 7.0, 3.5], (2, 5)),                 # (2, 5) and (5, 10) tie at 3.5
+])
+def test_nearby_pair_tie_rule(tracks, xs, pair):
+    """The two closest tracks; among equal distances the smaller first id, then the smaller
+    second id (ids in ascending order, whatever the row order)."""
+    from trackverify.corrupt import _nearest_pair
+
+    assert _nearest_pair(at_start(tracks, xs)) == pair
+
+
+def test_neighbour_chain_ties_go_to_the_smaller_id():
+    from trackverify.corrupt import _neighbour_chain
+
+    # B at 10 has A (0) and C (20) both 10 away: A first, then C (20 from A, D is 40 away)
+    table = at_start(["D", "C", "B", "A"], [40, 20, 10, 0])
+    assert _neighbour_chain(table, "B", 2) == ("B", "A", "C")
+    assert _neighbour_chain(table, "C", 1) == ("C", "B")  # B 10, D 20
+    assert _neighbour_chain(table, "D", 3) == ("D", "C", "B", "A")
+
+
+@pytest.mark.parametrize("ids, expected", [
+    (pd.Series([3, 7, 5]), 8),
+    (pd.Series([], dtype=np.int64), 1),
+    (pd.Series(["pA", "pB"]), "fragment"),
+    (pd.Series(["fragment", "pB", None]), "fragment-2"),
+    (pd.Series(["fragment", "fragment-2", "fragment-3"]), "fragment-4"),
+    (pd.Series([], dtype=object), "fragment"),
+])
+def test_brand_new_id_is_unused_and_of_the_same_kind(ids, expected):
+    from trackverify.corrupt import brand_new_id
+
+    assert brand_new_id(ids) == expected
+
+
+def test_corruption_does_not_depend_on_the_table_index(table):
+    """The same recording with a non-default index gives the same predictions and labels."""
+    shifted = table.set_index(table.index * 3 + 100)
+    stacked, _ = corrupt_recording(table, CONDITIONS, 20261007, START, END, "r")
+    moved, _ = corrupt_recording(shifted, CONDITIONS, 20261007, START, END, "r")
+    for column in ("pred_id", "pred_valid", "error", "condition"):
+        assert moved[column].tolist() == stacked[column].tolist(), column
+    assert stacked["error"].dtype == "Int8"
+
+
+def test_a_pair_with_one_unanchored_track_exchanges_nothing(table):
+    """B has no valid anchor-frame prediction: a swap of A and B must leave both alone (a
+    one-sided exchange would hand A a null id)."""
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import Corruption, apply_corruption
+
+    table.loc[(table["frame"] == 0) & (table["track"] == "B"), "pred_valid"] = False
+    plan = Corruption("persistent_swap", ("A", "B"), (3, 10))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    assert out["pred_id"].tolist() == table["pred_id"].tolist()
+    plan = Corruption("persistent_swap", ("B", "A"), (3, 10))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    assert out["pred_id"].tolist() == table["pred_id"].tolist()
+
+
+def test_smooth_drift_parts_split_an_uneven_interval_at_whole_frames(table):
+    """Interval [3, 6) in K = 2 parts: [3 + 0, 3 + 3 // 2) = [3, 4) and [4, 6). A trades ids
+    with B on frame 3 and with C on frames 4 and 5 (not 4.5: parts end at whole frames)."""
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import Corruption, apply_corruption
+
+    plan = Corruption("smooth_drift", ("A", "B", "C"), (3, 6))
+    out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
+    by = out.set_index(["frame", "track"])["pred_id"]
+    assert [by[(f, "A")] for f in range(8)] == ["pA", "pA", "pA", "pB", "pC", "pC", "pA", "pA"]
+    assert [by[(f, "B")] for f in (2, 3, 4)] == ["pB", "pA", "pB"]
+    assert [by[(f, "C")] for f in (3, 4, 5, 6)] == ["pC", "pA", "pA", "pC"]
+
+
+def test_stacked_table_has_a_fresh_index_and_ordered_conditions(table):
+    from trackverify.anchors import anchor_identities
+    from trackverify.corrupt import label_errors
+
+    stacked, _ = corrupt_recording(table, CONDITIONS, 20261007, START, END, "r")
+    assert stacked.index.equals(pd.RangeIndex(len(table) * len(CONDITIONS)))
+    assert stacked["condition"].dtype == "category"
+    assert list(stacked["condition"].cat.categories) == list(CONDITIONS)
+    assert stacked["condition"].tolist() == [c for c in CONDITIONS for _ in range(len(table))]
+    labels = label_errors(table, anchor_identities(table))
+    assert labels.name == "error" and labels.index.equals(table.index)
+
+
+def test_one_track_is_enough_for_fragmentation_and_dropout(table):
+    lonely = table[table["track"] == "A"]
+    plans = plan_corruptions(lonely, ("control", "fragmentation", "dropout"), 1, START, END, "r")
+    assert plans["fragmentation"].tracks == ("A",) and plans["dropout"].tracks == ("A",)
+    assert list(plans) == ["control", "fragmentation", "dropout"]
+
+
+def test_a_subset_of_conditions_still_draws_every_one(table):
+    """Conditions absent from the run are skipped, not the end of the draws."""
+    plans = plan_corruptions(table, ("dropout", "smooth_drift"), 1, START, END, "r")
+    assert len(plans["dropout"].tracks) == 1 and plans["dropout"].frames == (3, 10)
+    assert len(plans["smooth_drift"].tracks) == 4 and plans["smooth_drift"].frames == (3, 6)
+
+
+@pytest.mark.parametrize("tracks, end, hops", [(("A", "B"), END, 1), (("A", "B", "C", "D"), 5, 2),
+                                               (("A", "B", "C", "D"), END, 3)])
+def test_smooth_drift_hops_are_bounded(table, tracks, end, hops):
+    """hops = min(3, tracks at start - 1, frames in the interval): chain of hops + 1 tracks."""
+    plans = plan_corruptions(table[table["track"].isin(tracks)], ("smooth_drift",), 1, START,
+                             end, "r")
+    assert len(plans["smooth_drift"].tracks) == hops + 1
+    assert len(set(plans["smooth_drift"].tracks)) == hops + 1
+
+
+def test_draws_pick_distinct_tracks_and_keep_id_types():
+    """Integer track ids (not strings: a draw of one must stay one id), many seeds: a pair
+    never repeats a track."""
+    df = observation_table(tracks=(10, 20, 30, 40), frames=10)
+    for seed in range(30):
+        plans = plan_corruptions(df, CONDITIONS, seed, START, END, "r")
+        for condition in ("single_frame_swap", "persistent_swap", "swap_and_recovery"):
+            a, b = plans[condition].tracks
+            assert a != b and {a, b} <= {10, 20, 30, 40}
+        assert plans["fragmentation"].tracks in ((10,), (20,), (30,), (40,))
+        assert isinstance(plans["dropout"].tracks[0], int)
+
+
+def test_smooth_drift_takes_at_most_three_hops():
+    df = observation_table(tracks=("A", "B", "C", "D", "E", "F"), frames=12)
+    plans = plan_corruptions(df, ("smooth_drift",), 1, START, 9, "r")
+    assert len(plans["smooth_drift"].tracks) == 4  # min(3, 6 - 1, 9 - 3) + 1

@@ -97,6 +97,33 @@ def test_cli_writes_json_and_html_for_turned_pairs(tmp_path, capsys):
     assert "registered_distance: random-swap AUROC* mean 1, min 1" in capsys.readouterr().out
 
 
+def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
+    """Frame 1 = frame 0 turned by 30 degrees. Row i of frame 1 claims track ``pred_id``,
+    whose anchor is gt[pred_id]. After the registration recovers the turn, tar[i] lands on
+    gt[i]: registered_distance scores ||gt[i] - gt[pred_id]|| (0 for clean rows); the fixed
+    reference does not register: ||tar[i] - gt[pred_id]||. A verifier that ranked rows right
+    but measured the wrong distance (unregistered, wrong anchor) fails here, not on AUROC."""
+    from trackverify.evidence import _pair_scores
+    from trackverify.verifiers.fixed_distance import FixedDistance
+    from trackverify.verifiers.registered_distance import RegisteredDistance
+
+    c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
+    turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=0)
+    tar = (gt - gt.mean(0)) @ turn.T + gt.mean(0)
+    conditions = pair_conditions(gt, tar, seed=0)
+    registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0))
+    fixed = _pair_scores(conditions, FixedDistance())
+    for kind in ("clean", "random", "nearby"):
+        rows = frame1(conditions, kind)
+        detection, claimed = rows.index.to_numpy(), rows["pred_id"].to_numpy()
+        np.testing.assert_allclose(registered[kind][1],
+                                   np.linalg.norm(gt[detection] - gt[claimed], axis=1), atol=0.02)
+        np.testing.assert_allclose(fixed[kind][1],
+                                   np.linalg.norm(tar[detection] - gt[claimed], axis=1), atol=1e-9)
+    assert int(registered["random"][0].sum()) == 30 and int(registered["clean"][0].sum()) == 0
+
+
 def test_cli_rejects_an_unknown_motion_level(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["evidence", "--out", str(tmp_path), "--levels", "still,wobbly"])

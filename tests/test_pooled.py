@@ -41,9 +41,11 @@ def pooled(chunks, threshold, max_fcr=0.01):
 
 
 def chunk(rng, n, prevalence=0.05, ties=False):
+    """Rows 1/0/NaN-labelled; unlabelled rows keep a finite score (as in a run, where a row
+    without an anchor is unlabelled but still scored), and 3 % of all rows abstain."""
     error = (rng.random(n) < prevalence).astype(float)
-    error[rng.random(n) < 0.05] = np.nan
     score = rng.gamma(2.0, 1.0, n) + 2.0 * error
+    error[rng.random(n) < 0.05] = np.nan
     if ties:
         score = np.round(score, 1)
     score[rng.random(n) < 0.03] = np.nan
@@ -57,6 +59,10 @@ def test_pooled_equals_in_memory(ties, max_fcr):
     chunks = [chunk(rng, n, ties=ties) for n in (500, 2000, 37, 1200)]
     error = np.concatenate([e for e, _ in chunks])
     score = np.concatenate([s for _, s in chunks])
+    unlabelled = np.isnan(error)
+    assert (unlabelled & np.isfinite(score) & (score <= 2.5)).sum() > 10  # accepted, no label
+    assert (unlabelled & np.isfinite(score) & (score > 2.5)).sum() > 10
+    assert (unlabelled & np.isnan(score)).any() and (~unlabelled & np.isnan(score)).any()
     same(pooled(chunks, 2.5, max_fcr), certification_metrics(error, score, 2.5, max_fcr), error, score)
 
 
@@ -101,7 +107,7 @@ def test_pooled_equals_in_memory_on_any_small_population(raw, threshold, max_fcr
 
 def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
     rng = np.random.default_rng(11)
-    pool = CohortPool(2.5, 0.01, str(tmp_path))
+    pool = CohortPool(2.5, 0.2, str(tmp_path))
     parts = []
     for n in (800, 1500):
         error, score = chunk(rng, n)
@@ -116,5 +122,72 @@ def test_cohort_pool_spills_and_recovers_every_population(tmp_path):
     for (verifier, name), included in {("a", "c1"): (1,), ("a", "all"): (0, 1, 2), ("b", "c12"): (1, 2)}.items():
         score = np.concatenate([p[1] if verifier == "a" else p[2] for p in parts])
         mask = np.isin(codes, included)
-        same(populations[verifier, name].metrics(),
-             certification_metrics(error[mask], score[mask], 2.5, 0.01), error[mask], score[mask])
+        got = populations[verifier, name].metrics()
+        same(got, certification_metrics(error[mask], score[mask], 2.5, 0.2), error[mask], score[mask])
+        assert got["threshold"] == 2.5 and got["max_false_certification_rate"] == 0.2
+        # every curve point is exact, unlabelled rows included (spilled and read back)
+        e, sc = error[mask], score[mask]
+        finite = np.isfinite(sc)
+        n_errors = int((e == 1).sum())
+        curve = got["risk_coverage"]
+        for t, coverage, risk, fcr in zip(curve["threshold"], curve["coverage"],
+                                          curve["selective_risk"],
+                                          curve["false_certification_rate"], strict=True):
+            accepted = finite & (sc <= t)
+            assert coverage == pytest.approx(accepted.sum() / len(sc))
+            assert risk == pytest.approx((accepted & (e == 1)).sum() / accepted.sum())
+            assert fcr == pytest.approx((accepted & (e == 1)).sum() / n_errors)
+
+
+def scored(error, score):
+    population = PooledPopulation(1.0, 0.01)
+    population.add(np.asarray(error, float), np.asarray(score, float))
+    population.count(np.asarray(error, float), np.asarray(score, float))
+    population.metrics()
+    return population
+
+
+def test_detection_curves_by_hand():
+    """Errors scored 1 and 3, correct rows 0 and 1 (a tie at 1), one unlabelled and one
+    abstained row (ignored). At the error scores, descending: 3 -> TP 1, FP 0; 1 -> TP 2,
+    FP 1 (the correct row at 1 counts). ROC as a staircase from (0, 0) to (1, 1)."""
+    from trackverify.pooled import detection_curves
+
+    population = scored([1, 1, 0, 0, np.nan, 0], [1, 3, 0, 1, 0.5, np.nan])
+    curves = detection_curves(population)
+    assert curves["recall"] == [0.5, 1.0]
+    assert curves["precision"] == pytest.approx([1.0, 2 / 3])
+    assert curves["fpr"] == [0.0, 0.0, 0.0, 0.5, 0.5, 1.0]
+    assert curves["tpr"] == [0.0, 0.0, 0.5, 0.5, 1.0, 1.0]
+    assert curves["prevalence"] == 0.5  # 2 errors, 2 correct rows with a finite score
+    # the same points as scikit-learn's PR curve at those thresholds
+    from sklearn.metrics import precision_recall_curve
+
+    precision, recall, thresholds = precision_recall_curve([1, 1, 0, 0], [1, 3, 0, 1])
+    at = {t: (p, r) for p, r, t in zip(precision, recall, thresholds)}
+    assert [at[3.0][1], at[1.0][1]] == curves["recall"]
+    assert [at[3.0][0], at[1.0][0]] == pytest.approx(curves["precision"])
+
+
+def test_detection_curves_thin_and_undefined():
+    from trackverify.pooled import detection_curves
+
+    population = scored([1, 1, 1, 0], [1, 2, 3, 0])  # error scores 3, 2, 1: three points
+    assert detection_curves(population, max_points=2)["recall"] == pytest.approx([1 / 3, 1.0])
+    assert len(detection_curves(population)["recall"]) == 3
+    assert detection_curves(scored([0, 0], [1, 2])) is None       # no errors
+    assert detection_curves(scored([1, 1], [1, 2])) is None       # no correct row
+
+
+def test_pooled_curve_without_errors_and_reported_settings():
+    population = PooledPopulation(1.5)
+    error, score = np.zeros(3), np.array([1.0, 2.0, 3.0])
+    population.add(error, score)
+    population.count(error, score)
+    m = population.metrics()
+    assert m["threshold"] == 1.5 and m["max_false_certification_rate"] == 0.01  # the default
+    curve = m["risk_coverage"]
+    assert set(curve) == {"threshold", "coverage", "selective_risk", "false_certification_rate",
+                          "correct_coverage"}
+    assert curve["false_certification_rate"] == [None] * len(curve["threshold"])
+    assert curve["coverage"][-1] == 1.0 and curve["correct_coverage"][-1] == 1.0

@@ -283,3 +283,30 @@ def test_better_start_keeps_the_start_nearer_the_detections():
     lost = np.array([[0.0, 0.0], [10.0, 40.0]])
     near = x + [4.0, 0.0]
     assert _better_start((near, lost), x, spacing=5.0) is lost
+def test_ambiguity_band_is_strict_at_its_edge():
+    """The scene of the ambiguous pair above. With k chosen so that k * sigma[1] equals the
+    pair's |margin| exactly (in floating point), the row is *not* ambiguous (|alt - d| < k
+    sigma is strict) and keeps its score; one ulp more of k makes it abstain; one less keeps
+    it. The margin and sigma are read from the verifier; the rule under test is the band."""
+    table = grid_table(frames=2)
+    pair = table["detection"].to_numpy() == 1
+    table.loc[pair, "z_um"] = 1.0
+    probe = RegisteredDistance(ambiguity_k=0.0)
+    probe.score(table)
+    _, registration = probe.register(table)
+    row = int(np.flatnonzero((table["frame"].to_numpy() == 1) & pair)[0])
+    margin, sigma = abs(float(probe.last_margin[row])), float(registration.sigma[1])
+    k = margin / sigma
+    for _ in range(8):  # the k whose product with sigma is exactly the margin
+        if k * sigma == margin:
+            break
+        k = np.nextafter(k, np.inf if k * sigma < margin else -np.inf)
+    assert k * sigma == margin
+    above, below = k, k
+    while above * sigma <= margin:  # the next k whose band reaches past the margin
+        above = np.nextafter(above, np.inf)
+    while below * sigma >= margin:
+        below = np.nextafter(below, -np.inf)
+    for kk, ambiguous in ((k, False), (above, True), (below, False)):
+        scores = RegisteredDistance(ambiguity_k=float(kk)).score(table)
+        assert np.isnan(scores[row]) == ambiguous, (kk, kk * sigma, margin)

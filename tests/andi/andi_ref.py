@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,14 +20,16 @@ REF_PYTHON = ROOT / ".venv-andi" / "bin" / "python"
 sys.path.insert(0, str(HERE))
 from ref_runner import plain  # noqa: E402
 
+from tests.conftest import missing_reference  # noqa: E402
+
 TOL = 1e-9
 
 
 def run_reference(cases: list[dict]) -> list[dict]:
     """Run andi-datasets 2.1.13 (in .venv-andi) on the cases; one subprocess."""
     if not REF_PYTHON.exists():
-        pytest.skip(f"reference environment {REF_PYTHON.parent.parent} is absent "
-                    "(build it with `make .make/andi`; CI always does)")
+        missing_reference(f"reference environment {REF_PYTHON.parent.parent} is absent "
+                          "(build it with `make .make/andi`; CI always does)")
     proc = subprocess.run([str(REF_PYTHON), str(HERE / "ref_runner.py")],
                           input=json.dumps(cases), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

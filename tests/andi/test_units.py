@@ -33,6 +33,80 @@ def test_changepoint_errors_by_hand():
     assert A.ensemble_changepoint_error([[], []], [[], []]) == (0, 1)
 
 
+@pytest.mark.parametrize("pred, official, corrected", [
+    (14, (4.0, 1.0), (4.0, 1.0)),                 # |diff| 4 < 5: a true positive
+    (15, (math.nan, 0.0), (0.0, 0.0)),            # |diff| 5 = threshold: not < 5, FP + FN
+    (16, (math.nan, 0.0), (0.0, 0.0)),
+    (5, (math.nan, 0.0), (0.0, 0.0)),             # |diff| 5 below the truth
+    (6, (4.0, 1.0), (4.0, 1.0)),
+])
+def test_changepoint_threshold_is_strict(pred, official, corrected):
+    for kwargs, want in (({}, official), ({"corrected": True}, corrected)):
+        rmse, ji = A.single_changepoint_error(np.array([10]), np.array([pred]), **kwargs)
+        assert ji == want[1]
+        assert (math.isnan(rmse) and math.isnan(want[0])) or rmse == want[0]
+    assert A.ensemble_changepoint_error([[10]], [[pred]]) == (corrected[0], corrected[1])
+    assert _ensemble_changepoint_loop([[10]], [[pred]], 5) == (corrected[0], corrected[1])
+
+
+def test_changepoint_threshold_argument_moves_the_boundary():
+    # |diff| 7: TP under threshold 8, not under 7 (nor under the default 5)
+    assert A.single_changepoint_error(np.array([10]), np.array([17]), threshold=8) == (7.0, 1.0)
+    assert A.single_changepoint_error(np.array([10]), np.array([17]), threshold=7)[1] == 0.0
+    assert A.ensemble_changepoint_error([[10], [30]], [[17], [30]], threshold=7) == (0.0, 1 / 3)
+    assert A.ensemble_changepoint_error([[10], [30]], [[17], [30]], threshold=8) == \
+        (pytest.approx(math.sqrt(49 / 2)), 1.0)
+
+
+def test_changepoint_alpha_beta_caps_at_the_threshold():
+    # pairs (10, 19) d 9 and (50, 70) d 20 -> capped at 10; one extra prediction
+    alpha, beta = A.changepoint_alpha_beta(np.array([10, 50]), np.array([19, 70, 90]))
+    assert alpha == pytest.approx(1 - 19 / 20) and beta == pytest.approx((20 - 19) / (20 + 10))
+    # official: the threshold argument is ignored (always 10); corrected uses it
+    assert A.changepoint_alpha_beta(np.array([10]), np.array([13]), threshold=2) == \
+        (pytest.approx(1 - 3 / 10), pytest.approx(7 / 10))
+    assert A.changepoint_alpha_beta(np.array([10]), np.array([13]), threshold=2,
+                                    corrected=True) == (0.0, 0.0)
+    assert A.changepoint_alpha_beta(np.array([10]), np.array([12]), threshold=2,
+                                    corrected=True) == (0.0, 0.0)  # d 2 = thr: capped at 2
+
+
+def test_changepoint_counts_with_unequal_lengths_and_empty_lists():
+    # one pair (10, 12) TP; the extra prediction 50 is an FP: JI 1 / 2
+    assert A.single_changepoint_error(np.array([10]), np.array([12, 50])) == (2.0, 0.5)
+    # the extra truth 50 is an FN: JI 1 / 2
+    assert A.single_changepoint_error(np.array([10, 50]), np.array([12])) == (2.0, 0.5)
+    rmse, ji = A.single_changepoint_error(np.array([]), np.array([]))
+    assert math.isnan(rmse) and ji == 1.0
+    assert A.single_changepoint_error(np.array([]), np.array([]), corrected=True) == (0.0, 1.0)
+    assert A.single_changepoint_error([10], [30])[1] == 0.0  # one FP + one FN: JI 0 / 2
+    # corrected, default threshold 10: |diff| 10.5 caps at 10 -> alpha 0, beta 0
+    assert A.changepoint_alpha_beta(np.array([10]), np.array([20.5]), corrected=True) == (0.0, 0.0)
+
+
+def test_property_metrics_by_hand():
+    assert A.metric_anomalous_exponent(np.array([1.0, 0.5]), np.array([0.5, 1.5])) == 0.75
+    assert A.metric_anomalous_exponent(np.array([2.0]), np.array([0.5])) == 1.5  # below the cap
+    # values <= 1e-12 are raised to 1e-12 on both sides, also for integer input
+    assert A.metric_diffusion_coefficient([0], [0.0]) == 0.0
+    assert A.metric_diffusion_coefficient([0.0], [0]) == 0.0
+    assert A.metric_diffusion_coefficient(np.array([1.0]), np.array([1e-13])) == \
+        pytest.approx((math.log(2) - math.log1p(1e-12)) ** 2, rel=1e-12)
+    with pytest.raises(ValueError, match=r"^Found array with 0 sample\(s\) while a minimum of 1 "
+                                         r"is required\.$"):
+        A.metric_diffusion_coefficient([], [])
+    for gt, pred in (([np.nan], [1.0]), ([1.0], [np.inf])):
+        with pytest.raises(ValueError, match=r"^Input contains NaN or infinity\.$"):
+            A.metric_diffusion_coefficient(gt, pred)
+    # (log1p(1e-12) - log1p(1e9))^2 = 429.4 > the cap 190.868...: capped
+    assert A.metric_diffusion_coefficient([0.0], [1e9]) == pytest.approx(190.86835960820298,
+                                                                        rel=1e-12)
+    # states compare as integers: 1.7 and 1.2 are both state 1
+    assert A.metric_diffusive_state(np.array([1.7, 2.0]), np.array([1.2, 2.0])) == 1.0
+    assert A.metric_diffusive_state(np.array([3.0]), np.array([3.0])) == 1.0
+    assert A.metric_diffusive_state(np.array([]), np.array([])) == 0.0
+
+
 def test_jaccard_between_segments_by_hand():
     assert A.jaccard_between_segments(np.array([1, 1, 0]), np.array([0, 1, 1, 1])) == 1 / 4
     assert A.jaccard_between_segments(np.array([0, 0]), np.array([0])) == 0
@@ -176,10 +250,35 @@ def test_error_single_missing_trajectory_by_hand():
     assert out == pytest.approx((0, 0.0, 1.999, (math.log1p(1 + 1e5) - math.log(2)) ** 2, 0.0))
 
 
+def _ensemble_changepoint_loop(gt_ensemble, pred_ensemble, threshold):
+    """The pooled changepoint definition, one trajectory at a time, without the engine:
+    scipy's Hungarian pairing on |gt - pred|, a pair is a TP when |diff| < threshold (else one
+    FP and one FN), unpaired predictions FP, unpaired truths FN, empty/empty one TP; RMSE over
+    the TPs (0 without any), JI = TP / (TP + FP + FN)."""
+    tp = fp = fn = 0
+    squares = []
+    for gt, pred in zip(gt_ensemble, pred_ensemble, strict=True):
+        gt, pred = np.asarray(gt, float), np.asarray(pred, float)
+        if len(gt) == 0 and len(pred) == 0:
+            tp += 1
+            continue
+        rows, cols = linear_sum_assignment(np.abs(gt[:, None] - pred[None, :]))
+        for i, j in zip(rows, cols, strict=True):
+            if abs(gt[i] - pred[j]) < threshold:
+                tp += 1
+                squares.append((gt[i] - pred[j]) ** 2)
+            else:
+                fp += 1
+                fn += 1
+        fp += max(len(pred) - len(gt), 0)
+        fn += max(len(gt) - len(pred), 0)
+    return (float(np.sqrt(np.mean(squares))) if squares else 0.0), tp / (tp + fp + fn)
+
+
 @pytest.mark.parametrize("corrected", [False, True])
 def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
     """The vectorised data-set scorer equals the per-trajectory definition (built from
-    segment_property_errors and ensemble_changepoint_error), also with corrected=True and
+    segment_property_errors and a changepoint loop on scipy's Hungarian, not the engine), also with corrected=True and
     irregular rows (negative or unsorted changepoints take the per-row path)."""
     from trackverify.andi import synthetic as S
     labels = S.make_labels(200, 200, seed=5)
@@ -221,7 +320,7 @@ def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
     pd_[bad_d, 1] = pd_[bad_d, 0] + 1e5
     bad_s = (ps[:, 1] > 4) | (ps[:, 1] < 0)
     ps[bad_s, 1] = 0
-    rmse, ji = A.ensemble_changepoint_error(gcp, pcp, threshold=10)
+    rmse, ji = _ensemble_changepoint_loop(gcp, pcp, threshold=10)
     want = (rmse, ji, A.metric_anomalous_exponent(pa[:, 0], pa[:, 1]),
             A.metric_diffusion_coefficient(pd_[:, 0], pd_[:, 1]),
             A.metric_diffusive_state(ps[:, 0], ps[:, 1]))

@@ -1,8 +1,9 @@
 """Canonical metrics from the reference libraries, run in the separate ``.venv-mot``.
 
-Usage: ``.venv-mot/bin/python mot_reference.py INPUT.npz [--no-motmetrics] [--no-trackeval]``.
-Prints one JSON object: per sequence and combined, the TrackEval HOTA / CLEAR / Identity
-results and the py-motmetrics results, plus the seconds each library took.
+Usage: ``.venv-mot/bin/python mot_reference.py INPUT.npz [--no-motmetrics] [--no-trackeval]
+[--repeat N]``. Prints one JSON object: per sequence and combined, the TrackEval HOTA / CLEAR /
+Identity results and the py-motmetrics results, plus seconds (best of N runs): each library's
+own work, and apart from it ``similarity``, this harness building their per-frame input.
 
 INPUT.npz holds ``zero_distance`` (0 = compare ``det`` ids instead of positions),
 ``names`` (sequence names) and per sequence ``NAME/gt_frame``, ``NAME/gt_id``,
@@ -108,20 +109,28 @@ def run_motmetrics(datas):
     return {str(row): {f: float(summary.loc[row, f]) for f in fields} for row in summary.index}
 
 
+def best_of(repeat, fn, *args):
+    """(result, the fastest of ``repeat`` wall-clock runs in seconds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
 def main():
     zd, seqs = load(sys.argv[1])
-    t0 = time.perf_counter()
-    datas = {name: per_frame(seq, zd) for name, seq in seqs.items()}
-    t_data = time.perf_counter() - t0
+    repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 1
+    # "similarity" is this harness building TrackEval's per-frame input, not TrackEval.
+    datas, t_data = best_of(repeat, lambda: {name: per_frame(seq, zd)
+                                             for name, seq in seqs.items()})
     result = {"seconds": {"similarity": t_data}}
     if "--no-trackeval" not in sys.argv:
-        t0 = time.perf_counter()
-        result["trackeval"] = run_trackeval(datas)
-        result["seconds"]["trackeval"] = time.perf_counter() - t0
+        result["trackeval"], result["seconds"]["trackeval"] = best_of(repeat, run_trackeval, datas)
     if "--no-motmetrics" not in sys.argv:
-        t0 = time.perf_counter()
-        result["motmetrics"] = run_motmetrics(datas)
-        result["seconds"]["motmetrics"] = time.perf_counter() - t0
+        result["motmetrics"], result["seconds"]["motmetrics"] = best_of(repeat, run_motmetrics,
+                                                                        datas)
     json.dump(result, sys.stdout, allow_nan=True)
 
 

@@ -77,3 +77,18 @@ def save_npz(path, scenes: dict, zero_distance: float) -> None:
             arrays[f"{name}/{side}_xyz"] = s[f"{side}_xyz"]
             arrays[f"{name}/{side}_det"] = s[f"{side}_det"]
     np.savez(path, **arrays)
+
+
+def scene_tables(scenes: dict):
+    """The public API's input tables (reference, predictions) holding ``scenes`` as
+    recordings named by their keys (coordinates x_um, y_um and, in 3-D, z_um)."""
+    import pandas as pd
+
+    refs, preds = [], []
+    for name, s in scenes.items():
+        for side, rows, id_column in (("gt", refs, "track"), ("pred", preds, "pred_id")):
+            xyz = s[f"{side}_xyz"]
+            columns = {"recording": name, "frame": s[f"{side}_frame"], id_column: s[f"{side}_id"]}
+            columns.update({c: xyz[:, k] for k, c in enumerate(("x_um", "y_um", "z_um")[:xyz.shape[1]])})
+            rows.append(pd.DataFrame(columns))
+    return pd.concat(refs, ignore_index=True), pd.concat(preds, ignore_index=True)

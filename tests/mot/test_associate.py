@@ -208,3 +208,100 @@ def test_tie_rule_matches_one_solve_per_candidate(seed):
         got = align_identities(np.repeat(r_idx, counts), np.repeat(p_idx, counts), n_tracks,
                                n_preds)
         np.testing.assert_array_equal(got, _resolve_reference(overlap), err_msg=str(overlap))
+def test_counts_do_not_leak_across_the_boundary_between_tracks():
+    """Tracks 1, 2, 3 given interleaved and out of order. Where one track's last row meets
+    the next track's first row (by track, then frame) the ids differ (7 -> 8), an invalid
+    row meets a valid one, and the same id continues (8 -> 8): none of these is a switch or
+    a fragmentation. By hand: track 1 = 7 7 | 9 (one switch, two runs); track 2 = 8 8 8
+    (clean); track 3 = 8 - 8 (an invalid row splits a run: one fragmentation, no switch)."""
+    rows = [(2, 3, 8), (0, 1, 7), (0, 2, 8), (1, 1, 7), (2, 1, 9), (1, 2, 8), (2, 2, 8),
+            (0, 3, 8), (1, 3, None)]
+    d = association_diagnostics(table(rows))
+    assert d["identity_switches"] == 1 and d["fragmentations"] == 2
+    # Alignment: O[7,1] = 2, O[9,1] = 1, O[8,2] = 3, O[8,3] = 2 -> 7-1, 8-2, (9 -> 1 taken)
+    assert d["correct_observations"] == 5 and d["reference_observations"] == 9
+    # the same rows in another order give the same counts
+    d2 = association_diagnostics(table(sorted(rows, key=lambda r: (-r[0], r[1]))))
+    assert (d2["identity_switches"], d2["fragmentations"], d2["correct_observations"]) == (1, 2, 5)
+
+
+def test_a_track_of_one_row_next_to_others_counts_nothing():
+    rows = [(0, 1, 7), (1, 1, 7), (0, 2, 9), (0, 3, 9), (1, 3, 9)]
+    d = association_diagnostics(table(rows))
+    assert (d["identity_switches"], d["fragmentations"]) == (0, 0)
+    # 9 overlaps track 3 twice, track 2 once: 9 -> 3; track 2 unaligned
+    assert d["correct_observations"] == 4
+
+
+def test_empty_table_has_an_undefined_rate_and_zero_counts():
+    d = association_diagnostics(table([]).astype({"frame": int}))
+    assert d == {"reference_observations": 0, "correct_observations": 0,
+                 "correct_observation_rate": None, "identity_switches": 0,
+                 "fragmentations": 0, "extra_predicted_observations": 0}
+    assert association_diagnostics(table([]), 3)["extra_predicted_observations"] == 3
+
+
+def test_a_row_marked_invalid_is_ignored_even_with_an_id():
+    """pred_valid False with a pred_id present (a tracker that keeps the id of a lost
+    track): the row is neither aligned, nor a switch, and it splits the run."""
+    df = table([(0, 1, 7), (1, 1, 8), (2, 1, 7)])
+    df.loc[1, "pred_valid"] = False
+    d = association_diagnostics(df)
+    assert (d["correct_observations"], d["identity_switches"], d["fragmentations"]) == (2, 0, 1)
+
+
+def test_single_recording_without_predictions():
+    d = association_diagnostics(table([(0, 1, None), (1, 1, None), (0, 2, None)]))
+    assert (d["correct_observations"], d["identity_switches"], d["fragmentations"]) == (0, 0, 0)
+    assert d["correct_observation_rate"] == 0.0
+
+
+def test_alignment_with_a_zero_overlap_pair_is_not_aligned():
+    # p7 only on track 1; track 2 only invalid rows: the solver pairs something with track 2
+    # at zero overlap, which must not count as aligned.
+    codes = align_identities(np.array([0, 0]), np.array([0, 0]), n_tracks=2, n_preds=2)
+    assert codes.tolist() == [0, -1]
+    assert align_identities(np.zeros(0, int), np.zeros(0, int), 2, 0).tolist() == []
+    assert align_identities(np.zeros(0, int), np.zeros(0, int), 0, 3).tolist() == [-1, -1, -1]
+    assert align_identities(np.zeros(0, int), np.zeros(0, int), 2, 2).tolist() == [-1, -1]
+    assert align_identities(np.array([1]), np.array([1]), 2, 2).dtype == np.int64
+
+
+def test_link_predictions_needs_detection_in_both_tables():
+    from trackverify.errors import InputError
+
+    reference = pd.DataFrame({"recording": "r", "frame": [0], "track": [1], "detection": [3]})
+    predictions = pd.DataFrame({"recording": "r", "frame": [0], "pred_id": [7],
+                                "pred_valid": [True]})
+    message = ("preds.csv, column 'detection': linking predictions to reference observations "
+               "needs a 'detection' column in both tables")
+    for ref, pred in ((reference, predictions), (reference.drop(columns="detection"),
+                                                 predictions.assign(detection=[3]))):
+        with pytest.raises(InputError) as info:
+            link_predictions(ref, pred, source="preds.csv")
+        assert str(info.value) == message
+    with pytest.raises(InputError, match=r"^<predictions>, column 'detection': linking"):
+        link_predictions(reference, predictions)
+
+
+def test_link_predictions_replaces_existing_prediction_columns_and_keeps_inputs():
+    reference = pd.DataFrame({"recording": "r", "frame": [0, 0, 1], "track": [1, 2, 1],
+                              "detection": [3, 4, 3], "pred_id": [0, 0, 0],
+                              "pred_valid": [False] * 3})
+    predictions = pd.DataFrame({"recording": "r", "frame": [0, 1, 1], "detection": [4, 3, 3],
+                                "pred_id": [8, 9, 6], "pred_valid": np.array([1, 1, 0], object)})
+    before = predictions.copy()
+    linked, extra = link_predictions(reference, predictions)
+    pd.testing.assert_frame_equal(predictions, before)
+    assert list(linked.columns) == ["recording", "frame", "track", "detection", "pred_id",
+                                    "pred_valid"]
+    assert linked["pred_valid"].tolist() == [False, True, True]
+    assert linked["pred_id"].iloc[1:].tolist() == [8, 9] and extra == 0
+
+
+def test_one_observation():
+    d = association_diagnostics(table([(0, 1, 7)]))
+    assert (d["reference_observations"], d["correct_observations"],
+            d["correct_observation_rate"]) == (1, 1, 1.0)
+    d = association_diagnostics(table([(4, 2, None)]))
+    assert (d["reference_observations"], d["correct_observation_rate"]) == (1, 0.0)

@@ -213,3 +213,45 @@ def test_mostly_tracked_matches_both_libraries(tmp_path):
     assert (te["MT"], te["PT"], te["ML"]) == (m["mt"], m["pt"], m["ml"])
     assert (mm["mostly_tracked"], mm["partially_tracked"], mm["mostly_lost"]) == (
         m["mt_pymotmetrics"], m["pt_pymotmetrics"], m["ml_pymotmetrics"])
+@pytest.mark.parametrize("distance, matched", [(2.5, True), (2.4999, True), (2.5001, False)])
+def test_similarity_exactly_at_the_threshold_matches(distance, matched):
+    """One id tracked in two frames, every prediction ``distance`` from the truth (ZD 5):
+    2.5 gives similarity 1 - 2.5 / 5 = 0.5 exactly, which CLEAR (s >= 0.5 - eps) and Identity
+    (s >= 0.5) both accept; 2.5001 gives 0.49998 < 0.5, rejected by both."""
+    m = metrics(scene(gt=[(0, 1, 0), (1, 1, 0)], pred=[(0, 7, distance), (1, 7, distance)]))
+    s = 1 - distance / ZD
+    if matched:
+        assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (2, 0, 0, 0)
+        assert m["mota"] == 1.0 and m["motp"] == pytest.approx(s, abs=1e-12)
+        assert (m["idtp"], m["idfn"], m["idfp"], m["idf1"]) == (2, 0, 0, 1.0)
+    else:
+        assert (m["clr_tp"], m["clr_fn"], m["clr_fp"]) == (0, 2, 2)
+        assert m["mota"] == -1.0 and m["motp"] is None
+        assert (m["idtp"], m["idfn"], m["idfp"], m["idf1"]) == (0, 2, 2, 0.0)
+    # HOTA counts the pair at the alphas 0.05 .. 0.45 (9 of 19) for s just below 0.5, and
+    # also at 0.50 for s >= 0.5 - eps: per alpha DetA = AssA = 1 (TP) or 0 (FN + FP).
+    assert m["hota"] == pytest.approx((10 if s >= 0.5 else 9) / 19, abs=1e-12)
+
+
+def test_identity_threshold_argument_is_inclusive():
+    # similarities 0.6 and 0.8 (distances 2 and 1); threshold 0.6: both frames count
+    pairs_scene = scene(gt=[(0, 1, 0), (1, 1, 0)], pred=[(0, 7, 2), (1, 7, 1)])
+    pairs = mot.similarity_pairs(pairs_scene["gt_frame"], pairs_scene["gt_xyz"],
+                                 pairs_scene["pred_frame"], pairs_scene["pred_xyz"], ZD)
+    args = (pairs_scene["gt_frame"], pairs_scene["gt_id"], pairs_scene["pred_frame"],
+            pairs_scene["pred_id"], *pairs)
+    assert mot.canonical_metrics(*args, threshold=0.6)["idtp"] == 2
+    assert mot.canonical_metrics(*args, threshold=0.6000001)["idtp"] == 1
+    assert mot.canonical_metrics(*args, threshold=0.8000001)["clr_tp"] == 0
+
+
+@pytest.mark.parametrize("first, idsw", [(7, 1), (8, 0)])
+def test_exact_tie_is_broken_by_input_order(first, idsw):
+    """Frame 0: predictions 7 and 8 both 2 from the truth (similarity 0.6 each), a real tie;
+    the one given first is matched. Frame 1: only 8 is near. Matching 7 first makes the switch
+    to 8 an IDSW; matching 8 first makes none."""
+    second = 15 - first
+    m = metrics(scene(gt=[(0, 1, 0), (1, 1, 0)],
+                      pred=[(0, first, -2 if first == 7 else 2), (0, second, 2 if first == 7 else -2),
+                            (1, 8, 0)]))
+    assert m["idsw"] == idsw and m["clr_tp"] == 2 and m["clr_fp"] == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
-from mot_scenes import random_scene
+from mot_helpers import assert_per_alpha, motmetrics_summary, run_reference, trackeval_summary
+from mot_scenes import random_scene, scene_tables
 
 from trackverify import evaluate_tracking, mot
 
@@ -60,14 +60,17 @@ def position_case(tmp_path_factory):
 @pytest.mark.parametrize("name", [n for n in SCENES if n != "no_predictions"])
 def test_matches_trackeval_per_sequence(position_case, name):
     scenes, ref = position_case
-    assert_close(mot.finish(ours(scenes[name])), trackeval_summary(ref["trackeval"][name]),
-                 label=name)
+    counts = ours(scenes[name])
+    assert_close(mot.finish(counts), trackeval_summary(ref["trackeval"][name]), label=name)
+    assert_per_alpha(counts, ref["trackeval"][name], TOL, label=name)
 
 
 def test_matches_trackeval_combined(position_case):
     scenes, ref = position_case
-    combined = mot.finish(mot.combine([ours(s) for s in scenes.values()]))
-    assert_close(combined, trackeval_summary(ref["trackeval"]["COMBINED_SEQ"]), label="combined")
+    counts = mot.combine([ours(s) for s in scenes.values()])
+    assert_close(mot.finish(counts), trackeval_summary(ref["trackeval"]["COMBINED_SEQ"]),
+                 label="combined")
+    assert_per_alpha(counts, ref["trackeval"]["COMBINED_SEQ"], TOL, label="combined")
 
 
 def test_no_predictions_defined_values_match_and_undefined_are_null(position_case):
@@ -127,8 +130,9 @@ def test_detection_similarity_matches_trackeval(tmp_path):
               "det_two_on_one": with_second_predictions(random_scene(14, n_ids=10), 14)}
     ref = run_reference(tmp_path, scenes, 0.0, "--no-motmetrics")
     for name, scene in scenes.items():
-        assert_close(mot.finish(ours(scene, by_detection=True)),
-                     trackeval_summary(ref["trackeval"][name]), label=name)
+        counts = ours(scene, by_detection=True)
+        assert_close(mot.finish(counts), trackeval_summary(ref["trackeval"][name]), label=name)
+        assert_per_alpha(counts, ref["trackeval"][name], TOL, label=name)
 
 
 def test_evaluate_tracking_end_to_end(position_case, tmp_path):
@@ -136,16 +140,7 @@ def test_evaluate_tracking_end_to_end(position_case, tmp_path):
     scenes, _ = position_case
     names = ["random3d", "crowded", "vanish_return"]
     ref = run_reference(tmp_path, {n: scenes[n] for n in names}, ZD, "--no-motmetrics")
-    refs, preds = [], []
-    for name in names:
-        s = scenes[name]
-        refs.append(pd.DataFrame({"recording": name, "frame": s["gt_frame"], "track": s["gt_id"],
-                                  "x_um": s["gt_xyz"][:, 0], "y_um": s["gt_xyz"][:, 1],
-                                  "z_um": s["gt_xyz"][:, 2]}))
-        preds.append(pd.DataFrame({"recording": name, "frame": s["pred_frame"],
-                                   "pred_id": s["pred_id"], "x_um": s["pred_xyz"][:, 0],
-                                   "y_um": s["pred_xyz"][:, 1], "z_um": s["pred_xyz"][:, 2]}))
-    reference, predictions = pd.concat(refs), pd.concat(preds)
+    reference, predictions = scene_tables({n: scenes[n] for n in names})
     before = predictions.copy()
     result = evaluate_tracking(reference, predictions, zero_distance_um=ZD)
     pd.testing.assert_frame_equal(predictions, before)  # inputs are never modified
@@ -154,7 +149,6 @@ def test_evaluate_tracking_end_to_end(position_case, tmp_path):
     # Pooled canonical metrics: TrackEval's combine_sequences on the same recordings.
     assert_close(result["pooled"], trackeval_summary(ref["trackeval"]["COMBINED_SEQ"]),
                  label="pooled")
-
 
 
 def test_many_small_crowded_scenes_match_trackeval(tmp_path):
@@ -166,5 +160,6 @@ def test_many_small_crowded_scenes_match_trackeval(tmp_path):
               for k in range(60)}
     ref = run_reference(tmp_path, scenes, ZD, "--no-motmetrics")
     for name, scene in scenes.items():
-        assert_close(mot.finish(ours(scene)), trackeval_summary(ref["trackeval"][name]),
-                     label=name)
+        counts = ours(scene)
+        assert_close(mot.finish(counts), trackeval_summary(ref["trackeval"][name]), label=name)
+        assert_per_alpha(counts, ref["trackeval"][name], TOL, label=name)

@@ -50,6 +50,73 @@ def test_verdicts():
     assert verdict([False], 2.0, partial_ok=False) == "fail"
 
 
+@pytest.mark.parametrize("sub, ok", [(0.75, True), (0.7499, False), (0.7501, True)])
+def test_pass_relative_at_its_boundary(sub, ok):
+    # (1 - 0.25) * 1.0 = 0.75 exactly (binary fractions): equal passes
+    assert bool(pass_relative(sub, 1.0, 0.25)) is ok
+
+
+@pytest.mark.parametrize("sub, ok", [(1.5, True), (1.5001, False), (1.4999, True)])
+def test_pass_error_ratio_at_its_boundary(sub, ok):
+    assert bool(pass_error_ratio(sub, 1.0, 1.5)) is ok  # 1.5 * 1.0 = 1.5: equal passes
+
+
+@pytest.mark.parametrize("ref, ok", [(1.5, True), (1.5001, False), (1.4999, True), (0.5, True)])
+def test_pass_max_abs_at_its_boundary(ref, ok):
+    assert pass_max_abs([0.0, 1.0], [0.0, ref], 0.5) is ok  # |1 - 1.5| = 0.5 = eps passes
+    assert pass_max_abs([], [], 0.0) is True
+
+
+@pytest.mark.parametrize("n_pass, expected", [(3, "pass"), (2, "partial")])
+def test_nearly_all_is_at_least_the_share(n_pass, expected):
+    # 3 of 4 = 0.75 = nearly_all: pass; 2 of 4 = 0.5 below it: partial (score 1.0 >= 1)
+    assert verdict([True] * n_pass + [False] * (4 - n_pass), 1.0, nearly_all=0.75) == expected
+
+
+@pytest.mark.parametrize("score, expected", [(1.0, "partial"), (0.9999, "fail"),
+                                             (1.0001, "partial"), (None, "fail"),
+                                             (math.nan, "fail"), (math.inf, "fail")])
+def test_partial_needs_a_finite_score_of_at_least_one(score, expected):
+    assert verdict([True, False], score) == expected
+    assert verdict([], 5.0) == "fail"  # no unit at all
+    assert verdict([True, False], 0.1, partial_ok=True) == "partial"
+
+
+def test_tolerance_ratio_edges_on_arrays_and_cap():
+    r = tolerance_ratio([1.0, 0.0, 0.0, np.nan, 2.0], [0.0, 0.0, 1.0, 1.0, np.nan])
+    assert r.dtype == np.float64 and r.tolist() == [math.inf, 2.0, 0.0, 0.0, 0.0]
+    assert tolerance_ratio(3.0, 2.0, cap=1.5).tolist() == 1.5
+    assert tolerance_ratio(3.0, 2.0).tolist() == 1.5 and tolerance_ratio(3.0, 4.0, cap=1.5) == 0.75
+    assert tolerance_ratio([1.0, 2.0], 2.0).tolist() == [0.5, 1.0]  # broadcast; r = 1 at tau = err
+    assert capped_mean([[1.0, 3.0]], axis=1).tolist() == [2.0]
+
+
+def test_pass_rules_scale_with_the_reference():
+    # (1 - 0.25) * 2 = 1.5: 1.0 fails, 1.5 passes; 1.5 * 2 = 3: 3 passes, 3.5 fails
+    assert not pass_relative(1.0, 2.0, 0.25) and pass_relative(1.5, 2.0, 0.25)
+    assert pass_error_ratio(3.0, 2.0, 1.5) and not pass_error_ratio(3.5, 2.0, 1.5)
+    assert pass_relative([1.0, 2.0], [2.0, 2.0], 0.25).tolist() == [False, True]
+    assert float(tolerance_ratio(1.0, 1.0)) == 1.0 and float(tolerance_ratio(3.0, 1.0)) == 3.0
+
+
+def test_balanced_accuracy_by_hand_and_against_scikit_learn():
+    from sklearn.metrics import balanced_accuracy_score
+
+    from trackverify.scoring import balanced_accuracy
+
+    y = np.array([0, 0, 0, 1, 2, 2])
+    yhat = np.array([0, 1, 0, 1, 0, 2])
+    # recalls: class 0 2/3, class 1 1/1, class 2 1/2 -> (2/3 + 1 + 1/2) / 3
+    assert balanced_accuracy(y, yhat) == pytest.approx((2 / 3 + 1 + 0.5) / 3, abs=1e-15)
+    assert balanced_accuracy(y, yhat) == pytest.approx(balanced_accuracy_score(y, yhat))
+    assert balanced_accuracy(np.array(["a", "b", "b"]), np.array(["b", "b", "b"])) == 0.5
+    assert balanced_accuracy(np.array([[1, 1], [0, 0]]), np.array([[1, 0], [0, 0]])) == 0.75
+    assert balanced_accuracy(np.array([3]), np.array([3])) == 1.0
+    assert balanced_accuracy(np.array([]), np.array([])) is None
+    with pytest.raises(ValueError, match=r"differ in length: \(3,\) vs \(2,\)"):
+        balanced_accuracy(np.zeros(3), np.zeros(2))
+
+
 def test_summarise_ratios_hand_grid():
     ratios = {"e1": np.array([3.0, 1.0]), "e2": np.array([0.5, 2.0]), "e3": None}
     score, result, criteria, passed = summarise_ratios(["c1", "c2"], ratios, cap=2.0,

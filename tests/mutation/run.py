@@ -1,0 +1,143 @@
+"""Mutation testing of the definition modules with mutmut; prints the score per module.
+
+    python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR]
+
+Each module is mutated on its own, in a scratch copy of ``src/`` and ``tests/`` under
+``--work`` (default ``build/mutmut/``), with only the tests that exercise it (``MODULES``), so one
+module takes minutes rather than the whole suite per mutant. Each run starts afresh (the
+tests may have changed); ``--report-only`` prints the scores of the last run. A mutant listed in ``tests/mutation/equivalent.txt``
+(``mutant-name  reason``) behaves exactly like the original on every valid input; it is
+counted apart, and the score is ``killed / (mutants - equivalent)`` (a timeout counts as
+killed; "no tests", a mutant that no selected test reaches, as survived). Not part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MUTMUT = [sys.executable, "-m", "mutmut"]
+
+# module (path under src/trackverify) -> the tests that exercise it
+MODULES: dict[str, list[str]] = {
+    "selective.py": ["tests/test_selective.py", "tests/test_pooled.py"],
+    "scoring.py": ["tests/stages/test_stage_framework.py"],
+    "anchors.py": ["tests/test_verifiers.py", "tests/test_corrupt.py"],
+    "associate.py": ["tests/mot/test_associate.py"],
+    "corrupt.py": ["tests/test_corrupt.py", "tests/test_corrupt_harder.py"],
+    "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
+    "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_associate.py"],
+    "andi/core.py": ["tests/andi/test_units.py"],
+    "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
+    "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
+                                         "tests/test_verifiers.py"],
+}
+# Modules measured on some of their functions only (mutmut name patterns): the rest of the
+# module is not counted, and the table says so.
+FUNCTIONS = {
+    "andi/core.py": ["trackverify.andi.core.x_single_changepoint_error*",
+                     "trackverify.andi.core.x_changepoint_alpha_beta*",
+                     "trackverify.andi.core.x_jaccard_index*",
+                     "trackverify.andi.core.x_metric_*"],
+}
+KILLED = {"killed", "timeout", "segfault", "suspicious"}
+
+
+def equivalents() -> dict[str, str]:
+    path = Path(__file__).with_name("equivalent.txt")
+    out = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.strip() and not line.startswith("#"):
+            name, _, reason = line.partition(" ")
+            out[name] = reason.strip()
+    return out
+
+
+def prepare(module: str, work: Path) -> Path:
+    """A scratch copy of the sources and tests, with a setup.cfg for this module only."""
+    scratch = work / module.replace("/", "_").removesuffix(".py")
+    scratch.mkdir(parents=True, exist_ok=True)
+    for folder in ("src", "tests", "mutants"):  # "mutants": a fresh run, tests may have changed
+        if (scratch / folder).exists():
+            shutil.rmtree(scratch / folder)
+        if folder != "mutants":
+            shutil.copytree(REPO / folder, scratch / folder,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    tests = "\n    ".join(MODULES[module])
+    (scratch / "setup.cfg").write_text(
+        "[mutmut]\nsource_paths=src\n"
+        f"only_mutate=src/trackverify/{module}\n"
+        f"pytest_add_cli_args_test_selection={tests}\n"
+        "pytest_add_cli_args=-x\n    -q\n    -p\n    no:cacheprovider\n")
+    return scratch
+
+
+def statuses(scratch: Path) -> dict[str, str]:
+    out = subprocess.run([*MUTMUT, "results", "--all", "true"], cwd=scratch, text=True,
+                         capture_output=True, check=True).stdout
+    result = {}
+    for line in out.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("trackverify."):
+            result[name] = status
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", default=list(MODULES))
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=REPO / "build" / "mutmut")
+    parser.add_argument("--report-only", action="store_true",
+                        help="print the scores of earlier runs without running mutmut")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.modules) - set(MODULES))
+    if unknown:
+        parser.error(f"unknown module(s) {unknown}; known: {sorted(MODULES)}")
+    equivalent = equivalents()
+    rows = []
+    for module in args.modules:
+        scratch = args.work / module.replace("/", "_").removesuffix(".py")
+        if not args.report_only:
+            scratch = prepare(module, args.work)
+            subprocess.run([*MUTMUT, "run", "--max-children", str(args.jobs),
+                            *FUNCTIONS.get(module, [])], cwd=scratch,
+                           stdout=subprocess.DEVNULL, check=False)
+        if not (scratch / "mutants").exists():
+            rows.append((module, None))
+            continue
+        found = statuses(scratch)
+        if module in FUNCTIONS:
+            found = {n: s for n, s in found.items()
+                     if any(fnmatch.fnmatch(n, p) for p in FUNCTIONS[module])}
+        pending = sum(s == "not checked" for s in found.values())
+        survived = sorted(n for n, s in found.items()
+                          if s not in KILLED and s != "not checked" and n not in equivalent)
+        rows.append((module, (len(found) - pending, sum(s in KILLED for s in found.values()),
+                              sum(n in equivalent for n, s in found.items() if s != "not checked"),
+                              survived, pending)))
+    print("| module | mutants | killed | equivalent | survived | score |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for module, counts in rows:
+        if counts is None:
+            print(f"| {module} | not run | | | | |")
+            continue
+        if module in FUNCTIONS:
+            module += " (" + ", ".join(p.rpartition(".x_")[2].rstrip("*") for p in FUNCTIONS[module]) + ")"
+        total, killed, eq, survived, pending = counts
+        score = killed / (total - eq) if total > eq else float("nan")
+        note = f" ({pending} not yet run)" if pending else ""
+        print(f"| {module}{note} | {total} | {killed} | {eq} | {len(survived)} | {score:.1%} |")
+    for module, counts in rows:
+        for name in counts[3] if counts else []:
+            print(f"survived: {name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
