@@ -209,6 +209,7 @@ FAMILIES = (
     ("trackverify.andi.cli", "andi"),
     ("trackverify.conversion.cli", "conversion"),
     ("trackverify.evidence", "evidence"),
+    ("trackverify.audit.cli", "audit"),
 )
 for _module, _command in FAMILIES:
     cli.add_command(getattr(importlib.import_module(_module), _command))
