@@ -20,6 +20,8 @@ __all__ = [
     "audit",
     "evaluate_tracking",
     "load_verifier",
+    "verify",
+    "VerificationResult",
     "InputError",
     "LeakageError",
     "TrackverifyError",
@@ -34,6 +36,8 @@ _LAZY = {
     "AuditResult": ("trackverify.audit", "AuditResult"),
     "evaluate_tracking": ("trackverify.tracking_gt", "evaluate_tracking"),
     "load_verifier": ("trackverify.verifiers", "load_verifier"),
+    "verify": ("trackverify.verification", "verify"),
+    "VerificationResult": ("trackverify.verification", "VerificationResult"),
 }
 
 
