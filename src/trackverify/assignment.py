@@ -7,7 +7,6 @@ registration), and variable matching (converted datasets).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def assign(cost: np.ndarray, gate: float | None = None, maximize: bool = False
@@ -34,6 +33,8 @@ def assign(cost: np.ndarray, gate: float | None = None, maximize: bool = False
     penalty = (finite.max() + span * (min(cost.shape) + 1)) if not maximize else \
         (finite.min() - span * (min(cost.shape) + 1))
     filled = np.where(allowed, cost, penalty)
+    from scipy.optimize import linear_sum_assignment  # lazy: keeps `stage -h` light
+
     rows, cols = linear_sum_assignment(filled, maximize=maximize)
     keep = allowed[rows, cols]
     return rows[keep].astype(np.int64), cols[keep].astype(np.int64)

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from trackverify import __version__
+from trackverify.cli_inputs import echo_warnings, input_options
 from trackverify.errors import TrackverifyError
 
 
@@ -49,7 +50,58 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# Command families that live in their own modules: name -> (module, attribute, short help).
+# A module is imported only when its command runs or prints its help, so `trackverify -h`
+# imports no numpy / scipy / pandas (tests/test_cli_imports.py checks the help texts match).
+FAMILIES = {
+    "evaluate": ("trackverify.tracking_cli", "evaluate",
+                 "Score predictions against reference tracks (protocol tracking_gt)."),
+    "stage": ("trackverify.stages.cli", "stage",
+              "Score one stage of the fly behaviour pipeline against its reference."),
+    "split": ("trackverify.hygiene_commands", "split",
+              "Split recordings into frozen partitions by animal or provenance group."),
+    "convert": ("trackverify.hygiene_commands", "convert",
+                "Convert tracker files, NWB and observation tables (Parquet / NWB)."),
+    "andi": ("trackverify.andi.cli", "andi",
+             "AnDi 2 anomalous-diffusion challenge scoring (andi-datasets 2.1.13 numbers)."),
+    "conversion": ("trackverify.conversion.cli", "conversion",
+                   "Verify a dataset converted into the common decoding format (converted_data.pkl)."),
+    "evidence": ("trackverify.evidence_cli", "evidence",
+                 "Score fixed_distance and registered_distance side by side (specimen and real pairs)."),
+    "audit": ("trackverify.audit.cli", "audit",
+              "Audit a tracker's output with no reference tracks: which identities can be trusted."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose FAMILIES commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *FAMILIES})
+
+    def get_command(self, ctx, name):
+        if name in FAMILIES and name not in self.commands:
+            module, attribute, _ = FAMILIES[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in FAMILIES and name not in self.commands:
+                limit = formatter.width - 6 - len(name)
+                rows.append((name, click.utils.make_default_short_help(FAMILIES[name][2], limit)))
+            else:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="trackverify")
 def cli() -> None:
     """Can these tracking results be trusted?
@@ -71,6 +123,15 @@ def cli() -> None:
 OUT_HELP = "Output folder (created if needed; files are replaced atomically)."
 
 
+def _parse_conditions(ctx, param, value):
+    if value is None:
+        return None
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not names:
+        raise click.BadParameter("give at least one condition, e.g. control", param_hint="--conditions")
+    return names
+
+
 def run_settings(command):
     """The run settings shared by `run` and `verify` (each overrides the config file)."""
     options = [
@@ -86,6 +147,9 @@ def run_settings(command):
                      help="Distance at which canonical-metric similarity reaches 0 [5]."),
         click.option("--verifier", default=None,
                      help="Verifier name or module:Class [fixed_distance]."),
+        click.option("--conditions", default=None, callback=_parse_conditions,
+                     metavar="NAME,...", help="Conditions to run, comma-separated [the seven "
+                     "of SPEC section 4; 'control' alone fits any recording length]."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -125,8 +189,10 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 
 @cli.command()
 @click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Observation table (CSV/Parquet) or a folder with observations.parquet "
-                   "and recordings.csv. Without it, the built-in development specimen.")
+              help="Observation table (CSV/Parquet), a folder with observations.parquet "
+                   "and recordings.csv, or a tracker's file (TrackMate, CTC, GEFF, btrack, "
+                   "napari, ZephIR, MOT; docs/formats.md). Without it, the built-in specimen.")
+@input_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("trackverify-results"), show_default=True, help=OUT_HELP)
 @run_settings
@@ -148,8 +214,8 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
               show_default=True, help="Where parallel work runs (ray needs the 'ray' extra).")
 @click.option("--rows/--no-rows", default=True, show_default=True,
               help="Write observations.parquet (every scored row).")
-def run(data, out, config_file, motion, frames, animals, partitions_path, calibrate, jobs,
-        executor, rows, **settings):
+def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animals,
+        partitions_path, calibrate, jobs, executor, rows, **settings):
     """Run the benchmark: tracking_gt, anatomical_verification, anatomical_consistency.
 
     Writes results.json, manifest.json, report.html and observations.parquet to --out.
@@ -162,7 +228,9 @@ def run(data, out, config_file, motion, frames, animals, partitions_path, calibr
                            "specimen.animals": animals}, config_file=config_file)
     summary = run_job(config, out, data=data, partitions_path=partitions_path,
                       target_selective_risk=_parse_calibrate(calibrate),
-                      execution=Execution(jobs=jobs, executor=executor, write_rows=rows))
+                      execution=Execution(jobs=jobs, executor=executor, write_rows=rows),
+                      data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size},
+                      on_warnings=echo_warnings)
     click.echo(summary)
 
 
@@ -182,12 +250,14 @@ def _parse_calibrate(text: str | None) -> float | None:
 
 
 @cli.command()
-@click.option("--observations", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--observations", type=click.Path(exists=True, path_type=Path),
               required=True, help="Observation table with clean predictions (CSV/Parquet): "
-              "recording, frame, track, detection, x_um, y_um[, z_um], pred_id, pred_valid.")
+              "recording, frame, track, detection, x_um, y_um[, z_um], pred_id, pred_valid; "
+              "or a tracker's file (docs/formats.md).")
+@input_options
 @run_settings
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help=OUT_HELP)
-def verify(observations, out, config_file, **settings):
+def verify(observations, fmt, columns, pixel_size, out, config_file, **settings):
     """Corrupt clean predictions, run a verifier on every condition and score it.
 
     The same job as `run --data FILE`: the corruption suite, the verifier's certification
@@ -197,22 +267,8 @@ def verify(observations, out, config_file, **settings):
     from trackverify.run import run_job
 
     config = build_config(settings, config_file=config_file)
-    click.echo(run_job(config, out, data=observations))
-
-
-# Command families that live in their own packages: (module, click command) pairs.
-FAMILIES = (
-    ("trackverify.tracking_gt", "evaluate"),
-    ("trackverify.stages.cli", "stage"),
-    ("trackverify.hygiene_commands", "split"),
-    ("trackverify.hygiene_commands", "convert"),
-    ("trackverify.andi.cli", "andi"),
-    ("trackverify.conversion.cli", "conversion"),
-    ("trackverify.evidence", "evidence"),
-    ("trackverify.audit.cli", "audit"),
-)
-for _module, _command in FAMILIES:
-    cli.add_command(getattr(importlib.import_module(_module), _command))
+    click.echo(run_job(config, out, data=observations, on_warnings=echo_warnings,
+                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size}))
 
 
 if __name__ == "__main__":  # pragma: no cover

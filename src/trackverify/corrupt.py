@@ -94,6 +94,24 @@ def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:
     return pd.Series(values, index=table.index, name="error")
 
 
+def short_recording_hint(n_frames: int, start: int, recovery_end: int,
+                         conditions: tuple[str, ...]) -> str:
+    """The flags that would work for a recording of ``n_frames`` frames: a ``--start`` /
+    ``--recovery-end`` at a third and two thirds of it, or the ``--conditions`` that fit the
+    current settings (``control`` always does)."""
+    fits = [c for c in conditions if c == "control" or (
+        n_frames > start and (c not in RECOVERY_MODES or n_frames > recovery_end))]
+    options = []
+    if n_frames >= 3:
+        new_start = max(1, n_frames // 3)
+        new_end = max(new_start + 1, (2 * n_frames) // 3)
+        if new_end < n_frames:
+            options.append(f"--start {new_start} --recovery-end {new_end}")
+    options.append(f"--conditions {','.join(fits) or 'control'}")
+    return "try " + ", or ".join(options) + " (or set start / recovery_end / conditions in " \
+        "the [run] table of --config; docs/configuration.md)"
+
+
 def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
                      recovery_end: int, recording: str = "") -> dict[str, Corruption]:
     """Choose the tracks of every condition (all random draws happen here, in table order)."""
@@ -116,8 +134,8 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
         if n_frames <= start or (condition in RECOVERY_MODES and n_frames <= recovery_end):
             needed = recovery_end if condition in RECOVERY_MODES else start
             raise InputError(f"{where} has {n_frames} frames, too short for '{condition}' "
-                             f"(needs more than {needed}); lower start/recovery_end or drop the "
-                             "condition")
+                             f"(needs more than {needed}); "
+                             + short_recording_hint(n_frames, start, recovery_end, conditions))
         need = 1 if condition in ("fragmentation", "dropout") else 2
         if len(candidates) < need:
             raise InputError(f"{where}: '{condition}' needs {need} track(s) observed at frame "

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.tabular import load_table, read_table
+from trackverify.io.tabular import read_table
 from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
-from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+from trackverify.tables import RECORDINGS, validate
 
 
 @dataclass(frozen=True)
@@ -70,19 +70,30 @@ def specimen_dataset(config: SpecimenConfig) -> Dataset:
     return Dataset(recording_table(config), {"specimen": provenance(config)}, _specimen=config)
 
 
-def load_dataset(path: str | Path) -> Dataset:
-    """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``) or a table."""
+def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict | None = None,
+                 pixel_size: str | tuple | None = None) -> Dataset:
+    """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``), an
+    observation table, or any tracker file :mod:`trackverify.io.formats` reads (its tracks
+    become both the reference and the clean predictions). The source record (manifest) holds
+    the format, the calibration used and any units warnings."""
+    from trackverify.io.formats import detect_format, load
+
     path = Path(path)
-    if path.is_dir():
-        candidates = [path / "observations.parquet", path / "observations.csv"]
-        table_path = next((p for p in candidates if p.exists()), None)
-        if table_path is None:
-            raise InputError("the folder has no observations.parquet or observations.csv",
-                             source=str(path))
+    recordings_path = None
+    if path.is_dir() and fmt in (None, "table") and any(
+            (path / name).exists() for name in ("observations.parquet", "observations.csv")):
+        table_path = next(p for p in (path / "observations.parquet", path / "observations.csv")
+                          if p.exists())
         recordings_path = path / "recordings.csv"
+        fmt = "table"
+    elif path.is_dir() and fmt is None and not _is_tracker_folder(path):
+        raise InputError("the folder has no observations.parquet or observations.csv",
+                         source=str(path))
     else:
-        table_path, recordings_path = path, None
-    observations = load_table(table_path, OBSERVATIONS)
+        table_path = path
+    loaded = load(table_path, "observations", fmt=fmt or detect_format(table_path),
+                  columns=columns, pixel_size=pixel_size)
+    observations = loaded.table
     present = pd.unique(observations["recording"])
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
@@ -95,4 +106,14 @@ def load_dataset(path: str | Path) -> Dataset:
     else:
         recordings = pd.DataFrame({"recording": present, "animal_id": present,
                                    "provenance_group": "unknown", "source_folds": ""})
-    return Dataset(recordings, {"data": str(path)}, _observations=observations)
+    source = {"data": str(path), "format": loaded.info["format"],
+              "calibration": loaded.info.get("calibration")}
+    if loaded.warnings:
+        source["warnings"] = loaded.warnings
+    return Dataset(recordings, source, _observations=observations)
+
+
+def _is_tracker_folder(path: Path) -> bool:
+    from trackverify.io.formats import FORMATS
+
+    return any(f.sniff(path) for f in FORMATS.values() if f.name != "table")

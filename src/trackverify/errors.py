@@ -40,3 +40,7 @@ class ConfigError(TrackverifyError):
 
 class LeakageError(TrackverifyError):
     """A fit step asked for labels of recordings it must never see (e.g. ``test``)."""
+
+
+class MissingExtraError(TrackverifyError):
+    """An optional dependency (an extra) is not installed; the message gives the install command."""

@@ -28,7 +28,6 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
@@ -326,31 +325,3 @@ def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
         specimen = specimen_evidence(levels, frames) if levels else []
         rows = pair_evidence(pairs, grid) if pairs is not None else []
     return {"specimen": specimen, "pairs": rows, "pair_summary": pair_summary(rows) if rows else []}
-
-
-@click.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for evidence.json and evidence.html (created if missing).")
-@click.option("--levels", default=",".join(LEVELS), show_default=True,
-              help="Motion levels of the development specimen, comma-separated ('' = none).")
-@click.option("--frames", type=click.IntRange(min=20), default=1000, show_default=True,
-              help="Frames of the development specimen.")
-@click.option("--pairs", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Folder of example folders, each with pts_gt.npy and pts_tar.npy.")
-@click.option("--grid", type=click.Choice(["full", "default"]), default="full", show_default=True,
-              help="Leave-one-out candidates for the pairs: the 324-setting grid, or the "
-                   "verifier's defaults only.")
-def evidence(out, levels, frames, pairs, grid):
-    """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
-    chosen = [level.strip() for level in levels.split(",") if level.strip()]
-    unknown = sorted(set(chosen) - set(LEVELS))
-    if unknown:
-        raise click.BadParameter(f"unknown motion level(s) {unknown}; choose from {list(LEVELS)}",
-                                 param_hint="--levels")
-    result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "evidence.json", result)
-    write_text_atomic(out / "evidence.html", render_evidence(result))
-    for line in result["pair_summary"]:
-        click.echo(line)
-    click.echo(str(out / "evidence.html"))

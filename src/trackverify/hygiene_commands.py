@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from trackverify.cli_inputs import input_options
+
 SPLIT_BY = ("animal", "provenance_group")  # trackverify.partitions.SPLIT_BY
 DEFAULT_SEED = 20261007  # trackverify.partitions.DEFAULT_SEED
 
@@ -54,6 +56,7 @@ def split(recordings_path, by, fractions, pairs_path, seed, out):
 
 @click.command()
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
+@input_options
 @click.option("--to", "to", type=click.Choice(["parquet", "nwb"]), required=True,
               help="Target format.")
 @click.option("--out", required=True, type=click.Path(path_type=Path),
@@ -63,13 +66,16 @@ def split(recordings_path, by, fractions, pairs_path, seed, out):
               show_default=True, help="NWB layout to write: per-frame ROIs or a label volume.")
 @click.option("--voxel-um", type=float, default=None,
               help="Voxel spacing the NWB writer records [0.001 for rois, 1 for labels].")
-def convert(source, to, out, layout, voxel_um):
-    """Convert between WormID-layout NWB and observation tables (Parquet).
+def convert(source, fmt, columns, pixel_size, to, out, layout, voxel_um):
+    """Convert tracker files, NWB and observation tables (Parquet / NWB).
 
     SOURCE is an NWB file, a folder of NWB files, a folder with observations.parquet (and
-    recordings.csv), or an observation table.
+    recordings.csv), an observation table, or a tracker's file (TrackMate, CTC, GEFF,
+    btrack, napari, ZephIR, MOT; docs/formats.md): its tracks become the observation
+    table's reference tracks and clean predictions.
     """
     from trackverify.io.nwb import convert as run_convert
 
-    written = run_convert(source, to, out, layout=layout, voxel_um=voxel_um)
+    written = run_convert(source, to, out, layout=layout, voxel_um=voxel_um, fmt=fmt,
+                          columns=columns, pixel_size=pixel_size)
     click.echo(f"wrote {len(written)} file(s) to {out}")

@@ -168,10 +168,20 @@ def _sum_reasons(per_condition: dict) -> dict | None:
 
 def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             partitions_path: str | Path | None = None, target_selective_risk: float | None = None,
-            execution: Execution = Execution()) -> str:
-    """Run everything and write the outputs; return a short summary for the terminal."""
+            execution: Execution = Execution(), data_options: dict | None = None,
+            on_warnings=None) -> str:
+    """Run everything and write the outputs; return a short summary for the terminal.
+
+    ``data_options`` (``fmt``, ``columns``, ``pixel_size``) say how to read ``data``
+    (:func:`trackverify.dataset.load_dataset`); its units warnings go to ``on_warnings``
+    (a callable taking the list), into ``results.json`` (``input_warnings``) and the report.
+    """
     out = Path(out)
-    dataset = load_dataset(data) if data is not None else specimen_dataset(config.specimen)
+    dataset = (load_dataset(data, **(data_options or {})) if data is not None
+               else specimen_dataset(config.specimen))
+    input_warnings = list(dataset.source.get("warnings", []))
+    if input_warnings and on_warnings is not None:
+        on_warnings(input_warnings)
     # Load every verifier once, before any work: a bad spec fails early, and their names
     # and kinds of evidence (which no run setting changes) serve the whole run.
     verifiers = [load_verifier(spec, verifier_options(config))
@@ -193,6 +203,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
                        "quarantine": list(partitions.quarantine)},
         "calibration": fitted,
         "caveats": list(CAVEATS),
+        "input_warnings": input_warnings,
     })
     manifest = build_manifest(config.to_dict(), dataset.source, input_hashes(data),
                               results.pop("_choices"))

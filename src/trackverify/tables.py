@@ -6,7 +6,8 @@ reference track, with the prediction the tracker gave that observation's detecti
 ========== ============ ==================================================================
 column     type         meaning
 ========== ============ ==================================================================
-recording  str          recording id (one animal imaged over frames ``0..T-1``)
+recording  str          recording id (one animal imaged over frames ``0..T-1``); optional
+                        for a single recording: absent, it is ``DEFAULT_RECORDING``
 frame      int >= 0     frame index; frame 0 is the anchor frame
 track      int or str   reference track id (anonymous but persistent)
 detection  int or str   source detection id, unique within (recording, frame)
@@ -28,13 +29,16 @@ Recording table (one row per recording): ``recording, animal_id, provenance_grou
 source_folds]`` plus free metadata columns. ``source_folds`` is carried as metadata and
 never used to split.
 
-Validation errors name the file, the column and the first offending row. Rows are
+Validation errors name the file, the column and the first offending row; a table that lacks
+required columns gets one error naming every missing column and, for each, the closest
+present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
 Ids may be integers or strings but not a mixture of both within one column.
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +48,8 @@ from trackverify.errors import InputError
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
 COORDS_3D = ("x_um", "y_um", "z_um")
+#: The recording of a table without a ``recording`` column (one recording).
+DEFAULT_RECORDING = "default"
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
     (int64 or str). Raises :class:`InputError` naming source, column and first bad row.
     """
     _check_columns(df, schema, source)
+    if schema is not RECORDINGS and "recording" not in df.columns:
+        df = df.assign(recording=DEFAULT_RECORDING)
     keep = [c for c in (*schema.required, *schema.optional) if c in df.columns]
     extra = [c for c in df.columns if c not in keep]
     out = df[keep + extra].copy().reset_index(drop=True)
@@ -133,14 +141,25 @@ def _check_columns(df: pd.DataFrame, schema: Schema, source: str) -> None:
         if name in seen:
             raise InputError("the column appears twice", source=source, column=name)
         seen.add(name)
-    missing = [c for c in schema.required if c not in seen]
+    missing = [c for c in schema.required if c not in seen
+               and not (c == "recording" and schema is not RECORDINGS)]
     if missing:
         hint = ""
         if len(names) == 1 and any(sep in names[0] for sep in ";\t|"):
             hint = " (is the file comma-separated?)"
+        unused = [n for n in names if n not in schema.required and n not in schema.optional]
+        described = [column + closest_hint(column, unused) for column in missing]
         raise InputError(
-            f"missing required column of the {schema.name}; found columns "
-            f"{names}{hint}", source=source, column=missing[0])
+            f"missing required column(s) of the {schema.name}: {'; '.join(described)}; found "
+            f"columns {names}{hint} (rename them in the file or map them with --columns "
+            f"{','.join(f'{c}=NAME' for c in missing)})", source=source,
+            column=", ".join(missing))
+
+
+def closest_hint(name: str, candidates: list[str]) -> str:
+    """``" (closest: a, b)"``: the present names most like ``name`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.3)
+    return f" (closest: {', '.join(close)})" if close else ""
 
 
 def _first(mask: np.ndarray) -> int:

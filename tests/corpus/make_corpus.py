@@ -114,8 +114,9 @@ def _set(df: pd.DataFrame, column: str, row: int, value) -> pd.DataFrame:
 
 # Observation-table mutations: (name, mutate, column, row). Row is the 1-based data row.
 TABLE_MUTATIONS: list[tuple[str, Callable[[pd.DataFrame], pd.DataFrame], str | None, int | None]] = [
+    # (``recording`` may be left out of a single-recording table: tests/formats cover it.)
     *[(f"missing_{c}", (lambda c: lambda df: df.drop(columns=[c]))(c), c, None)
-      for c in ("recording", "frame", "track", "detection", "x_um", "y_um", "pred_id", "pred_valid")],
+      for c in ("frame", "track", "detection", "x_um", "y_um", "pred_id", "pred_valid")],
     ("renamed_x", lambda df: df.rename(columns={"x_um": "x"}), "x_um", None),
     ("renamed_frame", lambda df: df.rename(columns={"frame": "Frame"}), "frame", None),
     ("nan_x", lambda df: _set(df, "x_um", 5, np.nan), "x_um", 5),

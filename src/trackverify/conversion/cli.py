@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from trackverify.io.atomic import write_json_atomic
 
 _RESULT = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]-[/]"}
 
@@ -53,6 +52,7 @@ def check(submission, reference, out, epochs, seed, engine):
     """
     from rich.table import Table
 
+    from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.checks import run_checks
     from trackverify.conversion.decoder import DecoderConfig
 
@@ -82,6 +82,7 @@ def decode(data, epochs, seed, engine, out):
     """Train the linear decoder on DATA.pkl and report per-output balanced accuracy."""
     from rich.table import Table
 
+    from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.decoder import DecoderConfig, run_decoder
     from trackverify.conversion.format import load_valid
 
@@ -118,6 +119,7 @@ def judge_agreement_command(ratings, judge_column, manual_column, by, out):
     """
     from rich.table import Table
 
+    from trackverify.io.atomic import write_json_atomic
     from trackverify.conversion.judge import agreement_table
     from trackverify.io.tabular import read_table
 

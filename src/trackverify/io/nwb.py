@@ -65,12 +65,9 @@ _UNIT_TO_UM = {"um": 1.0, "µm": 1.0, "micrometer": 1.0, "micrometers": 1.0, "mi
 
 
 def _h5py():
-    try:
-        import h5py
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise InputError("reading NWB files needs the 'nwb' extra: "
-                         "pip install 'trackverify[nwb]'") from exc
-    return h5py
+    from trackverify.extras import require
+
+    return require("h5py", "nwb", "reading NWB files")
 
 
 # ----------------------------------------------------------------------------- reading
@@ -380,8 +377,12 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
     """
     from trackverify.io.atomic import write_atomic
 
+    from trackverify.extras import require
+
     if layout not in ("rois", "labels"):
         raise InputError(f"unknown NWB layout {layout!r} (use rois or labels)")
+    for module in ("hdmf", "pynwb", "ndx_multichannel_volume"):  # one line, before any work
+        require(module, "nwb", "writing NWB (convert --to nwb)")
     obs = validate(observations, OBSERVATIONS, source="<observations>")
     names_present = obs["recording"].unique()
     if len(names_present) != 1:
@@ -526,47 +527,43 @@ def _filled(values: np.ndarray, present: np.ndarray, members: np.ndarray) -> lis
 # ----------------------------------------------------------------------------- convert
 
 
-def read_any(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Observations and recordings from an NWB file, a folder of them, a folder with
-    ``observations.parquet`` (+ ``recordings.csv``), or an observation table."""
+def read_any(path: Path, **options) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Observations and recordings from an NWB file, a folder of them, or anything
+    :func:`trackverify.dataset.load_dataset` reads (a folder with ``observations.parquet``
+    (+ ``recordings.csv``), an observation table, a tracker's file; ``options`` are its
+    ``fmt``, ``columns`` and ``pixel_size``)."""
+    from trackverify.dataset import load_dataset
+
     from trackverify.io.tabular import load_table, read_table
 
     path = Path(path)
-    if path.is_file() and path.suffix.lower() == ".nwb":
+    fmt = options.get("fmt")
+    if fmt in (None, "nwb") and path.is_file() and path.suffix.lower() == ".nwb":
         return read_nwb(path)
-    if path.is_dir():
+    if fmt in (None, "nwb") and path.is_dir():
         files = sorted(path.glob("*.nwb"))
         if files:
             parts = [read_nwb(p) for p in files]
             return (pd.concat([p[0] for p in parts], ignore_index=True),
                     pd.concat([p[1] for p in parts], ignore_index=True))
-        tables = [p for p in (path / "observations.parquet", path / "observations.csv")
-                  if p.exists()]
-        if not tables:
-            raise InputError("the folder holds no .nwb files and no observations.parquet/.csv",
-                             source=str(path))
-        obs = load_table(tables[0], OBSERVATIONS)
-        recordings_path = path / "recordings.csv"
-        recordings = (load_table(recordings_path, RECORDINGS) if recordings_path.exists()
-                      else _default_recordings(obs))
-        return obs, recordings
-    obs = validate(read_table(path), OBSERVATIONS, source=str(path))
-    return obs, _default_recordings(obs)
-
-
-def _default_recordings(obs: pd.DataFrame) -> pd.DataFrame:
-    names = obs["recording"].unique()
-    return pd.DataFrame({"recording": names, "animal_id": names, "provenance_group": "unknown"})
+    dataset = load_dataset(path, **options)
+    return dataset._observations, dataset.recordings
 
 
 def convert(source: str | os.PathLike, to: str, out: str | os.PathLike, *,
-            layout: str = "rois", voxel_um: float | None = None) -> list[Path]:
+            layout: str = "rois", voxel_um: float | None = None, **options) -> list[Path]:
     """``to="parquet"``: write ``out/observations.parquet`` and ``out/recordings.csv``.
     ``to="nwb"``: one file per recording: ``out`` itself if it ends in ``.nwb`` (one
-    recording only), else ``out/<recording>.nwb``."""
+    recording only), else ``out/<recording>.nwb``. ``options`` (``fmt``, ``columns``,
+    ``pixel_size``) say how to read ``source`` (:func:`read_any`)."""
     from trackverify.io.tabular import write_table
 
-    obs, recordings = read_any(Path(source))
+    if to == "nwb":
+        from trackverify.extras import require
+
+        for module in ("hdmf", "pynwb", "ndx_multichannel_volume"):  # before reading anything
+            require(module, "nwb", "convert --to nwb")
+    obs, recordings = read_any(Path(source), **options)
     out = Path(out)
     if to == "parquet":
         return [write_table(obs, out / "observations.parquet"),

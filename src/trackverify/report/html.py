@@ -200,7 +200,9 @@ def render_report(results: dict, curves: dict) -> str:
     empty = [p for p, listed in members.items() if not listed]
     partition_rows = [[html.escape(p), str(len(listed)), ", ".join(map(html.escape, map(str, listed[:8])))
                        + (" ..." if len(listed) > 8 else "")] for p, listed in members.items()]
-    caveats = "".join(f"<li>{html.escape(c)}</li>" for c in results["caveats"])
+    caveats = "".join(f"<li>{html.escape(c)}</li>" for c in
+                      [f"Input units: {w}" for w in results.get("input_warnings", [])]
+                      + list(results["caveats"]))
     rule = next(iter(results["anatomical_consistency"].values()))["rule"] if recordings else ""
     return page("trackverify report", f"""<h1>trackverify report</h1>
 <p class="lead">Can these identities be trusted? {len(recordings)} recording(s), verifier

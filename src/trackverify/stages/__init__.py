@@ -10,7 +10,6 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from trackverify.stages.common import StageResult, apply_overrides, config_record
 
 STAGES: dict[str, tuple[str, str]] = {
     "body-tracking": ("body_tracking", "BodyTrackingConfig"),
@@ -35,6 +34,8 @@ def evaluate_stage(stage: str, submission: Path, reference: Path,
                    ground_truth: Path | None = None,
                    overrides: dict[str, Any] | None = None) -> StageResult:
     """Score ``submission`` for ``stage`` (see the stage modules for formulas and formats)."""
+    from trackverify.stages.common import apply_overrides
+
     config = apply_overrides(default_config(stage), overrides)
     return stage_module(stage).evaluate(Path(submission), Path(reference),
                                         None if ground_truth is None else Path(ground_truth),
@@ -44,8 +45,19 @@ def evaluate_stage(stage: str, submission: Path, reference: Path,
 def failed_result(stage: str, problems: list[str],
                   overrides: dict[str, Any] | None = None) -> StageResult:
     """Score 0, verdict ``fail``: a submission that cannot be evaluated at all."""
+    from trackverify.stages.common import StageResult, apply_overrides, config_record
+
     config = apply_overrides(default_config(stage), overrides)
     return StageResult(stage, 0.0, "fail", {}, {}, config_record(config), list(problems))
+
+
+def __getattr__(name: str):
+    # Lazy (numpy): `trackverify stage -h` only needs STAGES.
+    if name == "StageResult":
+        from trackverify.stages.common import StageResult
+
+        return StageResult
+    raise AttributeError(f"module 'trackverify.stages' has no attribute {name!r}")
 
 
 __all__ = ["STAGES", "StageResult", "default_config", "evaluate_stage", "failed_result"]

@@ -1,0 +1,42 @@
+"""The command-line options every command that reads tracking files shares (light: click only).
+
+``--format``, ``--columns`` and ``--pixel-size`` reach :func:`trackverify.io.formats.load`;
+warnings about units go to stderr (and, by the commands, into their reports).
+"""
+
+from __future__ import annotations
+
+import click
+
+FORMAT_NAMES = ("trackmate", "ctc", "geff", "btrack", "napari", "zephir", "mot", "table")
+FORMAT_HELP = ("Input format, one of " + ", ".join(FORMAT_NAMES) +
+               " [detected from the extension and content; see docs/formats.md].")
+COLUMNS_HELP = ("Rename a CSV / Parquet table's columns to the project's names, "
+                "PROJECT=FILE pairs, e.g. frame=t,pred_id=id,x_um=x,y_um=y.")
+PIXEL_HELP = ("um per pixel (or voxel) X[,Y[,Z]] for inputs whose file has no calibration "
+              "(CTC, btrack, napari, ZephIR, MOT, pixel TrackMate/GEFF, mapped tables).")
+
+
+def input_options(command=None, *, prefix: str = ""):
+    """``--format``, ``--columns``, ``--pixel-size`` as ``fmt``, ``columns``, ``pixel_size``;
+    with ``prefix`` (``--reference-format`` ...) as ``reference_fmt`` ..., for one input only."""
+    def decorate(command):
+        dash = f"--{prefix}-" if prefix else "--"
+        key = f"{prefix}_" if prefix else ""
+        options = [
+            click.option(f"{dash}format", f"{key}fmt", metavar="NAME", default=None,
+                         help=f"Format of --{prefix} only." if prefix else FORMAT_HELP),
+            click.option(f"{dash}columns", f"{key}columns", default=None, metavar="PROJECT=FILE,...",
+                         help=f"--columns for --{prefix} only." if prefix else COLUMNS_HELP),
+            click.option(f"{dash}pixel-size", f"{key}pixel_size", default=None, metavar="X[,Y[,Z]]",
+                         help=f"--pixel-size for --{prefix} only." if prefix else PIXEL_HELP),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate(command) if command is not None else decorate
+
+
+def echo_warnings(warnings: list[str]) -> None:
+    for text in warnings:
+        click.echo(f"trackverify: warning: {text}", err=True)

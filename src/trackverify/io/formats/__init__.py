@@ -1,0 +1,210 @@
+"""Readers for the files trackers write, one module each, behind one registry.
+
+Every reader turns a file into the same thing, a :class:`Tracks`: one row per tracked
+point (``frame, track, x, y[, z]`` in the file's own units, ``parent_track`` and
+format-specific extra columns) and a :class:`Calibration` saying what one unit is in
+micrometres when the file says so. :func:`load` then applies the calibration (or
+``--pixel-size``), checks the units look plausible, and returns one of the project's
+tables (reference, predictions or observations; :mod:`trackverify.tables`), validated with
+the same file / column / row messages as every other table.
+
+Divisions and merges. Graph formats (TrackMate, GEFF) are cut into *tracklets*: a tracklet
+ends where a node has more or fewer than one successor or where its successor has more than
+one predecessor. Every branch is its own ``track`` (integers from 1, ordered by first frame),
+and ``parent_track`` holds the id of the track it came from (null when none; with a merge,
+the smallest of the parents, all of them in ``merge_parents``). Formats that already store
+tracklets (CTC, btrack, napari) keep their own ids and parent links. The graph's own track
+or lineage id, where there is one, is kept as ``source_track``.
+
+Formats are chosen by ``--format NAME`` or detected from the extension and a look at the
+content (:func:`detect_format`); an ambiguous or unknown file is an error listing the formats.
+Importing this package is cheap: a reader's module (and its heavy dependencies) is
+imported only when a file of that format is sniffed or read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trackverify.errors import InputError
+
+KINDS = ("reference", "predictions", "observations")
+
+
+@dataclass(frozen=True)
+class Format:
+    """A registered format: its name, file extensions, extra and the module that reads it."""
+
+    name: str
+    module: str
+    extensions: tuple[str, ...]
+    summary: str
+    extra: str | None = "formats"
+
+    def _reader(self):
+        return importlib.import_module(f"trackverify.io.formats.{self.module}")
+
+    def sniff(self, path: Path) -> bool:
+        """Whether ``path`` looks like this format (reads at most a few kilobytes)."""
+        try:
+            return bool(self._reader().sniff(path))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return False
+
+    def read(self, path: Path, **options) -> "Tracks":
+        return self._reader().read(path, **options)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("trackmate", "trackmate", (".xml",), "TrackMate XML (spots, tracks, filtered tracks)"),
+    Format("ctc", "ctc", ("_track.txt",),
+           "Cell Tracking Challenge res_track.txt / man_track.txt with label TIFFs"),
+    Format("geff", "geff", (".geff", ".zarr"), "GEFF graph (zarr store), read with the geff package"),
+    Format("btrack", "btrack", (".h5", ".hdf5"), "btrack HDF5 (objects + tracks)"),
+    Format("napari", "napari", (".csv",), "napari tracks CSV (ID,t,[z,]y,x) + graph JSON"),
+    Format("zephir", "zephir", (".h5",), "ZephIR annotations.h5 (+ worldlines.h5, metadata.json)"),
+    Format("mot", "mot", (".txt",), "MOTChallenge-style text: frame,id,x,y[,z] or boxes"),
+    Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
+           "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
+)}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What one coordinate unit of a file is: ``um_per_unit`` per axis (x, y[, z]) or None."""
+
+    unit: str
+    um_per_unit: tuple[float, ...] | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unit": self.unit, "um_per_unit": None if self.um_per_unit is None
+                else list(self.um_per_unit), "source": self.source}
+
+
+@dataclass
+class Tracks:
+    """A reader's result: points in the file's units and what the file says they are."""
+
+    table: Any  # pandas.DataFrame: frame, track, x, y[, z], parent_track, extras
+    calibration: Calibration
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Loaded:
+    """A project table read from any format, and what was done to get it (for the manifest)."""
+
+    table: Any  # pandas.DataFrame, validated against the kind's schema
+    info: dict
+    warnings: list[str] = field(default_factory=list)
+
+
+def format_names() -> str:
+    return ", ".join(FORMATS)
+
+
+def _suffix_matches(path: Path, fmt: Format) -> bool:
+    name = path.name.lower().rstrip("/")
+    return any(name.endswith(ext) for ext in fmt.extensions)
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """The one format ``path`` is in, from its extension and content, or an InputError."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    by_suffix = [f for f in FORMATS.values() if _suffix_matches(path, f)]
+    candidates = by_suffix or list(FORMATS.values())
+    matches = [f.name for f in candidates if f.name != "table" and f.sniff(path)]
+    if not matches and any(f.name == "table" for f in by_suffix) and path.is_file():
+        matches = ["table"]  # a .csv / .parquet that is no tracker's layout
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise InputError(f"cannot tell the format; give --format, one of: {format_names()}",
+                         source=str(path))
+    raise InputError(f"the format is ambiguous ({', '.join(matches)}); give --format, one of: "
+                     f"{format_names()}", source=str(path))
+
+
+def get_format(name: str) -> Format:
+    if name not in FORMATS:
+        close = difflib.get_close_matches(name, list(FORMATS), n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise InputError(f"unknown format '{name}'{hint}; known: {format_names()}")
+    return FORMATS[name]
+
+
+def parse_columns(text: str | dict | None) -> dict[str, str]:
+    """``"frame=t,pred_id=id,x_um=x"`` -> ``{"t": "frame", "id": "pred_id", "x": "x_um"}``
+    (a mapping from the file's names to the project's names)."""
+    if text is None:
+        return {}
+    if isinstance(text, dict):
+        return dict(text)
+    mapping: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        target, sep, present = part.partition("=")
+        if not sep or not target.strip() or not present.strip():
+            raise InputError(f"--columns: '{part}' is not PROJECT=FILE (e.g. frame=t,x_um=x)")
+        if present.strip() in mapping:
+            raise InputError(f"--columns: the file's column '{present.strip()}' is mapped twice")
+        mapping[present.strip()] = target.strip()
+    return mapping
+
+
+def parse_pixel_size(text: str | tuple | None) -> tuple[float, ...] | None:
+    """``"0.3"`` (every axis), ``"0.3,0.3"`` (x, y) or ``"0.3,0.3,1.5"`` (x, y, z), in um."""
+    if text is None:
+        return None
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise InputError(f"--pixel-size: '{text}' is not X[,Y[,Z]] (um per pixel or voxel)") from None
+    if not 1 <= len(values) <= 3 or not all(v > 0 and v < float("inf") for v in values):
+        raise InputError(f"--pixel-size: '{text}' must be 1 to 3 positive numbers (um per pixel)")
+    return values
+
+
+def read_tracks(path: str | os.PathLike, fmt: str | None = None, **options) -> tuple[str, Tracks]:
+    """Read ``path`` in format ``fmt`` (detected when None): ``(format name, Tracks)``."""
+    path = Path(path)
+    name = fmt if fmt is not None else detect_format(path)
+    return name, get_format(name).read(path, **options)
+
+
+def load(path: str | os.PathLike, kind: str, *, fmt: str | None = None,
+         columns: str | dict | None = None, pixel_size: str | tuple | None = None,
+         recording: str | None = None) -> Loaded:
+    """Read any supported file as the project's ``kind`` of table (one of :data:`KINDS`).
+
+    Coordinates become micrometres: the file's calibration when it has one (recorded in
+    ``info["calibration"]``), else ``pixel_size`` (um per pixel, per axis), else they are
+    taken as micrometres with a warning. The units check of :mod:`.units` adds warnings.
+    """
+    from trackverify.io.formats import convert, units
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    path = Path(path)
+    name = fmt if fmt is not None else detect_format(path)
+    scale = parse_pixel_size(pixel_size)
+    mapping = parse_columns(columns)
+    if name == "table":
+        from trackverify.io.formats import table as table_format
+        return table_format.load_as(path, kind, mapping, scale, recording)
+    if mapping:
+        raise InputError(f"--columns applies to CSV / Parquet tables, not to format '{name}'",
+                         source=str(path))
+    tracks = get_format(name).read(path)
+    table, calibration, notes = units.to_micrometres(tracks, scale, str(path))
+    result = convert.as_kind(table, kind, recording, str(path))
+    info = {"path": str(path), "format": name, "calibration": calibration, **tracks.details}
+    return Loaded(result, info, notes + units.plausibility_warnings(result, str(path)))

@@ -1,0 +1,149 @@
+"""Cell Tracking Challenge results: ``res_track.txt`` / ``man_track.txt`` + label TIFFs.
+
+The track file has one line ``L B E P`` per track: label ``L`` is present from frame ``B``
+to frame ``E`` (inclusive) and ``P`` is the parent track's label (0 = none). The label
+images are the TIFFs beside it (``mask###.tif`` for results, ``man_track###.tif`` for the
+reference), the number being the frame. Read: one point per label per frame, at the
+centroid of the label's pixels (the mean of their indices, by ``np.bincount``: x = column,
+y = row, z = plane for 3-D stacks). ``track = L``, ``parent_track = P`` (null for 0).
+
+Give the track file or the folder holding it. Label images are read with ``tifffile``
+(LZW / deflate compression needs ``imagecodecs``; both in the ``formats`` extra). Units are
+pixels: the files carry no calibration, so give ``--pixel-size``. A label found in an image
+outside its ``B..E`` range, or not in the track file, is an error naming the image.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import InputError
+from trackverify.extras import require
+from trackverify.io.formats import Calibration, Tracks
+
+TRACK_FILES = ("res_track.txt", "man_track.txt")
+IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)
+MAX_LABEL = 2**24
+
+
+def track_file(path: Path) -> Path | None:
+    if path.is_dir():
+        return next((path / n for n in TRACK_FILES if (path / n).is_file()), None)
+    return path if path.is_file() else None
+
+
+def sniff(path: Path) -> bool:
+    found = track_file(path)
+    if found is None or not found.name.lower().endswith("_track.txt"):
+        return False
+    with open(found, "rb") as handle:
+        line = handle.readline(256).split()
+    return len(line) == 4 and all(part.isdigit() for part in line)
+
+
+def read_track_table(path: Path) -> pd.DataFrame:
+    where = str(path)
+    try:
+        table = pd.read_csv(path, sep=r"\s+", header=None, names=["L", "B", "E", "P"],
+                            dtype=np.int64, comment="#")
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InputError(f"not a CTC track file of 'L B E P' integer lines ({exc})",
+                         source=where) from exc
+    if table.empty:
+        raise InputError("the track file has no tracks", source=where)
+    bad = (table["L"] < 1) | (table["B"] < 0) | (table["E"] < table["B"]) | (table["P"] < 0)
+    if bad.any():
+        raise InputError("a line breaks L >= 1, B >= 0, E >= B, P >= 0", source=where,
+                         row=int(np.flatnonzero(bad.to_numpy())[0]) + 1)
+    if table["L"].duplicated().any():
+        raise InputError("a label appears twice", source=where, column="L",
+                         row=int(np.flatnonzero(table["L"].duplicated().to_numpy())[0]) + 1)
+    return table
+
+
+def label_centroids(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels >= 1 present, centroids (n, ndim) in x, y[, z] order)`` of one label image.
+
+    Only foreground pixels are visited: their flat indices give the pixel coordinates
+    (``np.unravel_index``) and one weighted ``np.bincount`` per axis sums them per label.
+    """
+    flat = labels.ravel()
+    foreground = np.flatnonzero(flat)
+    values = flat[foreground]
+    if values.size and int(values.max()) > MAX_LABEL:
+        raise ValueError(f"label values above {MAX_LABEL}")
+    if values.size and int(values.min()) < 0:
+        raise ValueError("negative label values")
+    values = values.astype(np.int64, copy=False)
+    counts = np.bincount(values)
+    present = np.flatnonzero(counts)
+    coordinates = np.unravel_index(foreground, labels.shape)
+    sums = [np.bincount(values, weights=c.astype(np.float64), minlength=len(counts))[present]
+            for c in coordinates]
+    # array axes are (z,) y, x; the points are x, y(, z)
+    return present, np.stack(sums[::-1], axis=1) / counts[present][:, None]
+
+
+def read(path: Path) -> Tracks:
+    found = track_file(path)
+    if found is None:
+        raise InputError(f"no {' or '.join(TRACK_FILES)} here", source=str(path))
+    tracks = read_track_table(found)
+    images = sorted((int(m.group(1)), p) for p in found.parent.iterdir()
+                    if (m := IMAGE_NAME.match(p.name)))
+    if not images:
+        raise InputError("no label images (mask###.tif or man_track###.tif) beside the track "
+                         "file: CTC positions come from the label images", source=str(found))
+    tifffile = require("tifffile", "formats", "reading Cell Tracking Challenge label images")
+    frames, labels, points = [], [], []
+    for frame, image in images:
+        try:
+            data = np.asarray(tifffile.imread(image))
+        except Exception as exc:  # tifffile raises many types for damaged or exotic files
+            hint = " (compressed TIFFs need imagecodecs: pip install 'trackverify[formats]')" \
+                if "imagecodecs" in str(exc) else ""
+            raise InputError(f"not a readable label image ({exc}){hint}", source=str(image)) from exc
+        if data.ndim not in (2, 3) or not np.issubdtype(data.dtype, np.integer):
+            raise InputError(f"a label image must be a 2-D or 3-D integer array, got "
+                             f"{data.dtype} {data.shape}", source=str(image))
+        try:
+            present, centroid = label_centroids(data)
+        except ValueError as exc:
+            raise InputError(str(exc), source=str(image)) from exc
+        frames.append(np.full(len(present), frame, dtype=np.int64))
+        labels.append(present)
+        points.append(centroid)
+    ndims = {p.shape[1] for p in points if len(p)}
+    if len(ndims) > 1:
+        raise InputError("the label images mix 2-D and 3-D", source=str(found.parent))
+    ndim = ndims.pop() if ndims else 2
+    frame = np.concatenate(frames)
+    label = np.concatenate(labels)
+    xyz = np.concatenate([p.reshape(-1, ndim) for p in points])
+    by_label = tracks.set_index("L")
+    known = np.isin(label, tracks["L"].to_numpy())
+    if not known.all():
+        i = int(np.flatnonzero(~known)[0])
+        raise InputError(f"label {label[i]} of frame {frame[i]} is not in {found.name}",
+                         source=str(dict(images)[int(frame[i])]))
+    begin = by_label.loc[label, "B"].to_numpy()
+    end = by_label.loc[label, "E"].to_numpy()
+    outside = (frame < begin) | (frame > end)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(f"label {label[i]} is in frame {frame[i]}, outside its frames "
+                         f"{begin[i]}..{end[i]} in {found.name}", source=str(dict(images)[int(frame[i])]))
+    parent = by_label.loc[label, "P"].to_numpy()
+    table = pd.DataFrame({"frame": frame, "track": label})
+    for axis, name in enumerate("xyz"[:ndim]):
+        table[name] = xyz[:, axis]
+    table["parent_track"] = pd.array(np.where(parent > 0, parent, 0), dtype="Int64")
+    table.loc[parent == 0, "parent_track"] = pd.NA
+    table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
+    details = {"track_file": str(found), "label_images": len(images),
+               "tracks": int(len(tracks)), "tracks_with_parent": int((tracks["P"] > 0).sum())}
+    return Tracks(table, Calibration("pixel", None, "none (CTC files carry no pixel size)"), details)

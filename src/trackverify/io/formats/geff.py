@@ -1,0 +1,156 @@
+"""GEFF (Graph Exchange File Format) zarr stores, read with the ``geff`` package.
+
+The graph group is the path given or its ``tracks/`` subgroup (where geff-java and many
+writers put it). Read: node ids, the links, and the node properties named by the metadata's
+``axes``: the ``time`` axis gives the frame (or a ``FRAME`` / ``frame`` property when there
+is one, e.g. when time is in minutes), the ``space`` axes give x, y[, z] by name (``x`` or
+``..._x``; a z axis that is 0 everywhere is dropped). The graph is cut into tracklets
+(:mod:`.graph`); a track / lineage property (``track_node_props``, or ``track_id``) is kept
+as ``source_track``, node ids as ``node``. Units: the space axes' ``unit`` when every one is
+a known length (micrometer, nanometer, ...), else uncalibrated (``--pixel-size``).
+
+Versions: the pinned ``geff`` (extra ``formats``) reads metadata under the ``geff`` key,
+i.e. GEFF 0.2 (``props``) up to 1.1. The first layout (GEFF 0.1, flat attributes with
+``position_attr``) is refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import InputError
+from trackverify.extras import require
+from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.graph import tracklets
+
+UNIT_TO_UM = {"micrometer": 1.0, "micron": 1.0, "um": 1.0, "µm": 1.0, "nanometer": 1e-3,
+              "nm": 1e-3, "millimeter": 1e3, "mm": 1e3, "meter": 1e6, "angstrom": 1e-4}
+FRAME_PROPS = ("FRAME", "frame")
+
+
+def graph_group(path: Path) -> Path | None:
+    for candidate in (path, path / "tracks"):
+        attrs = candidate / ".zattrs"
+        if attrs.is_file():
+            try:
+                data = json.loads(attrs.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(data, dict) and ("geff" in data or "geff_version" in data):
+                return candidate
+        zarr_json = candidate / "zarr.json"
+        if zarr_json.is_file() and b'"geff"' in zarr_json.read_bytes()[:65536]:
+            return candidate
+    return None
+
+
+def sniff(path: Path) -> bool:
+    return path.is_dir() and graph_group(path) is not None
+
+
+def _axis_key(name: str) -> str | None:
+    low = name.lower()
+    for axis in ("x", "y", "z"):
+        if low == axis or low.endswith(f"_{axis}"):
+            return axis
+    return None
+
+
+def _values(props: dict, name: str, where: str) -> np.ndarray:
+    if name not in props:
+        raise InputError(f"no node property '{name}'", source=where)
+    prop = props[name]
+    values = np.asarray(prop["values"])
+    missing = prop.get("missing")
+    if missing is not None and np.asarray(missing).astype(bool).any():
+        raise InputError(f"node property '{name}' is missing on some nodes", source=where)
+    return values
+
+
+def read(path: Path) -> Tracks:
+    where = str(path)
+    group = graph_group(path)
+    if group is None:
+        raise InputError("not a GEFF store (no .zattrs with geff metadata here or in tracks/)",
+                         source=where)
+    attrs = json.loads((group / ".zattrs").read_text(encoding="utf-8")) \
+        if (group / ".zattrs").is_file() else {}
+    if "geff" not in attrs and "geff_version" in attrs:
+        raise InputError(f"GEFF {attrs['geff_version']} (flat attributes, position_attr) is the "
+                         "first GEFF layout, which the geff package no longer reads; re-export "
+                         "it with geff >= 0.2", source=where)
+    require("geff", "formats", "reading GEFF")
+    reader_module = require("geff.geff_reader", "formats", "reading GEFF")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # geff warns about unit names it does not know
+            reader = reader_module.GeffReader(str(group))
+            metadata = reader.metadata
+            axes = list(metadata.axes or [])
+            time_axes = [a.name for a in axes if a.type == "time"]
+            space_axes = [a for a in axes if a.type == "space"]
+            available = set(reader.node_prop_names) if hasattr(reader, "node_prop_names") else None
+            frame_prop = next((p for p in FRAME_PROPS if available is None or p in available), None)
+            track_props = dict(getattr(metadata, "track_node_props", None) or {})
+            track_prop = track_props.get("tracklet") or track_props.get("lineage") or "track_id"
+            wanted = [a.name for a in axes] + [p for p in (frame_prop, track_prop) if p]
+            names = [p for p in dict.fromkeys(wanted) if available is None or p in available]
+            reader.read_node_props(names)
+            graph = reader.build()
+    except InputError:
+        raise
+    except Exception as exc:  # geff raises pydantic / zarr / value errors for bad stores
+        raise InputError(f"the geff package cannot read this store ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})", source=where) from exc
+    if not time_axes or not space_axes:
+        raise InputError("the GEFF metadata must declare a time axis and space axes", source=where)
+    props = graph["node_props"]
+    node_ids = np.asarray(graph["node_ids"])
+    edge_ids = np.asarray(graph["edge_ids"]).reshape(-1, 2)
+    frame_name = frame_prop if frame_prop in props else time_axes[0]
+    frames = _values(props, frame_name, where).astype(np.float64)
+    if not np.isfinite(frames).all() or (frames != np.round(frames)).any():
+        raise InputError(f"node property '{frame_name}' is not whole frames (give a FRAME "
+                         "property)", source=where)
+    table = pd.DataFrame({"node": node_ids, "frame": frames.astype(np.int64)})
+    units = []
+    for axis in space_axes:
+        key = _axis_key(axis.name)
+        if key is None or key in table.columns:
+            raise InputError(f"cannot tell which of x, y, z the space axis '{axis.name}' is",
+                             source=where)
+        table[key] = _values(props, axis.name, where).astype(np.float64)
+        units.append(axis.unit)
+    if "z" in table.columns and (table["z"] == 0).all():
+        table = table.drop(columns="z")
+    index = pd.Index(node_ids)
+    if not index.is_unique:
+        raise InputError("two nodes share an id", source=where)
+    src = index.get_indexer(edge_ids[:, 0])
+    dst = index.get_indexer(edge_ids[:, 1])
+    if (src < 0).any() or (dst < 0).any():
+        raise InputError("a link names a node that is not in the graph", source=where)
+    track, parent, merges = tracklets(table["frame"].to_numpy(), src, dst, where)
+    table["track"] = track
+    table["parent_track"] = parent
+    if merges is not None:
+        table["merge_parents"] = merges
+    if track_prop in props:
+        table["source_track"] = np.asarray(props[track_prop]["values"])
+    table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
+    factors = [UNIT_TO_UM.get(str(u).lower()) if u is not None else None for u in units]
+    calibrated = all(f is not None for f in factors)
+    by_axis = {_axis_key(a.name): f for a, f in zip(space_axes, factors)}
+    calibration = Calibration(
+        str(units[0]) if calibrated else "pixel",
+        tuple(by_axis[k] for k in "xyz" if k in table.columns) if calibrated else None,
+        f"GEFF axes units {units}")
+    details = {"geff_version": str(metadata.geff_version), "graph_group": str(group),
+               "nodes": int(len(node_ids)), "links": int(len(edge_ids)),
+               "frame_from": frame_name, "tracklets": int(table["track"].nunique())}
+    return Tracks(table, calibration, details)

@@ -1,0 +1,19 @@
+"""Paths of the real tracker files in ../shared/data (each test skips with a reason if absent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data"
+FORMATS = DATA / "tracker-formats"
+ZEPHIR = DATA / "zephir-ift20-demo"
+
+
+def shared(path: Path) -> Path:
+    """``path`` if the shared data are on this machine, else skip the test saying why."""
+    if not path.exists():
+        pytest.skip(f"shared tracker data not on this machine: {path}")
+    return path

@@ -1,0 +1,154 @@
+"""Hostile and malformed inputs: XML bombs and external entities, HDF5 external links,
+and small hand-written files of the text formats (expected values computed by hand)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trackverify.errors import InputError, MissingExtraError
+from trackverify.io.formats import load, parse_columns, parse_pixel_size, read_tracks
+
+MODEL = ('<TrackMate version="7"><Model spatialunits="um" timeunits="s"><AllSpots>'
+         '<SpotsInFrame frame="0"><Spot ID="1" FRAME="0" POSITION_X="{x}" POSITION_Y="2" '
+         'POSITION_Z="0" name="a"/></SpotsInFrame></AllSpots><AllTracks/><FilteredTracks/>'
+         '</Model></TrackMate>')
+
+
+def test_billion_laughs_is_refused(tmp_path):
+    pytest.importorskip("defusedxml")
+    lol = "".join(f'<!ENTITY l{i} "{"&l%d;" % (i - 1) * 10}">' for i in range(1, 10))
+    path = tmp_path / "bomb.xml"
+    path.write_text('<?xml version="1.0"?><!DOCTYPE TrackMate [<!ENTITY l0 "lol">' + lol + ']>'
+                    + MODEL.format(x="&l9;"))
+    with pytest.raises(InputError, match="refused"):
+        read_tracks(path, "trackmate")
+
+
+def test_external_entity_and_external_dtd_are_refused(tmp_path):
+    pytest.importorskip("defusedxml")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("1.0")
+    entity = tmp_path / "xxe.xml"
+    entity.write_text(f'<?xml version="1.0"?><!DOCTYPE TrackMate [<!ENTITY s SYSTEM '
+                      f'"file://{secret}">]>' + MODEL.format(x="&s;"))
+    dtd = tmp_path / "dtd.xml"
+    dtd.write_text('<?xml version="1.0"?><!DOCTYPE TrackMate SYSTEM "http://example.invalid/x.dtd">'
+                   + MODEL.format(x="1"))
+    for path in (entity, dtd):
+        with pytest.raises(InputError, match="refused"):
+            read_tracks(path, "trackmate")
+
+
+def test_not_well_formed_xml(tmp_path):
+    path = tmp_path / "cut.xml"
+    path.write_text(MODEL.format(x="1")[:120])
+    with pytest.raises(InputError, match="not well-formed"):
+        read_tracks(path, "trackmate")
+
+
+def test_hdf5_external_link_is_not_followed(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as h5:
+        h5["coords"] = np.zeros((2, 5))
+    path = tmp_path / "tracks.h5"
+    with h5py.File(path, "w") as h5:
+        h5.create_group("objects/obj_type_1")
+        h5["objects/obj_type_1/coords"] = h5py.ExternalLink(str(other), "coords")
+        h5.create_group("tracks/obj_type_1")
+        for name, value in (("tracks", [0, 1]), ("map", [[0, 2]]), ("LBEPR", [[1, 0, 1, 1, 1, 0]])):
+            h5[f"tracks/obj_type_1/{name}"] = np.array(value)
+    with pytest.raises(InputError, match="external link"):
+        read_tracks(path, "btrack")
+
+
+def test_missing_extra_is_one_line_with_the_install_command(tmp_path, monkeypatch):
+    path = tmp_path / "t.xml"
+    path.write_text(MODEL.format(x="1"))
+    monkeypatch.setitem(sys.modules, "defusedxml", None)
+    monkeypatch.setitem(sys.modules, "defusedxml.ElementTree", None)
+    with pytest.raises(MissingExtraError) as err:
+        read_tracks(path, "trackmate")
+    assert "'formats' extra" in str(err.value)
+    assert "pip install 'trackverify[formats]'" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_mot_points_and_boxes(tmp_path):
+    points = tmp_path / "points.txt"
+    points.write_text("1,7,10.0,20.0,3.0\n2,7,11.0,21.0,3.5\n")
+    _, tracks = read_tracks(points)
+    assert tracks.table[["frame", "track", "x", "y", "z"]].values.tolist() == [
+        [1, 7, 10.0, 20.0, 3.0], [2, 7, 11.0, 21.0, 3.5]]
+    boxes = tmp_path / "gt.txt"
+    boxes.write_text("1,3,100,50,20,10,1,-1,-1,-1\n")
+    _, tracks = read_tracks(boxes)
+    row = tracks.table.iloc[0]
+    assert (row["x"], row["y"]) == (110.0, 55.0)              # box centre: 100 + 20/2, 50 + 10/2
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1,3,100,50\n2,x,1,1\n")
+    with pytest.raises(InputError, match="row 2"):
+        read_tracks(bad, "mot")
+
+
+def test_table_column_mapping_and_units(tmp_path):
+    path = tmp_path / "tracker.csv"
+    pd.DataFrame({"t": [0, 0, 1], "id": [1, 2, 1], "x": [0.0, 10.0, 1.0],
+                  "y": [0.0, 0.0, 0.0]}).to_csv(path, index=False)
+    loaded = load(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y")
+    assert loaded.table["recording"].unique().tolist() == ["default"]
+    assert loaded.table["x_um"].tolist() == [0.0, 10.0, 1.0]
+    scaled = load(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y",
+                  pixel_size="0.25")
+    assert scaled.table["x_um"].tolist() == [0.0, 2.5, 0.25]
+    with pytest.raises(InputError) as err:
+        load(path, "predictions", columns="frame=time,pred_id=id")
+    assert "'time' (closest: t" in str(err.value)
+
+
+def test_missing_columns_all_named_with_suggestions(tmp_path):
+    path = tmp_path / "mot.csv"
+    pd.DataFrame({"frame": [1], "id": [1], "x": [1.0], "y": [2.0], "z": [3.0]}).to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        load(path, "reference", fmt="table")
+    text = str(err.value)
+    assert "track" in text and "x_um (closest: x)" in text and "y_um (closest: y)" in text
+    assert "recording" not in err.value.column
+
+
+def test_implausible_units_warn(tmp_path):
+    path = tmp_path / "pixels.csv"
+    frame = np.repeat([0, 1], 3)
+    pd.DataFrame({"frame": frame, "track": [1, 2, 3] * 2, "x_um": [0.0, 300.0, 600.0] * 2,
+                  "y_um": 0.0}).to_csv(path, index=False)
+    loaded = load(path, "reference")
+    assert len(loaded.warnings) == 1 and "300 um" in loaded.warnings[0]
+    tight = tmp_path / "tight.csv"
+    pd.DataFrame({"frame": frame, "track": [1, 2, 3] * 2, "x_um": [0.0, 0.1, 0.2] * 2,
+                  "y_um": 0.0}).to_csv(tight, index=False)
+    assert "0.1 um" in load(tight, "reference").warnings[0]
+
+
+def test_scale_mismatch_warns():
+    from trackverify.io.formats.units import scale_mismatch_warnings
+
+    ref = pd.DataFrame({"recording": "r", "frame": 0, "x_um": [0.0, 5.0, 10.0], "y_um": 0.0})
+    pred = ref.assign(x_um=ref["x_um"] * 3)                    # spacing 15 vs 5 um: 3x
+    assert len(scale_mismatch_warnings(ref, pred, "ref", "pred")) == 1
+    assert scale_mismatch_warnings(ref, ref.assign(x_um=ref["x_um"] * 1.9), "ref", "pred") == []
+
+
+@pytest.mark.parametrize("text", ["a", "1,2,3,4", "0", "-1", "1,,2"])
+def test_bad_pixel_size(text):
+    with pytest.raises(InputError, match="--pixel-size"):
+        parse_pixel_size(text)
+
+
+def test_columns_syntax():
+    assert parse_columns("frame=t, pred_id=id") == {"t": "frame", "id": "pred_id"}
+    with pytest.raises(InputError, match="PROJECT=FILE"):
+        parse_columns("frame")

@@ -1,0 +1,61 @@
+"""The command line stays light: importing it, and every command's -h, pulls in none of the
+heavy libraries (no timing here; benchmarks/bench_cli_help.py measures the time)."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("scipy", "pandas", "pyarrow", "matplotlib")
+PROBE = """
+import sys
+{body}
+heavy = [m for m in {heavy!r} if m in sys.modules]
+print("HEAVY:" + ",".join(heavy))
+"""
+
+
+def heavy_after(body: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", PROBE.format(body=body, heavy=HEAVY)],
+                         capture_output=True, text=True, check=True).stdout
+    line = out.rsplit("HEAVY:", 1)[1].strip()
+    return [m for m in line.split(",") if m]
+
+
+def test_importing_the_cli_imports_no_heavy_module():
+    assert heavy_after("import trackverify.cli") == []
+
+
+def commands() -> list[str]:
+    from trackverify.cli import FAMILIES, cli
+
+    return sorted({*cli.commands, *FAMILIES})
+
+
+@pytest.mark.parametrize("command", [None, *commands()])
+def test_help_imports_no_heavy_module(command):
+    args = ["-h"] if command is None else [command, "-h"]
+    body = ("from trackverify.cli import cli\n"
+            "try:\n"
+            f"    cli.main(args={args!r}, prog_name='trackverify', standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass")
+    assert heavy_after(body) == []
+
+
+def test_lazy_command_summaries_match_the_commands():
+    from trackverify.cli import FAMILIES
+
+    for name, (module, attribute, summary) in FAMILIES.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert command.get_short_help_str(limit=200) == summary, name
+
+
+def test_evidence_levels_are_the_motion_levels():
+    from trackverify.evidence_cli import LEVELS
+    from trackverify.synth.motion import MOTION_LEVELS
+
+    assert LEVELS == tuple(MOTION_LEVELS)
