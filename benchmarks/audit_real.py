@@ -16,6 +16,10 @@ Reported, over audited observations (after the anchor frame, with a valid predic
 Goals (issue): AUROC* >= 0.95; certified <= 1 % wrong while certifying >= 70 % of correct;
 90 % of wrong observations inside top segments holding <= 20 % of observations.
 
+ZephIR (``../shared/data/zephir-ift20-demo``): ZephIR's own output read from its native
+``annotations-g.h5``, audited; the verdicts of the rows a person annotated (``provenance`` =
+``ANTT``, identities correct by construction) are counted: none should be flagged.
+
     python benchmarks/audit_real.py [--data DIR] [--threshold-um X] [--no-detections]
 """
 
@@ -31,7 +35,9 @@ import pandas as pd
 import trackverify
 from trackverify.selective import auroc_abstain_as_error
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fdnc-nerve-freely-moving"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED / "fdnc-nerve-freely-moving"
+ZEPHIR = SHARED / "zephir-ift20-demo" / "annotations-g.h5"
 
 
 def load(data: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -97,6 +103,25 @@ def main() -> None:
     print("threshold:", result.summary["threshold"]["per_recording_um"])
     for k, v in measure(result, truth).items():
         print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
+    if ZEPHIR.is_file():
+        zephir = audit_zephir(ZEPHIR)
+        print(f"ZephIR demo: {zephir['result']}")
+        print("  verdicts of manually annotated rows (ANTT):", zephir["annotated"])
+        print("  verdicts of ZephIR's tracked rows (ZEIR):", zephir["tracked"])
+
+
+def audit_zephir(path: Path) -> dict:
+    """ZephIR's output through its native reader, audited; verdicts by provenance."""
+    from trackverify.io.formats import load
+
+    tracks = load(path, "predictions").table
+    result = trackverify.audit(tracks.drop(columns=["parent_track"]))
+    obs = result.observations
+    later = obs["reason"].ne("anchor_frame")
+    counts = obs[later].groupby(["provenance", "verdict"]).size()
+    return {"result": result,
+            "annotated": counts.get("ANTT", pd.Series(dtype=int)).to_dict(),
+            "tracked": counts.get("ZEIR", pd.Series(dtype=int)).to_dict()}
 
 
 if __name__ == "__main__":

@@ -252,3 +252,18 @@ def test_audit_report_renders_in_headless_chromium(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "identity timeline" in done.stdout and done.stdout.count("<svg") >= 2
     assert "not calibrated" in done.stdout
+
+
+ZEPHIR = SHARED / "data" / "zephir-ift20-demo" / "annotations-g.h5"
+
+
+@pytest.mark.skipif(not ZEPHIR.is_file(), reason="../shared/data/zephir-ift20-demo is absent")
+def test_zephir_native_output_audits_and_no_manual_annotation_is_flagged(tmp_path):
+    done = run_cli("audit", ZEPHIR, "--out", tmp_path / "z")
+    assert done.returncode == 0, done.stderr
+    assert "no calibration" in done.stderr  # voxels taken as um, said in one warning line
+    obs = pd.read_parquet(tmp_path / "z" / "audit.parquet")
+    assert len(obs) == 512 * 23 and set(obs["provenance"]) == {"ZEIR", "ANTT"}
+    manual = obs[obs["provenance"] == "ANTT"]
+    assert len(manual) == 53  # SOURCE.md: 53 manually annotated rows (frames 23, 171, 271)
+    assert not (manual["verdict"] == "flagged").any()

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import click
 
+from trackverify.cli_inputs import echo_warnings, input_options
+
 
 @click.command()
-@click.argument("tracks", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("tracks", type=click.Path(exists=True, path_type=Path))
+@input_options
 @click.option("--detections", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Every detection of each frame (recording, frame, detection, "
               "x_um, y_um[, z_um]): identity-free evidence for the registration.")
@@ -24,19 +27,23 @@ import click
                    "nearest-neighbour spacing].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if needed; files are replaced atomically).")
-def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out):
+def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out, **options):
     """Audit a tracker's output with no reference tracks: which identities can be trusted.
 
     TRACKS holds recording, frame, pred_id, x_um, y_um[, z_um][, detection][, pred_valid]
-    (recording is optional for one recording). Writes audit.parquet, segments.csv (the
+    (recording is optional for one recording), or is any tracker file the readers take
+    (TrackMate, CTC, GEFF, btrack, napari, ZephIR, MOT; docs/formats.md). Writes audit.parquet, segments.csv (the
     ranked review list), tracks.csv, audit.json and report.html to --out.
     """
     from trackverify.audit.core import audit as run_audit
     from trackverify.audit.write import one_line, write_audit
+    from trackverify.io.formats import load
     from trackverify.io.tabular import read_table
     from trackverify.progress import progress_bar
 
-    table = read_table(tracks)
+    loaded = load(tracks, "predictions", **options)
+    echo_warnings(loaded.warnings)
+    table = loaded.table
     dets = None if detections is None else read_table(detections)
     with progress_bar() as bar:
         task = bar.add_task("auditing", total=None)
