@@ -15,8 +15,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "AuditResult",
     "ConfigError",
+    "audit",
     "evaluate_tracking",
+    "load_verifier",
+    "verify",
+    "VerificationResult",
     "InputError",
     "LeakageError",
     "TrackverifyError",
@@ -24,10 +29,22 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # Lazy: importing trackverify stays light; the tracking evaluation pulls in scipy.
-    if name == "evaluate_tracking":
-        from trackverify.tracking_gt import evaluate_tracking
+#: Public name -> (module, attribute); imported on first use so that ``import trackverify``
+#: stays light (the work pulls in scipy and pandas).
+_LAZY = {
+    "audit": ("trackverify.audit", "audit"),
+    "AuditResult": ("trackverify.audit", "AuditResult"),
+    "evaluate_tracking": ("trackverify.tracking_gt", "evaluate_tracking"),
+    "load_verifier": ("trackverify.verifiers", "load_verifier"),
+    "verify": ("trackverify.verification", "verify"),
+    "VerificationResult": ("trackverify.verification", "VerificationResult"),
+}
 
-        return evaluate_tracking
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'trackverify' has no attribute {name!r}")

@@ -192,13 +192,88 @@ def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: i
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: compare each valid row with the previous valid row of the track.
     vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
-    switches = int(np.count_nonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])))
+    switch_rows = np.flatnonzero(v_sorted)[1:][(vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])]
+    switch = np.zeros(max(n - 1, 0), dtype=bool)
+    switch[switch_rows - 1] = True  # indexed by the later row, minus one
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     run_starts = v_sorted & ~continues
     runs_per_track = np.bincount(t_sorted[run_starts], minlength=n_tracks)
     fragmentations = int(np.clip(runs_per_track - 1, 0, None).sum())
     return _finish(n, correct, switches, fragmentations, extra_predicted_observations)
+
+
+TRACK_COLUMNS = ("track", "observations", "correct", "identity_switches", "fragmentations",
+                 "first_wrong_frame")
+EVENT_COLUMNS = ("frame", "track", "from_id", "to_id")
+
+
+def track_breakdown(table: pd.DataFrame) -> pd.DataFrame:
+    """Per reference track of one recording: which tracks are wrong, and from when.
+
+    Columns :data:`TRACK_COLUMNS`: ``observations``; ``correct`` (observations whose valid
+    predicted id is aligned to this track); ``identity_switches`` and ``fragmentations`` with
+    the module's definitions (they sum to the recording's diagnostics); ``first_wrong_frame``,
+    the first frame whose observation is not correct (no valid prediction, or an id aligned
+    elsewhere; null when every observation is correct). Tracks in ascending id order.
+    """
+    s = _sorted_by_track(table)
+    n_tracks = len(s["tracks"])
+    correct_rows = s["valid"] & (s["aligned"][np.maximum(s["pred"], 0)] == s["track"])
+    observations = np.bincount(s["track"], minlength=n_tracks)
+    correct = np.bincount(s["track"], weights=correct_rows, minlength=n_tracks).astype(np.int64)
+    switches = np.bincount(s["track"][1:][s["switch"]], minlength=n_tracks)
+    runs = np.bincount(s["track"][s["run_start"]], minlength=n_tracks)
+    wrong = ~correct_rows
+    first_wrong = pd.Series(s["frame"][wrong]).groupby(s["track"][wrong]).min()
+    return pd.DataFrame({
+        "track": s["tracks"],
+        "observations": observations,
+        "correct": correct,
+        "identity_switches": switches,
+        "fragmentations": np.clip(runs - 1, 0, None),
+        "first_wrong_frame": first_wrong.reindex(np.arange(n_tracks)).astype("Int64").to_numpy(),
+    })
+
+
+def switch_events(table: pd.DataFrame) -> pd.DataFrame:
+    """Every identity switch of one recording: ``frame, track, from_id, to_id``.
+
+    A switch is counted where :func:`association_diagnostics` counts one: between a track's
+    consecutive valid rows (in frame order) whose predicted ids differ; ``frame`` is the later
+    row's. Rows ordered by track id, then frame.
+    """
+    s = _sorted_by_track(table)
+    vt, vp, vf = s["track"][s["valid"]], s["pred"][s["valid"]], s["frame"][s["valid"]]
+    at = np.flatnonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1]))
+    preds = np.asarray(s["preds"], dtype=object)
+    return pd.DataFrame({"frame": vf[at + 1], "track": np.asarray(s["tracks"], dtype=object)[vt[at + 1]],
+                         "from_id": preds[vp[at]], "to_id": preds[vp[at + 1]]})
+
+
+def _sorted_by_track(table: pd.DataFrame) -> dict:
+    """One recording's rows by (track, frame), with codes, alignment, switches and run starts."""
+    n = len(table)
+    track_codes, tracks = pd.factorize(table["track"], sort=True)
+    valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
+    pred_codes = np.full(n, -1, dtype=np.int64)
+    pred_valid_codes, preds = pd.factorize(table["pred_id"][valid], sort=True)
+    pred_codes[valid] = pred_valid_codes
+    aligned = align_identities(track_codes[valid], pred_valid_codes, len(tracks), len(preds))
+    order = np.lexsort((table["frame"].to_numpy(), track_codes))
+    t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
+    same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
+    # Identity switches: compare each valid row with the previous valid row of the track.
+    vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
+    switch_rows = np.flatnonzero(v_sorted)[1:][(vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])]
+    switch = np.zeros(max(n - 1, 0), dtype=bool)
+    switch[switch_rows - 1] = True  # indexed by the later row, minus one
+    # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
+    continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
+    return {"tracks": tracks, "preds": preds, "aligned": np.r_[aligned, -1],
+            "track": t_sorted, "pred": p_sorted, "valid": v_sorted,
+            "frame": table["frame"].to_numpy()[order], "switch": switch,
+            "run_start": v_sorted & ~continues}
 
 
 def _finish(n: int, correct: int, switches: int, fragmentations: int, extra: int) -> dict:

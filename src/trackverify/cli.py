@@ -104,6 +104,8 @@ FAMILIES = {
                    "Verify a dataset converted into the common decoding format (converted_data.pkl)."),
     "evidence": ("trackverify.evidence_cli", "evidence",
                  "Score fixed_distance and registered_distance side by side (specimen and real pairs)."),
+    "audit": ("trackverify.audit.cli", "audit",
+              "Audit a tracker's output with no reference tracks: which identities can be trusted."),
 }
 
 

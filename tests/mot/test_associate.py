@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from trackverify.associate import (align_identities, association_diagnostics, link_predictions,
-                                   pool_diagnostics)
+                                   pool_diagnostics, switch_events, track_breakdown)
 from trackverify.cli import main
 
 
@@ -305,3 +305,33 @@ def test_one_observation():
             d["correct_observation_rate"]) == (1, 1, 1.0)
     d = association_diagnostics(table([(4, 2, None)]))
     assert (d["reference_observations"], d["correct_observation_rate"]) == (1, 0.0)
+def test_track_breakdown_and_switch_events_by_hand():
+    # Track 1: ids 7 7 8 8 (frames 0-3): after the swap to 8 at frame 2 it is wrong.
+    # Track 2: ids 8 8 7 - (frames 0-3; frame 3 has no prediction): wrong from frame 2.
+    # Track 3: 9 9 9 9, correct throughout. Overlaps: O[7,1]=2, O[8,1]=2, O[8,2]=2, O[7,2]=1,
+    # so the alignment keeps 7 <-> 1 and 8 <-> 2 (total 4; the tie 8 <-> 1 / 7 <-> 2 gives 3).
+    rows = [(0, 1, 7), (1, 1, 7), (2, 1, 8), (3, 1, 8),
+            (0, 2, 8), (1, 2, 8), (2, 2, 7), (3, 2, None),
+            (0, 3, 9), (1, 3, 9), (2, 3, 9), (3, 3, 9)]
+    t = table(rows)
+    per_track = track_breakdown(t)
+    assert per_track.drop(columns="first_wrong_frame").to_dict("list") == {
+        "track": [1, 2, 3], "observations": [4, 4, 4], "correct": [2, 2, 4],
+        "identity_switches": [1, 1, 0], "fragmentations": [1, 1, 0]}
+    first = per_track["first_wrong_frame"]
+    assert first.iloc[:2].tolist() == [2, 2] and pd.isna(first.iloc[2])
+    events = switch_events(t)
+    assert events.to_dict("list") == {"frame": [2, 2], "track": [1, 2], "from_id": [7, 8],
+                                      "to_id": [8, 7]}
+    d = association_diagnostics(t)  # the breakdown sums to the recording's diagnostics
+    assert (d["correct_observations"], d["identity_switches"], d["fragmentations"]) == (8, 2, 2)
+
+
+def test_switches_do_not_leak_across_the_boundary_between_tracks():
+    # Track 1 ends with id 7 and track 2 starts with id 8: adjacent in (track, frame) order
+    # but on different tracks, so neither a switch nor a fragment.
+    rows = [(0, 1, 7), (1, 1, 7), (0, 2, 8), (1, 2, 8)]
+    per_track = track_breakdown(table(rows))
+    assert per_track["identity_switches"].tolist() == [0, 0]
+    assert per_track["fragmentations"].tolist() == [0, 0]
+    assert len(switch_events(table(rows))) == 0

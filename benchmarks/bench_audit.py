@@ -1,0 +1,75 @@
+"""Speed of ``trackverify.audit``: 200 identities x 1,000 frames, end to end from the public call.
+
+The tracker output is built here (not timed): 200 neurons spread in a 3-D head-sized cloud
+(minimum spacing 4 um), moving by a slow rigid drift and turn plus per-neuron jitter, with one
+pair of identities swapped for 100 frames. The timed call is ``trackverify.audit(table)``:
+validation, the identity-free registration, scores, verdicts, segments and the per-track
+summary. Writing the outputs (``write_audit``: Parquet, CSV, JSON, the HTML report) is timed
+separately. Goal (issue): the audit under 20 s on this 2-core machine.
+
+    .venv/bin/python benchmarks/bench_audit.py [--ids 200] [--frames 1000] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+import trackverify
+from trackverify.audit.write import write_audit
+
+
+def tracker_output(ids: int, frames: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    points = []
+    while len(points) < ids:  # rejection sampling with a 4 um minimum spacing
+        p = rng.uniform([-60, -20, -10], [60, 20, 10])
+        if all(np.linalg.norm(p - q) >= 4.0 for q in points):
+            points.append(p)
+    anchor = np.array(points)
+    t = np.arange(frames)
+    angle = 0.3 * np.sin(t / 150.0)
+    shift = np.c_[10 * np.sin(t / 90.0), 5 * np.cos(t / 120.0), np.zeros(frames)]
+    cos, sin = np.cos(angle), np.sin(angle)
+    x = cos[:, None] * anchor[None, :, 0] - sin[:, None] * anchor[None, :, 1] + shift[:, :1]
+    y = sin[:, None] * anchor[None, :, 0] + cos[:, None] * anchor[None, :, 1] + shift[:, 1:2]
+    z = np.broadcast_to(anchor[None, :, 2], (frames, ids)) + shift[:, 2:3]
+    xyz = np.stack([x, y, z], axis=-1) + rng.normal(0, 0.3, (frames, ids, 3))
+    pred = np.broadcast_to(np.arange(ids), (frames, ids)).copy()
+    pred[400:500, [0, 1]] = pred[400:500, [1, 0]]
+    return pd.DataFrame({"recording": "bench", "frame": np.repeat(t, ids),
+                         "detection": np.tile(np.arange(ids), frames), "pred_id": pred.ravel(),
+                         "x_um": xyz[..., 0].ravel(), "y_um": xyz[..., 1].ravel(),
+                         "z_um": xyz[..., 2].ravel()})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ids", type=int, default=200)
+    parser.add_argument("--frames", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    table = tracker_output(args.ids, args.frames)
+    times, result = [], None
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        result = trackverify.audit(table)
+        times.append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        write_audit(result, out)
+        writing = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"audit of {args.ids} ids x {args.frames} frames ({len(table):,} rows): "
+          f"min {min(times):.2f} s over {args.repeats} runs (goal < 20 s); writing the outputs "
+          f"{writing:.2f} s; peak RSS {peak:.0f} MB")
+    print(result)
+
+
+if __name__ == "__main__":
+    main()

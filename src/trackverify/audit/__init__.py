@@ -1,0 +1,31 @@
+"""``trackverify audit``: which identities of a tracker's output can be trusted (docs/audit.md).
+
+``trackverify.audit(tracks, ...)`` is :func:`trackverify.audit.core.audit`. Importing the
+subpackage makes ``trackverify.audit`` name this package (Python sets a parent's attribute to
+each imported subpackage), so the package itself is callable and calls that function:
+``trackverify.audit(...)`` works whichever of the two the name holds. The work (numpy,
+pandas) is imported on first use, so ``trackverify audit -h`` stays light.
+"""
+
+import sys
+import types
+
+__all__ = ["AuditResult", "audit", "load_calibration"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from trackverify.audit import core
+
+        return getattr(core, name)
+    raise AttributeError(f"module 'trackverify.audit' has no attribute {name!r}")
+
+
+class _CallablePackage(types.ModuleType):
+    def __call__(self, *args, **kwargs):
+        from trackverify.audit.core import audit
+
+        return audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -1,0 +1,432 @@
+"""Audit a tracker's output with no reference tracks (``trackverify audit``; docs/audit.md).
+
+Input: a tracker's output, one row per detection it identified, ``recording, frame, pred_id,
+x_um, y_um[, z_um][, detection][, pred_valid]`` (``recording`` optional for one recording),
+and optionally every detection of each frame (``recording, frame, detection, x_um, y_um[,
+z_um]``). The *anchor frame* (default: each recording's first frame) is the frame a person
+checked: its identities are trusted and everything after it is audited.
+
+Per observation (a row after the anchor frame with a valid predicted id):
+
+- ``score`` = the verifier's score (``registered_distance``: distance in um from the row's
+  position to the identity-free registered anchor position of its predicted id);
+- ``verdict`` = ``certified`` when ``score <= threshold``, ``flagged`` when ``score >
+  threshold``, ``abstained`` when the verifier gave no score (NaN);
+- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false), ``no_anchor_identity``
+  (the id is not in the anchor frame, or twice), ``frame_not_registered``, ``ambiguous``
+  (the margin to the nearest other identity is inside the registration's uncertainty), or
+  ``verifier_abstained`` for a verifier that does not say why; ``anchor_frame`` on the
+  anchor frame's own rows (verdict ``certified``: trusted, not audited) and
+  ``before_anchor`` on rows before it (verdict ``abstained``: not audited);
+- ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
+  registered anchor position is nearest to the row, and that distance (verifiers that
+  register the anchor only; null otherwise).
+
+Suspect segments: per predicted id, its audited observations in frame order; a segment is a
+maximal run of consecutive observations none of which is certified (missing frames of that
+id do not break a run). Segments are ranked by the number of flagged observations
+(descending), then by the largest score (rounded to 1e-6 um), then by length, then by recording, id and first
+frame: flagged rows are direct evidence of a wrong identity and a long wrong stretch
+corrupts more data, so the top of the list is where a reviewer's time finds the most.
+
+The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
+run --calibrate``; its threshold and stated guarantee), ``threshold_um``, or the default
+rule :data:`DEFAULT_THRESHOLD_SPACINGS` x the median nearest-neighbour spacing of the
+anchor frame's positions, per recording -- a geometric rule (beyond half a spacing a row
+lies nearer a neighbour's typical place than its own), *not* a calibrated guarantee.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trackverify.errors import InputError
+from trackverify.tables import Schema, coordinate_columns, validate
+
+#: Default threshold in anchor-frame median nearest-neighbour spacings (uncalibrated).
+DEFAULT_THRESHOLD_SPACINGS = 0.5
+VERDICTS = ("certified", "flagged", "abstained")
+SINGLE_RECORDING = "recording"
+
+TRACKER_OUTPUT = Schema(
+    "tracker output",
+    required=("recording", "frame", "pred_id", "x_um", "y_um"),
+    optional=("z_um", "detection", "pred_valid"),
+    unique_keys=(("recording", "frame", "detection"),),
+)
+DETECTIONS = Schema(
+    "detections table",
+    required=("recording", "frame", "detection", "x_um", "y_um"),
+    optional=("z_um",),
+    unique_keys=(("recording", "frame", "detection"),),
+)
+
+
+@dataclass
+class AuditResult:
+    """What :func:`audit` found: data frames plus the summary written to ``audit.json``.
+
+    ``observations``: every input row with ``score, verdict, reason, lookalike_id,
+    lookalike_um``; ``segments``: the ranked review list; ``tracks``: one row per
+    (recording, predicted id); ``summary``: settings, counts and the threshold with its
+    source.
+    """
+
+    observations: pd.DataFrame
+    segments: pd.DataFrame
+    tracks: pd.DataFrame
+    summary: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        counts = self.summary.get("counts", {})
+        return (f"AuditResult({counts.get('audited', 0)} audited observations: "
+                f"{counts.get('certified', 0)} certified, {counts.get('flagged', 0)} flagged, "
+                f"{counts.get('abstained', 0)} abstained; {len(self.segments)} suspect segments)")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The acceptance threshold and where it came from."""
+
+    value_um: float | None  # None: the per-recording default rule
+    source: str  # "calibration" | "user" | "default"
+    calibrated: bool
+    guarantee: dict | None = None
+    file: str | None = None
+
+
+def load_calibration(path: str | os.PathLike) -> Threshold:
+    """The threshold (and its guarantee) in a ``calibration.json`` from ``run --calibrate``."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("calibration file not found", source=str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"not a readable calibration JSON file ({exc})", source=str(path)) from exc
+    value = data.get("threshold_um") if isinstance(data, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise InputError("the calibration has no finite number 'threshold_um'", source=str(path),
+                         column="threshold_um")
+    guarantee = data.get("guarantee")
+    return Threshold(float(value), "calibration", True,
+                     guarantee if isinstance(guarantee, dict) else None, str(path))
+
+
+def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
+          anchor_frame: int | None = None, verifier="registered_distance",
+          threshold_um: float | None = None, calibration: str | os.PathLike | None = None,
+          source: str = "<tracks>", detections_source: str = "<detections>",
+          progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
+    """Which identities of a tracker's output can be trusted, with no reference tracks.
+
+    ``tracks`` is the tracker's output (see the module docstring); ``detections`` optionally
+    every detection of each frame (used as identity-free evidence by the registration).
+    ``verifier`` is a name, ``module:Class`` or a verifier object. The caller's frames are
+    never modified. Example::
+
+        >>> import pandas as pd, trackverify
+        >>> grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]
+        >>> rows = [(t, i, x + 0.2 * t, y) for t in range(6) for i, (x, y) in enumerate(grid)]
+        >>> tracks = pd.DataFrame(rows, columns=["frame", "pred_id", "x_um", "y_um"])
+        >>> result = trackverify.audit(tracks)
+        >>> sorted(result.observations["verdict"].unique())
+        ['certified']
+        >>> len(result.segments)
+        0
+    """
+    from trackverify.verifiers import load_verifier
+
+    threshold = _choose_threshold(threshold_um, calibration)
+    scorer = load_verifier(verifier) if isinstance(verifier, str) else verifier
+    table = _prepare_tracks(tracks, source)
+    dets = None if detections is None else _prepare_detections(detections, table, detections_source)
+    parts, thresholds = [], {}
+    recordings = pd.unique(table["recording"])
+    for i, (recording, rows) in enumerate(table.groupby("recording", sort=False)):
+        if progress is not None:
+            progress(str(recording), i, len(recordings))
+        extra = None if dets is None else dets[dets["recording"] == recording]
+        scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
+        parts.append(scored)
+        thresholds[str(recording)] = used
+    observations = pd.concat(parts).sort_index(kind="stable")
+    observations = observations.drop(columns=["_row"])
+    segments = suspect_segments(observations)
+    per_track = track_summary(observations)
+    summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
+                       detections is not None)
+    return AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+
+
+def _choose_threshold(threshold_um, calibration) -> Threshold:
+    if calibration is not None and threshold_um is not None:
+        raise InputError("give either a calibration file or a threshold, not both",
+                         source=str(calibration))
+    if calibration is not None:
+        return load_calibration(calibration)
+    if threshold_um is not None:
+        value = float(threshold_um)
+        if not np.isfinite(value) or value < 0:
+            raise InputError(f"the threshold must be a finite number >= 0, got {threshold_um}",
+                             source="--threshold-um")
+        return Threshold(value, "user", False)
+    return Threshold(None, "default", False)
+
+
+def _prepare_tracks(tracks: pd.DataFrame, source: str) -> pd.DataFrame:
+    if not isinstance(tracks, pd.DataFrame):
+        raise InputError("the tracker output must be a table (pandas DataFrame)", source=source)
+    if "track" in tracks.columns:
+        raise InputError("the tracker output has a 'track' column: audit takes no reference "
+                         "(use `trackverify evaluate` or `run` when reference tracks exist)",
+                         source=source, column="track")
+    frame = tracks if "recording" in tracks.columns else tracks.assign(recording=SINGLE_RECORDING)
+    if "pred_valid" not in frame.columns and "pred_id" in frame.columns:
+        frame = frame.assign(pred_valid=frame["pred_id"].notna())
+    table = validate(frame, TRACKER_OUTPUT, source=source)
+    table["_row"] = np.arange(len(table))
+    if "detection" not in table.columns:  # one detection per row: the row's order in its frame
+        table["detection"] = table.groupby(["recording", "frame"], sort=False).cumcount()
+    return table
+
+
+def _prepare_detections(detections: pd.DataFrame, table: pd.DataFrame, source: str) -> pd.DataFrame:
+    frame = detections if "recording" in detections.columns else detections.assign(
+        recording=SINGLE_RECORDING)
+    dets = validate(frame, DETECTIONS, source=source)
+    if coordinate_columns(dets) != coordinate_columns(table):
+        raise InputError("the detections and the tracker output differ in dimensionality",
+                         source=source, column="z_um")
+    keys = ["recording", "frame", "detection"]
+    merged = table[keys].merge(dets[keys], on=keys, how="left", indicator=True)
+    missing = (merged["_merge"] == "left_only").to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        values = ", ".join(f"{k}={table[k].iloc[row]!r}" for k in keys)
+        raise InputError(f"tracker row ({values}) is not one of the detections ({source})",
+                         column="detection", row=row + 1)
+    return dets
+
+
+def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anchor_frame,
+                     threshold: Threshold, source: str) -> tuple[pd.DataFrame, float]:
+    from trackverify.verifiers import run_verifier
+
+    rows = rows.copy()
+    frames = rows["frame"].to_numpy()
+    anchor = int(frames.min()) if anchor_frame is None else int(anchor_frame)
+    if not (frames == anchor).any():
+        raise InputError(f"recording {rows['recording'].iloc[0]!r} has no rows in the anchor "
+                         f"frame {anchor}", source=source, column="frame")
+    audited = rows[frames >= anchor]
+    shifted = audited.assign(frame=audited["frame"] - anchor)
+    evidence = _with_detections(shifted, dets, anchor)
+    scores = run_verifier(scorer, evidence)[:len(shifted)]
+    reasons, lookalike, lookalike_um = _explain(scorer, evidence, len(shifted), scores)
+    value = threshold.value_um if threshold.value_um is not None else default_threshold(shifted)
+    verdict = np.where(np.isnan(scores), "abstained",
+                       np.where(scores <= value, "certified", "flagged")).astype(object)
+    reasons = np.where(verdict == "abstained", reasons, None).astype(object)
+    trusted = (shifted["frame"].to_numpy() == 0) & shifted["pred_valid"].to_numpy(dtype=bool)
+    verdict[trusted], reasons[trusted] = "certified", "anchor_frame"
+    rows["score"] = np.nan
+    rows["verdict"] = "abstained"
+    rows["reason"] = "before_anchor"
+    rows["lookalike_id"] = pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    rows["lookalike_um"] = np.nan
+    columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um"]
+    rows.loc[audited.index, columns] = pd.DataFrame(
+        {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
+         "lookalike_um": lookalike_um}, index=audited.index)
+    return rows, float(value)
+
+
+def default_threshold(table: pd.DataFrame) -> float:
+    """:data:`DEFAULT_THRESHOLD_SPACINGS` x the anchor frame's median nearest-neighbour spacing."""
+    from scipy.spatial import cKDTree
+
+    at_anchor = table[(table["frame"].to_numpy() == 0) & table["pred_valid"].to_numpy(dtype=bool)]
+    points = at_anchor[coordinate_columns(table)].to_numpy(dtype=np.float64)
+    if len(points) < 2:
+        raise InputError("the anchor frame holds fewer than two identities: no default "
+                         "threshold (give --threshold-um)", column="frame")
+    spacing = float(np.median(cKDTree(points).query(points, k=2)[0][:, 1]))
+    return DEFAULT_THRESHOLD_SPACINGS * spacing
+
+
+def _with_detections(shifted: pd.DataFrame, dets: pd.DataFrame | None, anchor: int) -> pd.DataFrame:
+    """The tracker rows, then every other detection as a row with no prediction."""
+    if dets is None:
+        return shifted
+    dets = dets[dets["frame"].to_numpy() >= anchor]
+    keys = ["frame", "detection"]
+    dets = dets.assign(frame=dets["frame"] - anchor)
+    known = pd.MultiIndex.from_frame(shifted[keys])
+    extra = dets[~pd.MultiIndex.from_frame(dets[keys]).isin(known)]
+    if not len(extra):
+        return shifted
+    filler = extra[["recording", "frame", "detection", *coordinate_columns(shifted)]].assign(
+        pred_id=pd.Series([None] * len(extra), index=extra.index, dtype=object), pred_valid=False)
+    return pd.concat([shifted, filler], ignore_index=True)
+
+
+def _explain(scorer, table: pd.DataFrame, n: int, scores: np.ndarray):
+    """Per row of the first ``n``: why it abstained, and its look-alike identity."""
+    reasons = np.full(n, None, dtype=object)
+    abstained = np.isnan(scores)
+    valid = table["pred_valid"].to_numpy(dtype=bool)[:n]
+    reasons[abstained] = "verifier_abstained"
+    reasons[abstained & ~valid] = "no_prediction"
+    lookalike = np.full(n, None, dtype=object)
+    lookalike_um = np.full(n, np.nan)
+    register = getattr(scorer, "register", None)
+    if register is None:
+        return reasons, lookalike, lookalike_um
+    anchor_ids, registration = register(table)
+    head = table.iloc[:n]
+    which = anchor_ids.get_indexer(head["pred_id"])
+    frames = head["frame"].to_numpy()
+    positions = registration.positions
+    registered = (np.isfinite(positions[frames, 0, 0]) if positions.shape[1]
+                  else np.zeros(n, dtype=bool))
+    reasons[abstained & valid & (which < 0)] = "no_anchor_identity"
+    reasons[abstained & valid & (which >= 0) & ~registered] = "frame_not_registered"
+    reasons[abstained & valid & (which >= 0) & registered] = "ambiguous"
+    rows = np.flatnonzero(registered & valid)
+    if positions.shape[1] >= 2 and len(rows):
+        idx, dist = nearest_other(positions, frames[rows],
+                                  head[coordinate_columns(head)].to_numpy(dtype=np.float64)[rows],
+                                  which[rows])
+        found = idx >= 0
+        lookalike[rows[found]] = np.asarray(anchor_ids, dtype=object)[idx[found]]
+        lookalike_um[rows[found]] = dist[found]
+    return reasons, lookalike, lookalike_um
+
+
+def nearest_other(registered: np.ndarray, frames: np.ndarray, points: np.ndarray,
+                  own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index and distance of the nearest registered anchor point other than ``own``, per row.
+
+    ``registered`` is (T, n, D); rows are grouped by frame, one k-d tree per frame.
+    """
+    from scipy.spatial import cKDTree
+
+    index = np.full(len(frames), -1, dtype=np.int64)
+    distance = np.full(len(frames), np.nan)
+    order = np.argsort(frames, kind="stable")
+    cuts = np.flatnonzero(np.diff(frames[order])) + 1
+    for group in np.split(order, cuts):
+        d, k = cKDTree(registered[frames[group[0]]]).query(points[group], k=2)
+        first_is_own = k[:, 0] == own[group]
+        index[group] = np.where(first_is_own, k[:, 1], k[:, 0])
+        distance[group] = np.where(first_is_own, d[:, 1], d[:, 0])
+    return index, distance
+
+
+SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", "frames",
+                   "flagged", "abstained", "max_score", "lookalike_id")
+
+
+def suspect_segments(observations: pd.DataFrame) -> pd.DataFrame:
+    """Maximal runs of non-certified audited observations of one predicted id, ranked."""
+    rows = observations[_audited(observations)]
+    rows = rows.sort_values(["recording", "pred_id", "frame"], kind="stable")
+    suspect = (rows["verdict"] != "certified").to_numpy()
+    same_id = ((rows["recording"].to_numpy()[1:] == rows["recording"].to_numpy()[:-1])
+               & (rows["pred_id"].to_numpy()[1:] == rows["pred_id"].to_numpy()[:-1]))
+    starts = np.r_[True, ~same_id | (suspect[1:] != suspect[:-1])]
+    run = np.cumsum(starts)
+    picked = rows.assign(_run=run, _flagged=rows["verdict"].eq("flagged"),
+                         _abstained=rows["verdict"].eq("abstained"))[suspect]
+    if not len(picked):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in SEGMENT_COLUMNS})
+    grouped = picked.groupby("_run", sort=True)
+    segments = pd.DataFrame({
+        "recording": grouped["recording"].first(),
+        "pred_id": grouped["pred_id"].first(),
+        "first_frame": grouped["frame"].min(),
+        "last_frame": grouped["frame"].max(),
+        "frames": grouped.size(),
+        "flagged": grouped["_flagged"].sum().astype(np.int64),
+        "abstained": grouped["_abstained"].sum().astype(np.int64),
+        "max_score": grouped["score"].max(),
+        "lookalike_id": _mode_lookalike(picked),
+    })
+    # Scores equal to 1e-6 um tie (so floating-point noise of the registration never decides).
+    key = segments.assign(_score=segments["max_score"].round(6).fillna(-np.inf))
+    segments = segments.loc[key.sort_values(
+        ["flagged", "_score", "frames", "recording", "pred_id", "first_frame"],
+        ascending=[False, False, False, True, True, True], kind="stable").index]
+    segments.insert(0, "rank", np.arange(1, len(segments) + 1))
+    return segments.reset_index(drop=True)
+
+
+def _mode_lookalike(picked: pd.DataFrame) -> pd.Series:
+    """Per run: the most frequent look-alike identity (ties: the smallest id), or None."""
+    known = picked[picked["lookalike_id"].notna()]
+    if not len(known):
+        return pd.Series(None, index=pd.unique(picked["_run"]), dtype=object)
+    counts = known.groupby(["_run", "lookalike_id"], sort=True).size().rename("n").reset_index()
+    counts = counts.sort_values(["_run", "n"], ascending=[True, False], kind="stable")
+    best = counts.drop_duplicates("_run").set_index("_run")["lookalike_id"]
+    return best.reindex(pd.unique(picked["_run"])).astype(object)
+
+
+def _audited(observations: pd.DataFrame) -> np.ndarray:
+    """Rows after the anchor frame that carry a valid predicted id."""
+    reason = observations["reason"]
+    return (observations["pred_valid"].to_numpy(dtype=bool)
+            & ~reason.isin(["anchor_frame", "before_anchor"]).to_numpy())
+
+
+def track_summary(observations: pd.DataFrame) -> pd.DataFrame:
+    """Per (recording, predicted id): audited observations, shares by verdict, first flagged."""
+    rows = observations[_audited(observations)]
+    verdict = rows["verdict"]
+    frame = rows.assign(certified=verdict.eq("certified"), flagged=verdict.eq("flagged"),
+                        abstained=verdict.eq("abstained"),
+                        flagged_frame=rows["frame"].where(verdict.eq("flagged")))
+    grouped = frame.groupby(["recording", "pred_id"], sort=True)
+    out = pd.DataFrame({
+        "frames_observed": grouped.size(),
+        "share_certified": grouped["certified"].mean(),
+        "share_flagged": grouped["flagged"].mean(),
+        "share_abstained": grouped["abstained"].mean(),
+        "first_flagged_frame": grouped["flagged_frame"].min().astype("Int64"),
+    })
+    return out.reset_index()
+
+
+def _summary(observations, segments, scorer, threshold: Threshold, used: dict, anchor_frame,
+             with_detections: bool) -> dict:
+    audited = observations[_audited(observations)]
+    counts = {v: int(audited["verdict"].eq(v).sum()) for v in VERDICTS}
+    reasons = audited.loc[audited["verdict"].eq("abstained"), "reason"].value_counts()
+    return {
+        "verifier": getattr(scorer, "name", type(scorer).__name__),
+        "evidence": getattr(scorer, "evidence", None),
+        "anchor_frame": "first frame of each recording" if anchor_frame is None else int(anchor_frame),
+        "detections_table": with_detections,
+        "threshold": {
+            "source": threshold.source,
+            "calibrated": threshold.calibrated,
+            "rule": (None if threshold.value_um is not None else
+                     f"{DEFAULT_THRESHOLD_SPACINGS} x median nearest-neighbour spacing of the "
+                     "anchor frame (per recording)"),
+            "file": threshold.file,
+            "guarantee": threshold.guarantee,
+            "per_recording_um": used,
+        },
+        "counts": {"rows": int(len(observations)), "audited": int(len(audited)), **counts,
+                   "abstained_by_reason": {str(k): int(v) for k, v in reasons.items()},
+                   "no_prediction": int((~observations["pred_valid"].to_numpy(dtype=bool)).sum()),
+                   "suspect_segments": int(len(segments))},
+    }

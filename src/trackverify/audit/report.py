@@ -1,0 +1,136 @@
+"""The audit's self-contained HTML report: identity timeline, score distribution, review list."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+
+from trackverify.report.html import _fmt, _pyplot, _svg, page, table
+
+#: Timeline cell codes, in rising severity, with their colours (RGB 0-1).
+LEGEND = ("not observed", "anchor frame", "certified", "abstained", "flagged")
+COLOURS = np.array([[0.96, 0.96, 0.97], [0.45, 0.55, 0.75], [0.55, 0.78, 0.60],
+                    [0.96, 0.73, 0.30], [0.80, 0.16, 0.17]])
+#: At most this many timeline columns; wider recordings are binned and each bin shows its
+#: worst verdict (flagged > abstained > certified), so one flagged frame stays visible.
+MAX_COLUMNS = 1500
+REVIEW_ROWS = 25
+
+
+def timeline_codes(observations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, frames of the columns' starts, codes[id, column]) for one recording.
+
+    Code per cell (:data:`LEGEND`): 0 not observed, 1 anchor frame, 2 certified, 3 abstained,
+    4 flagged; a binned column keeps its most severe (largest) code.
+    """
+    rows = observations[observations["pred_valid"].to_numpy(dtype=bool)
+                        & ~observations["reason"].eq("before_anchor").to_numpy()]
+    id_index, ids = pd.factorize(rows["pred_id"], sort=True)
+    ids = np.asarray(ids, dtype=object)
+    frames = rows["frame"].to_numpy()
+    first, last = (int(frames.min()), int(frames.max())) if len(frames) else (0, 0)
+    per_column = max(1, int(np.ceil((last - first + 1) / MAX_COLUMNS)))
+    column = (frames - first) // per_column
+    verdict = rows["verdict"].to_numpy()
+    code = np.select([rows["reason"].eq("anchor_frame").to_numpy(), verdict == "flagged",
+                      verdict == "abstained"], [1, 4, 3], 2).astype(np.int8)
+    codes = np.zeros((len(ids), (last - first) // per_column + 1), dtype=np.int8)
+    np.maximum.at(codes, (id_index, column), code)
+    return ids, first + np.arange(codes.shape[1]) * per_column, codes
+
+
+def _timeline_plot(recording: str, observations: pd.DataFrame) -> str:
+    ids, starts, codes = timeline_codes(observations)
+    plt = _pyplot()
+    height = float(np.clip(0.6 + 0.03 * len(ids), 2.0, 12.0))
+    fig, ax = plt.subplots(figsize=(11, height))
+    ax.imshow(COLOURS[codes], aspect="auto", interpolation="none",
+              extent=(starts[0] - 0.5, starts[-1] + (starts[1] - starts[0] if len(starts) > 1 else 1) - 0.5,
+                      len(ids) - 0.5, -0.5))
+    step = max(1, int(np.ceil(len(ids) / 40)))
+    ax.set_yticks(np.arange(0, len(ids), step), [str(i) for i in ids[::step]], fontsize=6)
+    ax.set(xlabel="frame", ylabel="predicted id")
+    ax.set_title(f"{recording}: identity timeline", loc="left")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[i]) for i in range(len(LEGEND))]
+    ax.legend(handles, LEGEND, fontsize=7, frameon=False, ncol=5, loc="lower right",
+              bbox_to_anchor=(1, 1))
+    svg = _svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def _score_plot(observations: pd.DataFrame, thresholds: dict) -> str:
+    rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
+                        & ~observations["reason"].eq("anchor_frame").to_numpy()]
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 3.0))
+    scores = rows["score"].to_numpy(dtype=np.float64)
+    if len(scores):
+        top = float(np.quantile(scores, 0.995)) or 1.0
+        bins = np.linspace(0, top, 60)
+        for verdict, colour in (("certified", COLOURS[2]), ("flagged", COLOURS[4])):
+            chosen = scores[rows["verdict"].to_numpy() == verdict]
+            ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
+    for name, value in thresholds.items():
+        ax.axvline(value, color="black", lw=1, ls="--")
+    ax.set(xlabel="score (µm)", ylabel="observations", title="Scores of audited observations "
+           "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
+    ax.legend(fontsize=7, frameon=False)
+    svg = _svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def _threshold_sentence(summary: dict) -> str:
+    t = summary["threshold"]
+    values = ", ".join(f"{html.escape(k)}: {v:.3g} µm" for k, v in t["per_recording_um"].items())
+    if t["source"] == "calibration":
+        guarantee = t.get("guarantee") or {}
+        words = guarantee.get("statement") or "no guarantee is stated in the file"
+        return (f"<p class='verdict supported'>Threshold {values}, calibrated "
+                f"(<code>{html.escape(str(t['file']))}</code>): {html.escape(str(words))}</p>")
+    if t["source"] == "user":
+        return (f"<p class='verdict falsified'>Threshold {values}, given by the user: "
+                "<b>not calibrated</b>; a certified row carries no stated guarantee.</p>")
+    return (f"<p class='verdict falsified'>Threshold {values}, the default rule "
+            f"({html.escape(t['rule'])}): <b>not calibrated</b>; a certified row carries no "
+            "stated guarantee. Calibrate with <code>trackverify run --calibrate</code> and pass "
+            "<code>--calibration calibration.json</code>.</p>")
+
+
+def render_audit_report(result) -> str:
+    """The whole audit report as one HTML string (deterministic bytes)."""
+    summary, counts = result.summary, result.summary["counts"]
+    audited = max(counts["audited"], 1)
+    count_rows = [[v, _fmt(counts[v], "d"), _fmt(counts[v] / audited, ".1%")]
+                  for v in ("certified", "flagged", "abstained")]
+    reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
+    header = ["rank", "recording", "predicted id", "frames", "observations", "flagged",
+              "abstained", "max score (µm)", "looks like"]
+    review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
+               f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
+               _fmt(None if pd.isna(s.max_score) else float(s.max_score), ".3g"),
+               html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id))]
+              for s in result.segments.head(REVIEW_ROWS).itertuples()]
+    timelines = "".join(_timeline_plot(str(name), rows)
+                        for name, rows in result.observations.groupby("recording", sort=False))
+    return page("trackverify audit", f"""<h1>trackverify audit</h1>
+<p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
+(evidence: {html.escape(str(summary['evidence']))}); anchor frame: {html.escape(str(summary['anchor_frame']))}
+(its identities are trusted, as a person checked them; the audit cannot see errors already
+present there); every detection of each frame used as evidence:
+{'yes' if summary['detections_table'] else 'no (only the tracker rows)'}.</p>
+<section class="caveats"><h2>Read this first</h2>{_threshold_sentence(summary)}
+<p><i>certified</i>: the score is at most the threshold; <i>flagged</i>: above it (the
+identity looks wrong); <i>abstained</i>: the verifier could not decide (reasons below). A
+suspect segment is a run of one id's observations none of which is certified.</p></section>
+<h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
+<ul>{reasons}</ul>
+<h2>Identity timeline</h2>{timelines}
+<h2>Scores</h2>{_score_plot(result.observations, summary['threshold']['per_recording_um'])}
+<h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>
+<p>Ranked by flagged observations, then the largest score, then length: work down from the top.
+The full list is <code>segments.csv</code>.</p>
+{table(header, review)}""")

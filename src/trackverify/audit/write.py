@@ -1,0 +1,41 @@
+"""Write an audit's outputs into one folder, each file atomically."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from trackverify.audit.core import AuditResult
+from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.tabular import write_table
+
+OUTPUTS = ("audit.parquet", "segments.csv", "tracks.csv", "audit.json", "report.html")
+
+
+def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
+    """``audit.parquet``, ``segments.csv``, ``tracks.csv``, ``audit.json``, ``report.html``."""
+    from trackverify.audit.report import render_audit_report
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    observations = result.observations.assign(
+        lookalike_id=result.observations["lookalike_id"].map(
+            lambda v: None if v is None else str(v)))  # one Parquet type for int and str ids
+    write_table(observations, out / "audit.parquet")
+    write_table(result.segments, out / "segments.csv")
+    write_table(result.tracks, out / "tracks.csv")
+    write_json_atomic(out / "audit.json", result.summary)
+    write_text_atomic(out / "report.html", render_audit_report(result))
+    return out
+
+
+def one_line(result: AuditResult) -> str:
+    """The terminal summary."""
+    c = result.summary["counts"]
+    n = max(c["audited"], 1)
+    t = result.summary["threshold"]
+    calibrated = "calibrated" if t["calibrated"] else "NOT calibrated"
+    return (f"audited {c['audited']} observations: {c['certified']} certified "
+            f"({c['certified'] / n:.1%}), {c['flagged']} flagged ({c['flagged'] / n:.1%}), "
+            f"{c['abstained']} abstained ({c['abstained'] / n:.1%}); {c['suspect_segments']} "
+            f"suspect segments to review; threshold {t['source']} ({calibrated})")

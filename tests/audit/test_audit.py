@@ -1,0 +1,269 @@
+"""trackverify audit: verdicts, segments, tracks, thresholds and the command (hand-computed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import trackverify
+from trackverify.audit.core import suspect_segments, track_summary
+from trackverify.audit.report import timeline_codes
+from trackverify.errors import InputError
+from tests.conftest import SHARED, run_cli
+
+SPACING = 8.0  # um between neighbours of the 2 x 3 grid below
+
+
+def six_neurons(frames: int = 50, swap: tuple[int, int] | None = (25, 39)) -> pd.DataFrame:
+    """Six neurons on a 2 x 3 grid (spacing 8 um) drifting 0.3 um per frame in x.
+
+    With ``swap``, the tracker exchanges the ids of neurons 0 and 1 on those frames (inclusive).
+    """
+    grid = np.array([(x, y) for y in (0.0, SPACING) for x in (0.0, SPACING, 2 * SPACING)])
+    rows = []
+    for t in range(frames):
+        for i, (x, y) in enumerate(grid):
+            pred = i
+            if swap and swap[0] <= t <= swap[1] and i in (0, 1):
+                pred = 1 - i
+            rows.append(("worm", t, i, pred, x + 0.3 * t, y))
+    return pd.DataFrame(rows, columns=["recording", "frame", "detection", "pred_id", "x_um", "y_um"])
+
+
+def test_swapped_pair_is_flagged_and_named():
+    tracks = six_neurons()
+    before = tracks.copy(deep=True)
+    result = trackverify.audit(tracks)
+    pd.testing.assert_frame_equal(tracks, before)  # the caller's table is untouched
+    obs = result.observations
+    swapped = obs["frame"].between(25, 39) & obs["pred_id"].isin([0, 1])
+    assert (obs.loc[swapped, "verdict"] == "flagged").all()
+    assert (obs.loc[~swapped & (obs["frame"] > 0), "verdict"] == "certified").all()
+    assert (obs.loc[obs["frame"] == 0, "reason"] == "anchor_frame").all()
+    # Each swapped row sits on the other neuron's place: it looks like the other id.
+    assert (obs.loc[swapped & (obs["pred_id"] == 0), "lookalike_id"] == 1).all()
+    assert (obs.loc[swapped & (obs["pred_id"] == 1), "lookalike_id"] == 0).all()
+    segs = result.segments
+    assert segs[["pred_id", "first_frame", "last_frame", "frames", "flagged", "abstained",
+                 "lookalike_id"]].values.tolist() == [[0, 25, 39, 15, 15, 0, 1],
+                                                      [1, 25, 39, 15, 15, 0, 0]]
+    assert segs["rank"].tolist() == [1, 2]
+    per_track = result.tracks.set_index("pred_id")
+    assert per_track.loc[0, "first_flagged_frame"] == 25
+    assert pd.isna(per_track.loc[2, "first_flagged_frame"])
+    assert per_track.loc[0, "frames_observed"] == 49  # frames 1..49
+    assert per_track.loc[0, "share_flagged"] == pytest.approx(15 / 49)
+    counts = result.summary["counts"]
+    assert (counts["audited"], counts["certified"], counts["flagged"], counts["abstained"]) == (
+        6 * 49, 6 * 49 - 30, 30, 0)
+    # Default rule: half the anchor frame's median nearest-neighbour spacing, 0.5 x 8 um.
+    assert result.summary["threshold"]["per_recording_um"] == {"worm": 4.0}
+    assert result.summary["threshold"]["calibrated"] is False
+
+
+class FixedScores:
+    """A verifier that returns the scores it is given (frame -> score), for boundary cases."""
+
+    name = "fixed_scores"
+    evidence = "independent"
+
+    def __init__(self, by_frame: dict[int, float]):
+        self.by_frame = by_frame
+
+    def score(self, table: pd.DataFrame) -> np.ndarray:
+        return table["frame"].map(self.by_frame).to_numpy(dtype=float)
+
+
+def test_threshold_boundary_is_certified_and_nan_abstains():
+    tracks = six_neurons(frames=4, swap=None)
+    verifier = FixedScores({0: 0.0, 1: 2.0, 2: np.nextafter(2.0, 3.0), 3: np.nan})
+    obs = trackverify.audit(tracks, verifier=verifier, threshold_um=2.0).observations
+    by_frame = obs.groupby("frame")["verdict"].unique().map(list).to_dict()
+    assert by_frame == {0: ["certified"], 1: ["certified"], 2: ["flagged"], 3: ["abstained"]}
+    assert set(obs.loc[obs["frame"] == 3, "reason"]) == {"verifier_abstained"}
+    assert obs.loc[obs["frame"] == 2, "reason"].isna().all()
+    assert obs["lookalike_id"].isna().all()  # this verifier registers nothing
+
+
+def _verdict_rows(spec: dict[int, str], recording: str = "r") -> pd.DataFrame:
+    """Rows of audited observations: {pred_id: 'CFFA...'} over frames 1, 2, ..."""
+    names = {"C": "certified", "F": "flagged", "A": "abstained"}
+    rows = [(recording, pid, t + 1, names[v], float(t) if v == "F" else np.nan, None, True)
+            for pid, text in spec.items() for t, v in enumerate(text)]
+    return pd.DataFrame(rows, columns=["recording", "pred_id", "frame", "verdict", "score",
+                                       "lookalike_id", "pred_valid"]).assign(reason=None)
+
+
+def test_segments_are_maximal_runs_that_do_not_cross_ids():
+    # id 5: C F F A C F C ; id 6: F F C. Id 5 ends certified, so a suspect run of 6 starting at
+    # its frame 1 must not join id 5's runs; id 7 meets id 6 at a suspect boundary: A | F A.
+    rows = pd.concat([_verdict_rows({5: "CFFACFC", 6: "FFCA"}), _verdict_rows({7: "FA"})])
+    segs = suspect_segments(rows)
+    got = segs[["pred_id", "first_frame", "last_frame", "frames", "flagged", "abstained"]]
+    # Ranked: flagged desc (2, 2, 1, 1, 0), then max score desc, then length.
+    assert got.values.tolist() == [[5, 2, 4, 3, 2, 1], [6, 1, 2, 2, 2, 0], [5, 6, 6, 1, 1, 0],
+                                   [7, 1, 2, 2, 1, 1], [6, 4, 4, 1, 0, 1]]
+    assert segs["max_score"].tolist()[:3] == [2.0, 1.0, 5.0]
+
+
+def test_track_summary_shares_by_hand():
+    rows = _verdict_rows({5: "CFFA", 6: "CC"})
+    per = track_summary(rows).set_index("pred_id")
+    assert per.loc[5, ["frames_observed", "share_certified", "share_flagged",
+                       "share_abstained"]].tolist() == [4, 0.25, 0.5, 0.25]
+    assert per.loc[5, "first_flagged_frame"] == 2
+    assert pd.isna(per.loc[6, "first_flagged_frame"])
+
+
+def test_frames_from_one_and_an_explicit_anchor_frame():
+    tracks = six_neurons(frames=12, swap=(8, 11)).assign(frame=lambda d: d["frame"] + 1)
+    result = trackverify.audit(tracks)  # anchor = first frame = 1
+    assert set(result.observations.loc[result.observations["frame"] == 1, "reason"]) == {"anchor_frame"}
+    assert result.segments[["pred_id", "first_frame", "last_frame"]].values.tolist() == [
+        [0, 9, 12], [1, 9, 12]]
+    later = trackverify.audit(tracks, anchor_frame=4)
+    obs = later.observations
+    assert set(obs.loc[obs["frame"] < 4, "reason"]) == {"before_anchor"}
+    assert set(obs.loc[obs["frame"] < 4, "verdict"]) == {"abstained"}
+    assert later.summary["counts"]["audited"] == 6 * 8  # frames 5..12
+    with pytest.raises(InputError, match="no rows in the anchor frame 99"):
+        trackverify.audit(tracks, anchor_frame=99)
+
+
+def test_detections_table_adds_evidence_but_no_rows():
+    tracks = six_neurons(frames=6, swap=None)
+    extra = pd.DataFrame({"recording": "worm", "frame": range(6), "detection": 100,
+                          "x_um": 40.0, "y_um": 40.0})
+    detections = pd.concat([tracks.drop(columns="pred_id"), extra], ignore_index=True)
+    result = trackverify.audit(tracks, detections)
+    assert len(result.observations) == len(tracks)
+    assert result.summary["detections_table"] is True
+    missing = detections[detections["detection"] != 3]
+    with pytest.raises(InputError, match="not one of the detections"):
+        trackverify.audit(tracks, missing)
+
+
+def test_refuses_a_reference_column_and_reports_null_ids():
+    tracks = six_neurons(frames=3, swap=None)
+    with pytest.raises(InputError, match="takes no reference"):
+        trackverify.audit(tracks.assign(track=1))
+    holes = tracks.assign(pred_id=tracks["pred_id"].astype("Int64"))
+    holes.loc[7, "pred_id"] = pd.NA
+    result = trackverify.audit(holes)
+    assert result.observations.loc[7, "reason"] == "no_prediction"
+    assert result.summary["counts"]["no_prediction"] == 1
+
+
+def test_timeline_bins_keep_the_most_severe_verdict(monkeypatch):
+    import trackverify.audit.report as report
+
+    monkeypatch.setattr(report, "MAX_COLUMNS", 2)
+    rows = _verdict_rows({5: "CFCC", 6: "CCAC"})
+    ids, starts, codes = timeline_codes(rows)
+    assert list(ids) == [5, 6] and starts.tolist() == [1, 3]
+    assert codes.tolist() == [[4, 2], [2, 3]]  # (C, F) -> flagged; (A, C) -> abstained
+
+
+def test_command_writes_every_output_and_quotes_a_calibration(tmp_path):
+    tracks = tmp_path / "tracks.csv"
+    six_neurons().drop(columns="recording").to_csv(tracks, index=False)  # one recording
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"threshold_um": 3.0, "guarantee": {
+        "statement": "expected false-certification rate <= 0.05 on a new animal"}}))
+    out = tmp_path / "out"
+    done = run_cli("audit", tracks, "--calibration", calibration, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "30 flagged" in done.stdout and "calibrated" in done.stdout
+    for name in ("audit.parquet", "segments.csv", "tracks.csv", "audit.json", "report.html"):
+        assert (out / name).is_file()
+    summary = json.loads((out / "audit.json").read_text())
+    assert summary["threshold"]["per_recording_um"] == {"recording": 3.0}
+    assert "expected false-certification rate" in (out / "report.html").read_text()
+    assert pd.read_csv(out / "segments.csv")["pred_id"].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("frame,id,x,y\n0,1,0,0\n", "missing required column"),
+    ("frame,pred_id,x_um,y_um,track\n0,1,0,0,1\n", "takes no reference"),
+])
+def test_command_bad_input_is_one_line_exit_2(tmp_path, content, message):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    done = run_cli("audit", bad, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_command_refuses_a_calibration_without_threshold(tmp_path):
+    tracks = tmp_path / "tracks.csv"
+    six_neurons(frames=3).to_csv(tracks, index=False)
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"threshold": "low"}))
+    done = run_cli("audit", tracks, "--calibration", calibration, "--out", tmp_path / "out")
+    assert done.returncode == 2 and "threshold_um" in done.stderr
+
+
+FDNC = SHARED / "data" / "fdnc-nerve-freely-moving"
+
+
+@pytest.mark.skipif(not (FDNC / "tracker_cpd.parquet").is_file(),
+                    reason="the real recording ../shared/data/fdnc-nerve-freely-moving is absent")
+def test_real_tracker_output_audits_every_row():
+    observations = pd.read_parquet(FDNC / "observations.parquet")
+    tracker = pd.read_parquet(FDNC / "tracker_cpd.parquet")
+    keys = ["recording", "frame", "detection"]
+    tracks = tracker.merge(observations[[*keys, "x_um", "y_um", "z_um"]], on=keys)
+    result = trackverify.audit(tracks, pd.read_parquet(FDNC / "detections.parquet"))
+    obs = result.observations
+    assert len(obs) == len(tracks)
+    invalid = ~tracks["pred_valid"].to_numpy()
+    assert (obs.loc[invalid, "reason"] == "no_prediction").all()
+    valid_later = ~invalid & (obs["frame"].to_numpy() > 0)
+    assert obs.loc[valid_later, "verdict"].isin(["certified", "flagged", "abstained"]).all()
+    # Every suspect audited row lies in exactly one segment.
+    suspect = valid_later & (obs["verdict"] != "certified").to_numpy()
+    assert result.segments["frames"].sum() == suspect.sum()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
+def test_audit_report_renders_in_headless_chromium(tmp_path):
+    tracks = tmp_path / "tracks.csv"
+    six_neurons().to_csv(tracks, index=False)
+    assert run_cli("audit", tracks, "--out", tmp_path / "out").returncode == 0
+    report = (tmp_path / "out" / "report.html").resolve()
+    text = report.read_text()
+    for remote in ("<script", 'src="http', 'href="http', "@import", "url(http"):
+        assert remote not in text
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+         "--dump-dom", report.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "identity timeline" in done.stdout and done.stdout.count("<svg") >= 2
+    assert "not calibrated" in done.stdout
+
+
+ZEPHIR = SHARED / "data" / "zephir-ift20-demo" / "annotations-g.h5"
+
+
+@pytest.mark.skipif(not ZEPHIR.is_file(), reason="../shared/data/zephir-ift20-demo is absent")
+def test_zephir_native_output_audits_and_no_manual_annotation_is_flagged(tmp_path):
+    done = run_cli("audit", ZEPHIR, "--out", tmp_path / "z")
+    assert done.returncode == 0, done.stderr
+    assert "no calibration" in done.stderr  # voxels taken as um, said in one warning line
+    obs = pd.read_parquet(tmp_path / "z" / "audit.parquet")
+    assert len(obs) == 512 * 23 and set(obs["provenance"]) == {"ZEIR", "ANTT"}
+    manual = obs[obs["provenance"] == "ANTT"]
+    assert len(manual) == 53  # SOURCE.md: 53 manually annotated rows (frames 23, 171, 271)
+    assert not (manual["verdict"] == "flagged").any()
