@@ -192,9 +192,7 @@ def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: i
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: compare each valid row with the previous valid row of the track.
     vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
-    switch_rows = np.flatnonzero(v_sorted)[1:][(vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])]
-    switch = np.zeros(max(n - 1, 0), dtype=bool)
-    switch[switch_rows - 1] = True  # indexed by the later row, minus one
+    switches = int(np.count_nonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])))
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     run_starts = v_sorted & ~continues

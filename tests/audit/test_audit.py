@@ -169,12 +169,27 @@ def test_timeline_bins_keep_the_most_severe_verdict(monkeypatch):
     assert codes.tolist() == [[4, 2], [2, 3]]  # (C, F) -> flagged; (A, C) -> abstained
 
 
+def _calibration(path, threshold: float, verifier: str = "registered_distance") -> None:
+    """A calibration.json in the run's schema (trackverify.certify.calibration_file)."""
+    from trackverify.certify.calibration_file import CALIBRATION_FORMAT, write_calibration
+
+    write_calibration(path, {
+        "format": CALIBRATION_FORMAT, "trackverify_version": "test",
+        "verifier": {"name": verifier, "evidence": "independent", "options": {"ambiguity_k": 0.5}},
+        "threshold_um": threshold,
+        "target": {"kind": "target_false_certification_rate", "level": 0.05, "method": "crc",
+                   "delta": None},
+        "guarantee": "expected false-certification rate <= 0.05 on a new animal",
+        "assumption": "calibration and new animals are exchangeable",
+        "calibration_animals": 12, "smallest_reachable_target": 0.08, "fit": {},
+        "partitions_sha256": None})
+
+
 def test_command_writes_every_output_and_quotes_a_calibration(tmp_path):
     tracks = tmp_path / "tracks.csv"
     six_neurons().drop(columns="recording").to_csv(tracks, index=False)  # one recording
     calibration = tmp_path / "calibration.json"
-    calibration.write_text(json.dumps({"threshold_um": 3.0, "guarantee": {
-        "statement": "expected false-certification rate <= 0.05 on a new animal"}}))
+    _calibration(calibration, 3.0)
     out = tmp_path / "out"
     done = run_cli("audit", tracks, "--calibration", calibration, "--out", out)
     assert done.returncode == 0, done.stderr
@@ -182,9 +197,21 @@ def test_command_writes_every_output_and_quotes_a_calibration(tmp_path):
     for name in ("audit.parquet", "segments.csv", "tracks.csv", "audit.json", "report.html"):
         assert (out / name).is_file()
     summary = json.loads((out / "audit.json").read_text())
-    assert summary["threshold"]["per_recording_um"] == {"recording": 3.0}
-    assert "expected false-certification rate" in (out / "report.html").read_text()
+    assert list(summary["threshold"]["per_recording_um"].values()) == [3.0]
+    assert summary["threshold"]["guarantee"]["target"]["level"] == 0.05
+    report = (out / "report.html").read_text()
+    assert "expected false-certification rate" in report and "exchangeable" in report
     assert pd.read_csv(out / "segments.csv")["pred_id"].tolist() == [0, 1]
+
+
+def test_a_calibration_for_another_verifier_is_refused(tmp_path):
+    calibration = tmp_path / "calibration.json"
+    _calibration(calibration, 3.0, verifier="fixed_distance")
+    with pytest.raises(InputError, match="fitted for verifier 'fixed_distance'"):
+        trackverify.audit(six_neurons(frames=3), verifier="registered_distance",
+                          calibration=calibration)
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier"] == "fixed_distance"  # the calibration's verifier
 
 
 @pytest.mark.parametrize("content, message", [
@@ -201,13 +228,20 @@ def test_command_bad_input_is_one_line_exit_2(tmp_path, content, message):
     assert not (tmp_path / "out").exists()
 
 
-def test_command_refuses_a_calibration_without_threshold(tmp_path):
+def test_command_refuses_an_edited_calibration_and_an_out_inside_an_input(tmp_path):
     tracks = tmp_path / "tracks.csv"
     six_neurons(frames=3).to_csv(tracks, index=False)
     calibration = tmp_path / "calibration.json"
-    calibration.write_text(json.dumps({"threshold": "low"}))
+    _calibration(calibration, 3.0)
+    data = json.loads(calibration.read_text())
+    data["threshold_um"] = 300.0  # loosened by hand: the recorded sha256 no longer matches
+    calibration.write_text(json.dumps(data))
     done = run_cli("audit", tracks, "--calibration", calibration, "--out", tmp_path / "out")
-    assert done.returncode == 2 and "threshold_um" in done.stderr
+    assert done.returncode == 2 and "sha256" in done.stderr
+    before = tracks.read_bytes()
+    done = run_cli("audit", tracks, "--out", tmp_path)
+    assert done.returncode == 2 and "contains the input" in done.stderr
+    assert tracks.read_bytes() == before
 
 
 FDNC = SHARED / "data" / "fdnc-nerve-freely-moving"

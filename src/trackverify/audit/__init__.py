@@ -10,7 +10,7 @@ pandas) is imported on first use, so ``trackverify audit -h`` stays light.
 import sys
 import types
 
-__all__ = ["AuditResult", "audit", "load_calibration"]
+__all__ = ["AuditResult", "audit", "calibration_threshold"]
 
 
 def __getattr__(name: str):

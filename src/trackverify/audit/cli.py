@@ -17,8 +17,8 @@ from trackverify.cli_inputs import echo_warnings, input_options
               "x_um, y_um[, z_um]): identity-free evidence for the registration.")
 @click.option("--anchor-frame", type=click.IntRange(min=0), default=None,
               help="The frame a person checked (its identities are trusted) [each recording's first].")
-@click.option("--verifier", default="registered_distance", show_default=True,
-              help="Verifier name or module:Class.")
+@click.option("--verifier", default=None,
+              help="Verifier name or module:Class [the calibration's, else registered_distance].")
 @click.option("--calibration", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="calibration.json from `trackverify run --calibrate`: its "
               "threshold and stated guarantee apply.")
@@ -38,9 +38,11 @@ def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um,
     from trackverify.audit.core import audit as run_audit
     from trackverify.audit.write import one_line, write_audit
     from trackverify.io.formats import load
+    from trackverify.io.paths import check_out_dir
     from trackverify.io.tabular import read_table
     from trackverify.progress import progress_bar
 
+    check_out_dir(out, [tracks, detections, calibration])
     loaded = load(tracks, "predictions", **options)
     echo_warnings(loaded.warnings)
     table = loaded.table

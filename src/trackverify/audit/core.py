@@ -30,7 +30,7 @@ frame: flagged rows are direct evidence of a wrong identity and a long wrong str
 corrupts more data, so the top of the list is where a reviewer's time finds the most.
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
-run --calibrate``; its threshold and stated guarantee), ``threshold_um``, or the default
+run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``, or the default
 rule :data:`DEFAULT_THRESHOLD_SPACINGS` x the median nearest-neighbour spacing of the
 anchor frame's positions, per recording -- a geometric rule (beyond half a spacing a row
 lies nearer a neighbour's typical place than its own), *not* a calibrated guarantee.
@@ -38,7 +38,6 @@ lies nearer a neighbour's typical place than its own), *not* a calibrated guaran
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,26 +101,21 @@ class Threshold:
     file: str | None = None
 
 
-def load_calibration(path: str | os.PathLike) -> Threshold:
-    """The threshold (and its guarantee) in a ``calibration.json`` from ``run --calibrate``."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("calibration file not found", source=str(path))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"not a readable calibration JSON file ({exc})", source=str(path)) from exc
-    value = data.get("threshold_um") if isinstance(data, dict) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise InputError("the calibration has no finite number 'threshold_um'", source=str(path),
-                         column="threshold_um")
-    guarantee = data.get("guarantee")
-    return Threshold(float(value), "calibration", True,
-                     guarantee if isinstance(guarantee, dict) else None, str(path))
+def calibration_threshold(path: str | os.PathLike):
+    """The threshold, verifier and guarantee of a ``calibration.json`` (``run --calibrate``;
+    schema and checks in :mod:`trackverify.certify.calibration_file`)."""
+    from trackverify.certify.calibration_file import load_calibration
+
+    cal = load_calibration(path)
+    guarantee = {"statement": cal.guarantee, "assumption": cal.assumption,
+                 "target": {"kind": cal.target.kind, "level": cal.target.level,
+                            "method": cal.target.method, "delta": cal.target.delta},
+                 "calibration_animals": cal.calibration_animals}
+    return cal, Threshold(cal.threshold_um, "calibration", True, guarantee, str(path))
 
 
 def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
-          anchor_frame: int | None = None, verifier="registered_distance",
+          anchor_frame: int | None = None, verifier=None,
           threshold_um: float | None = None, calibration: str | os.PathLike | None = None,
           source: str = "<tracks>", detections_source: str = "<detections>",
           progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
@@ -129,8 +123,10 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
 
     ``tracks`` is the tracker's output (see the module docstring); ``detections`` optionally
     every detection of each frame (used as identity-free evidence by the registration).
-    ``verifier`` is a name, ``module:Class`` or a verifier object. The caller's frames are
-    never modified. Example::
+    ``verifier`` is a name, ``module:Class`` or a verifier object (default: the
+    calibration's verifier, else ``registered_distance``); with ``calibration`` the verifier
+    must be the one the threshold was fitted for, with its fitted options. The caller's
+    frames are never modified. Example::
 
         >>> import pandas as pd, trackverify
         >>> grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]
@@ -142,10 +138,7 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         >>> len(result.segments)
         0
     """
-    from trackverify.verifiers import load_verifier
-
-    threshold = _choose_threshold(threshold_um, calibration)
-    scorer = load_verifier(verifier) if isinstance(verifier, str) else verifier
+    threshold, scorer = _choose(threshold_um, calibration, verifier)
     table = _prepare_tracks(tracks, source)
     dets = None if detections is None else _prepare_detections(detections, table, detections_source)
     parts, thresholds = [], {}
@@ -166,19 +159,34 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
     return AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
 
 
-def _choose_threshold(threshold_um, calibration) -> Threshold:
+def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
+    """The threshold (calibration, user's, or the default rule) and the verifier object."""
+    from trackverify.verifiers import load_verifier
+
     if calibration is not None and threshold_um is not None:
         raise InputError("give either a calibration file or a threshold, not both",
                          source=str(calibration))
     if calibration is not None:
-        return load_calibration(calibration)
+        cal, threshold = calibration_threshold(calibration)
+        if verifier is not None and not isinstance(verifier, str):
+            raise InputError("with a calibration file, give the verifier by name",
+                             source=str(calibration))
+        if verifier is not None and verifier != cal.verifier:
+            raise InputError(f"the calibration was fitted for verifier '{cal.verifier}', not "
+                             f"'{verifier}': its threshold does not apply", source=str(calibration))
+        options = {} if cal.ambiguity_k is None else {"ambiguity_k": cal.ambiguity_k}
+        return threshold, load_verifier(cal.verifier, options)
+    if verifier is None or isinstance(verifier, str):
+        scorer = load_verifier(verifier or "registered_distance")
+    else:
+        scorer = verifier
     if threshold_um is not None:
         value = float(threshold_um)
         if not np.isfinite(value) or value < 0:
             raise InputError(f"the threshold must be a finite number >= 0, got {threshold_um}",
                              source="--threshold-um")
-        return Threshold(value, "user", False)
-    return Threshold(None, "default", False)
+        return Threshold(value, "user", False), scorer
+    return Threshold(None, "default", False), scorer
 
 
 def _prepare_tracks(tracks: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -228,9 +236,11 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
                          f"frame {anchor}", source=source, column="frame")
     audited = rows[frames >= anchor]
     shifted = audited.assign(frame=audited["frame"] - anchor)
-    evidence = _with_detections(shifted, dets, anchor)
-    scores = run_verifier(scorer, evidence)[:len(shifted)]
-    reasons, lookalike, lookalike_um = _explain(scorer, evidence, len(shifted), scores)
+    if dets is not None:  # counted from the same anchor frame
+        dets = dets[dets["frame"].to_numpy() >= anchor]
+        dets = dets.assign(frame=dets["frame"] - anchor)
+    scores = run_verifier(scorer, shifted, dets)
+    reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
     value = threshold.value_um if threshold.value_um is not None else default_threshold(shifted)
     verdict = np.where(np.isnan(scores), "abstained",
                        np.where(scores <= value, "certified", "flagged")).astype(object)
@@ -262,27 +272,14 @@ def default_threshold(table: pd.DataFrame) -> float:
     return DEFAULT_THRESHOLD_SPACINGS * spacing
 
 
-def _with_detections(shifted: pd.DataFrame, dets: pd.DataFrame | None, anchor: int) -> pd.DataFrame:
-    """The tracker rows, then every other detection as a row with no prediction."""
-    if dets is None:
-        return shifted
-    dets = dets[dets["frame"].to_numpy() >= anchor]
-    keys = ["frame", "detection"]
-    dets = dets.assign(frame=dets["frame"] - anchor)
-    known = pd.MultiIndex.from_frame(shifted[keys])
-    extra = dets[~pd.MultiIndex.from_frame(dets[keys]).isin(known)]
-    if not len(extra):
-        return shifted
-    filler = extra[["recording", "frame", "detection", *coordinate_columns(shifted)]].assign(
-        pred_id=pd.Series([None] * len(extra), index=extra.index, dtype=object), pred_valid=False)
-    return pd.concat([shifted, filler], ignore_index=True)
+def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, scores: np.ndarray):
+    """Per row: why it abstained, and its look-alike identity."""
+    from trackverify.verifiers import takes_detections
 
-
-def _explain(scorer, table: pd.DataFrame, n: int, scores: np.ndarray):
-    """Per row of the first ``n``: why it abstained, and its look-alike identity."""
+    n = len(table)
     reasons = np.full(n, None, dtype=object)
     abstained = np.isnan(scores)
-    valid = table["pred_valid"].to_numpy(dtype=bool)[:n]
+    valid = table["pred_valid"].to_numpy(dtype=bool)
     reasons[abstained] = "verifier_abstained"
     reasons[abstained & ~valid] = "no_prediction"
     lookalike = np.full(n, None, dtype=object)
@@ -290,8 +287,9 @@ def _explain(scorer, table: pd.DataFrame, n: int, scores: np.ndarray):
     register = getattr(scorer, "register", None)
     if register is None:
         return reasons, lookalike, lookalike_um
-    anchor_ids, registration = register(table)
-    head = table.iloc[:n]
+    anchor_ids, registration = (register(table, detections) if takes_detections(scorer)
+                                else register(table))
+    head = table
     which = anchor_ids.get_indexer(head["pred_id"])
     frames = head["frame"].to_numpy()
     positions = registration.positions

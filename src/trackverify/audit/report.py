@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.report.html import _fmt, _pyplot, _svg, page, table
+from trackverify.report.numbers import fmt
 
 #: Timeline cell codes, in rising severity, with their colours (RGB 0-1).
 LEGEND = ("not observed", "anchor frame", "certified", "abstained", "flagged")
@@ -85,12 +86,14 @@ def _score_plot(observations: pd.DataFrame, thresholds: dict) -> str:
 
 def _threshold_sentence(summary: dict) -> str:
     t = summary["threshold"]
-    values = ", ".join(f"{html.escape(k)}: {v:.3g} µm" for k, v in t["per_recording_um"].items())
+    values = ", ".join(f"{html.escape(k)}: {fmt(v)} µm" for k, v in t["per_recording_um"].items())
     if t["source"] == "calibration":
         guarantee = t.get("guarantee") or {}
         words = guarantee.get("statement") or "no guarantee is stated in the file"
+        assumption = guarantee.get("assumption")
+        rests = f" It rests on this assumption: {html.escape(assumption)}" if assumption else ""
         return (f"<p class='verdict supported'>Threshold {values}, calibrated "
-                f"(<code>{html.escape(str(t['file']))}</code>): {html.escape(str(words))}</p>")
+                f"(<code>{html.escape(str(t['file']))}</code>): {html.escape(str(words))}{rests}</p>")
     if t["source"] == "user":
         return (f"<p class='verdict falsified'>Threshold {values}, given by the user: "
                 "<b>not calibrated</b>; a certified row carries no stated guarantee.</p>")
@@ -111,7 +114,7 @@ def render_audit_report(result) -> str:
               "abstained", "max score (µm)", "looks like"]
     review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
                f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
-               _fmt(None if pd.isna(s.max_score) else float(s.max_score), ".3g"),
+               _fmt(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
                html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id))]
               for s in result.segments.head(REVIEW_ROWS).itertuples()]
     timelines = "".join(_timeline_plot(str(name), rows)
