@@ -160,14 +160,9 @@ def _tight_path(weight, allowed, u, v, row_of, col_of, start: int, target: int,
 
 def association_diagnostics(table: pd.DataFrame, extra_predicted_observations: int = 0) -> dict:
     """The SPEC section 3 diagnostics of one recording (see the module docstring)."""
-    if len(table) == 0:
-        return _finish(0, 0, 0, 0, extra_predicted_observations)
-    track_codes, tracks = pd.factorize(table["track"], sort=True)
-    valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
-    pred_codes = np.full(len(table), -1, dtype=np.int64)
-    pred_codes[valid] = pd.factorize(table["pred_id"][valid], sort=True)[0]
-    return identity_diagnostics(table["frame"].to_numpy(), track_codes, len(tracks),
-                                pred_codes, extra_predicted_observations)
+    frame, track_codes, tracks, pred_codes, _ = _codes(table)
+    return identity_diagnostics(frame, track_codes, len(tracks), pred_codes,
+                                extra_predicted_observations)
 
 
 def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
@@ -177,28 +172,42 @@ def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: i
     ``track_codes`` (``0..n_tracks-1``) and ``pred_codes`` are rank codes (ascending ids) of
     the track and of the observation's valid predicted id, ``-1`` for none.
     """
-    n = len(track_codes)
-    if n == 0:
+    if len(track_codes) == 0:
         return _finish(0, 0, 0, 0, extra_predicted_observations)
+    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
+    runs_per_track = np.bincount(a["track"][a["run_start"]], minlength=n_tracks)
+    return _finish(len(track_codes), int(a["correct"].sum()), len(a["switch_at"]),
+                   int(np.clip(runs_per_track - 1, 0, None).sum()), extra_predicted_observations)
+
+
+def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
+                     pred_codes: np.ndarray) -> dict:
+    """The rows in (track, frame) order with what every identity count is made of.
+
+    ``track``, ``pred``, ``valid``, ``frame``, ``correct`` (valid id aligned to the row's own
+    track) in that order; ``switch_at`` / ``switch_from``: positions of the later / earlier
+    row of each identity switch; ``run_start``: rows that start a run.
+    """
     track_codes = np.asarray(track_codes, dtype=np.int64)
     pred_codes = np.asarray(pred_codes, dtype=np.int64)
     valid = pred_codes >= 0
     used, pred_valid_codes = np.unique(pred_codes[valid], return_inverse=True)
     aligned = align_identities(track_codes[valid], pred_valid_codes, n_tracks, len(used))
-    correct = int(np.count_nonzero(aligned[pred_valid_codes] == track_codes[valid]))
-
+    correct = np.zeros(len(track_codes), dtype=bool)
+    correct[valid] = aligned[pred_valid_codes] == track_codes[valid]
     order = np.lexsort((np.asarray(frame), track_codes))
     t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
-    # Identity switches: compare each valid row with the previous valid row of the track.
-    vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
-    switches = int(np.count_nonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])))
+    # Identity switches: each valid row against the previous valid row of the same track.
+    at_valid = np.flatnonzero(v_sorted)
+    vt, vp = t_sorted[at_valid], p_sorted[at_valid]
+    switch = (vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
-    run_starts = v_sorted & ~continues
-    runs_per_track = np.bincount(t_sorted[run_starts], minlength=n_tracks)
-    fragmentations = int(np.clip(runs_per_track - 1, 0, None).sum())
-    return _finish(n, correct, switches, fragmentations, extra_predicted_observations)
+    return {"track": t_sorted, "pred": p_sorted, "valid": v_sorted,
+            "frame": np.asarray(frame)[order], "correct": correct[order],
+            "switch_at": at_valid[1:][switch], "switch_from": at_valid[:-1][switch],
+            "run_start": v_sorted & ~continues}
 
 
 TRACK_COLUMNS = ("track", "observations", "correct", "identity_switches", "fragmentations",
@@ -209,28 +218,37 @@ EVENT_COLUMNS = ("frame", "track", "from_id", "to_id")
 def track_breakdown(table: pd.DataFrame) -> pd.DataFrame:
     """Per reference track of one recording: which tracks are wrong, and from when.
 
-    Columns :data:`TRACK_COLUMNS`: ``observations``; ``correct`` (observations whose valid
-    predicted id is aligned to this track); ``identity_switches`` and ``fragmentations`` with
-    the module's definitions (they sum to the recording's diagnostics); ``first_wrong_frame``,
-    the first frame whose observation is not correct (no valid prediction, or an id aligned
-    elsewhere; null when every observation is correct). Tracks in ascending id order.
+    ``table`` has ``frame, track, pred_id, pred_valid`` (one row per reference observation,
+    as :func:`association_diagnostics` takes). Columns :data:`TRACK_COLUMNS`:
+    ``observations``; ``correct`` (observations whose valid predicted id is aligned to this
+    track); ``identity_switches`` and ``fragmentations`` with the module's definitions (they
+    sum to the recording's diagnostics); ``first_wrong_frame``, the first frame whose
+    observation is not correct (no valid prediction, or an id aligned elsewhere; null when
+    every observation is correct). Tracks in ascending id order.
     """
-    s = _sorted_by_track(table)
-    n_tracks = len(s["tracks"])
-    correct_rows = s["valid"] & (s["aligned"][np.maximum(s["pred"], 0)] == s["track"])
-    observations = np.bincount(s["track"], minlength=n_tracks)
-    correct = np.bincount(s["track"], weights=correct_rows, minlength=n_tracks).astype(np.int64)
-    switches = np.bincount(s["track"][1:][s["switch"]], minlength=n_tracks)
-    runs = np.bincount(s["track"][s["run_start"]], minlength=n_tracks)
-    wrong = ~correct_rows
-    first_wrong = pd.Series(s["frame"][wrong]).groupby(s["track"][wrong]).min()
+    frame, track_codes, tracks, pred_codes, _ = _codes(table)
+    return breakdown_from_codes(frame, track_codes, tracks, pred_codes)
+
+
+def breakdown_from_codes(frame, track_codes, tracks, pred_codes) -> pd.DataFrame:
+    """:func:`track_breakdown` on rank codes (``tracks`` = the track ids of the codes)."""
+    n_tracks = len(tracks)
+    if len(track_codes) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in TRACK_COLUMNS})
+    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
+    wrong = ~a["correct"]
+    never = np.iinfo(np.int64).max
+    first = np.full(n_tracks, never, dtype=np.int64)
+    np.minimum.at(first, a["track"][wrong], a["frame"][wrong].astype(np.int64))
     return pd.DataFrame({
-        "track": s["tracks"],
-        "observations": observations,
-        "correct": correct,
-        "identity_switches": switches,
-        "fragmentations": np.clip(runs - 1, 0, None),
-        "first_wrong_frame": first_wrong.reindex(np.arange(n_tracks)).astype("Int64").to_numpy(),
+        "track": np.asarray(tracks),
+        "observations": np.bincount(a["track"], minlength=n_tracks),
+        "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
+        "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
+        "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
+                                  0, None),
+        "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
+                                      dtype="Int64"),
     })
 
 
@@ -241,37 +259,29 @@ def switch_events(table: pd.DataFrame) -> pd.DataFrame:
     consecutive valid rows (in frame order) whose predicted ids differ; ``frame`` is the later
     row's. Rows ordered by track id, then frame.
     """
-    s = _sorted_by_track(table)
-    vt, vp, vf = s["track"][s["valid"]], s["pred"][s["valid"]], s["frame"][s["valid"]]
-    at = np.flatnonzero((vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1]))
-    preds = np.asarray(s["preds"], dtype=object)
-    return pd.DataFrame({"frame": vf[at + 1], "track": np.asarray(s["tracks"], dtype=object)[vt[at + 1]],
-                         "from_id": preds[vp[at]], "to_id": preds[vp[at + 1]]})
+    frame, track_codes, tracks, pred_codes, preds = _codes(table)
+    return events_from_codes(frame, track_codes, tracks, pred_codes, preds)
 
 
-def _sorted_by_track(table: pd.DataFrame) -> dict:
-    """One recording's rows by (track, frame), with codes, alignment, switches and run starts."""
-    n = len(table)
+def events_from_codes(frame, track_codes, tracks, pred_codes, preds) -> pd.DataFrame:
+    """:func:`switch_events` on rank codes (``preds`` = the predicted ids of the codes)."""
+    if len(track_codes) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS})
+    a = _identity_arrays(frame, track_codes, len(tracks), pred_codes)
+    preds = np.asarray(preds, dtype=object)
+    return pd.DataFrame({"frame": a["frame"][a["switch_at"]],
+                         "track": np.asarray(tracks, dtype=object)[a["track"][a["switch_at"]]],
+                         "from_id": preds[a["pred"][a["switch_from"]]],
+                         "to_id": preds[a["pred"][a["switch_at"]]]})
+
+
+def _codes(table: pd.DataFrame):
+    """``frame``, track codes and ids, valid predicted-id codes (-1 none) and ids of a table."""
     track_codes, tracks = pd.factorize(table["track"], sort=True)
     valid = table["pred_valid"].to_numpy(dtype=bool) & table["pred_id"].notna().to_numpy()
-    pred_codes = np.full(n, -1, dtype=np.int64)
-    pred_valid_codes, preds = pd.factorize(table["pred_id"][valid], sort=True)
-    pred_codes[valid] = pred_valid_codes
-    aligned = align_identities(track_codes[valid], pred_valid_codes, len(tracks), len(preds))
-    order = np.lexsort((table["frame"].to_numpy(), track_codes))
-    t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
-    same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
-    # Identity switches: compare each valid row with the previous valid row of the track.
-    vt, vp = t_sorted[v_sorted], p_sorted[v_sorted]
-    switch_rows = np.flatnonzero(v_sorted)[1:][(vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])]
-    switch = np.zeros(max(n - 1, 0), dtype=bool)
-    switch[switch_rows - 1] = True  # indexed by the later row, minus one
-    # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
-    continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
-    return {"tracks": tracks, "preds": preds, "aligned": np.r_[aligned, -1],
-            "track": t_sorted, "pred": p_sorted, "valid": v_sorted,
-            "frame": table["frame"].to_numpy()[order], "switch": switch,
-            "run_start": v_sorted & ~continues}
+    pred_codes = np.full(len(table), -1, dtype=np.int64)
+    pred_codes[valid], preds = pd.factorize(table["pred_id"][valid], sort=True)
+    return table["frame"].to_numpy(), track_codes, tracks, pred_codes, preds
 
 
 def _finish(n: int, correct: int, switches: int, fragmentations: int, extra: int) -> dict:

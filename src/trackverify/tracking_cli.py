@@ -75,6 +75,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     from rich.table import Table
 
     from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.tabular import write_table
     from trackverify.graph.evaluate import evaluate_graph
     from trackverify.io.formats import load_pair
     from trackverify.io.paths import check_out_dir
@@ -98,6 +99,15 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
     console.print(table)
+    wrong = results.tracks[results.tracks["correct"] < results.tracks["observations"]]
+    if len(wrong):
+        console.print(f"{len(wrong)} of {len(results.tracks)} reference tracks are not followed "
+                      f"correctly throughout; {len(results.events)} identity switches "
+                      "(tracks.csv and events.csv with --out):")
+        for row in wrong.head(10).itertuples():
+            console.print(f"  {row.recording} track {row.track}: {row.correct} of "
+                          f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
+                          f"{row.identity_switches} switches")
     match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
     graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
                            reference_source=str(reference), predictions_source=str(predictions))
@@ -114,5 +124,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
                          "division_frame_buffer": int(division_frame_buffer)},
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
+            "identity": {"tracks": results.tracks.to_dict("records"),
+                         "events": results.events.to_dict("records")},
         })
-        click.echo(f"wrote {path}")
+        write_table(results.tracks, Path(out) / "tracks.csv")
+        write_table(results.events, Path(out) / "events.csv")
+        click.echo(f"wrote {path}, tracks.csv (per reference track) and events.csv (every "
+                   "identity switch)")

@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify import mot
-from trackverify.associate import identity_diagnostics, link_smallest, pool_diagnostics, same_key
+from trackverify.associate import (breakdown_from_codes, events_from_codes, identity_diagnostics,
+                                   link_smallest, pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
                                 plain, validate_pair)
@@ -43,12 +44,26 @@ from trackverify.tables import (column_codes, coordinate_columns, first_repeat, 
 POOLED = "pooled"
 
 
+class TrackingResults(dict):
+    """``{recording: metrics, ..., "pooled": metrics}`` plus which tracks and frames are wrong:
+    ``tracks`` (one row per reference track: ``recording`` and
+    :data:`trackverify.associate.TRACK_COLUMNS`) and ``events`` (every identity switch:
+    ``recording`` and :data:`trackverify.associate.EVENT_COLUMNS`)."""
+
+    def __init__(self, metrics: dict, tracks: pd.DataFrame, events: pd.DataFrame):
+        super().__init__(metrics)
+        self.tracks = tracks
+        self.events = events
+
+
 def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
                       zero_distance_um: float = 5.0, *, reference_source: str = "<reference>",
-                      predictions_source: str = "<predictions>") -> dict:
+                      predictions_source: str = "<predictions>") -> TrackingResults:
     """Score predictions against reference tracks, per recording and pooled.
 
-    Returns ``{recording: metrics, ..., "pooled": metrics}``. Each ``metrics`` holds the
+    Returns ``{recording: metrics, ..., "pooled": metrics}`` (a :class:`TrackingResults`,
+    whose ``tracks`` and ``events`` say which reference tracks are wrong, from which frame,
+    and every identity switch). Each ``metrics`` holds the
     oracle diagnostics (``reference_observations, correct_observations,
     correct_observation_rate, identity_switches, fragmentations,
     extra_predicted_observations``) and the canonical metrics (``hota, deta, assa, loca,
@@ -58,7 +73,10 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     py-motmetrics'); undefined values are ``None``. Pooled
     diagnostics are sums of counts with the rate recomputed; pooled canonical metrics are
     TrackEval's combined-sequence results (see :func:`trackverify.mot.combine`).
-    Inputs are never modified.
+    Inputs are never modified. Example::
+
+        result = trackverify.evaluate_tracking(reference, predictions)
+        result["pooled"]["idf1"], result.tracks.query("correct < observations")
     """
     try:
         zero_distance = float(zero_distance_um)
@@ -72,10 +90,15 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     check_predictions(ref, pred, predictions_source, reference_source)
     recordings = list(_by_recording(ref, pred))
     scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection,
-                              predictions_source) for _, ref_rec, pred_rec in recordings]
-    results = {recording: metrics for (recording, _, _), (metrics, _) in zip(recordings, scored)}
-    results[POOLED] = pool_recordings(scored)
-    return results
+                              predictions_source, details=True)
+              for _, ref_rec, pred_rec in recordings]
+    results = {recording: metrics for (recording, _, _), (metrics, _, _) in zip(recordings, scored)}
+    results[POOLED] = pool_recordings([(metrics, seq) for metrics, seq, _ in scored])
+    tracks, events = ([pd.concat([d[k].assign(recording=r)[["recording", *d[k].columns]]
+                                  for (r, _, _), (_, _, d) in zip(recordings, scored)],
+                                 ignore_index=True) for k in ("tracks", "events")]
+                      if scored else (pd.DataFrame(), pd.DataFrame()))
+    return TrackingResults(results, tracks, events)
 
 
 def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
@@ -96,15 +119,16 @@ def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
 
 
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
-                    by_detection: bool, predictions_source: str = "<predictions>"
-                    ) -> tuple[dict, mot.SequenceCounts]:
+                    by_detection: bool, predictions_source: str = "<predictions>",
+                    details: bool = False):
     """Diagnostics and canonical metrics of one recording (validated tables), and the
-    canonical sufficient statistics for pooling (:func:`pool_recordings`)."""
+    canonical sufficient statistics for pooling (:func:`pool_recordings`); with ``details``
+    a third item, ``{"tracks", "events"}`` (the per-track breakdown and switch events)."""
     valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[valid]
     track_codes, tracks = pd.factorize(ref_rec["track"], sort=True)
-    pred_codes = pd.factorize(pred_rec["pred_id"][valid], sort=True)[0]
+    pred_codes, pred_ids = pd.factorize(pred_rec["pred_id"][valid], sort=True)
     if by_detection:
         pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
                           [pred_frame, pred_rec["detection"].to_numpy()[valid]])
@@ -125,7 +149,11 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         extra = len(pred_frame) - len(m_gt)
     diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
     seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
-    return {**diagnostics, **mot.finish(seq)}, seq
+    if not details:
+        return {**diagnostics, **mot.finish(seq)}, seq
+    identity = {"tracks": breakdown_from_codes(gt_frame, track_codes, tracks, linked),
+                "events": events_from_codes(gt_frame, track_codes, tracks, linked, pred_ids)}
+    return {**diagnostics, **mot.finish(seq)}, seq, identity
 
 
 def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:

@@ -136,3 +136,36 @@ def test_bad_zero_distance_and_missing_file(tmp_path, capsys):
 def test_recording_named_pooled_is_refused():
     with pytest.raises(Exception, match="may not be called 'pooled'"):
         evaluate_tracking(REF.assign(recording="pooled"), PRED.assign(recording="pooled"))
+
+
+def _swapped_six():
+    """Six reference tracks over 50 frames; the tracker swaps ids 0 and 1 on frames 25-39."""
+    rows = [(t, i, 8.0 * i) for t in range(50) for i in range(6)]
+    ref = pd.DataFrame(rows, columns=["frame", "track", "x_um"]).assign(
+        recording="w", y_um=0.0, detection=lambda d: d["track"])
+    swapped = ref["frame"].between(25, 39) & ref["track"].isin([0, 1])
+    pred = ref[["recording", "frame", "detection"]].assign(
+        pred_id=ref["track"].where(~swapped, 1 - ref["track"]))
+    return ref, pred
+
+
+def test_evaluate_names_the_wrong_tracks_and_every_switch(tmp_path, capsys):
+    ref, pred = _swapped_six()
+    result = evaluate_tracking(ref, pred)
+    # By hand: track 0 carries id 0 except frames 25-39 (id 1): 35 of 50 correct, switches at
+    # 25 (0 -> 1) and 40 (1 -> 0), three runs (two fragmentations), first wrong frame 25.
+    wrong = result.tracks[result.tracks["track"].isin([0, 1])]
+    assert wrong[["observations", "correct", "identity_switches", "fragmentations"]].values.tolist() \
+        == [[50, 35, 2, 2], [50, 35, 2, 2]]
+    assert wrong["first_wrong_frame"].tolist() == [25, 25]
+    others = result.tracks[~result.tracks["track"].isin([0, 1])]
+    assert (others["correct"] == 50).all() and others["first_wrong_frame"].isna().all()
+    assert result.events[["frame", "track", "from_id", "to_id"]].values.tolist() == [
+        [25, 0, 0, 1], [40, 0, 1, 0], [25, 1, 1, 0], [40, 1, 0, 1]]
+    assert result["w"]["identity_switches"] == 4  # the per-track rows sum to the recording
+    out = tmp_path / "out"
+    code, _, _ = run(tmp_path, ref, pred, "--out", str(out), capsys=capsys)
+    assert code == 0
+    assert pd.read_csv(out / "events.csv")["frame"].tolist() == [25, 40, 25, 40]
+    written = json.loads((out / "results.json").read_text())["identity"]["tracks"]
+    assert [t["first_wrong_frame"] for t in written] == [25, 25, None, None, None, None]
