@@ -179,3 +179,22 @@ def test_report_renders_in_headless_chromium_without_console_errors(default_run,
     assert "anatomical_verification" in dom and dom.count("<svg") >= 3
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "error" in line.lower()], console
+
+
+def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path):
+    # Six tracks over 50 frames whose "clean" predictions swap tracks 0 and 1 on frames 25-39.
+    rows = [("w", t, i, i, 8.0 * i, 0.0, i if not (25 <= t <= 39 and i < 2) else 1 - i, True)
+            for t in range(50) for i in range(6)]
+    table = pd.DataFrame(rows, columns=["recording", "frame", "track", "detection", "x_um",
+                                        "y_um", "pred_id", "pred_valid"])
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    done = run_cli("verify", "--observations", path, "--conditions", "control",
+                   "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "already carry 30 wrong identities" in done.stdout
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["clean_prediction_errors"] == {"w": [
+        {"track": 0, "first_frame": 25, "last_frame": 39, "rows": 15},
+        {"track": 1, "first_frame": 25, "last_frame": 39, "rows": 15}]}
+    assert "track 0 (frames 25-39, 15 rows)" in (tmp_path / "out" / "report.html").read_text()

@@ -38,6 +38,7 @@ from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.report.numbers import fmt
+from trackverify.tables import plain
 from trackverify.io.tabular import ParquetStream
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
@@ -102,6 +103,7 @@ class RecordingResult:
     scores: dict | None  # verifier name -> each row's score, kept only for calibration
     abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
+    clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
 
 
 def verifier_options(config: RunConfig) -> dict:
@@ -148,7 +150,37 @@ def process_recording(task: tuple) -> RecordingResult:
         scores=None if work is not None else scores,
         abstention_reasons=reasons,
         scored=_input_frames(scored, source.first_frame) if keep_rows else None,
+        clean_errors=clean_prediction_errors(control, source.first_frame),
     )
+
+
+def clean_error_alerts(errors: dict) -> list[str]:
+    """One sentence per recording whose predictions, given as clean, already hold errors."""
+    out = []
+    for name, tracks in errors.items():
+        listed = ", ".join(f"track {t['track']} (frames {t['first_frame']}-{t['last_frame']}, "
+                           f"{t['rows']} rows)" for t in tracks[:8])
+        more = f" and {len(tracks) - 8} more" if len(tracks) > 8 else ""
+        out.append(f"The predictions given as clean for recording {name} already carry "
+                   f"{sum(t['rows'] for t in tracks)} wrong identities against their own anchor "
+                   f"identities: {listed}{more}. Every condition inherits them (the control "
+                   "condition counts them as errors); results.json lists them under "
+                   "clean_prediction_errors.")
+    return out
+
+
+def clean_prediction_errors(control: pd.DataFrame, first_frame: int = 0) -> list[dict]:
+    """Tracks whose clean predictions already carry a wrong identity (the control condition's
+    errors: a valid ``pred_id`` other than the track's anchor identity), one entry per track:
+    ``track, first_frame, last_frame, rows`` (frames in the input's numbering)."""
+    wrong = control[control["error"].eq(1).fillna(False).to_numpy(dtype=bool)]
+    if not len(wrong):
+        return []
+    grouped = wrong.groupby("track", sort=True)["frame"]
+    table = pd.DataFrame({"first_frame": grouped.min() + first_frame,
+                          "last_frame": grouped.max() + first_frame, "rows": grouped.size()})
+    return [{"track": plain(track), **{k: int(v) for k, v in row.items()}}
+            for track, row in table.iterrows()]
 
 
 def _consistency_threshold(config: RunConfig) -> float:
@@ -221,6 +253,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     certification = certification_block(
         fitted, declared_threshold, config.threshold_um, verification["pooled"],
         {name: verification[name][ALL] for name in evaluated}, animal_of, ALL)
+    certification["alerts"].extend(clean_error_alerts(results.get("clean_prediction_errors", {})))
     results.update({
         "trackverify_version": __version__,
         "settings": config.to_dict(),
@@ -378,6 +411,7 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
+    clean_errors = {}
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
@@ -391,6 +425,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             tracking_counts.append((result.tracking, result.tracking_counts))
             verification[name], consistency_blocks[name] = result.verification, result.consistency
             choices[name] = result.choices
+            if result.clean_errors:
+                clean_errors[name] = result.clean_errors
             cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
@@ -414,6 +450,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "anatomical_verification": verification,
         "anatomical_consistency": consistency_blocks,
         "verifier_comparison": _comparison(populations, reasons, kinds),
+        **({"clean_prediction_errors": clean_errors} if clean_errors else {}),
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
     }
