@@ -301,3 +301,12 @@ def test_zephir_native_output_audits_and_no_manual_annotation_is_flagged(tmp_pat
     manual = obs[obs["provenance"] == "ANTT"]
     assert len(manual) == 53  # SOURCE.md: 53 manually annotated rows (frames 23, 171, 271)
     assert not (manual["verdict"] == "flagged").any()
+
+
+def test_progress_is_reported_by_frame():
+    calls = []
+    trackverify.audit(six_neurons(frames=60, swap=None),
+                      progress=lambda what, done, total: calls.append((what, done, total)))
+    frames = [c for c in calls if c[0].endswith("frames")]
+    assert frames[-1] == ("worm: frames", 60, 60)  # the last frame of 0..59 registered
+    assert [c[1] for c in frames] == [26, 51, 60]  # every 25 frames, then the end

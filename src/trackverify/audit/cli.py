@@ -50,8 +50,8 @@ def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um,
     with progress_bar() as bar:
         task = bar.add_task("auditing", total=None)
 
-        def report(recording: str, done: int, total: int) -> None:
-            bar.update(task, description=f"auditing {recording}", completed=done, total=total)
+        def report(what: str, done: int, total: int) -> None:  # recordings, then frames
+            bar.update(task, description=f"auditing {what}", completed=done, total=total)
 
         result = run_audit(table, dets, anchor_frame=anchor_frame, verifier=verifier,
                            threshold_um=threshold_um, calibration=calibration,

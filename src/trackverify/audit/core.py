@@ -147,6 +147,9 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         if progress is not None:
             progress(str(recording), i, len(recordings))
         extra = None if dets is None else dets[dets["recording"] == recording]
+        if progress is not None and hasattr(scorer, "on_frame"):  # by frame, while registering
+            scorer.on_frame = (lambda done, total, name=str(recording):
+                               progress(f"{name}: frames", done, total))
         scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
         parts.append(scored)
         thresholds[str(recording)] = used

@@ -117,17 +117,20 @@ class Registration:
 
 
 def fit_registration(anchor: np.ndarray, detections, n_frames: int | None = None,
-                     settings: RegistrationSettings | None = None) -> Registration:
+                     settings: RegistrationSettings | None = None,
+                     on_frame=None) -> Registration:
     """Register ``anchor`` (n, D) onto every frame's detections; reads no identity.
 
     ``detections`` is a table of which only ``frame`` and the coordinate columns
-    (``x_um, y_um[, z_um]``) are read.
+    (``x_um, y_um[, z_um]``) are read. ``on_frame(done, total)``, when given, is called as
+    frames are registered (a progress bar; every 25 frames and at the end).
     """
     with threadpool_limits(1):  # many small matrices: one BLAS thread is fastest
-        return _fit(anchor, detections, n_frames, settings or RegistrationSettings())
+        return _fit(anchor, detections, n_frames, settings or RegistrationSettings(), on_frame)
 
 
-def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSettings) -> Registration:
+def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSettings,
+         on_frame=None) -> Registration:
     anchor = np.asarray(anchor, dtype=np.float64)
     frames = np.asarray(detections["frame"], dtype=np.int64)
     points = np.column_stack([np.asarray(detections[c], dtype=np.float64)
@@ -152,6 +155,8 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     previous, before = a, a
     t_previous, t_before = ANCHOR_FRAME, ANCHOR_FRAME
     for t in range(1, n_frames):  # sequential by construction; each step is vectorised
+        if on_frame is not None and (t % 25 == 0 or t == n_frames - 1):
+            on_frame(t + 1, n_frames)
         x = x_all[order[bounds[t]:bounds[t + 1]]]
         if len(x) < a.shape[1] + 1:
             continue  # too few detections (or a missing frame): stays unregistered (NaN)
@@ -364,6 +369,7 @@ class RegisteredDistance:
         self.abstentions: list[Abstentions] = []  # one entry per score() call
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
         self._cache: tuple[bytes, Registration] | None = None
+        self.on_frame = None  # optional progress callback(done, total) of the registration
 
     def register(self, table: pd.DataFrame,
                  detections: pd.DataFrame | None = None) -> tuple[pd.Index, Registration]:
@@ -392,7 +398,7 @@ class RegisteredDistance:
             return anchor_ids, empty
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, fit_registration(anchor_xyz, detections[["frame", *coords]],
-                                                 n_frames, self.settings))
+                                                 n_frames, self.settings, self.on_frame))
         return anchor_ids, self._cache[1]
 
     def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
