@@ -148,8 +148,10 @@ def test_errors_name_the_recording(table):
         plan_corruptions(short, CONDITIONS, 1, START, END)
     with pytest.raises(InputError) as info:
         plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
-    assert str(info.value) == ("recording 'r' has 6 frames, too short for 'swap_and_recovery' "
-                               "(needs more than 6); lower start/recovery_end or drop the condition")
+    assert str(info.value) == (
+        "recording 'r' has 6 frames, too short for 'swap_and_recovery' (needs more than 6); "
+        "try --start 2 --recovery-end 4, or --conditions control (or set start / recovery_end "
+        "/ conditions in the [run] table of --config; docs/configuration.md)")
     lonely = table[table["track"] == "A"]
     with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
                                          r"track\(s\) observed at frame 3, found 1"):

@@ -100,8 +100,10 @@ def test_cli_writes_json_and_html_for_turned_pairs(tmp_path, capsys):
 def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     """Frame 1 = frame 0 turned by 30 degrees. Row i of frame 1 claims track ``pred_id``,
     whose anchor is gt[pred_id]. After the registration recovers the turn, tar[i] lands on
-    gt[i]: registered_distance scores ||gt[i] - gt[pred_id]|| (0 for clean rows); the fixed
-    reference does not register: ||tar[i] - gt[pred_id]||. A verifier that ranked rows right
+    gt[i]: registered_distance scores d + max(0, d - alt) with d = ||gt[i] - gt[pred_id]||
+    and alt = the distance to the nearest other anchor point (0 for a wrong claim, whose own
+    place gt[i] is another anchor: 2 d; 0 for clean rows); the fixed reference does not
+    register: ||tar[i] - gt[pred_id]||. A verifier that ranked rows right
     but measured the wrong distance (unregistered, wrong anchor) fails here, not on AUROC."""
     from trackverify.evidence import _pair_scores
     from trackverify.verifiers.fixed_distance import FixedDistance
@@ -117,8 +119,11 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     for kind in ("clean", "random", "nearby"):
         rows = frame1(conditions, kind)
         detection, claimed = rows.index.to_numpy(), rows["pred_id"].to_numpy()
-        np.testing.assert_allclose(registered[kind][1],
-                                   np.linalg.norm(gt[detection] - gt[claimed], axis=1), atol=0.02)
+        d = np.linalg.norm(gt[detection] - gt[claimed], axis=1)
+        to_all = np.linalg.norm(gt[detection][:, None, :] - gt[None, :, :], axis=2)
+        to_all[np.arange(len(claimed)), claimed] = np.inf
+        alt = to_all.min(axis=1)
+        np.testing.assert_allclose(registered[kind][1], d + np.maximum(0.0, d - alt), atol=0.04)
         np.testing.assert_allclose(fixed[kind][1],
                                    np.linalg.norm(tar[detection] - gt[claimed], axis=1), atol=1e-9)
     assert int(registered["random"][0].sum()) == 30 and int(registered["clean"][0].sum()) == 0
