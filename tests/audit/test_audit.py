@@ -144,7 +144,7 @@ def test_detections_table_adds_evidence_but_no_rows():
     assert len(result.observations) == len(tracks)
     assert result.summary["detections_table"] is True
     missing = detections[detections["detection"] != 3]
-    with pytest.raises(InputError, match="not one of the detections"):
+    with pytest.raises(InputError, match="is not a row of the detection table"):
         trackverify.audit(tracks, missing)
 
 

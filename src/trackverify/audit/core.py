@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import Schema, coordinate_columns, validate
+from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 
 #: Default threshold in anchor-frame median nearest-neighbour spacings (uncalibrated).
 DEFAULT_THRESHOLD_SPACINGS = 0.5
@@ -58,12 +58,6 @@ TRACKER_OUTPUT = Schema(
     "tracker output",
     required=("recording", "frame", "pred_id", "x_um", "y_um"),
     optional=("z_um", "detection", "pred_valid"),
-    unique_keys=(("recording", "frame", "detection"),),
-)
-DETECTIONS = Schema(
-    "detections table",
-    required=("recording", "frame", "detection", "x_um", "y_um"),
-    optional=("z_um",),
     unique_keys=(("recording", "frame", "detection"),),
 )
 
@@ -154,7 +148,6 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         parts.append(scored)
         thresholds[str(recording)] = used
     observations = pd.concat(parts).sort_index(kind="stable")
-    observations = observations.drop(columns=["_row"])
     segments = suspect_segments(observations)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
@@ -203,27 +196,20 @@ def _prepare_tracks(tracks: pd.DataFrame, source: str) -> pd.DataFrame:
     if "pred_valid" not in frame.columns and "pred_id" in frame.columns:
         frame = frame.assign(pred_valid=frame["pred_id"].notna())
     table = validate(frame, TRACKER_OUTPUT, source=source)
-    table["_row"] = np.arange(len(table))
     if "detection" not in table.columns:  # one detection per row: the row's order in its frame
         table["detection"] = table.groupby(["recording", "frame"], sort=False).cumcount()
     return table
 
 
 def _prepare_detections(detections: pd.DataFrame, table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The detection table, validated, with every tracker row one of its detections, at its
+    position (:func:`trackverify.dataset.check_detections`, as a run checks its data)."""
+    from trackverify.dataset import check_detections
+
     frame = detections if "recording" in detections.columns else detections.assign(
         recording=SINGLE_RECORDING)
     dets = validate(frame, DETECTIONS, source=source)
-    if coordinate_columns(dets) != coordinate_columns(table):
-        raise InputError("the detections and the tracker output differ in dimensionality",
-                         source=source, column="z_um")
-    keys = ["recording", "frame", "detection"]
-    merged = table[keys].merge(dets[keys], on=keys, how="left", indicator=True)
-    missing = (merged["_merge"] == "left_only").to_numpy()
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        values = ", ".join(f"{k}={table[k].iloc[row]!r}" for k in keys)
-        raise InputError(f"tracker row ({values}) is not one of the detections ({source})",
-                         column="detection", row=row + 1)
+    check_detections(table, dets, source)
     return dets
 
 
@@ -278,6 +264,7 @@ def default_threshold(table: pd.DataFrame) -> float:
 def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, scores: np.ndarray):
     """Per row: why it abstained, and its look-alike identity."""
     from trackverify.verifiers import takes_detections
+    from trackverify.verifiers.registered_distance import nearest_other
 
     n = len(table)
     reasons = np.full(n, None, dtype=object)
@@ -292,9 +279,8 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
         return reasons, lookalike, lookalike_um
     anchor_ids, registration = (register(table, detections) if takes_detections(scorer)
                                 else register(table))
-    head = table
-    which = anchor_ids.get_indexer(head["pred_id"])
-    frames = head["frame"].to_numpy()
+    which = anchor_ids.get_indexer(table["pred_id"])
+    frames = table["frame"].to_numpy()
     positions = registration.positions
     registered = (np.isfinite(positions[frames, 0, 0]) if positions.shape[1]
                   else np.zeros(n, dtype=bool))
@@ -304,32 +290,12 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
     rows = np.flatnonzero(registered & valid)
     if positions.shape[1] >= 2 and len(rows):
         idx, dist = nearest_other(positions, frames[rows],
-                                  head[coordinate_columns(head)].to_numpy(dtype=np.float64)[rows],
+                                  table[coordinate_columns(table)].to_numpy(dtype=np.float64)[rows],
                                   which[rows])
         found = idx >= 0
         lookalike[rows[found]] = np.asarray(anchor_ids, dtype=object)[idx[found]]
         lookalike_um[rows[found]] = dist[found]
     return reasons, lookalike, lookalike_um
-
-
-def nearest_other(registered: np.ndarray, frames: np.ndarray, points: np.ndarray,
-                  own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index and distance of the nearest registered anchor point other than ``own``, per row.
-
-    ``registered`` is (T, n, D); rows are grouped by frame, one k-d tree per frame.
-    """
-    from scipy.spatial import cKDTree
-
-    index = np.full(len(frames), -1, dtype=np.int64)
-    distance = np.full(len(frames), np.nan)
-    order = np.argsort(frames, kind="stable")
-    cuts = np.flatnonzero(np.diff(frames[order])) + 1
-    for group in np.split(order, cuts):
-        d, k = cKDTree(registered[frames[group[0]]]).query(points[group], k=2)
-        first_is_own = k[:, 0] == own[group]
-        index[group] = np.where(first_is_own, k[:, 1], k[:, 0])
-        distance[group] = np.where(first_is_own, d[:, 1], d[:, 0])
-    return index, distance
 
 
 SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", "frames",

@@ -6,18 +6,15 @@ import os
 from pathlib import Path
 
 from trackverify.audit.core import AuditResult
-from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 from trackverify.io.tabular import write_table
-
-OUTPUTS = ("audit.parquet", "segments.csv", "tracks.csv", "audit.json", "report.html")
 
 
 def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
     """``audit.parquet``, ``segments.csv``, ``tracks.csv``, ``audit.json``, ``report.html``."""
     from trackverify.audit.report import render_audit_report
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(out)
     observations = result.observations.assign(
         lookalike_id=result.observations["lookalike_id"].map(
             lambda v: None if v is None else str(v)))  # one Parquet type for int and str ids

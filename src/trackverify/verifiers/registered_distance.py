@@ -437,14 +437,28 @@ def _distance_and_margin(registered: np.ndarray, frames: np.ndarray, positions: 
         return distance, margin
     own = registered[frames[rows], which[rows]]
     distance[rows] = np.linalg.norm(positions[rows] - own, axis=1)
-    order = rows[np.argsort(frames[rows], kind="stable")]
-    cuts = np.flatnonzero(np.diff(frames[order])) + 1
-    for group in np.split(order, cuts):  # one small k-d tree query per frame
-        tree = cKDTree(registered[frames[group[0]]])
-        d, k = tree.query(positions[group], k=2)
-        other = np.where(k[:, 0] == which[group], d[:, 1], d[:, 0])
-        margin[group] = other - distance[group]
+    _, other = nearest_other(registered, frames[rows], positions[rows], which[rows])
+    margin[rows] = other - distance[rows]
     return distance, margin
+
+
+def nearest_other(registered: np.ndarray, frames: np.ndarray, points: np.ndarray,
+                  own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index and distance of the registered anchor point nearest each point, other than its
+    ``own`` index (-1: none of its own), one small k-d tree query per frame.
+
+    ``registered`` is (T, n, D); ``frames``, ``points``, ``own`` are per point.
+    """
+    index = np.full(len(frames), -1, dtype=np.int64)
+    distance = np.full(len(frames), np.nan)
+    order = np.argsort(frames, kind="stable")
+    cuts = np.flatnonzero(np.diff(frames[order])) + 1
+    for group in np.split(order, cuts):
+        d, k = cKDTree(registered[frames[group[0]]]).query(points[group], k=2)
+        first_is_own = k[:, 0] == own[group]
+        index[group] = np.where(first_is_own, k[:, 1], k[:, 0])
+        distance[group] = np.where(first_is_own, d[:, 1], d[:, 0])
+    return index, distance
 
 
 def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None,
