@@ -174,10 +174,14 @@ def identity_diagnostics(frame: np.ndarray, track_codes: np.ndarray, n_tracks: i
     """
     if len(track_codes) == 0:
         return _finish(0, 0, 0, 0, extra_predicted_observations)
-    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
+    return _diagnostics(_identity_arrays(frame, track_codes, n_tracks, pred_codes), n_tracks,
+                        extra_predicted_observations)
+
+
+def _diagnostics(a: dict, n_tracks: int, extra: int) -> dict:
     runs_per_track = np.bincount(a["track"][a["run_start"]], minlength=n_tracks)
-    return _finish(len(track_codes), int(a["correct"].sum()), len(a["switch_at"]),
-                   int(np.clip(runs_per_track - 1, 0, None).sum()), extra_predicted_observations)
+    return _finish(len(a["track"]), int(a["correct"].sum()), len(a["switch_at"]),
+                   int(np.clip(runs_per_track - 1, 0, None).sum()), extra)
 
 
 def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
@@ -226,30 +230,7 @@ def track_breakdown(table: pd.DataFrame) -> pd.DataFrame:
     observation is not correct (no valid prediction, or an id aligned elsewhere; null when
     every observation is correct). Tracks in ascending id order.
     """
-    frame, track_codes, tracks, pred_codes, _ = _codes(table)
-    return breakdown_from_codes(frame, track_codes, tracks, pred_codes)
-
-
-def breakdown_from_codes(frame, track_codes, tracks, pred_codes) -> pd.DataFrame:
-    """:func:`track_breakdown` on rank codes (``tracks`` = the track ids of the codes)."""
-    n_tracks = len(tracks)
-    if len(track_codes) == 0:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in TRACK_COLUMNS})
-    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
-    wrong = ~a["correct"]
-    never = np.iinfo(np.int64).max
-    first = np.full(n_tracks, never, dtype=np.int64)
-    np.minimum.at(first, a["track"][wrong], a["frame"][wrong].astype(np.int64))
-    return pd.DataFrame({
-        "track": np.asarray(tracks),
-        "observations": np.bincount(a["track"], minlength=n_tracks),
-        "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
-        "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
-        "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
-                                  0, None),
-        "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
-                                      dtype="Int64"),
-    })
+    return identity_report(*_codes(table))[1]
 
 
 def switch_events(table: pd.DataFrame) -> pd.DataFrame:
@@ -259,20 +240,39 @@ def switch_events(table: pd.DataFrame) -> pd.DataFrame:
     consecutive valid rows (in frame order) whose predicted ids differ; ``frame`` is the later
     row's. Rows ordered by track id, then frame.
     """
-    frame, track_codes, tracks, pred_codes, preds = _codes(table)
-    return events_from_codes(frame, track_codes, tracks, pred_codes, preds)
+    return identity_report(*_codes(table))[2]
 
 
-def events_from_codes(frame, track_codes, tracks, pred_codes, preds) -> pd.DataFrame:
-    """:func:`switch_events` on rank codes (``preds`` = the predicted ids of the codes)."""
+def identity_report(frame, track_codes, tracks, pred_codes, preds,
+                    extra_predicted_observations: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The diagnostics, :func:`track_breakdown` and :func:`switch_events` of one recording,
+    from one alignment, on rank codes (``tracks`` / ``preds``: the ids of the codes)."""
     if len(track_codes) == 0:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS})
-    a = _identity_arrays(frame, track_codes, len(tracks), pred_codes)
+        return (_finish(0, 0, 0, 0, extra_predicted_observations),
+                pd.DataFrame({c: pd.Series(dtype=object) for c in TRACK_COLUMNS}),
+                pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}))
+    n_tracks = len(tracks)
+    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
+    wrong = ~a["correct"]
+    never = np.iinfo(np.int64).max
+    first = np.full(n_tracks, never, dtype=np.int64)
+    np.minimum.at(first, a["track"][wrong], a["frame"][wrong].astype(np.int64))
+    per_track = pd.DataFrame({
+        "track": np.asarray(tracks),
+        "observations": np.bincount(a["track"], minlength=n_tracks),
+        "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
+        "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
+        "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
+                                  0, None),
+        "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
+                                      dtype="Int64"),
+    })
     preds = np.asarray(preds, dtype=object)
-    return pd.DataFrame({"frame": a["frame"][a["switch_at"]],
-                         "track": np.asarray(tracks, dtype=object)[a["track"][a["switch_at"]]],
-                         "from_id": preds[a["pred"][a["switch_from"]]],
-                         "to_id": preds[a["pred"][a["switch_at"]]]})
+    events = pd.DataFrame({"frame": a["frame"][a["switch_at"]],
+                           "track": np.asarray(tracks, dtype=object)[a["track"][a["switch_at"]]],
+                           "from_id": preds[a["pred"][a["switch_from"]]],
+                           "to_id": preds[a["pred"][a["switch_at"]]]})
+    return _diagnostics(a, n_tracks, extra_predicted_observations), per_track, events
 
 
 def _codes(table: pd.DataFrame):

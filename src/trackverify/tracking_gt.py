@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify import mot
-from trackverify.associate import (breakdown_from_codes, events_from_codes, identity_diagnostics,
-                                   link_smallest, pool_diagnostics, same_key)
+from trackverify.associate import (identity_diagnostics, identity_report, link_smallest,
+                                   pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
                                 plain, validate_pair)
@@ -94,11 +94,16 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
               for _, ref_rec, pred_rec in recordings]
     results = {recording: metrics for (recording, _, _), (metrics, _, _) in zip(recordings, scored)}
     results[POOLED] = pool_recordings([(metrics, seq) for metrics, seq, _ in scored])
-    tracks, events = ([pd.concat([d[k].assign(recording=r)[["recording", *d[k].columns]]
-                                  for (r, _, _), (_, _, d) in zip(recordings, scored)],
-                                 ignore_index=True) for k in ("tracks", "events")]
-                      if scored else (pd.DataFrame(), pd.DataFrame()))
-    return TrackingResults(results, tracks, events)
+    identity = [(recording, d) for (recording, _, _), (_, _, d) in zip(recordings, scored)]
+    return TrackingResults(results, _stacked(identity, "tracks"), _stacked(identity, "events"))
+
+
+def _stacked(identity: list[tuple], key: str) -> pd.DataFrame:
+    """Each recording's ``key`` table, one below the other, behind a ``recording`` column."""
+    if not identity:
+        return pd.DataFrame()
+    return pd.concat([d[key].assign(recording=r)[["recording", *d[key].columns]]
+                      for r, d in identity], ignore_index=True)
 
 
 def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
@@ -147,13 +152,13 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked = np.full(len(gt_frame), -1, dtype=np.int64)
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
-    diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
     seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
     if not details:
+        diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
         return {**diagnostics, **mot.finish(seq)}, seq
-    identity = {"tracks": breakdown_from_codes(gt_frame, track_codes, tracks, linked),
-                "events": events_from_codes(gt_frame, track_codes, tracks, linked, pred_ids)}
-    return {**diagnostics, **mot.finish(seq)}, seq, identity
+    diagnostics, per_track, events = identity_report(gt_frame, track_codes, tracks, linked,
+                                                     pred_ids, extra)
+    return {**diagnostics, **mot.finish(seq)}, seq, {"tracks": per_track, "events": events}
 
 
 def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
