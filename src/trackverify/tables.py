@@ -130,7 +130,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
             out[column] = _id_column(out[column], column, source)
-        out["recording"] = _recording_text(out["recording"])
+        out["recording"] = _ids_as_text(out["recording"])
         _check_unique(out, schema, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
@@ -139,7 +139,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         if column in out.columns:
             out[column] = _id_column(out[column], column, source,
                                      allow_null=_null_allowed(out, column))
-    out["recording"] = _recording_text(out["recording"])
+    out["recording"] = _ids_as_text(out["recording"])
     out["frame"] = _frame_column(out["frame"], source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
         _check_coordinate_set(out, schema, source)
@@ -261,12 +261,12 @@ def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
     a_int, b_int = (pd.api.types.is_integer_dtype(s.dtype) for s in (a, b))
     if a_int == b_int:
         return a, b
-    text = (lambda s: _as_text(s, pd.isna(s).to_numpy()))
-    return (text(a), b) if a_int else (a, text(b))
+    return (_ids_as_text(a), b) if a_int else (a, _ids_as_text(b))
 
 
-def _recording_text(ids: pd.Series) -> pd.Series:
-    """Recording ids as text (they name files and JSON keys): integer 7 becomes '7'."""
+def _ids_as_text(ids: pd.Series) -> pd.Series:
+    """Integer ids as their decimal text (integer 7 becomes '7'); other ids as they are.
+    Recording ids are always text: they name files and JSON keys."""
     if pd.api.types.is_integer_dtype(ids.dtype):
         return _as_text(ids, pd.isna(ids).to_numpy())
     return ids
