@@ -94,7 +94,7 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     source = str(path)
     path = regular_file(path)
     _check_links(path, source)
-    with _pynwb_file(path, source) as nwbfile:
+    with _pynwb_file(path, source) as (io, nwbfile):
         try:
             notes = _notes(nwbfile)
             recording_row = _recording_row(nwbfile, notes)
@@ -106,7 +106,7 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
         except (OSError, RuntimeError, KeyError) as exc:  # e.g. a corrupt compressed chunk
             raise InputError(f"cannot read the file's data ({_first_line(exc)})",
                              source=source) from None
-    _check_schema(path, source)
+        _check_schema(io, path, source)
     origin, spacing = voxels
     positions = origin + columns["centre"] * spacing
     tracks = notes.get("tracks")
@@ -197,7 +197,7 @@ def _pynwb_file(path: Path, source: str) -> Iterator[Any]:
         raise InputError(f"not a valid NWB file: pynwb cannot build {problem}",
                          source=source) from None
     try:
-        yield nwbfile
+        yield io, nwbfile
     finally:
         io.close()
 
@@ -320,15 +320,25 @@ def _dangling_reference(path: Path) -> str | None:
     return found[0] if found else None
 
 
-def _check_schema(path: Path, source: str) -> None:
+def _check_schema(io, path: Path, source: str) -> None:
     """Validate the file with the NWB validator against the namespaces it caches (the
-    extension and the core it extends): refuse what the schema refuses."""
-    from pynwb import validate
+    extension and the core it extends; pynwb's core when it caches none), as
+    ``pynwb.validate(paths=...)`` does, on the builder tree ``io`` already read: refuse
+    what the schema refuses (except :data:`_TOLERATED_SCHEMA`)."""
+    from hdmf.validate import ValidatorMap
+    from pynwb import CORE_NAMESPACE
+    from pynwb.validate import get_cached_namespaces_to_validate
 
     with warnings.catch_warnings(), _one_type_map():
         warnings.simplefilter("ignore")
         try:
-            found = [str(e) for e in validate(paths=[str(path)])[0]]
+            names, manager, _ = get_cached_namespaces_to_validate(str(path))
+            namespaces = ([manager.namespace_catalog.get_namespace(name=n) for n in names]
+                          if names else
+                          [io.manager.namespace_catalog.get_namespace(name=CORE_NAMESPACE)])
+            builder = io.read_builder()  # the tree pynwb built the file from
+            found = [str(e) for namespace in namespaces
+                     for e in ValidatorMap(namespace).validate(builder)]
         except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
             raise InputError(f"not a valid NWB file: the NWB validator cannot read it "
                              f"({type(exc).__name__}: {_first_line(exc)})",
@@ -710,7 +720,12 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
                     else ROI_VOXEL_UM if layout == "rois" else LABEL_VOXEL_UM)
     if not np.isfinite(spacing) or spacing <= 0:
         raise InputError(f"voxel spacing {voxel_um} um must be > 0")
-    return write_atomic(path, lambda tmp: _write(obs, row, tmp, layout, spacing))
+    def write(tmp: Path) -> None:
+        with warnings.catch_warnings(), _one_type_map():
+            warnings.simplefilter("ignore")
+            _write(obs, row, tmp, layout, spacing)
+
+    return write_atomic(path, write)
 
 
 def _is_missing(value: Any) -> bool:
@@ -813,10 +828,8 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
         module.add(SegmentationLabels(name="NeuronIDs", labels=names,
                                       description="neuron name per row ('' unknown, '?' unsure)",
                                       **link))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with NWBHDF5IO(str(path), "w") as io:
-            io.write(nwb)
+    with NWBHDF5IO(str(path), "w") as io:
+        io.write(nwb)
 
 
 def _voxel_index(coords: np.ndarray, origin: np.ndarray, spacing: float) -> np.ndarray:
