@@ -1,13 +1,29 @@
 """NWB files in the WormID layout (extra ``nwb``: pynwb, hdmf, ndx-multichannel-volume).
 
-Reading: h5py first follows every link once (an external link, a dangling soft link or a
-soft-link loop is refused; pynwb raises tracebacks on them), extracts the layout below with
-every value checked, then the file is validated by the NWB validator against the namespaces
-it caches and built with ``pynwb.NWBHDF5IO``: what the schema refuses or pynwb cannot build
-is refused (one tolerated deviation: ``NeuronIDs`` labels stored per character, as in
-published WormID files). No dataset is read that declares more data than the file stores
-(``MAX_COMPRESSION`` times it when compressed), and no label volume above
-``MAX_LABEL_VOXELS``. Two layouts are understood, both under ``processing/CalciumActivity``:
+Reading goes through pynwb. ``pynwb.NWBHDF5IO`` builds the file's object tree (with the
+namespaces the file caches and the ndx-multichannel-volume classes; lazily: a dataset stays
+on disk until it is read), and everything below is taken from that tree: the ``NWBFile``
+(identifier, lab, subject, notes), the ``ImageSegmentation``'s ``PlaneSegmentation`` tables
+(their ``voxel_mask`` ragged column and the trackverify columns) or the
+``MultiChannelVolumeSeries``' ``data``, the ``ImagingVolume``'s ``grid_spacing`` /
+``origin_coords`` and their units, the ``SegmentationLabels``. A file pynwb cannot build is
+refused naming the object (and field) pynwb names; each value is then checked; last, the
+builder tree is validated by the NWB validator against the namespaces the file caches, and
+what the schema refuses is refused (one tolerated deviation: ``NeuronIDs`` labels stored
+per character, as in published WormID files). h5py is used only where pynwb cannot reach:
+
+* the link pre-check, before pynwb opens the file: external links, dangling soft links and
+  soft-link loops are refused (pynwb raises tracebacks on them), and, after pynwb failed
+  without naming an object, an attribute reference to an unlinked object is named;
+* per-character labels stored as ragged character codes (variable-length integers): hdmf
+  3.x builds that dataset with no data, so the labels mapper reads it with h5py (labels
+  stored as a ``[labels, characters]`` array are built by pynwb through the same mapper);
+* the size bounds: before a dataset pynwb holds is read, its declared shape x item size is
+  compared with the bytes h5py says the file stores (``MAX_COMPRESSION`` times them when
+  compressed; :mod:`trackverify.io.bounded`), and no label volume above
+  ``MAX_LABEL_VOXELS`` is read (a declared 10^11-frame volume is refused unread).
+
+Two layouts are understood, both under ``processing/CalciumActivity``:
 
 * **ROI layout**: ``CalciumSeriesSegmentation`` is an ``ImageSegmentation`` holding one
   ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}``. Row ``i`` of every frame is
@@ -15,7 +31,9 @@ published WormID files). No dataset is read that declares more data than the fil
   position ``origin_coords + centre * grid_spacing`` in micrometres, where ``centre`` is
   the weight-averaged voxel (plain mean when the weights sum to 0) and ``grid_spacing``
   / ``origin_coords`` come from the ``ImagingVolume`` the segmentation links to (units
-  converted to um). A row with an empty voxel mask is a neuron not observed in that frame.
+  converted to um; a ``grid_spacing`` without a unit is in meters, the NWB schema's
+  default). Row ``i`` is the row's position (the table's ``id`` values are checked by
+  pynwb, not used). A row with an empty voxel mask is a neuron not observed in that frame.
 * **Label-volume layout**: ``CalciumSeriesSegmentation`` is a ``MultiChannelVolumeSeries``
   whose ``data`` is a ``[t, x, y, z]`` integer label volume; label ``k >= 1`` is neuron
   row ``k - 1`` (0 is background) and its position is the centre of its voxels.
@@ -39,7 +57,9 @@ ROI layout) are extra columns of each ``PlaneSegmentation``; the recording-table
 the dimensionality are JSON in ``general/notes``. Files written here therefore round-trip
 ids, frames and names exactly.
 
-Malformed files raise :class:`~trackverify.errors.InputError` naming the file and the group.
+Malformed files raise :class:`~trackverify.errors.InputError` naming the file and the group
+(or the object and field pynwb names). While reading and writing, hdmf's per-field copy of
+its type map is replaced by one copy (:func:`_one_type_map`, hdmf issue 1351).
 """
 
 from __future__ import annotations
@@ -261,14 +281,16 @@ def _one_type_map() -> Iterator[None]:
     from hdmf.container import AbstractContainer
     from pynwb.core import NWBMixin
 
-    hdmf_map, nwb_map = hdmf.common.get_type_map(), pynwb.get_type_map()
-    saved = AbstractContainer.__dict__["_get_type_map"], NWBMixin.__dict__["_get_type_map"]
-    AbstractContainer._get_type_map = lambda self: hdmf_map
-    NWBMixin._get_type_map = lambda self: nwb_map
+    patched = [(cls, cls.__dict__["_get_type_map"], copy()) for cls, copy in
+               ((AbstractContainer, hdmf.common.get_type_map), (NWBMixin, pynwb.get_type_map))
+               if "_get_type_map" in cls.__dict__]  # absent once upstream stops copying
+    for cls, _, type_map in patched:
+        cls._get_type_map = lambda self, type_map=type_map: type_map
     try:
         yield
     finally:
-        AbstractContainer._get_type_map, NWBMixin._get_type_map = saved
+        for cls, original, _ in patched:
+            cls._get_type_map = original
 
 
 def _build_problem(exc: BaseException) -> str | None:
@@ -426,8 +448,8 @@ def _segmentation(nwbfile, source: str):
         raise InputError(f"no group '{SEGMENTATION}' (not a WormID-layout NWB file)",
                          source=source)
     if not (_is_type(seg, "ImageSegmentation") or _is_type(seg, "MultiChannelVolumeSeries")):
-        raise InputError(f"'{SEGMENTATION}' is a {seg.neurodata_type}, not an "
-                         "ImageSegmentation or a MultiChannelVolumeSeries", source=source)
+        raise InputError(f"'{SEGMENTATION}' is of type {seg.neurodata_type}, not "
+                         "ImageSegmentation or MultiChannelVolumeSeries", source=source)
     return seg, module
 
 
