@@ -322,6 +322,22 @@ def test_a_segmentation_of_another_type_is_named(tmp_path):
         read_nwb(path)
 
 
+def test_frames_on_two_voxel_grids_are_refused(tmp_path):
+    # The HDF5 walk took the first frame's grid for every frame; each PlaneSegmentation of
+    # the object tree links its own imaging volume.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    seg = "processing/CalciumActivity/CalciumSeriesSegmentation"
+    with h5py.File(path, "a") as f:
+        f.copy(f["general/optophysiology/CalciumImVol"], "general/optophysiology/OtherVol")
+        f["general/optophysiology/OtherVol"].attrs["object_id"] = "6f1f6f7e-0000-4000-8000-1"
+        f["general/optophysiology/OtherVol/grid_spacing"][...] = [1.0, 1.0, 1.0]
+        del f[f"{seg}/Seg_tpoint_1/imaging_plane"]
+        f[f"{seg}/Seg_tpoint_1/imaging_plane"] = h5py.SoftLink("/general/optophysiology/OtherVol")
+    with pytest.raises(InputError, match="Seg_tpoint_1/imaging_plane' links the imaging volume "
+                                         "'OtherVol', 'Seg_tpoint_0' links 'CalciumImVol'"):
+        read_nwb(path)
+
+
 def test_grid_spacing_without_a_unit_is_in_meters_as_the_schema_says(tmp_path):
     # NWB core ImagingPlane: grid_spacing's unit attribute has default_value 'meters'.
     path = hand_built_rois(tmp_path / "w.nwb")

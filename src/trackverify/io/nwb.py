@@ -457,10 +457,9 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
     """``(origin_um, spacing_um)`` of the ImagingVolume (or ImagingPlane) ``volume``: its
     ``grid_spacing`` and ``origin_coords`` (0 when absent) times their units (pynwb gives
     the schema's default unit, meters, when the file states none)."""
-    out = []
+    out, label = [], ""
     for name in ("origin_coords", "grid_spacing"):
         data = getattr(volume, name, None)
-        label = f"/general/optophysiology/{volume.name}/{name}"
         if data is None:
             if name == "origin_coords":
                 out.append(np.zeros(3))
@@ -468,11 +467,12 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
             raise InputError(f"the ImagingVolume '{volume.name}' linked from '{where}' has no "
                              "grid_spacing", source=source)
         dataset = _bounded(data, source)
-        label = f"'{getattr(dataset, 'name', label)}'"
-        dtype = getattr(dataset, "dtype", None) or np.asarray(dataset).dtype
+        label = f"'{getattr(dataset, 'name', f'/general/optophysiology/{volume.name}/{name}')}'"
+        dtype = dataset.dtype if hasattr(dataset, "dtype") else np.asarray(dataset).dtype
         if dtype.kind not in "iuf":
             raise InputError(f"{label} must hold 3 numbers, found {dtype}", source=source)
-        values = np.asarray(dataset[()], dtype=np.float64).ravel()
+        values = np.asarray(dataset[()] if hasattr(dataset, "id") else dataset,
+                            dtype=np.float64).ravel()
         if values.shape != (3,) or not np.all(np.isfinite(values)):
             raise InputError(f"{label} must hold 3 finite numbers, found shape "
                              f"{values.shape}", source=source)
@@ -481,8 +481,7 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
             raise InputError(f"{label} has unknown unit {unit!r}", source=source)
         out.append(values * _UNIT_TO_UM[unit])
     if np.any(out[1] <= 0):
-        raise InputError(f"'/general/optophysiology/{volume.name}/grid_spacing' must be > 0",
-                         source=source)
+        raise InputError(f"{label} must be > 0", source=source)
     return out[0], out[1]
 
 
@@ -513,6 +512,11 @@ def _read_rois(seg, source: str):
     for t in order:
         plane = planes[frames_by_name[t]]
         where = f"/{SEGMENTATION}/{plane.name}"
+        if plane.imaging_plane is not first.imaging_plane:
+            raise InputError(f"'{where}/imaging_plane' links the imaging volume "
+                             f"'{plane.imaging_plane.name}', '{first.name}' links "
+                             f"'{first.imaging_plane.name}'; every frame must share one voxel "
+                             "grid", source=source)
         columns = {c.name: c for c in plane.columns}
         for needed in ("voxel_mask", "voxel_mask_index"):
             if needed not in columns:
