@@ -126,6 +126,9 @@ def test_per_character_labels_are_joined(tmp_path):
     chars = np.array([list(b"AVAL\0"), list(b"AVAR?"), list(b"\0\0\0\0\0")], dtype=np.uint8)
     _replace_labels(path, chars.view("S1"))
     assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["AVAL", "AVAR?", ""]
+    spaces = np.array([list(b"AVAL "), list(b"AVAR?"), list(b"     ")], dtype=np.uint8)
+    _replace_labels(path, spaces)  # character codes padded with spaces
+    assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["AVAL", "AVAR?", ""]
     ragged = np.empty(3, dtype=object)
     ragged[:] = [np.array([65, 86, 65, 76], dtype=np.uint16),
                  np.array([65, 86, 65, 82, 63], dtype=np.uint16), np.array([], dtype=np.uint16)]
@@ -357,3 +360,12 @@ def test_ragged_character_codes_are_read_although_pynwb_builds_them_empty(tmp_pa
                  np.array([65, 83, 72, 82, 63], dtype=np.uint16)]
     _replace_labels(path, ragged, dtype=h5py.vlen_dtype(np.uint16))
     assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["RIML", "", "ASHR?"]
+
+
+def test_per_character_labels_that_do_not_decode_are_named(tmp_path):
+    path = hand_built_rois(tmp_path / "w.nwb")
+    chars = np.array([list(b"AVAL"), list(b"A\xffAR"), list(b"RIML")], dtype=np.uint8)
+    _replace_labels(path, chars.view("S1"))
+    with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs/labels' "
+                                         "cannot be decoded as text"):
+        read_nwb(path)

@@ -225,8 +225,8 @@ def _pynwb_file(path: Path, source: str) -> Iterator[Any]:
 def _read_manager(path: Path):
     """A BuildManager for the file's cached namespaces whose SegmentationLabels mapper
     accepts per-character labels (a ``[labels, characters]`` array, as in published WormID
-    files): each row becomes one label (joined by :func:`_decode_labels`). Every other
-    type is mapped as pynwb maps it."""
+    files, which pynwb's own mapping refuses for its shape): each row becomes one label
+    (joined by :func:`_decode_labels`). Every other type is mapped as pynwb maps it."""
     import ndx_multichannel_volume as ndx
     from hdmf.build import BuildManager
     from pynwb import NWBHDF5IO, get_type_map
@@ -241,9 +241,12 @@ def _read_manager(path: Path):
                 data = _ragged_labels(child)  # pynwb reads ragged numeric data as None
             elif (getattr(data, "ndim", 1) == 2 and _character_cells(data.dtype)
                   and _within_bounds(data)):
-                rows = np.empty(data.shape[0], dtype=object)
-                rows[:] = list(np.asarray(data[()]))
-                data = rows
+                cells = np.asarray(data[()])
+                try:  # one label per row, padding stripped
+                    data = np.asarray(_decode_labels(cells), dtype=object)
+                except (UnicodeDecodeError, TypeError, ValueError):
+                    data = np.empty(len(cells), dtype=object)  # rows: _read_names refuses them
+                    data[:] = list(cells)
             return data
 
     type_map = get_type_map()
