@@ -43,9 +43,10 @@ verbatim: labels may be empty or end in ``?`` for an uncertain name; labels stor
 per-character arrays are joined). The observation table gets ``track`` = row index,
 ``detection`` = row index, ``pred_id = track``, ``pred_valid = True`` and a
 ``neuron_name`` column (a stored ``pred_valid`` must be booleans or 0/1; frames are named
-with canonical ASCII digits, ``Seg_tpoint_01`` is refused); the recording table gets ``recording`` = the file's
-``identifier``, ``animal_id`` = ``general/subject/subject_id`` (else the recording) and
-``provenance_group`` = ``general/lab`` (else ``"unknown"``).
+with canonical ASCII digits, ``Seg_tpoint_01`` is refused; every frame links one imaging
+volume); the recording table gets ``recording`` = the ``NWBFile``'s ``identifier``,
+``animal_id`` = its subject's ``subject_id`` (else the recording) and ``provenance_group``
+= its ``lab`` (else ``"unknown"``).
 
 Writing produces the ROI layout (or the label-volume layout) with pynwb and the
 ``ndx-multichannel-volume`` classes. The writer chooses a voxel spacing (``voxel_um``) and
