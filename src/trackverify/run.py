@@ -50,6 +50,7 @@ from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
+from trackverify.report.timeline import Timeline, control_states, reference_timeline
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
@@ -104,6 +105,7 @@ class RecordingResult:
     abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
+    timeline: Timeline  # the control condition per reference track, for the report
 
 
 def verifier_options(config: RunConfig) -> dict:
@@ -127,7 +129,7 @@ def process_recording(task: tuple) -> RecordingResult:
         if other.name not in scores:
             scores[other.name], per_condition = score_stacked(scored, other, detections)
             reasons[other.name] = _sum_reasons(per_condition)
-    tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
+    tracking = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     conditions = list(scored["condition"].cat.categories)
     codes = scored["condition"].cat.codes.to_numpy().astype(np.int8)
     error = error_array(scored)
@@ -139,8 +141,8 @@ def process_recording(task: tuple) -> RecordingResult:
     return RecordingResult(
         name=name,
         summary=recording_summary(observations, source.first_frame),
-        tracking=tracking,
-        tracking_counts=tracking_counts,
+        tracking=tracking.metrics,
+        tracking_counts=tracking.counts,
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
         consistency=consistency(control, _consistency_threshold(config), config.falsification_share,
                                 config.threshold_um),
@@ -151,7 +153,23 @@ def process_recording(task: tuple) -> RecordingResult:
         abstention_reasons=reasons,
         scored=_input_frames(scored, source.first_frame) if keep_rows else None,
         clean_errors=clean_prediction_errors(control, source.first_frame),
+        timeline=control_timeline(name, control, tracking.identity.events, source.first_frame),
     )
+
+
+def control_timeline(name: str, control: pd.DataFrame, events: pd.DataFrame,
+                     first_frame: int = 0) -> Timeline:
+    """The report's per-track timeline of one recording: each reference track's control rows
+    by their label against the anchor identities (correct, wrong identity, no valid
+    prediction, no anchor identity), the clean predictions' identity switches marked; frames
+    in the input's numbering."""
+    predicted = control["pred_valid"].to_numpy(dtype=bool) & control["pred_id"].notna().to_numpy()
+    frame = control["frame"].to_numpy(np.int64) + first_frame
+    last = int(frame.max()) if len(frame) else first_frame
+    return reference_timeline(f"{name}: per-track timeline (control condition)",
+                              control["track"], frame, control_states(predicted, error_array(control)),
+                              events.assign(frame=events["frame"].to_numpy(np.int64) + first_frame),
+                              frames=(first_frame, last))
 
 
 def clean_error_alerts(errors: dict) -> list[str]:
@@ -281,7 +299,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
             ambiguity_k=config.ambiguity_k, record=fitted, target=target,
             partitions_sha256=partitions.sha256))
-    write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
+    write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
+                                                         results.pop("_timelines")))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
 
@@ -411,7 +430,7 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    clean_errors = {}
+    clean_errors, timelines = {}, []
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
@@ -427,6 +446,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             choices[name] = result.choices
             if result.clean_errors:
                 clean_errors[name] = result.clean_errors
+            timelines.append(result.timeline)
             cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
@@ -453,6 +473,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         **({"clean_prediction_errors": clean_errors} if clean_errors else {}),
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
+        "_timelines": timelines,
     }
 
 

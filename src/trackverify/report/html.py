@@ -13,6 +13,7 @@ from trackverify.certify.summary import read_first
 from trackverify.protocols.anatomical_verification import ALL
 from trackverify.report.numbers import fmt
 from trackverify.report.plots import figure_svg, pyplot
+from trackverify.report.timeline import reference_timelines_html
 
 COLUMNS = (
     ("n_rows", "rows", "d"), ("n_labelled", "labelled", "d"), ("n_errors", "errors", "d"),
@@ -246,8 +247,17 @@ def page(title: str, body: str) -> str:
 """
 
 
-def render_report(results: dict, curves: dict) -> str:
-    """The whole report as one HTML string."""
+TIMELINE_WORDS = """<p>Each reference track (row) over the frames: <i>correct</i>, <i>wrong
+identity</i> (a valid predicted id that is not the right one), <i>no valid prediction</i>,
+{extra}and, in the background, frames where the track is not observed. Black ticks mark the
+identity switches (a track's predicted id differs from its previous valid one; the rows of
+<code>events.csv</code>). Recordings longer than 1,500 frames are binned and a bin shows its
+worst state, so a single wrong frame stays visible.</p>"""
+
+
+def render_report(results: dict, curves: dict, timelines: list | None = None) -> str:
+    """The whole report as one HTML string; ``timelines``: each recording's per-track
+    timeline of the control condition (:func:`trackverify.run.control_timeline`)."""
     verification = results["anatomical_verification"]
     pooled = verification["pooled"]
     verifier = results["verifier"]
@@ -321,6 +331,13 @@ threshold in use ({fmt(verifier['threshold_um'])} µm{', fitted' if fitted_thres
 by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
 definitions) beside them.</p>
 {table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
+<h3>Per-track timeline</h3>
+{TIMELINE_WORDS.format(extra="<i>no anchor identity</i> (the track has no valid id in the anchor "
+                       "frame, so its rows have no label) ")}
+<p>The state is each control row's label against the track's anchor identity (what
+<code>anatomical_verification</code> counts as an error), not tracking_gt's recording-wide
+alignment.</p>
+{reference_timelines_html(timelines or [])}
 
 <h2>Partitions</h2>
 <p>Evaluated partition: <b>{html.escape(results['partitions']['evaluated'])}</b>.

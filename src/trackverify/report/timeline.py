@@ -148,9 +148,10 @@ def timeline_svg(timeline: Timeline) -> str:
     ax.set_yticks(np.arange(0, len(timeline.rows), tick),
                   [str(i) for i in timeline.rows[::tick]], fontsize=6)
     ax.set(xlabel="frame", ylabel=timeline.row_label)
-    ax.set_title(timeline.title, loc="left")
+    ax.set_title(timeline.title, loc="left", pad=16)
     present = sorted({0, *np.unique(timeline.segments["state"]).tolist()})
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[i]) for i in present]
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colours[i], edgecolor="0.6", lw=0.5)
+               for i in present]
     labels = [timeline.states[i] for i in present]
     if len(markers):
         handles.append(plt.Line2D([], [], marker="|", ls="none", color="black", markersize=8))
@@ -160,3 +161,46 @@ def timeline_svg(timeline: Timeline) -> str:
     svg = figure_svg(fig)
     plt.close(fig)
     return svg
+
+
+def control_states(predicted: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """:data:`REFERENCE_STATES` codes of a run's control rows from their labels (``error``
+    1 / 0 / NaN against the anchor identities): 1 correct (0), 4 wrong identity (1), 3 no
+    valid prediction (``predicted`` false), 2 no anchor identity (a valid id, no label)."""
+    error = np.asarray(error, dtype=np.float64)
+    return np.select([error == 1, error == 0, ~np.asarray(predicted, dtype=bool)], [4, 1, 3], 2)
+
+
+def aligned_states(predicted: np.ndarray, correct: np.ndarray) -> np.ndarray:
+    """:data:`REFERENCE_STATES` codes against the recording-wide identity alignment: 1
+    correct (the id is aligned to the track), 4 wrong identity (a valid id aligned
+    elsewhere or nowhere), 3 no valid prediction."""
+    return np.select([np.asarray(correct, dtype=bool), np.asarray(predicted, dtype=bool)],
+                     [1, 4], 3)
+
+
+def reference_timeline(title: str, track, frame, state, events: pd.DataFrame,
+                       frames: tuple[int, int] | None = None) -> Timeline:
+    """A per-reference-track timeline (:data:`REFERENCE_STATES`), the identity switches
+    (``events``: ``track, frame``) marked."""
+    return build_timeline(title, "reference track", track, frame, state,
+                          states=REFERENCE_STATES, colours=REFERENCE_COLOURS,
+                          marker_rows=events["track"].to_numpy(dtype=object),
+                          marker_frames=events["frame"].to_numpy(), frames=frames)
+
+
+def cells(timeline: Timeline, state: int) -> int:
+    """How many cells of the timeline are in ``state``."""
+    seg = timeline.segments[timeline.segments["state"].to_numpy() == state]
+    return int((seg["last_frame"] - seg["first_frame"] + 1).sum())
+
+
+def reference_timelines_html(timelines: list[Timeline], limit: int = 12) -> str:
+    """Up to ``limit`` timelines, those with the most wrong-identity cells first (ties in the
+    given order), and a sentence saying how many are not shown."""
+    worst = REFERENCE_STATES.index("wrong identity")
+    order = sorted(range(len(timelines)), key=lambda i: -cells(timelines[i], worst))
+    shown = [timelines[i] for i in order[:limit]]
+    note = (f"<p>The {limit} recordings with the most wrong identities of {len(timelines)} are "
+            "shown.</p>") if len(timelines) > limit else ""
+    return note + "".join(timeline_svg(t) for t in shown)
