@@ -37,6 +37,7 @@ from trackverify.errors import ConfigError, InputError
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.paths import check_out_dir
 from trackverify.report.numbers import fmt
 from trackverify.tables import plain
 from trackverify.io.tabular import ParquetStream
@@ -230,8 +231,15 @@ def _sum_reasons(per_condition: dict) -> dict | None:
 def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             partitions_path: str | Path | None = None, target_selective_risk: float | None = None,
             execution: Execution = Execution(), target: CalibrationTarget | None = None,
-            data_options: dict | None = None, on_warnings=None) -> str:
+            data_options: dict | None = None, on_warnings=None,
+            other_inputs: tuple = ()) -> str:
     """Run everything and write the outputs; return a short summary for the terminal.
+
+    ``out`` is refused before anything is read or written when it overlaps ``data``,
+    ``partitions_path`` or ``other_inputs`` (e.g. the configuration file): it may not be an
+    input, lie inside an input folder or contain an input
+    (:func:`trackverify.io.paths.check_out_dir`; the command and ``trackverify.verify`` share
+    this check).
 
     ``target`` (or the older ``target_selective_risk``) fits the threshold first; with a fit,
     ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
@@ -242,6 +250,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if target is None and target_selective_risk is not None:
         target = CalibrationTarget(SELECTIVE_RISK_TARGET, float(target_selective_risk))
     out = Path(out)
+    check_out_dir(out, [data, partitions_path, *other_inputs])
     dataset = (load_dataset(data, **(data_options or {})) if data is not None
                else specimen_dataset(config.specimen))
     input_warnings = list(dataset.source.get("warnings", []))
