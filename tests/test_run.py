@@ -15,7 +15,8 @@ from tests.conftest import observation_table, run_cli
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
 
-OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet")
+OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet", "tracks.csv",
+           "events.csv")
 
 
 @pytest.fixture(scope="module")

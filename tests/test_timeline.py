@@ -9,6 +9,7 @@ prediction is invalid at frame 8 (no switch: a gap and an invalid row change no 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -176,13 +177,24 @@ def chromium_dom(report, tmp_path) -> str:
     return result.stdout
 
 
-def test_run_report_shows_the_per_track_timeline(tmp_path):
-    table = hand_case()
+def test_run_writes_tracks_events_and_the_per_track_timeline(tmp_path):
+    table = hand_case().assign(frame=lambda t: t["frame"] + 100)  # input frames 100-109
     path = tmp_path / "obs.csv"
     table.to_csv(path, index=False)
     done = run_cli("verify", "--observations", path, "--conditions", "control",
                    "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
+    assert "tracks.csv, events.csv" in done.stdout
+    tracks = pd.read_csv(tmp_path / "out" / "tracks.csv")
+    # By hand: track 1 wrong from its id change (106), track 2 from its invalid row (108).
+    assert tracks[["recording", "track", "observations", "correct", "identity_switches",
+                   "first_wrong_frame"]].astype(object).where(tracks.notna(), None).values.tolist() == [
+        ["r", 0, 10, 10, 0, None], ["r", 1, 10, 6, 1, 106], ["r", 2, 9, 8, 0, 108]]
+    events = pd.read_csv(tmp_path / "out" / "events.csv")
+    assert events.values.tolist() == [["r", 106, 1, 11, 13]]
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["identity"]["events"] == [
+        {"recording": "r", "frame": 106, "track": 1, "from_id": 11, "to_id": 13}]
     report = (tmp_path / "out" / "report.html").read_text()
     assert "r: per-track timeline (control condition)" in report
     assert report.count('<g id="timeline-markers">') == 1 and "identity switch (1)" in report

@@ -265,7 +265,8 @@ def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animal
         partitions_path, calibrate, jobs, executor, rows, **settings):
     """Run the benchmark: tracking_gt, anatomical_verification, anatomical_consistency.
 
-    Writes results.json, manifest.json, report.html and observations.parquet to --out.
+    Writes results.json, manifest.json, report.html, tracks.csv, events.csv and
+    observations.parquet to --out.
     Same inputs and seed give a byte-identical results.json.
     """
     from trackverify.certify import parse_target

@@ -5,7 +5,9 @@
 ``anatomical_verification`` (corrupt, verify, score every condition) and
 ``anatomical_consistency`` on the control rows; the scored rows are appended to
 ``observations.parquet`` as they arrive, in recording order. Then it pools over
-recordings and writes ``results.json``, ``manifest.json`` and ``report.html``. Every file
+recordings and writes ``results.json``, ``manifest.json``, ``report.html`` and
+tracking_gt's ``tracks.csv`` (per reference track) and ``events.csv`` (every identity switch
+of the clean predictions; frames in the input's numbering). Every file
 is written to a temporary name and renamed into place; ``results.json`` is written last.
 
 With a partition file, the evaluated recordings are the ``test`` partition (or, when it is
@@ -40,13 +42,14 @@ from trackverify.io.atomic import write_json_atomic, write_text_atomic
 from trackverify.io.paths import check_out_dir
 from trackverify.report.numbers import fmt
 from trackverify.tables import plain
-from trackverify.io.tabular import ParquetStream
+from trackverify.io.tabular import ParquetStream, write_table
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
 from trackverify.partitions import (FitData, Partitions, check_against_recordings,
                                     development_only, load_partitions)
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
+from trackverify.tracking_gt import stack_by_recording
 from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
@@ -107,6 +110,7 @@ class RecordingResult:
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
     timeline: Timeline  # the control condition per reference track, for the report
+    identity: tuple  # (per-track rows, switch events) of tracking_gt, input frame numbers
 
 
 def verifier_options(config: RunConfig) -> dict:
@@ -155,7 +159,17 @@ def process_recording(task: tuple) -> RecordingResult:
         scored=_input_frames(scored, source.first_frame) if keep_rows else None,
         clean_errors=clean_prediction_errors(control, source.first_frame),
         timeline=control_timeline(name, control, tracking.identity.events, source.first_frame),
+        identity=_in_input_frames(tracking.identity, source.first_frame),
     )
+
+
+def _in_input_frames(identity, first_frame: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """tracking_gt's per-track rows and switch events with frames in the input's numbering."""
+    tracks, events = identity.tracks, identity.events
+    if not first_frame:
+        return tracks, events
+    return (tracks.assign(first_wrong_frame=tracks["first_wrong_frame"] + first_frame),
+            events.assign(frame=events["frame"] + first_frame))
 
 
 def control_timeline(name: str, control: pd.DataFrame, events: pd.DataFrame,
@@ -303,6 +317,10 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if partitions_path is not None:
         manifest["input_sha256"]["partitions"] = partitions.sha256
     write_json_atomic(out / "manifest.json", manifest)
+    identity = results.pop("_identity")
+    write_table(identity["tracks"], out / "tracks.csv")
+    write_table(identity["events"], out / "events.csv")
+    results["identity"] = {key: table.to_dict("records") for key, table in identity.items()}
     if fitted is not None:
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
@@ -439,7 +457,7 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    clean_errors, timelines = {}, []
+    clean_errors, timelines, identity = {}, [], []
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
@@ -456,6 +474,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             if result.clean_errors:
                 clean_errors[name] = result.clean_errors
             timelines.append(result.timeline)
+            identity.append((name, *result.identity))
             cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
@@ -483,6 +502,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
         "_timelines": timelines,
+        "_identity": {key: stack_by_recording([(name, tables[k]) for name, *tables in identity])
+                      for k, key in enumerate(("tracks", "events"))},
     }
 
 
@@ -570,7 +591,7 @@ def _terminal_summary(results: dict, out: Path) -> str:
                      f"smallest reachable target: {fmt(certification['smallest_reachable_target'])}.")
     lines.append(certification["guarantee"])
     lines.extend(f"WARNING: {w}" for w in certification["warnings"] + certification["alerts"])
-    written = ["results.json", "manifest.json", "report.html"]
+    written = ["results.json", "manifest.json", "report.html", "tracks.csv", "events.csv"]
     written += [f for f in ("calibration.json", "observations.parquet") if (out / f).exists()]
     lines.append(f"Wrote {out}/" + ", ".join(written))
     return "\n".join(lines)

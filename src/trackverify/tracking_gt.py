@@ -111,16 +111,15 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
               for _, ref_rec, pred_rec in recordings]
     results = {name: score.metrics for name, score in zip(names, scored)}
     results[POOLED] = pool_recordings([(score.metrics, score.counts) for score in scored])
-    identity = [(name, score.identity) for name, score in zip(names, scored)]
-    return TrackingResults(results, *(_stacked(identity, key)
+    return TrackingResults(results, *(stack_by_recording([(name, getattr(score.identity, key))
+                                                          for name, score in zip(names, scored)])
                                       for key in ("tracks", "events", "observations")))
 
 
-def _stacked(identity: list[tuple], key: str) -> pd.DataFrame:
-    """Each recording's ``key`` table, one below the other, behind a ``recording`` column."""
-    if not identity:
+def stack_by_recording(tables: list[tuple[object, pd.DataFrame]]) -> pd.DataFrame:
+    """``(recording, table)`` pairs, one table below the other, behind a ``recording`` column."""
+    if not tables:
         return pd.DataFrame()
-    tables = [(r, getattr(d, key)) for r, d in identity]
     return pd.concat([t.assign(recording=r)[["recording", *t.columns]] for r, t in tables],
                      ignore_index=True)
 
