@@ -225,3 +225,16 @@ def test_score_recording_has_one_return_shape():
     assert score.metrics["identity_switches"] == 1 and score.metrics["correct_observations"] == 24
     assert score.identity.tracks["correct"].tolist() == [10, 6, 8]
     assert len(score.identity.observations) == 29
+
+
+def test_the_report_draws_at_most_twelve_timelines_most_wrong_first():
+    from trackverify.report.timeline import reference_timeline, reference_timelines_html
+
+    none = pd.DataFrame({"track": [], "frame": []})
+    # Recording k has k wrong frames (state 4) out of 20 on its one track.
+    timelines = [reference_timeline(f"rec{k:02d}", np.zeros(20, dtype=int), np.arange(20),
+                                    np.where(np.arange(20) < k, 4, 1), none) for k in range(14)]
+    html = reference_timelines_html(timelines)
+    assert "The 12 recordings with the most wrong identities of 14 are shown." in html
+    shown = re.findall(r">(rec\d\d)<", html)
+    assert shown == [f"rec{k:02d}" for k in range(13, 1, -1)]

@@ -49,12 +49,12 @@ from trackverify.partitions import (FitData, Partitions, check_against_recording
                                     development_only, load_partitions)
 from trackverify.progress import progress_bar
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
-from trackverify.tracking_gt import stack_by_recording
 from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
 from trackverify.report.timeline import Timeline, control_states, reference_timeline
+from trackverify.tracking_gt import stack_by_recording
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)

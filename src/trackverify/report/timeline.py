@@ -189,7 +189,7 @@ def reference_timeline(title: str, track, frame, state, events: pd.DataFrame,
                           marker_frames=events["frame"].to_numpy(), frames=frames)
 
 
-def cells(timeline: Timeline, state: int) -> int:
+def cells_in_state(timeline: Timeline, state: int) -> int:
     """How many cells of the timeline are in ``state``."""
     seg = timeline.segments[timeline.segments["state"].to_numpy() == state]
     return int((seg["last_frame"] - seg["first_frame"] + 1).sum())
@@ -199,7 +199,7 @@ def reference_timelines_html(timelines: list[Timeline], limit: int = 12) -> str:
     """Up to ``limit`` timelines, those with the most wrong-identity cells first (ties in the
     given order), and a sentence saying how many are not shown."""
     worst = REFERENCE_STATES.index("wrong identity")
-    order = sorted(range(len(timelines)), key=lambda i: -cells(timelines[i], worst))
+    order = sorted(range(len(timelines)), key=lambda i: -cells_in_state(timelines[i], worst))
     shown = [timelines[i] for i in order[:limit]]
     note = (f"<p>The {limit} recordings with the most wrong identities of {len(timelines)} are "
             "shown.</p>") if len(timelines) > limit else ""
