@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import trackverify
-from tests.conftest import run_cli
+from tests.conftest import CHROMIUM, chromium_dom, run_cli, verify_control
 from trackverify.report.timeline import (REFERENCE_STATES, binned, control_states, run_segments,
                                          timeline_svg)
 
@@ -156,33 +154,13 @@ def test_evaluate_out_writes_a_report_with_the_timeline(tmp_path):
                    again).returncode == 0
     assert (again / "report.html").read_text() == report  # deterministic bytes
     if CHROMIUM is not None:
-        dom = chromium_dom(tmp_path / "out" / "report.html", tmp_path)
+        dom = chromium_dom(tmp_path / "out" / "report.html", tmp_path / "profile")
         assert "r: per-track timeline" in dom and "identity switch (1)" in dom
-
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def chromium_dom(report, tmp_path) -> str:
-    """The DOM headless Chromium builds from ``report``; no console errors allowed."""
-    result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", report.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-2000:]
-    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
-    assert not [line for line in console if "error" in line.lower()], console
-    return result.stdout
 
 
 def test_run_writes_tracks_events_and_the_per_track_timeline(tmp_path):
     table = hand_case().assign(frame=lambda t: t["frame"] + 100)  # input frames 100-109
-    path = tmp_path / "obs.csv"
-    table.to_csv(path, index=False)
-    done = run_cli("verify", "--observations", path, "--conditions", "control",
-                   "--out", tmp_path / "out")
+    done, _ = verify_control(table, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tracks.csv, events.csv" in done.stdout
     tracks = pd.read_csv(tmp_path / "out" / "tracks.csv")
@@ -199,7 +177,7 @@ def test_run_writes_tracks_events_and_the_per_track_timeline(tmp_path):
     assert "r: per-track timeline (control condition)" in report
     assert report.count('<g id="timeline-markers">') == 1 and "identity switch (1)" in report
     if CHROMIUM is not None:
-        dom = chromium_dom(tmp_path / "out" / "report.html", tmp_path)
+        dom = chromium_dom(tmp_path / "out" / "report.html", tmp_path / "profile")
         assert "Per-track timeline" in dom and "r: per-track timeline (control condition)" in dom
 
 
