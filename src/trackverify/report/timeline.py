@@ -142,7 +142,7 @@ def timeline_svg(timeline: Timeline) -> str:
     if len(markers):
         row_points = 72.0 * (height - 0.6) / n  # the height of one row, in points
         ax.scatter(markers["frame"].to_numpy(), markers["row"].to_numpy(), marker="|",
-                   s=max(row_points, 3.0) ** 2, color="black", linewidths=0.9, zorder=3,
+                   s=max(0.7 * row_points, 3.0) ** 2, color="black", linewidths=0.6, zorder=3,
                    gid="timeline-markers", rasterized=len(markers) > 2000)
     tick = max(1, int(np.ceil(n / 40)))
     ax.set_yticks(np.arange(0, len(timeline.rows), tick),
