@@ -144,7 +144,7 @@ def test_specimen_part_scores_both_verifiers_on_each_level():
     fixed, registered = rows
     # On a freely moving worm the fixed reference rejects real motion; registration does not.
     assert registered["nearby"]["auroc_abst"] > 0.95 > fixed["nearby"]["auroc_abst"]
-    assert registered["ambiguity_k"] == 0.5 and fixed["ambiguity_k"] is None  # the default
+    assert registered["ambiguity_k"] == 0.0 and fixed["ambiguity_k"] is None  # the default
     assert set(registered["harder_auroc_abst"]) == {"smooth_drift", "duplicate_identity",
                                                     "long_gap_reassociation"}
 
