@@ -376,3 +376,15 @@ def test_detection_of_points_and_anchor_spacing_by_hand():
     # nearest-neighbour distances 1, 1, 2 (points at 0, 1, 3): median 1
     assert anchor_spacing(np.array([[0.0, 0, 0], [1, 0, 0], [3, 0, 0]])) == 1.0
     assert anchor_spacing(np.zeros((1, 3))) == float("inf")
+
+
+def test_detection_of_points_by_id_falls_back_to_coordinates():
+    """Ids that agree with the coordinates are used; an id pointing elsewhere is ignored."""
+    det_frames = np.array([1, 1])
+    det_points = np.array([[0.0, 0, 0], [5, 0, 0]])
+    points = np.array([[5.0, 0, 0], [0.0, 0, 0]])
+    # ids 8, 9 for the detections; the first point carries 9 (right), the second 9 (wrong:
+    # it sits on detection 0)
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), points,
+                                np.array([8, 9]), np.array([9, 9]))
+    np.testing.assert_array_equal(found, [1, 0])

@@ -388,7 +388,7 @@ class RegisteredDistance:
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
         self.last_claimant: np.ndarray | None = None  # assignment's anchor index per row
         self._cache: tuple[bytes, Registration] | None = None
-        self._owners: tuple | None = None  # (key, frames, points, c, owner, held)
+        self._owners: tuple | None = None  # (key, frames, points, ids, c, owner, held)
         self.on_frame = None  # optional progress callback(done, total) of the registration
 
     def register(self, table: pd.DataFrame,
@@ -423,8 +423,9 @@ class RegisteredDistance:
         if self.one_to_one and (self._owners is None or self._owners[0] != key):
             det_frames = detections["frame"].to_numpy(dtype=np.int64)
             det_points = detections[coords].to_numpy(dtype=np.float64)
+            det_ids = detections["detection"].to_numpy() if "detection" in detections.columns else None
             cap = anchor_spacing(anchor_xyz)
-            self._owners = (key, det_frames, det_points, cap,
+            self._owners = (key, det_frames, det_points, det_ids, cap,
                             *assign_detections(self._cache[1].positions, det_frames, det_points,
                                                cap))
         return anchor_ids, self._cache[1]
@@ -446,8 +447,10 @@ class RegisteredDistance:
         contradicted = np.zeros(len(table), dtype=bool)
         self.last_claimant = None
         if self.one_to_one and self._owners is not None:
-            _, det_frames, det_points, cap, owner, held = self._owners
-            detection = detection_of_points(det_frames, det_points, frames, positions)
+            _, det_frames, det_points, det_ids, cap, owner, held = self._owners
+            detection = detection_of_points(
+                det_frames, det_points, frames, positions, det_ids,
+                table["detection"].to_numpy() if "detection" in table.columns else None)
             contradicted = usable & ~ambiguous & contradicted_claims(
                 registration.positions, det_points, owner, held, cap, frames,
                 np.where(usable, which, -1), detection)
@@ -531,15 +534,32 @@ def contradicted_claims(registered: np.ndarray, points: np.ndarray, owner: np.nd
 
 
 def detection_of_points(det_frames: np.ndarray, det_points: np.ndarray, frames: np.ndarray,
-                        points: np.ndarray) -> np.ndarray:
-    """Index (into ``det_points``) of the frame's detection nearest each point -- the
-    detection a row is; -1 where the frame has no detection."""
+                        points: np.ndarray, det_ids: np.ndarray | None = None,
+                        ids: np.ndarray | None = None) -> np.ndarray:
+    """Index (into ``det_points``) of the detection each point is: the frame's detection
+    nearest it; -1 where the frame has none.
+
+    With detection ids on both sides (``det_ids``, ``ids``) the detection of the same
+    (frame, id) is taken first, and kept where it lies exactly at the point; every other
+    point goes through a k-d tree of its frame's detections (so ids that do not match the
+    coordinates change nothing).
+    """
     out = np.full(len(frames), -1, dtype=np.int64)
     if not len(det_frames) or not len(frames):
         return out
+    todo = np.ones(len(frames), dtype=bool)
+    if det_ids is not None and ids is not None:
+        keys = pd.MultiIndex.from_arrays([det_frames, det_ids])
+        if keys.is_unique:
+            found = keys.get_indexer(pd.MultiIndex.from_arrays([frames, ids]))
+            same = (found >= 0) & (det_points[np.maximum(found, 0)] == points).all(axis=1)
+            out[same], todo = found[same], ~same
+    rows = np.flatnonzero(todo)
+    if not len(rows):
+        return out
     det_order = np.argsort(det_frames, kind="stable")
     det_sorted = det_frames[det_order]
-    order = np.argsort(frames, kind="stable")
+    order = rows[np.argsort(frames[rows], kind="stable")]
     cuts = np.flatnonzero(np.diff(frames[order])) + 1
     for group in np.split(order, cuts):
         lo, hi = np.searchsorted(det_sorted, frames[group[0]], side="left"), \
