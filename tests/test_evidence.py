@@ -103,7 +103,9 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     gt[i]: registered_distance scores d + max(0, d - alt) with d = ||gt[i] - gt[pred_id]||
     and alt = the distance to the nearest other anchor point (0 for a wrong claim, whose own
     place gt[i] is another anchor: 2 d; 0 for clean rows); the fixed reference does not
-    register: ||tar[i] - gt[pred_id]||. A verifier that ranked rows right
+    register: ||tar[i] - gt[pred_id]||. A wrong claim's detection is, in the one-to-one
+    assignment, its true anchor's (distance 0; exchanging costs 2 d > 0), so it also pays
+    c = the median nearest-neighbour distance of gt. A verifier that ranked rows right
     but measured the wrong distance (unregistered, wrong anchor) fails here, not on AUROC."""
     from trackverify.evidence import _pair_scores
     from trackverify.verifiers.fixed_distance import FixedDistance
@@ -116,6 +118,9 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     conditions = pair_conditions(gt, tar, seed=0)
     registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0))
     fixed = _pair_scores(conditions, FixedDistance())
+    between = np.linalg.norm(gt[:, None, :] - gt[None, :, :], axis=2)
+    np.fill_diagonal(between, np.inf)
+    c = float(np.median(between.min(axis=1)))
     for kind in ("clean", "random", "nearby"):
         rows = frame1(conditions, kind)
         detection, claimed = rows.index.to_numpy(), rows["pred_id"].to_numpy()
@@ -123,7 +128,8 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
         to_all = np.linalg.norm(gt[detection][:, None, :] - gt[None, :, :], axis=2)
         to_all[np.arange(len(claimed)), claimed] = np.inf
         alt = to_all.min(axis=1)
-        np.testing.assert_allclose(registered[kind][1], d + np.maximum(0.0, d - alt), atol=0.04)
+        expected = d + np.maximum(0.0, d - alt) + np.where(claimed != detection, c, 0.0)
+        np.testing.assert_allclose(registered[kind][1], expected, atol=0.04)
         np.testing.assert_allclose(fixed[kind][1],
                                    np.linalg.norm(tar[detection] - gt[claimed], axis=1), atol=1e-9)
     assert int(registered["random"][0].sum()) == 30 and int(registered["clean"][0].sum()) == 0
@@ -144,7 +150,7 @@ def test_specimen_part_scores_both_verifiers_on_each_level():
     fixed, registered = rows
     # On a freely moving worm the fixed reference rejects real motion; registration does not.
     assert registered["nearby"]["auroc_abst"] > 0.95 > fixed["nearby"]["auroc_abst"]
-    assert registered["ambiguity_k"] == 0.5 and fixed["ambiguity_k"] is None  # the default
+    assert registered["ambiguity_k"] == 0.0 and fixed["ambiguity_k"] is None  # the default
     assert set(registered["harder_auroc_abst"]) == {"smooth_drift", "duplicate_identity",
                                                     "long_gap_reassociation"}
 

@@ -15,7 +15,8 @@ from trackverify.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
-    RegisteredDistance, RegistrationSettings, fit_registration, global_pose)
+    RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
+    contradicted_claims, detection_of_points, fit_registration, global_pose)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -116,10 +117,17 @@ def test_scores_by_hand_on_a_translated_grid():
     verifier = RegisteredDistance(ambiguity_k=0.0)
     scores = verifier.score(swapped)
     assert np.nanmax(scores[~rows.to_numpy() & swapped["pred_valid"].to_numpy()]) < 0.1
-    # each sits on the other's registered anchor: d = 10, alt = 0 -> 10 + max(0, 10 - 0) = 20
-    np.testing.assert_allclose(scores[rows.to_numpy()], [20.0, 20.0], atol=0.2)
+    # each sits on the other's registered anchor: d = 10, alt = 0, and the one-to-one
+    # assignment gives its detection to that other anchor point (distance 0), so the claim
+    # is contradicted and pays c = the grid's nearest-neighbour spacing, 10 um:
+    # 10 + max(0, 10 - 0) + 10 = 30
+    np.testing.assert_allclose(scores[rows.to_numpy()], [30.0, 30.0], atol=0.2)
     assert np.isnan(scores[(swapped["detection"] == 5).to_numpy()]).all()
-    assert verifier.abstentions[-1].missing_evidence == 3 and verifier.abstentions[-1].ambiguous == 0
+    last = verifier.abstentions[-1]
+    assert (last.missing_evidence, last.ambiguous, last.contradicted) == (3, 0, 2)
+    # Without the assignment term: 10 + max(0, 10 - 0) = 20
+    plain = RegisteredDistance(ambiguity_k=0.0, one_to_one=False).score(swapped)
+    np.testing.assert_allclose(plain[rows.to_numpy()], [20.0, 20.0], atol=0.2)
 
 
 def test_abstains_on_a_constructed_ambiguous_pair():
@@ -252,6 +260,12 @@ def test_registration_onto_a_detection_table_ignores_every_identity():
     _, clean = RegisteredDistance().register(table, detections)
     _, scrambled = RegisteredDistance().register(shuffled, renamed)
     np.testing.assert_array_equal(clean.positions, scrambled.positions)
+    # the one-to-one assignment too: every row's detection goes to the same anchor point
+    first, second = RegisteredDistance(), RegisteredDistance()
+    first.score(table, detections)
+    second.score(shuffled, renamed)
+    assert (first.last_claimant >= 0).mean() > 0.9
+    np.testing.assert_array_equal(first.last_claimant, second.last_claimant)
     # and the fit itself reads only frame and coordinates of the detection table
     anchor = table.loc[table["frame"] == 0, coords].to_numpy()
     direct = fit_registration(anchor, NoIdentities(detections), 30)
@@ -310,3 +324,67 @@ def test_ambiguity_band_is_strict_at_its_edge():
     for kk, ambiguous in ((k, False), (above, True), (below, False)):
         scores = RegisteredDistance(ambiguity_k=float(kk)).score(table)
         assert np.isnan(scores[row]) == ambiguous, (kk, kk * sigma, margin)
+
+
+def test_assignment_gives_a_detection_to_the_point_that_fits_the_frame():
+    """Frame 1: anchor points q = 0 at x = 0 and p = 1 at x = 3; detections j at 1.8, k at 4.5
+    and one at 50; c = 10.
+
+    j is nearer p (1.2) than q (1.8), but the cheapest one-to-one assignment is q -> j, p -> k
+    (1.8 + 1.5 = 3.3; p -> j leaves q on k (4.5) or alone (10): 5.7 or 11.2). The point at 50
+    is farther than c from both: nobody's. Frame 2 is unregistered (NaN): nobody's.
+    The claim "p is j" is refused: exchanging the two costs (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0.
+    """
+    registered = np.zeros((3, 2, 3))
+    registered[1, 1, 0] = 3.0
+    registered[2] = np.nan
+    frames = np.array([1, 1, 1, 2])
+    points = np.zeros((4, 3))
+    points[:, 0] = [1.8, 4.5, 50.0, 0.0]
+    owner, held = assign_detections(registered, frames, points, cap=10.0)
+    np.testing.assert_array_equal(owner, [0, 1, -1, -1])
+    np.testing.assert_array_equal(held, [[-1, -1], [0, 1], [-1, -1]])
+    # claims (frame, anchor point, detection): p on j, q on j, p on k, p on the far point
+    refused = contradicted_claims(registered, points, owner, held, 10.0,
+                                  np.array([1, 1, 1, 1]), np.array([1, 0, 1, 1]),
+                                  np.array([0, 0, 1, 2]))
+    np.testing.assert_array_equal(refused, [True, False, False, False])
+
+
+def test_assignment_tie_refuses_no_claim():
+    """Two points at x = -1 and x = 1, one detection at 0, c = 10: either assignment costs
+    1 + 10. Whichever point the solver picks, exchanging costs (1 + 10) - (1 + 10) = 0: a tie,
+    so neither claim is refused."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, :, 0] = [-1.0, 1.0]
+    points = np.zeros((1, 3))
+    owner, held = assign_detections(registered, np.array([1]), points, cap=10.0)
+    assert owner[0] in (0, 1) and (held[1] >= 0).sum() == 1
+    refused = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1]),
+                                  np.array([0, 1]), np.array([0, 0]))
+    assert not refused.any()
+
+
+def test_detection_of_points_and_anchor_spacing_by_hand():
+    det_frames = np.array([1, 2, 1, 2])
+    det_points = np.array([[0.0, 0, 0], [0, 0, 0], [5, 0, 0], [5, 0, 0]])
+    # frame 1: (4.9, 0, 0) sits on detection 2, frame 2: (0.1, 0, 0) on detection 1;
+    # frame 3 has no detection
+    np.testing.assert_array_equal(
+        detection_of_points(det_frames, det_points, np.array([1, 2, 3]),
+                            np.array([[4.9, 0, 0], [0.1, 0, 0], [0, 0, 0]])), [2, 1, -1])
+    # nearest-neighbour distances 1, 1, 2 (points at 0, 1, 3): median 1
+    assert anchor_spacing(np.array([[0.0, 0, 0], [1, 0, 0], [3, 0, 0]])) == 1.0
+    assert anchor_spacing(np.zeros((1, 3))) == float("inf")
+
+
+def test_detection_of_points_by_id_falls_back_to_coordinates():
+    """Ids that agree with the coordinates are used; an id pointing elsewhere is ignored."""
+    det_frames = np.array([1, 1])
+    det_points = np.array([[0.0, 0, 0], [5, 0, 0]])
+    points = np.array([[5.0, 0, 0], [0.0, 0, 0]])
+    # ids 8, 9 for the detections; the first point carries 9 (right), the second 9 (wrong:
+    # it sits on detection 0)
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), points,
+                                np.array([8, 9]), np.array([9, 9]))
+    np.testing.assert_array_equal(found, [1, 0])

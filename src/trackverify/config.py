@@ -16,7 +16,7 @@ TOML layout::
     falsification_share = 0.05
     verifier = "fixed_distance"
     compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
-    ambiguity_k = 0.5                             # registered_distance's uniqueness band
+    ambiguity_k = 0.0                             # registered_distance's uniqueness band
     conditions = [...]                            # default: the seven of SPEC section 4; must
                                                   # include "control", each name once
     repeats = 1                                   # draws of the suite: seeds seed, seed+1, ...
@@ -57,7 +57,7 @@ class RunConfig:
     falsification_share: float = 0.05
     verifier: str = "fixed_distance"
     compare_verifiers: tuple[str, ...] = ("fixed_distance", "registered_distance")
-    ambiguity_k: float = 0.5  # registered_distance's band (verifiers.registered_distance)
+    ambiguity_k: float = 0.0  # registered_distance's band (verifiers.registered_distance)
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     repeats: int = 1
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)

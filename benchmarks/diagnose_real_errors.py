@@ -1,0 +1,144 @@
+"""Where registered_distance certifies a real tracker's mistakes, and why (issue 14, item 4).
+
+    .venv/bin/python benchmarks/diagnose_real_errors.py [--data ../shared/data/fdnc-nerve-freely-moving]
+        [--lowest 80]
+
+The recording's CPD tracker (``tracker_cpd.parquet``) is joined onto the observations and
+scored by ``registered_distance`` (its defaults). The ``--lowest`` lowest-scored tracker errors
+(a few times the 1 % false-certification budget) are compared with the correct rows:
+
+1. **Frames.** Are they where the registration itself failed? Per frame, identity-free:
+   ``sigma[t]``, the share of anchor points with no detection within half an anchor spacing,
+   the number of detections, and the median distance of a registered anchor point to its
+   nearest detection -- each as its median over the low-scored errors' frames against its
+   median over the correct rows' frames.
+2. **The row.** ``d``, ``alt`` (as the verifier), the claimed anchor point's nearest *other*
+   detection, and the true identity's registered point's distance to its nearest detection.
+3. **The reference itself.** For a low-scored error (claim ``p`` on a detection labelled
+   ``q``), ``v`` = (the detection nearest ``R[t, q]``) - (the row's detection), against
+   ``ref`` = pos(q) - pos(p), averaged over the nearest frames (at most five away) where both
+   are labelled. The scene matches the *claim* (this detection is p, the other is q) when
+   ``|v - ref| < |v + ref|``, the *label* otherwise. Labels are read here only to diagnose,
+   never by the verifier.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.spatial import cKDTree
+
+from bench_real_verifier import SHARED, tracker_rows
+from trackverify.anchors import anchor_identities
+from trackverify.corrupt import label_errors
+from trackverify.dataset import load_dataset
+from trackverify.verifiers import run_verifier
+from trackverify.verifiers.registered_distance import RegisteredDistance, anchor_spacing
+
+COORDS = ["x_um", "y_um", "z_um"]
+
+
+def frame_statistics(positions: np.ndarray, det_frames: np.ndarray, det_points: np.ndarray,
+                     spacing: float) -> pd.DataFrame:
+    """Per registered frame: unmatched share, detections, median nearest-detection distance."""
+    out = []
+    for t in np.unique(det_frames):
+        if not np.isfinite(positions[t]).all():
+            continue
+        nearest = cKDTree(det_points[det_frames == t]).query(positions[t])[0]
+        out.append({"frame": t, "unmatched": float((nearest > spacing / 2).mean()),
+                    "detections": int((det_frames == t).sum()), "residual": float(np.median(nearest))})
+    return pd.DataFrame(out).set_index("frame")
+
+
+def reference_test(table: pd.DataFrame, rows: np.ndarray, positions: np.ndarray, true_index: np.ndarray,
+                   claimed_track: np.ndarray, det_frames: np.ndarray, det_points: np.ndarray) -> pd.Series:
+    """Per row: 'claim' or 'label' (which the scene's geometry matches), None without a reference."""
+    by_track = {k: g.set_index("frame")[COORDS] for k, g in table.groupby("track")}
+    verdict = []
+    for r in rows:
+        t, q, p = int(table["frame"].iat[r]), int(table["track"].iat[r]), claimed_track[r]
+        here = table[COORDS].iloc[r].to_numpy(dtype=np.float64)
+        frame_points = det_points[det_frames == t]
+        other = frame_points[cKDTree(frame_points).query(positions[t, true_index[r]], k=2)[1]]
+        other = other[0] if np.linalg.norm(other[0] - here) > 1e-9 else other[1]
+        if p is None or p not in by_track or q not in by_track:
+            verdict.append(None)
+            continue
+        both = by_track[q].index.intersection(by_track[p].index)
+        near = both[np.argsort(np.abs(both - t), kind="stable")][:2]
+        near = near[np.abs(near - t) <= 5]
+        if not len(near):
+            verdict.append(None)
+            continue
+        ref = (by_track[q].loc[near].to_numpy() - by_track[p].loc[near].to_numpy()).mean(axis=0)
+        v = other - here
+        verdict.append("claim" if np.linalg.norm(v - ref) < np.linalg.norm(v + ref) else "label")
+    return pd.Series(verdict, index=rows, dtype=object)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
+    parser.add_argument("--lowest", type=int, default=80)
+    args = parser.parse_args()
+    (_, source), = load_dataset(args.data).sources()
+    observations, detections = source.load(), source.load_detections()
+    table = tracker_rows(args.data, observations)
+    anchors = anchor_identities(table)
+    error = label_errors(table, anchors).astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
+    verifier = RegisteredDistance()
+    score = run_verifier(verifier, table, detections)
+    ids, registration = verifier.register(table, detections)
+    positions, sigma = registration.positions, registration.sigma
+    frames = table["frame"].to_numpy()
+    det_frames = detections["frame"].to_numpy()
+    det_points = detections[COORDS].to_numpy(dtype=np.float64)
+    spacing = anchor_spacing(positions[0])
+    stats = frame_statistics(positions, det_frames, det_points, spacing)
+    wrong, right = error == 1, error == 0
+    scored_wrong = np.flatnonzero(wrong & np.isfinite(score))
+    low = scored_wrong[np.argsort(score[scored_wrong], kind="stable")[:args.lowest]]
+    print(f"tracker rows {int((~np.isnan(error)).sum())}, errors {int(wrong.sum())}; the "
+          f"{len(low)} lowest-scored errors score {score[low].min():.2f}-{score[low].max():.2f} um; "
+          f"correct rows below {score[low].max():.2f}: {np.mean(score[right] <= score[low].max()):.3f}")
+    print(f"  in {len(np.unique(frames[low]))} frames of {len(stats)}")
+    print("\n1. frame statistics (median over rows' frames): low-scored errors | correct rows")
+    for name, values in (("sigma", sigma), *((c, stats[c].reindex(np.arange(len(sigma))).to_numpy())
+                                            for c in stats.columns)):
+        print(f"  {name:11s} {np.nanmedian(values[frames[low]]):8.3f} | {np.nanmedian(values[frames[right]]):8.3f}")
+    true_index = ids.get_indexer(anchors.reindex(table["track"].to_numpy()).to_numpy())
+    claimed = ids.get_indexer(table["pred_id"])
+    rows = np.concatenate([low, np.flatnonzero(right)])
+    point = table[COORDS].to_numpy(dtype=np.float64)
+    d = np.linalg.norm(point[rows] - positions[frames[rows], claimed[rows]], axis=1)
+    alt = d + verifier.last_margin[rows]
+    own_true = np.full(len(rows), np.nan)
+    next_detection = np.full(len(rows), np.nan)
+    for t in np.unique(frames[rows]):
+        g = np.flatnonzero(frames[rows] == t)
+        tree = cKDTree(det_points[det_frames == t])
+        own_true[g] = tree.query(positions[t, true_index[rows[g]]])[0]
+        next_detection[g] = tree.query(positions[t, claimed[rows[g]]], k=2)[0][:, 1]
+    print("\n2. the row (median): low-scored errors | correct rows")
+    n = len(low)
+    for name, values in (("d", d), ("alt", alt), ("p's 2nd det", next_detection),
+                         ("R[true]->det", own_true)):
+        print(f"  {name:12s} {np.median(values[:n]):8.3f} | {np.median(values[n:]):8.3f}")
+    track_of = pd.Series(anchors.index.to_numpy(), index=anchors.to_numpy())
+    claimed_track = np.array([track_of.get(p) for p in table["pred_id"].to_numpy()], dtype=object)
+    present = observations.groupby("frame")["track"].apply(set)
+    absent = np.mean([claimed_track[r] not in present[frames[r]] for r in low])
+    verdict = reference_test(observations, low, positions, true_index, claimed_track, det_frames,
+                             det_points)
+    counts = verdict.value_counts()
+    print(f"\n3. the claimed neuron carries no label in the frame: {absent:.2f} of the low-scored errors")
+    print(f"   the scene's geometry matches the claim: {int(counts.get('claim', 0))}, the label: "
+          f"{int(counts.get('label', 0))}, no reference frame: {int(verdict.isna().sum())}")
+
+
+if __name__ == "__main__":
+    main()
