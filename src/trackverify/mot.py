@@ -77,6 +77,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from trackverify.tables import stable_order, unique_counting
+
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
@@ -252,6 +254,7 @@ class _Graph:
         alone = (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
             (np.bincount(pp, minlength=n_pred)[pp] == 1)
         n_alone = int(alone.sum())
+        self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
         self.comp[alone] = np.arange(n_alone)
         rest = np.flatnonzero(~alone)
@@ -289,6 +292,19 @@ def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndar
     matched = np.zeros(len(edges), dtype=bool)
     if len(edges) == 0:
         return edges
+    alone = g.alone[edges]  # the only edge of both its detections: matched outright
+    matched[alone] = True
+    rest = np.flatnonzero(~alone)
+    if len(rest) == 0:
+        return edges[matched]
+    matched_rest = _match_components(g, edges[rest], w[rest])
+    matched[rest[matched_rest]] = True
+    return edges[matched]
+
+
+def _match_components(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`_max_weight_matching` on edges none of which is alone: a boolean mask."""
+    matched = np.zeros(len(edges), dtype=bool)
     comp = g.comp[edges]
     n_g, n_p = g.gt_in[comp], g.pr_in[comp]
     single = (n_g == 1) & (n_p == 1)
@@ -323,7 +339,7 @@ def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndar
             slot[r, c] = part
             chosen = slot[linear_sum_assignment(weight, maximize=True)]
             matched[chosen[chosen >= 0]] = True
-    return edges[matched]
+    return matched
 
 
 # --------------------------------------------------------------------------- sequences
@@ -356,13 +372,22 @@ class SequenceCounts:
     mt_pymotmetrics: int = 0
     pt_pymotmetrics: int = 0
     clear_matches: tuple[np.ndarray, np.ndarray] = field(default=None, repr=False)
+    #: the reference detections by (id, frame) (``tables.stable_order``), for the diagnostics
+    gt_order: np.ndarray = field(default=None, repr=False)
 
 
 def _codes(values) -> tuple[np.ndarray, int]:
-    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``."""
+    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``; small non-negative
+    integers (e.g. codes already) by counting, anything else by a sorted factorisation."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and len(values):
+        low, high = int(values.min()), int(values.max())
+        if low >= 0 and high < 2 * len(values) + (1 << 16):
+            uniques, codes = unique_counting(values, high + 1)
+            return codes, len(uniques)
     import pandas as pd
 
-    codes, uniques = pd.factorize(np.asarray(values), sort=True)
+    codes, uniques = pd.factorize(values, sort=True)
     return codes.astype(np.int64), len(uniques)
 
 
@@ -391,9 +416,11 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
 
     hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred)
-    clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold)
+    gt_order = stable_order(g_id, n_gid, gt_frame)
+    clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
+                   gt_order=gt_order)
     ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
-    return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident)
+    return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
 
 def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
@@ -402,9 +429,7 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
     span = max(n_b, 1)
     keys = a * span + b
     if n_a * span <= 1 << 24:  # dense: O(n) instead of a sort
-        present = np.zeros(n_a * span, dtype=bool)
-        present[keys] = True
-        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+        return unique_counting(keys, n_a * span)
     return np.unique(keys, return_inverse=True)
 
 
@@ -451,7 +476,8 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
 
 
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
-           idsw_rule: str = "last_matched") -> dict:
+           idsw_rule: str = "last_matched", gt_order: np.ndarray | None = None) -> dict:
+    """CLEAR counts; ``gt_order``: the reference detections by (id, frame), when known."""
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     # Processed frames: at least one reference and one predicted detection.
     n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
@@ -465,11 +491,12 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         proc = np.where(busy, np.cumsum(busy) - 1, -1)[gt_frame]  # processed-frame rank
         # Reference detections of processed frames by (id, processed frame); each one's
         # predecessor is the same id in the previous processed frame, if there.
-        idx = np.flatnonzero(proc >= 0)
-        key = g_id[idx] * (n_proc + 1) + proc[idx]
-        sort = np.argsort(key, kind="stable")
-        by_id, key = idx[sort], key[sort]
-        follows = key[1:] == key[:-1] + 1
+        if gt_order is None:
+            gt_order = stable_order(g_id, n_gid, gt_frame)
+        by_id = gt_order[proc[gt_order] >= 0] if n_proc < n_frames else gt_order
+        id_by, proc_by = g_id[by_id], proc[by_id]
+        follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
+        del id_by, proc_by
         prev_det = np.full(n_gt, -1, dtype=np.int64)
         prev_det[by_id[1:][follows]] = by_id[:-1][follows]
         # Components of the candidate graph (all within one frame by construction).

@@ -397,9 +397,29 @@ def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]
 
 def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     """The codes renumbered over the values present (order kept)."""
+    present, inverse = unique_counting(code, span)
+    return inverse, len(present)
+
+
+def unique_counting(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``, by counting
+    (``O(n + span)``, no sort): the distinct values ascending and each value's rank among them."""
     present = np.zeros(span, dtype=bool)
-    present[code] = True
-    return (np.cumsum(present) - 1)[code], int(present.sum())
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+
+
+def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarray:
+    """The rows sorted by ``(major, minor)``, ties in row order: ``np.lexsort((minor,
+    major))``. ``major`` holds codes ``0..n_major-1``. When the rows are in ``minor`` order
+    already (tables sorted by frame), one stable sort on ``major`` gives the same order (a
+    radix sort for fewer than 65536 codes)."""
+    major = np.asarray(major)
+    minor = np.asarray(minor)
+    if len(major) > 1 and bool(np.all(minor[1:] >= minor[:-1])):
+        return np.argsort(major.astype(np.uint16) if n_major <= 1 << 16 else major,
+                          kind="stable")
+    return np.lexsort((minor, major))
 
 
 def first_repeat(codes: np.ndarray, span: int) -> int | None:

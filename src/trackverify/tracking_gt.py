@@ -152,12 +152,13 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked = np.full(len(gt_frame), -1, dtype=np.int64)
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
-    seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
+    order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
+    seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
     if not details:
         diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
         return {**diagnostics, **mot.finish(seq)}, seq
     diagnostics, per_track, events = identity_report(gt_frame, track_codes, tracks, linked,
-                                                     pred_ids, extra)
+                                                     pred_ids, extra, order=order)
     return {**diagnostics, **mot.finish(seq)}, seq, {"tracks": per_track, "events": events}
 
 
