@@ -39,7 +39,7 @@ from trackverify.associate import (identity_diagnostics, identity_report, link_s
                                    pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
-                                plain, validate_pair)
+                                plain, single_value, validate_pair)
 
 POOLED = "pooled"
 
@@ -87,8 +87,9 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
         raise ConfigError(f"zero_distance_um must be a positive number, got {zero_distance_um!r}")
     ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
                                             predictions_source)
-    check_predictions(ref, pred, predictions_source, reference_source)
-    recordings = list(_by_recording(ref, pred))
+    codes = recording_codes(ref, pred)
+    check_predictions(ref, pred, predictions_source, reference_source, codes)
+    recordings = list(_by_recording(ref, pred, codes))
     scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection,
                               predictions_source, details=True)
               for _, ref_rec, pred_rec in recordings]
@@ -106,14 +107,26 @@ def _stacked(identity: list[tuple], key: str) -> pd.DataFrame:
                       for r, d in identity], ignore_index=True)
 
 
-def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
+def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
+                    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """The reference's recordings (sorted), the code of each reference row's recording and
+    of each prediction row's (``-1``: a recording the reference does not have)."""
+    r, p = ref["recording"], pred["recording"]
+    if single_value(r) and (len(p) == 0 or (single_value(p) and p.iloc[0] == r.iloc[0])):
+        return pd.Index([r.iloc[0]]), np.zeros(len(r), np.int64), np.zeros(len(p), np.int64)
+    codes, names = pd.factorize(r, sort=True)
+    names = pd.Index(names)
+    return names, codes.astype(np.int64, copy=False), names.get_indexer(p)
+
+
+def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame, recordings=None):
     """``(recording, reference rows, prediction rows)`` in sorted recording order, rows in
-    table order (predictions of recordings the reference lacks: refused before)."""
-    codes, names = pd.factorize(ref["recording"], sort=True)
+    table order (predictions of recordings the reference lacks: refused before);
+    ``recordings``: :func:`recording_codes`, when known."""
+    names, codes, pred_codes = recordings or recording_codes(ref, pred)
     if len(names) == 1:
         yield plain(names[0]), ref, pred
         return
-    pred_codes = pd.Index(names).get_indexer(pred["recording"])
     ref_order = np.argsort(codes, kind="stable")
     pred_order = np.argsort(pred_codes, kind="stable")
     ref_cut = np.searchsorted(codes[ref_order], np.arange(len(names) + 1))
@@ -169,12 +182,14 @@ def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
 
 
 def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
-                      reference_source: str = "<reference>") -> None:
-    recordings = pd.Index(pd.unique(ref["recording"]))
+                      reference_source: str = "<reference>", recordings=None) -> None:
+    """Refuse a recording named like the pooled results, predictions of a recording the
+    reference lacks, and a valid ``pred_id`` twice in one frame (``recordings``:
+    :func:`recording_codes`, when known)."""
+    recordings, _, pred_recording = recordings or recording_codes(ref, pred)
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "
                          "results)", source=reference_source, column="recording")
-    pred_recording = recordings.get_indexer(pred["recording"])
     if (pred_recording < 0).any():
         row = int(np.flatnonzero(pred_recording < 0)[0])
         name = plain(pred["recording"].iloc[row])
