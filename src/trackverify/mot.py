@@ -149,10 +149,11 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         p_local += p_cells[a] * stride
         steps.append(np.where(toward[a], stride, -stride).astype(np.int32))
     del g_cells, p_cells, toward
-    # A direct table cube -> (first, count) over a block of frames at a time. One table is
-    # reused: only the occupied cubes are written, and reset after the block.
+    # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
+    # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
-    count_of = np.zeros(block * frame_stride, dtype=np.int32)
+    occupied = np.zeros(block * frame_stride, dtype=bool)
+    count_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
     start_of = np.zeros(block * frame_stride, dtype=np.int32)
     parts = []
     for f0 in range(0, n_frames, block):
@@ -161,26 +162,28 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         if gs.start == gs.stop or ps.start == ps.stop:
             continue
         g_key = (g_frames[gs] - f0) * frame_stride + g_local[gs]
-        g_sorted = np.argsort(g_key, kind="stable")
+        g_sorted = _radix_order(g_key, block * frame_stride)
         keys = g_key[g_sorted]
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
+        occupied[keys[first]] = True
         count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
         start_of[keys[first]] = first
-        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits.
-        query = np.empty((ps.stop - ps.start, 2 ** dim), dtype=np.int32)
-        query[:, 0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits (built
+        # corner by corner, then read prediction by prediction).
+        query = np.empty((2 ** dim, ps.stop - ps.start), dtype=np.int32)
+        query[0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
         for a, step in enumerate(steps):
-            np.add(query[:, :1 << a], step[ps, None], out=query[:, 1 << a:2 << a])
-        query = query.ravel()  # never outside the table: every point has a margin cube
-        count = count_of[query]
-        hit = np.flatnonzero(count)
-        count, lo = count[hit], start_of[query[hit]]
+            np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
+        query = query.T.ravel()  # never outside the table: every point has a margin cube
+        hit = np.flatnonzero(occupied[query])
+        cube = query[hit]
+        count, lo = count_of[cube], start_of[cube]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
-        count_of[keys[first]] = 0
-        del query, count, keys, first
+        occupied[keys[first]] = False
+        del query, cube, count, keys, first
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
@@ -189,6 +192,15 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
     return (gi if g_by_frame is None else g_by_frame[gi],
             pj if p_by_frame is None else p_by_frame[pj], sim)
+
+
+def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for integers in ``0..span-1`` (``span <= 2**32``):
+    one or two stable radix passes of 16 bits."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if span > 1 << 16:
+        order = order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+    return order
 
 
 def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
