@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import column_codes, joint_codes, stable_order, unique_counting
+from trackverify.tables import column_codes, joint_codes, stable_order, unique_inverse
 
 DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
                "fragmentations", "extra_predicted_observations")
@@ -197,7 +197,7 @@ def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
     pred_codes = np.asarray(pred_codes, dtype=np.int64)
     valid = pred_codes >= 0
     valid_tracks = track_codes[valid]
-    used, pred_valid_codes = unique_counting(pred_codes[valid], int(pred_codes.max()) + 1)
+    used, pred_valid_codes = unique_inverse(pred_codes[valid], int(pred_codes.max()) + 1)
     aligned = align_identities(valid_tracks, pred_valid_codes, n_tracks, len(used))
     correct = np.zeros(len(track_codes), dtype=bool)
     correct[valid] = aligned[pred_valid_codes] == valid_tracks

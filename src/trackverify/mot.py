@@ -77,7 +77,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from trackverify.tables import stable_order, unique_counting
+from trackverify.tables import stable_order, unique_inverse
 
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
@@ -260,18 +260,25 @@ class _Graph:
     Components never span frames, because candidate pairs never do.
     """
 
-    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int,
+                 alone: np.ndarray | None = None):
         n = len(pg)
         # An edge that is the only edge of both its detections is a component by itself.
-        alone = (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
-            (np.bincount(pp, minlength=n_pred)[pp] == 1)
+        # ``alone``: edges known to be so (alone in a graph this one is part of); the others
+        # are checked among themselves (an alone edge's detections have no other edge).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
+        else:
+            alone = alone.copy()
+            others = np.flatnonzero(~alone)
+            alone[others] = _alone(pg[others], pp[others], n_gt, n_pred)
         n_alone = int(alone.sum())
         self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
         self.comp[alone] = np.arange(n_alone)
         rest = np.flatnonzero(~alone)
-        g_nodes, gi = np.unique(pg[rest], return_inverse=True)
-        p_nodes, pi = np.unique(pp[rest], return_inverse=True)
+        g_nodes, gi = unique_inverse(pg[rest], n_gt)
+        p_nodes, pi = unique_inverse(pp[rest], n_pred)
         m = len(g_nodes) + len(p_nodes)
         graph = coo_matrix((np.ones(len(rest)), (gi, pi + len(g_nodes))), shape=(m, m))
         n_rest, labels = connected_components(graph, directed=False) if m else (0, np.zeros(0))
@@ -282,6 +289,12 @@ class _Graph:
         self.pr_in = np.r_[np.ones(n_alone, np.int64),
                            np.bincount(labels[len(g_nodes):], minlength=n_rest)]
         self.pg, self.pp = pg, pp
+
+
+def _alone(pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int) -> np.ndarray:
+    """Edges that are the only edge of both their detections."""
+    return (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
+        (np.bincount(pp, minlength=n_pred)[pp] == 1)
 
 
 def _local_index(comp: np.ndarray, node: np.ndarray) -> np.ndarray:
@@ -330,9 +343,10 @@ def _match_components(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray
         matched[order[first]] = True
     square = np.flatnonzero((n_g == 2) & (n_p == 2))
     if len(square):
-        local, li = np.unique(comp[square], return_inverse=True)
-        r = _local_index(comp[square], g.pg[edges[square]])
-        c = _local_index(comp[square], g.pp[edges[square]])
+        local, li = unique_inverse(comp[square], len(g.gt_in))
+        # Local rows / columns: 0 for the smaller of the component's two detections.
+        r = _not_smallest(li, len(local), g.pg[edges[square]])
+        c = _not_smallest(li, len(local), g.pp[edges[square]])
         block = np.zeros((len(local), 2, 2))
         block[li, r, c] = w[square]
         main = block[:, 0, 0] + block[:, 1, 1] >= block[:, 0, 1] + block[:, 1, 0]
@@ -342,16 +356,34 @@ def _match_components(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray
         idx = idx[np.argsort(comp[idx], kind="stable")]
         rows = _local_index(comp[idx], g.pg[edges[idx]])
         cols = _local_index(comp[idx], g.pp[edges[idx]])
-        cuts = np.flatnonzero(np.diff(comp[idx])) + 1
-        for part, r, c in zip(np.split(idx, cuts), np.split(rows, cuts), np.split(cols, cuts)):
-            k = comp[part[0]]
-            weight = np.zeros((g.gt_in[k], g.pr_in[k]))
-            slot = np.full(weight.shape, -1, dtype=np.int64)
-            weight[r, c] = w[part]
-            slot[r, c] = part
-            chosen = slot[linear_sum_assignment(weight, maximize=True)]
-            matched[chosen[chosen >= 0]] = True
+        # Every component's weight matrix in one flat buffer (row-major, zeros where no
+        # edge), and which edge each entry is; then one Hungarian solve per component.
+        start = np.r_[0, np.flatnonzero(np.diff(comp[idx])) + 1]
+        k = comp[idx[start]]
+        shape_g, shape_p = g.gt_in[k], g.pr_in[k]
+        offset = np.r_[0, np.cumsum(shape_g * shape_p)]
+        entry = np.repeat(offset[:-1], np.diff(np.r_[start, len(idx)])) + \
+            rows * np.repeat(shape_p, np.diff(np.r_[start, len(idx)])) + cols
+        weight = np.zeros(int(offset[-1]))
+        slot = np.full(int(offset[-1]), -1, dtype=np.int64)
+        weight[entry] = w[idx]
+        slot[entry] = idx
+        chosen = []
+        for o, n_r, n_c in zip(offset[:-1].tolist(), shape_g.tolist(), shape_p.tolist()):
+            ri, ci = linear_sum_assignment(weight[o:o + n_r * n_c].reshape(n_r, n_c),
+                                           maximize=True)
+            chosen.append(o + ri * n_c + ci)
+        chosen = slot[np.concatenate(chosen)]
+        matched[chosen[chosen >= 0]] = True
     return matched
+
+
+def _not_smallest(group: np.ndarray, n_groups: int, node: np.ndarray) -> np.ndarray:
+    """For each element, whether its node is not the smallest node of its group (0 / 1: the
+    local index in a group of two distinct nodes)."""
+    smallest = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(smallest, group, node)
+    return (node != smallest[group]).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- sequences
@@ -395,7 +427,7 @@ def _codes(values) -> tuple[np.ndarray, int]:
     if values.dtype.kind in "iu" and len(values):
         low, high = int(values.min()), int(values.max())
         if low >= 0 and high < 2 * len(values) + (1 << 16):
-            uniques, codes = unique_counting(values, high + 1)
+            uniques, codes = unique_inverse(values, high + 1)
             return codes, len(uniques)
     import pandas as pd
 
@@ -427,10 +459,14 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
     pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
 
-    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred)
+    # Shared by HOTA and CLEAR: the pairs alone in the graph of all pairs (alone in any part
+    # of it), and the reference detections by (id, frame) (also for the diagnostics).
+    alone = _alone(pg, pp, n_gt, n_pred)
+    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone)
     gt_order = stable_order(g_id, n_gid, gt_frame)
     clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
-                   gt_order=gt_order)
+                   gt_order=gt_order, alone=alone)
+    del alone
     ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
     return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
@@ -441,11 +477,12 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
     span = max(n_b, 1)
     keys = a * span + b
     if n_a * span <= 1 << 24:  # dense: O(n) instead of a sort
-        return unique_counting(keys, n_a * span)
+        return unique_inverse(keys, n_a * span)
     return np.unique(keys, return_inverse=True)
 
 
-def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred) -> dict:
+def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred,
+          alone: np.ndarray | None = None) -> dict:
     n_alpha = len(ALPHAS)
     tp = np.zeros(n_alpha)
     loca_sum = np.zeros(n_alpha)
@@ -464,7 +501,7 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         weight = align[inv] * ps
         matched = np.zeros(len(pg), dtype=bool)
-        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred), np.arange(len(pg)),
+        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
                                      weight)] = True
         ms, m_inv = ps[matched], inv[matched]
         # Number of alphas at which each match counts: alpha_a - eps <= s.
@@ -488,8 +525,10 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
 
 
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
-           idsw_rule: str = "last_matched", gt_order: np.ndarray | None = None) -> dict:
-    """CLEAR counts; ``gt_order``: the reference detections by (id, frame), when known."""
+           idsw_rule: str = "last_matched", gt_order: np.ndarray | None = None,
+           alone: np.ndarray | None = None) -> dict:
+    """CLEAR counts; ``gt_order``: the reference detections by (id, frame), ``alone``: the
+    pairs alone in the graph of all pairs (:func:`_alone`), when known."""
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     # Processed frames: at least one reference and one predicted detection.
     n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
@@ -508,13 +547,14 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         by_id = gt_order[proc[gt_order] >= 0] if n_proc < n_frames else gt_order
         id_by, proc_by = g_id[by_id], proc[by_id]
         follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
-        del id_by, proc_by
         prev_det = np.full(n_gt, -1, dtype=np.int64)
         prev_det[by_id[1:][follows]] = by_id[:-1][follows]
         # Components of the candidate graph (all within one frame by construction).
-        graph = _Graph(cg, cp, n_gt, n_pred)
+        graph = _Graph(cg, cp, n_gt, n_pred, None if alone is None else alone[cand])
         comp = graph.comp
-        single = (graph.gt_in[comp] == 1) & (graph.pr_in[comp] == 1)
+        single = graph.alone.copy()  # and components of one reference and one prediction
+        others = np.flatnonzero(~single)
+        single[others] = (graph.gt_in[comp[others]] == 1) & (graph.pr_in[comp[others]] == 1)
         edge_of_gt[cg[single]] = np.flatnonzero(single)
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
@@ -538,22 +578,26 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
     m_gt = np.flatnonzero(edge_of_gt >= 0)
-    m_pred = cp[edge_of_gt[m_gt]]
+    m_edge = edge_of_gt[m_gt]
+    m_pred = cp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
-        motp_sum = float(cs[edge_of_gt[m_gt]].sum())
+        motp_sum = float(cs[m_edge].sum())
         # IDSW: a match whose predicted id differs from the id's previous match.
-        ms = by_id[edge_of_gt[by_id] >= 0]  # matches by (id, frame)
-        gs, ps_id = g_id[ms], p_id[cp[edge_of_gt[ms]]]
+        pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
+        pid_of_gt[m_gt] = p_id[m_pred]
+        is_match = edge_of_gt[by_id] >= 0
+        ms = by_id[is_match]  # matches by (id, frame)
+        gs, ps_id, proc_m = id_by[is_match], pid_of_gt[ms], proc_by[is_match]
+        del pid_of_gt, is_match
         switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
             frame_m = gt_frame[ms]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
-        proc_m = proc[ms]
         continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())

@@ -421,13 +421,16 @@ def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]
 
 def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     """The codes renumbered over the values present (order kept)."""
-    present, inverse = unique_counting(code, span)
+    present, inverse = unique_inverse(code, span)
     return inverse, len(present)
 
 
-def unique_counting(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``, by counting
-    (``O(n + span)``, no sort): the distinct values ascending and each value's rank among them."""
+def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``: the distinct
+    values ascending and each value's rank among them; by counting (``O(n + span)``, no
+    sort) unless ``span`` is far larger than the number of values."""
+    if span > 4 * len(values) + (1 << 16):
+        return np.unique(values, return_inverse=True)
     present = np.zeros(span, dtype=bool)
     present[values] = True
     return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
