@@ -127,10 +127,15 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         origin[p_frames[p_starts]] = np.minimum(origin[p_frames[p_starts]],
                                                 np.minimum.reduceat(p_x, p_starts))
         origin -= side
-        g_pos = (g_x - origin[g_frames]) / side
-        p_pos = (p_x - origin[p_frames]) / side
-        g_cell, p_cell = np.floor(g_pos), np.floor(p_pos)
-        toward.append(p_pos - p_cell >= 0.5)  # the neighbour cube is above
+        g_cell = np.subtract(g_x, origin[g_frames])  # in place from here (the same numbers)
+        g_cell /= side
+        np.floor(g_cell, out=g_cell)
+        p_pos = np.subtract(p_x, origin[p_frames])
+        p_pos /= side
+        p_cell = np.floor(p_pos)
+        p_pos -= p_cell
+        toward.append(p_pos >= 0.5)  # the neighbour cube is above
+        del p_pos
         n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
                       max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
         if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
@@ -138,7 +143,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
                                           zero_distance)
         g_cells.append(g_cell.astype(np.int32))
         p_cells.append(p_cell.astype(np.int32))
-        del g_pos, p_pos, g_cell, p_cell
+        del g_cell, p_cell
     frame_stride = int(np.prod(n_cell))
     g_local = np.zeros(len(g_frames), dtype=np.int32)  # < frame_stride <= CELL_TABLE_SLOTS
     p_local = np.zeros(len(p_frames), dtype=np.int32)
@@ -147,7 +152,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         stride = int(np.prod(n_cell[a + 1:]))
         g_local += g_cells[a] * stride
         p_local += p_cells[a] * stride
-        steps.append(np.where(toward[a], stride, -stride).astype(np.int32))
+        steps.append(np.where(toward[a], np.int32(stride), np.int32(-stride)))
     del g_cells, p_cells, toward
     # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
     # table is reused: only the occupied cubes are written (and cleared after the block).
@@ -189,9 +194,18 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         parts.append(found)
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
+    columns = [list(column) for column in zip(*parts)]
+    del parts
+    gi, pj, sim = (_concatenate_freeing(column) for column in columns)
     return (gi if g_by_frame is None else g_by_frame[gi],
             pj if p_by_frame is None else p_by_frame[pj], sim)
+
+
+def _concatenate_freeing(parts: list) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying the list (its arrays are freed once copied)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
@@ -454,7 +468,9 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
         raise ValueError("candidate pairs must join detections of the same frame")
     keep = ps > 0
-    pg, pp, ps = pg[keep], pp[keep], ps[keep]
+    if not keep.all():
+        pg, pp, ps = pg[keep], pp[keep], ps[keep]
+    del keep
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
     pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
@@ -494,15 +510,19 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         colsum = np.bincount(pp, weights=ps, minlength=n_pred)
         denom = colsum[pp] + rowsum[pg] - ps
         sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
-        gi, pi = g_id[pg], p_id[pp]
-        keys, inv = _pair_keys(gi, pi, n_gid, n_pid)
+        del rowsum, colsum, denom  # big temporaries go as soon as they are used
+        keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
+        del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         weight = align[inv] * ps
+        chosen = _max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
+                                      weight)
+        del weight
         matched = np.zeros(len(pg), dtype=bool)
-        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
-                                     weight)] = True
+        matched[chosen] = True
+        del chosen
         ms, m_inv = ps[matched], inv[matched]
         # Number of alphas at which each match counts: alpha_a - eps <= s.
         n_pass = np.searchsorted(ALPHAS - EPS, ms, side="right")
@@ -539,7 +559,8 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
     cg, cp, cs = pg[cand], pp[cand], ps[cand]
     edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
     if n_proc and len(cg):
-        proc = np.where(busy, np.cumsum(busy) - 1, -1)[gt_frame]  # processed-frame rank
+        # Processed-frame rank of each reference detection (int32: exact, half the memory).
+        proc = np.where(busy, np.cumsum(busy) - 1, -1).astype(np.int32)[gt_frame]
         # Reference detections of processed frames by (id, processed frame); each one's
         # predecessor is the same id in the previous processed frame, if there.
         if gt_order is None:
@@ -577,6 +598,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             edge_of_gt[cg[chosen]] = chosen
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
+        del graph, comp, single, others, resolved, prev_det, follows  # big, no longer needed
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
     m_pred = cp[m_edge]
