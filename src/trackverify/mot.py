@@ -158,8 +158,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    count_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
-    start_of = np.zeros(block * frame_stride, dtype=np.int32)
+    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
     parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
@@ -169,10 +168,10 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         g_key = (g_frames[gs] - f0) * frame_stride + g_local[gs]
         g_sorted = _radix_order(g_key, block * frame_stride)
         keys = g_key[g_sorted]
-        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
+        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]  # runs: one per cube
+        run_count = np.diff(np.r_[first, len(keys)])
         occupied[keys[first]] = True
-        count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
-        start_of[keys[first]] = first
+        run_of[keys[first]] = np.arange(len(first), dtype=np.int32)
         # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits (built
         # corner by corner, then read prediction by prediction).
         query = np.empty((2 ** dim, ps.stop - ps.start), dtype=np.int32)
@@ -181,14 +180,14 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
             np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
         query = query.T.ravel()  # never outside the table: every point has a margin cube
         hit = np.flatnonzero(occupied[query])
-        cube = query[hit]
-        count, lo = count_of[cube], start_of[cube]
+        run = run_of[query[hit]]
+        count, lo = run_count[run], first[run]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
         occupied[keys[first]] = False
-        del query, cube, count, keys, first
+        del query, run, count, keys, first, run_count
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
