@@ -110,13 +110,28 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
     pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
-    dim = gt_xyz.shape[1]
+    return similarity_pairs_by_axis(gt_frame, list(gt_xyz.T), pred_frame, list(pred_xyz.T),
+                                    zero_distance)
+
+
+def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance: float
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`similarity_pairs` with the coordinates given axis by axis: ``gt_axes`` and
+    ``pred_axes`` are sequences of ``dim`` 1-D arrays (e.g. a table's columns, used as they
+    are instead of being copied into one array)."""
+    gt_frame = np.asarray(gt_frame, dtype=np.int64)
+    pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    if len(gt_frame) == 0 or len(pred_frame) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    gt_axes = [np.asarray(x, dtype=np.float64) for x in gt_axes]
+    pred_axes = [np.asarray(x, dtype=np.float64) for x in pred_axes]
+    dim = len(gt_axes)
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, g_axes = _in_order(gt_frame, gt_xyz, g_by_frame)
-    p_frames, p_axes = _in_order(pred_frame, pred_xyz, p_by_frame)
+    g_frames, g_axes = _in_order(gt_frame, gt_axes, g_by_frame)
+    p_frames, p_axes = _in_order(pred_frame, pred_axes, p_by_frame)
     g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
     p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
     g_cells, p_cells, toward, n_cell = [], [], [], []
@@ -139,7 +154,7 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
                       max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
         if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
-            return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz,
+            return _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes,
                                           zero_distance)
         g_cells.append(g_cell.astype(np.int32))
         p_cells.append(p_cell.astype(np.int32))
@@ -225,11 +240,11 @@ def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
     return np.argsort(small, kind="stable")
 
 
-def _in_order(frame: np.ndarray, xyz: np.ndarray, order: np.ndarray | None):
-    """Frames and one coordinate array per axis in ``order`` (views when it is None)."""
+def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
+    """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
     if order is None:
-        return frame, [xyz[:, a] for a in range(xyz.shape[1])]
-    return frame[order], [xyz[:, a][order] for a in range(xyz.shape[1])]
+        return frame, axes
+    return frame[order], [x[order] for x in axes]
 
 
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
@@ -251,10 +266,11 @@ def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
     return gi[keep], pj[keep], sim[keep]
 
 
-def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
+def _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance):
     """The same pairs by a k-d tree over (coordinates, frame * K), for huge extents."""
     from scipy.spatial import cKDTree
 
+    gt_xyz, pred_xyz = np.column_stack(gt_axes), np.column_stack(pred_axes)
     both = np.concatenate([gt_xyz, pred_xyz])
     k = 2.0 * (float(both.max() - both.min()) + zero_distance) + 1.0
     tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))

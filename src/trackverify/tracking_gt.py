@@ -154,8 +154,9 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         ps = np.ones(len(pg))
     else:
         cols = coordinate_columns(ref_rec)
-        pg, pp, ps = mot.similarity_pairs(gt_frame, _axes(ref_rec, cols), pred_frame,
-                                          _axes(pred_rec, cols, rows), zero_distance)
+        pg, pp, ps = mot.similarity_pairs_by_axis(
+            gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
+            [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
     seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
     if by_detection:  # the prediction on an observation's detection (smallest id first)
         linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
@@ -172,16 +173,6 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     diagnostics, per_track, events = identity_report(gt_frame, track_codes, tracks, linked,
                                                      pred_ids, extra, order=order)
     return {**diagnostics, **mot.finish(seq)}, seq, {"tracks": per_track, "events": events}
-
-
-def _axes(table: pd.DataFrame, columns: list[str], rows=slice(None)) -> np.ndarray:
-    """The coordinates of ``rows`` as an (n, dim) float64 array, column-major (each axis
-    contiguous, as :func:`trackverify.mot.similarity_pairs` reads them)."""
-    out = np.empty((len(table) if isinstance(rows, slice) else len(rows), len(columns)),
-                   order="F")
-    for k, column in enumerate(columns):
-        out[:, k] = table[column].to_numpy(np.float64)[rows]
-    return out
 
 
 def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
