@@ -539,8 +539,7 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         matched[chosen] = True
         del chosen
         ms, m_inv = ps[matched], inv[matched]
-        # Number of alphas at which each match counts: alpha_a - eps <= s.
-        n_pass = np.searchsorted(ALPHAS - EPS, ms, side="right")
+        n_pass = _alphas_passed(ms)
         hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
                            minlength=len(keys) * (n_alpha + 1)).reshape(len(keys), n_alpha + 1)
         # matches[k, a] = matches of id pair k with n_pass > a.
@@ -557,6 +556,18 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
     loca = np.maximum(1e-10, loca_sum) / np.maximum(1e-10, tp)
     return {"hota_tp": tp, "hota_fn": fn, "hota_fp": fp, "assa": assa, "assre": assre,
             "asspr": asspr, "loca": loca}
+
+
+def _alphas_passed(s: np.ndarray) -> np.ndarray:
+    """Number of alphas at which a match of similarity ``s`` counts: ``#{a: alpha_a - eps <=
+    s}`` (``np.searchsorted(ALPHAS - EPS, s, side="right")``, without the binary search:
+    ``floor(20 s)`` is that number or one less, and one comparison settles it)."""
+    lower = ALPHAS - EPS
+    n = np.floor(s * 20.0).astype(np.int64)
+    np.clip(n, 0, len(lower), out=n)
+    n += np.r_[lower, np.inf][n] <= s  # one too few
+    n -= (n > 0) & (lower[np.maximum(n - 1, 0)] > s)  # one too many (never, by the bound)
+    return n
 
 
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,

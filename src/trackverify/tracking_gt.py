@@ -103,6 +103,11 @@ def _stacked(identity: list[tuple], key: str) -> pd.DataFrame:
     """Each recording's ``key`` table, one below the other, behind a ``recording`` column."""
     if not identity:
         return pd.DataFrame()
+    if len(identity) == 1:  # one recording: the table behind its name, no concatenation
+        recording, d = identity[0]
+        table = d[key].copy()
+        table.insert(0, "recording", recording)
+        return table
     return pd.concat([d[key].assign(recording=r)[["recording", *d[key].columns]]
                       for r, d in identity], ignore_index=True)
 
