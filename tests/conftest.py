@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,32 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+#: Headless Chromium, to check that a report renders (tests skip without it).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def verify_control(table: pd.DataFrame, folder: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """``trackverify verify --conditions control`` on ``table`` (written to ``folder/obs.csv``);
+    returns the finished process and the output folder ``folder/out``."""
+    path = folder / "obs.csv"
+    table.to_csv(path, index=False)
+    out = folder / "out"
+    return run_cli("verify", "--observations", path, "--conditions", "control", "--out", out), out
+
+
+def chromium_dom(report: Path, profile: Path) -> str:
+    """The DOM headless Chromium builds from the HTML file ``report`` (offline, a fresh
+    profile in ``profile``); fails on a non-zero exit or a console error."""
+    result = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+         "--dump-dom", Path(report).resolve().as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "error" in line.lower()], console
+    return result.stdout
 
 
 def missing_reference(what: str) -> None:

@@ -48,3 +48,28 @@ def test_verify_writes_to_out_when_asked(tmp_path):
     assert result.out == tmp_path / "o"
     assert (tmp_path / "o" / "report.html").is_file()
     assert isinstance(result.rows, pd.DataFrame)
+
+
+def test_verify_refuses_an_out_that_is_or_holds_an_input(tmp_path):
+    # The command's --out policy applies to the library call: out may not be the observations
+    # file (a regular file) nor contain it or the configuration file; nothing is written.
+    import pytest
+
+    from trackverify.errors import InputError
+
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "obs.csv"
+    observation_table(frames=12).to_csv(path, index=False)
+    before = path.read_bytes()
+    config = tmp_path / "settings" / "run.toml"
+    config.parent.mkdir()
+    config.write_text("[run]\nstart = 4\nrecovery_end = 8\n")
+    for out, relation in ((path, "is a regular file"), (data, "contains the input .*obs.csv"),
+                          (config.parent, "contains the input .*run.toml")):
+        with pytest.raises(InputError, match=relation):
+            trackverify.verify(path, out=out, config_file=config)
+    assert sorted(p.name for p in data.iterdir()) == ["obs.csv"] and path.read_bytes() == before
+    assert sorted(p.name for p in config.parent.iterdir()) == ["run.toml"]
+    # A folder beside the inputs is fine.
+    assert trackverify.verify(path, out=tmp_path / "out", config_file=config).out == tmp_path / "out"

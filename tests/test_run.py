@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
-from tests.conftest import observation_table, run_cli
+from tests.conftest import CHROMIUM, chromium_dom, observation_table, run_cli, verify_control
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
 
-OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet")
+OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet", "tracks.csv",
+           "events.csv")
 
 
 @pytest.fixture(scope="module")
@@ -157,9 +157,6 @@ def test_synth_then_run_on_the_folder(tmp_path):
         results["tracking_gt"][r]["reference_observations"] for r in ("rec000", "rec001"))
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
 def test_report_renders_in_headless_chromium_without_console_errors(default_run, tmp_path):
     out, _ = default_run
@@ -168,17 +165,9 @@ def test_report_renders_in_headless_chromium_without_console_errors(default_run,
     # Self-contained: no scripts, no remote resources (XML namespace names are not fetched).
     for remote in ("<script", 'src="http', "href=\"http", "@import", "url(http"):
         assert remote not in html
-    result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", report.as_uri()],
-        capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-2000:]
-    dom = result.stdout
+    dom = chromium_dom(report, tmp_path / "profile")
     assert "anatomical_verification" in dom and dom.count("<svg") >= 3
-    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
-    assert not [line for line in console if "error" in line.lower()], console
+    assert "rec000: per-track timeline (control condition)" in dom
 
 
 def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path):
@@ -187,10 +176,7 @@ def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path
             for t in range(50) for i in range(6)]
     table = pd.DataFrame(rows, columns=["recording", "frame", "track", "detection", "x_um",
                                         "y_um", "pred_id", "pred_valid"])
-    path = tmp_path / "obs.csv"
-    table.to_csv(path, index=False)
-    done = run_cli("verify", "--observations", path, "--conditions", "control",
-                   "--out", tmp_path / "out")
+    done, _ = verify_control(table, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "already carry 30 wrong identities" in done.stdout
     results = json.loads((tmp_path / "out" / "results.json").read_text())

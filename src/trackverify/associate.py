@@ -32,6 +32,8 @@ Definitions (per recording; pooled = sums of counts, rates recomputed from the s
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -234,7 +236,7 @@ def track_breakdown(table: pd.DataFrame) -> pd.DataFrame:
     observation is not correct (no valid prediction, or an id aligned elsewhere; null when
     every observation is correct). Tracks in ascending id order.
     """
-    return identity_report(*_codes(table))[1]
+    return identity_report(*_codes(table)).tracks
 
 
 def switch_events(table: pd.DataFrame) -> pd.DataFrame:
@@ -244,20 +246,34 @@ def switch_events(table: pd.DataFrame) -> pd.DataFrame:
     consecutive valid rows (in frame order) whose predicted ids differ; ``frame`` is the later
     row's. Rows ordered by track id, then frame.
     """
-    return identity_report(*_codes(table))[2]
+    return identity_report(*_codes(table)).events
+
+
+class IdentityReport(NamedTuple):
+    """One recording's identity results (:func:`identity_report`)."""
+
+    diagnostics: dict
+    tracks: pd.DataFrame  # :func:`track_breakdown`
+    events: pd.DataFrame  # :func:`switch_events`
+    observations: pd.DataFrame  # OBSERVATION_COLUMNS, one row per reference observation
+
+
+#: Per reference observation, in (track, frame) order: ``predicted`` (a valid predicted id is
+#: on it) and ``correct`` (that id is aligned to the observation's own track).
+OBSERVATION_COLUMNS = ("frame", "track", "predicted", "correct")
 
 
 def identity_report(frame, track_codes, tracks, pred_codes, preds,
                     extra_predicted_observations: int = 0, order: np.ndarray | None = None
-                    ) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """The diagnostics, :func:`track_breakdown` and :func:`switch_events` of one recording,
-    from one alignment, on rank codes (``tracks`` / ``preds``: the ids of the codes).
-    ``order``: the rows by (track, frame), when known (as :func:`trackverify.mot.sequence_counts`
-    gives it in ``gt_order``)."""
+                    ) -> IdentityReport:
+    """The diagnostics, :func:`track_breakdown`, :func:`switch_events` and each observation's
+    state (:data:`OBSERVATION_COLUMNS`) of one recording, from one alignment, on rank codes
+    (``tracks`` / ``preds``: the ids of the codes). ``order``: the rows by (track, frame),
+    when known (as :func:`trackverify.mot.sequence_counts` gives it in ``gt_order``)."""
     if len(track_codes) == 0:
-        return (_finish(0, 0, 0, 0, extra_predicted_observations),
-                pd.DataFrame({c: pd.Series(dtype=object) for c in TRACK_COLUMNS}),
-                pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}))
+        return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations),
+                              _empty(TRACK_COLUMNS), _empty(EVENT_COLUMNS),
+                              _empty(OBSERVATION_COLUMNS))
     n_tracks = len(tracks)
     a = _identity_arrays(frame, track_codes, n_tracks, pred_codes, order)
     wrong = ~a["correct"]
@@ -275,11 +291,19 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
                                       dtype="Int64"),
     })
     preds = np.asarray(preds, dtype=object)
+    track_ids = np.asarray(tracks, dtype=object)
     events = pd.DataFrame({"frame": a["frame"][a["switch_at"]],
-                           "track": np.asarray(tracks, dtype=object)[a["track"][a["switch_at"]]],
+                           "track": track_ids[a["track"][a["switch_at"]]],
                            "from_id": preds[a["pred"][a["switch_from"]]],
                            "to_id": preds[a["pred"][a["switch_at"]]]})
-    return _diagnostics(a, n_tracks, extra_predicted_observations), per_track, events
+    observations = pd.DataFrame({"frame": a["frame"], "track": np.asarray(tracks)[a["track"]],
+                                 "predicted": a["valid"], "correct": a["correct"]})
+    return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
+                          events, observations)
+
+
+def _empty(columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
 def _codes(table: pd.DataFrame):

@@ -265,22 +265,21 @@ def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animal
         partitions_path, calibrate, jobs, executor, rows, **settings):
     """Run the benchmark: tracking_gt, anatomical_verification, anatomical_consistency.
 
-    Writes results.json, manifest.json, report.html and observations.parquet to --out.
+    Writes results.json, manifest.json, report.html, tracks.csv, events.csv and
+    observations.parquet to --out.
     Same inputs and seed give a byte-identical results.json.
     """
     from trackverify.certify import parse_target
     from trackverify.config import build_config
-    from trackverify.io.paths import check_out_dir
     from trackverify.run import Execution, run_job
 
-    check_out_dir(out, [data, config_file, partitions_path])
     config = build_config({**settings, "specimen.motion": motion, "specimen.frames": frames,
                            "specimen.animals": animals}, config_file=config_file)
     summary = run_job(config, out, data=data, partitions_path=partitions_path,
                       target=parse_target(calibrate),
                       execution=Execution(jobs=jobs, executor=executor, write_rows=rows),
                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size},
-                      on_warnings=echo_warnings)
+                      on_warnings=echo_warnings, other_inputs=(config_file,))
     click.echo(summary)
 
 
@@ -299,13 +298,12 @@ def verify(observations, fmt, columns, pixel_size, out, config_file, **settings)
     metrics per condition, the consistency diagnostic, and tracking_gt on the clean input.
     """
     from trackverify.config import build_config
-    from trackverify.io.paths import check_out_dir
     from trackverify.run import run_job
 
-    check_out_dir(out, [observations, config_file])
     config = build_config(settings, config_file=config_file)
     click.echo(run_job(config, out, data=observations, on_warnings=echo_warnings,
-                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size}))
+                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size},
+                       other_inputs=(config_file,)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,9 @@
 ``anatomical_verification`` (corrupt, verify, score every condition) and
 ``anatomical_consistency`` on the control rows; the scored rows are appended to
 ``observations.parquet`` as they arrive, in recording order. Then it pools over
-recordings and writes ``results.json``, ``manifest.json`` and ``report.html``. Every file
+recordings and writes ``results.json``, ``manifest.json``, ``report.html`` and
+tracking_gt's ``tracks.csv`` (per reference track) and ``events.csv`` (every identity switch
+of the clean predictions; frames in the input's numbering). Every file
 is written to a temporary name and renamed into place; ``results.json`` is written last.
 
 With a partition file, the evaluated recordings are the ``test`` partition (or, when it is
@@ -37,9 +39,10 @@ from trackverify.errors import ConfigError, InputError
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
+from trackverify.io.paths import check_out_dir
 from trackverify.report.numbers import fmt
 from trackverify.tables import plain
-from trackverify.io.tabular import ParquetStream
+from trackverify.io.tabular import ParquetStream, write_table
 from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
 from trackverify.partitions import (FitData, Partitions, check_against_recordings,
@@ -50,6 +53,8 @@ from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
+from trackverify.report.timeline import Timeline, control_states, reference_timeline
+from trackverify.tracking_gt import stack_by_recording
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
@@ -104,6 +109,8 @@ class RecordingResult:
     abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
+    timeline: Timeline  # the control condition per reference track, for the report
+    identity: tuple  # (per-track rows, switch events) of tracking_gt, input frame numbers
 
 
 def verifier_options(config: RunConfig) -> dict:
@@ -127,7 +134,7 @@ def process_recording(task: tuple) -> RecordingResult:
         if other.name not in scores:
             scores[other.name], per_condition = score_stacked(scored, other, detections)
             reasons[other.name] = _sum_reasons(per_condition)
-    tracking, tracking_counts = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
+    tracking = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     conditions = list(scored["condition"].cat.categories)
     codes = scored["condition"].cat.codes.to_numpy().astype(np.int8)
     error = error_array(scored)
@@ -139,8 +146,8 @@ def process_recording(task: tuple) -> RecordingResult:
     return RecordingResult(
         name=name,
         summary=recording_summary(observations, source.first_frame),
-        tracking=tracking,
-        tracking_counts=tracking_counts,
+        tracking=tracking.metrics,
+        tracking_counts=tracking.counts,
         verification=_with_abstentions(condition_metrics(scored, config, MAX_FCR), own_reasons),
         consistency=consistency(control, _consistency_threshold(config), config.falsification_share,
                                 config.threshold_um),
@@ -151,7 +158,33 @@ def process_recording(task: tuple) -> RecordingResult:
         abstention_reasons=reasons,
         scored=_input_frames(scored, source.first_frame) if keep_rows else None,
         clean_errors=clean_prediction_errors(control, source.first_frame),
+        timeline=control_timeline(name, control, tracking.identity.events, source.first_frame),
+        identity=_in_input_frames(tracking.identity, source.first_frame),
     )
+
+
+def _in_input_frames(identity, first_frame: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """tracking_gt's per-track rows and switch events with frames in the input's numbering."""
+    tracks, events = identity.tracks, identity.events
+    if not first_frame:
+        return tracks, events
+    return (tracks.assign(first_wrong_frame=tracks["first_wrong_frame"] + first_frame),
+            events.assign(frame=events["frame"] + first_frame))
+
+
+def control_timeline(name: str, control: pd.DataFrame, events: pd.DataFrame,
+                     first_frame: int = 0) -> Timeline:
+    """The report's per-track timeline of one recording: each reference track's control rows
+    by their label against the anchor identities (correct, wrong identity, no valid
+    prediction, no anchor identity), the clean predictions' identity switches marked; frames
+    in the input's numbering."""
+    predicted = control["pred_valid"].to_numpy(dtype=bool) & control["pred_id"].notna().to_numpy()
+    frame = control["frame"].to_numpy(np.int64) + first_frame
+    last = int(frame.max()) if len(frame) else first_frame
+    return reference_timeline(f"{name}: per-track timeline (control condition)",
+                              control["track"], frame, control_states(predicted, error_array(control)),
+                              events.assign(frame=events["frame"].to_numpy(np.int64) + first_frame),
+                              frames=(first_frame, last))
 
 
 def clean_error_alerts(errors: dict) -> list[str]:
@@ -212,8 +245,15 @@ def _sum_reasons(per_condition: dict) -> dict | None:
 def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             partitions_path: str | Path | None = None, target_selective_risk: float | None = None,
             execution: Execution = Execution(), target: CalibrationTarget | None = None,
-            data_options: dict | None = None, on_warnings=None) -> str:
+            data_options: dict | None = None, on_warnings=None,
+            other_inputs: tuple = ()) -> str:
     """Run everything and write the outputs; return a short summary for the terminal.
+
+    ``out`` is refused before anything is read or written when it overlaps ``data``,
+    ``partitions_path`` or ``other_inputs`` (e.g. the configuration file): it may not be an
+    input, lie inside an input folder or contain an input
+    (:func:`trackverify.io.paths.check_out_dir`; the command and ``trackverify.verify`` share
+    this check).
 
     ``target`` (or the older ``target_selective_risk``) fits the threshold first; with a fit,
     ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
@@ -224,6 +264,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if target is None and target_selective_risk is not None:
         target = CalibrationTarget(SELECTIVE_RISK_TARGET, float(target_selective_risk))
     out = Path(out)
+    check_out_dir(out, [data, partitions_path, *other_inputs])
     dataset = (load_dataset(data, **(data_options or {})) if data is not None
                else specimen_dataset(config.specimen))
     input_warnings = list(dataset.source.get("warnings", []))
@@ -276,12 +317,17 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if partitions_path is not None:
         manifest["input_sha256"]["partitions"] = partitions.sha256
     write_json_atomic(out / "manifest.json", manifest)
+    identity = results.pop("_identity")
+    write_table(identity["tracks"], out / "tracks.csv")
+    write_table(identity["events"], out / "events.csv")
+    results["identity"] = {key: table.to_dict("records") for key, table in identity.items()}
     if fitted is not None:
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
             ambiguity_k=config.ambiguity_k, record=fitted, target=target,
             partitions_sha256=partitions.sha256))
-    write_text_atomic(out / "report.html", render_report(results, results.pop("_curves")))
+    write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
+                                                         results.pop("_timelines")))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
 
@@ -411,7 +457,7 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    clean_errors = {}
+    clean_errors, timelines, identity = {}, [], []
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
@@ -427,6 +473,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
             choices[name] = result.choices
             if result.clean_errors:
                 clean_errors[name] = result.clean_errors
+            timelines.append(result.timeline)
+            identity.append((name, *result.identity))
             cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
@@ -453,6 +501,9 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         **({"clean_prediction_errors": clean_errors} if clean_errors else {}),
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
+        "_timelines": timelines,
+        "_identity": {key: stack_by_recording([(name, tables[k]) for name, *tables in identity])
+                      for k, key in enumerate(("tracks", "events"))},
     }
 
 
@@ -540,7 +591,7 @@ def _terminal_summary(results: dict, out: Path) -> str:
                      f"smallest reachable target: {fmt(certification['smallest_reachable_target'])}.")
     lines.append(certification["guarantee"])
     lines.extend(f"WARNING: {w}" for w in certification["warnings"] + certification["alerts"])
-    written = ["results.json", "manifest.json", "report.html"]
+    written = ["results.json", "manifest.json", "report.html", "tracks.csv", "events.csv"]
     written += [f for f in ("calibration.json", "observations.parquet") if (out / f).exists()]
     lines.append(f"Wrote {out}/" + ", ".join(written))
     return "\n".join(lines)

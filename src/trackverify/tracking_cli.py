@@ -59,7 +59,8 @@ def graph_table(graph: dict, frame_buffer: int):
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for results.json (written atomically). Without it, print only.")
+              help="Folder for results.json, tracks.csv, events.csv and report.html (each "
+                   "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, division_frame_buffer,
              out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
@@ -74,7 +75,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     from rich.console import Console
     from rich.table import Table
 
-    from trackverify.io.atomic import write_json_atomic
+    from trackverify.io.atomic import write_json_atomic, write_text_atomic
+    from trackverify.report.tracking import render_tracking_report
     from trackverify.io.tabular import write_table
     from trackverify.graph.evaluate import evaluate_graph
     from trackverify.io.formats import load_pair
@@ -114,20 +116,23 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     console.print(graph_table(graph, division_frame_buffer))
     if not graph["status"]["lineage_links"]:
         console.print(f"division metrics not reported: {graph['status']['reason']}")
+    settings = {"zero_distance_um": float(zero_distance_um),
+                "linked_by": "detection" if by_detection else "position",
+                "match_distance_um": float(match_distance),
+                "division_frame_buffer": int(division_frame_buffer)}
     if out is not None:
+        write_table(results.tracks, Path(out) / "tracks.csv")
+        write_table(results.events, Path(out) / "events.csv")
+        write_text_atomic(Path(out) / "report.html", render_tracking_report(
+            results, settings, {"reference": str(reference), "predictions": str(predictions)}))
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
             "graph_metrics": graph,
-            "settings": {"zero_distance_um": float(zero_distance_um),
-                         "linked_by": "detection" if by_detection else "position",
-                         "match_distance_um": float(match_distance),
-                         "division_frame_buffer": int(division_frame_buffer)},
+            "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
             "identity": {"tracks": results.tracks.to_dict("records"),
                          "events": results.events.to_dict("records")},
         })
-        write_table(results.tracks, Path(out) / "tracks.csv")
-        write_table(results.events, Path(out) / "events.csv")
-        click.echo(f"wrote {path}, tracks.csv (per reference track) and events.csv (every "
-                   "identity switch)")
+        click.echo(f"wrote {path}, tracks.csv (per reference track), events.csv (every "
+                   "identity switch) and report.html (with a per-track timeline)")

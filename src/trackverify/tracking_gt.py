@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify import mot
-from trackverify.associate import (identity_diagnostics, identity_report, link_smallest,
+from trackverify.associate import (IdentityReport, identity_report, link_smallest,
                                    pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
@@ -47,13 +47,30 @@ POOLED = "pooled"
 class TrackingResults(dict):
     """``{recording: metrics, ..., "pooled": metrics}`` plus which tracks and frames are wrong:
     ``tracks`` (one row per reference track: ``recording`` and
-    :data:`trackverify.associate.TRACK_COLUMNS`) and ``events`` (every identity switch:
-    ``recording`` and :data:`trackverify.associate.EVENT_COLUMNS`)."""
+    :data:`trackverify.associate.TRACK_COLUMNS`), ``events`` (every identity switch:
+    ``recording`` and :data:`trackverify.associate.EVENT_COLUMNS`) and ``observations`` (one
+    row per reference observation: ``recording`` and
+    :data:`trackverify.associate.OBSERVATION_COLUMNS`, whether a valid prediction is on it
+    and whether its id is aligned to the observation's track)."""
 
-    def __init__(self, metrics: dict, tracks: pd.DataFrame, events: pd.DataFrame):
+    def __init__(self, metrics: dict, tracks: pd.DataFrame, events: pd.DataFrame,
+                 observations: pd.DataFrame):
         super().__init__(metrics)
         self.tracks = tracks
         self.events = events
+        self.observations = observations
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordingScore:
+    """One recording scored (:func:`score_recording`): ``metrics`` (diagnostics and canonical
+    metrics), ``counts`` (the canonical sufficient statistics, for :func:`pool_recordings`)
+    and ``identity`` (:class:`trackverify.associate.IdentityReport`: the per-track breakdown,
+    the switch events and each observation's state)."""
+
+    metrics: dict
+    counts: mot.SequenceCounts
+    identity: IdentityReport
 
 
 def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
@@ -90,26 +107,27 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     codes = recording_codes(ref, pred)
     check_predictions(ref, pred, predictions_source, reference_source, codes)
     recordings = list(_by_recording(ref, pred, codes))
-    scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection,
-                              predictions_source, details=True)
+    names = [recording for recording, _, _ in recordings]
+    scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection, predictions_source)
               for _, ref_rec, pred_rec in recordings]
-    results = {recording: metrics for (recording, _, _), (metrics, _, _) in zip(recordings, scored)}
-    results[POOLED] = pool_recordings([(metrics, seq) for metrics, seq, _ in scored])
-    identity = [(recording, d) for (recording, _, _), (_, _, d) in zip(recordings, scored)]
-    return TrackingResults(results, _stacked(identity, "tracks"), _stacked(identity, "events"))
+    results = {name: score.metrics for name, score in zip(names, scored)}
+    results[POOLED] = pool_recordings([(score.metrics, score.counts) for score in scored])
+    return TrackingResults(results, *(stack_by_recording([(name, getattr(score.identity, key))
+                                                          for name, score in zip(names, scored)])
+                                      for key in ("tracks", "events", "observations")))
 
 
-def _stacked(identity: list[tuple], key: str) -> pd.DataFrame:
-    """Each recording's ``key`` table, one below the other, behind a ``recording`` column."""
-    if not identity:
+def stack_by_recording(tables: list[tuple[object, pd.DataFrame]]) -> pd.DataFrame:
+    """``(recording, table)`` pairs, one table below the other, behind a ``recording`` column."""
+    if not tables:
         return pd.DataFrame()
-    if len(identity) == 1:  # one recording: the table behind its name, no concatenation
-        recording, d = identity[0]
-        table = d[key].copy()
+    if len(tables) == 1:  # one recording: the table behind its name, no concatenation
+        recording, table = tables[0]
+        table = table.copy()
         table.insert(0, "recording", recording)
         return table
-    return pd.concat([d[key].assign(recording=r)[["recording", *d[key].columns]]
-                      for r, d in identity], ignore_index=True)
+    return pd.concat([t.assign(recording=r)[["recording", *t.columns]] for r, t in tables],
+                     ignore_index=True)
 
 
 def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
@@ -142,11 +160,11 @@ def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame, recordings=None):
 
 
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
-                    by_detection: bool, predictions_source: str = "<predictions>",
-                    details: bool = False):
-    """Diagnostics and canonical metrics of one recording (validated tables), and the
-    canonical sufficient statistics for pooling (:func:`pool_recordings`); with ``details``
-    a third item, ``{"tracks", "events"}`` (the per-track breakdown and switch events)."""
+                    by_detection: bool, predictions_source: str = "<predictions>"
+                    ) -> RecordingScore:
+    """Diagnostics and canonical metrics of one recording (validated tables), the canonical
+    sufficient statistics for pooling (:func:`pool_recordings`), and which tracks, frames
+    and switches are wrong (one :class:`RecordingScore`, whatever the caller needs)."""
     valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
@@ -172,12 +190,9 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         extra = len(pred_frame) - len(m_gt)
     order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
     seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
-    if not details:
-        diagnostics = identity_diagnostics(gt_frame, track_codes, len(tracks), linked, extra)
-        return {**diagnostics, **mot.finish(seq)}, seq
-    diagnostics, per_track, events = identity_report(gt_frame, track_codes, tracks, linked,
-                                                     pred_ids, extra, order=order)
-    return {**diagnostics, **mot.finish(seq)}, seq, {"tracks": per_track, "events": events}
+    identity = identity_report(gt_frame, track_codes, tracks, linked, pred_ids, extra,
+                               order=order)
+    return RecordingScore({**identity.diagnostics, **mot.finish(seq)}, seq, identity)
 
 
 def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:

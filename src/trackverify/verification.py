@@ -49,6 +49,8 @@ def verify(observations: pd.DataFrame | str | os.PathLike, *, out: str | os.Path
     ``observations`` is an observation table (a DataFrame, or a CSV / Parquet path; schema in
     :mod:`trackverify.tables`); ``settings`` are the run settings (``verifier``, ``seed``,
     ``start``, ``recovery_end``, ``threshold_um``, ...; the ``[run]`` table of the TOML file).
+    ``out`` follows the command's ``--out`` policy: an :class:`~trackverify.errors.InputError`
+    when it is, lies inside or contains the observations file or the configuration file.
     Example::
 
         import trackverify
@@ -66,7 +68,7 @@ def verify(observations: pd.DataFrame | str | os.PathLike, *, out: str | os.Path
         if isinstance(observations, pd.DataFrame):
             data = write_table(observations, Path(scratch) / "observations.parquet")
         target = Path(out) if out is not None else Path(scratch) / "out"
-        run_job(config, target, data=data)
+        run_job(config, target, data=data, other_inputs=(config_file,))
         results = json.loads((target / "results.json").read_text(encoding="utf-8"))
         rows = read_table(target / "observations.parquet")
     return VerificationResult(results, rows, Path(out) if out is not None else None)

@@ -12,7 +12,8 @@ import pytest
 
 import trackverify
 from trackverify.audit.core import suspect_segments, track_summary
-from trackverify.audit.report import timeline_codes
+from trackverify.audit.report import identity_timeline
+from trackverify.report.timeline import binned
 from trackverify.errors import InputError
 from tests.conftest import SHARED, run_cli
 
@@ -159,13 +160,10 @@ def test_refuses_a_reference_column_and_reports_null_ids():
     assert result.summary["counts"]["no_prediction"] == 1
 
 
-def test_timeline_bins_keep_the_most_severe_verdict(monkeypatch):
-    import trackverify.audit.report as report
-
-    monkeypatch.setattr(report, "MAX_COLUMNS", 2)
-    rows = _verdict_rows({5: "CFCC", 6: "CCAC"})
-    ids, starts, codes = timeline_codes(rows)
-    assert list(ids) == [5, 6] and starts.tolist() == [1, 3]
+def test_timeline_bins_keep_the_most_severe_verdict():
+    timeline = identity_timeline("r", _verdict_rows({5: "CFCC", 6: "CCAC"}))
+    starts, codes = binned(timeline, max_columns=2)
+    assert list(timeline.rows) == [5, 6] and starts.tolist() == [1, 3]
     assert codes.tolist() == [[4, 2], [2, 3]]  # (C, F) -> flagged; (A, C) -> abstained
 
 

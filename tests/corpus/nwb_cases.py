@@ -22,11 +22,14 @@ VOLUME = "general/optophysiology/ImagingVolume"
 ROWS = 3
 
 
-def _replace(f, path: str, data, options: dict | None = None) -> None:
-    """Replace dataset ``path`` of open file ``f`` by ``data`` (``options``: of create_dataset)."""
+def _replace(f, path: str, data, options: dict | None = None, keep_attrs: bool = True) -> None:
+    """Replace dataset ``path`` of open file ``f`` by ``data`` (``options``: of create_dataset),
+    keeping its attributes (its NWB type, namespace and object id) unless ``keep_attrs`` is
+    false: the content is what is wrong, not the object pynwb builds from it."""
     parent, name = path.rsplit("/", 1)
+    attrs = dict(f[path].attrs) if keep_attrs else {}
     del f[path]
-    f[parent].create_dataset(name, data=data, **(options or {}))
+    f[parent].create_dataset(name, data=data, **(options or {})).attrs.update(attrs)
 
 
 def _ragged(h5py, values: list[np.ndarray], dtype) -> tuple[np.ndarray, dict]:
@@ -45,9 +48,17 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         "no_frames": ("rois", lambda f: [f[SEG].__delitem__(n) for n in list(f[SEG])],
                       "holds no Seg_tpoint_{t}"),
         "segmentation_is_dataset": ("rois", lambda f: (f.__delitem__(SEG), f.create_dataset(
-            SEG, data=np.zeros(3))), f"'{SEG}' is not a group"),
-        "no_voxel_mask": ("rois", lambda f: f.__delitem__(f"{t1}/voxel_mask"),
-                          "Seg_tpoint_1' has no 'voxel_mask'"),
+            SEG, data=np.zeros(3))), f"'{SEG}' (ValueError: No data_type found)"),
+        # A PlaneSegmentation without voxel masks (pynwb builds it; the layout needs them).
+        "no_voxel_mask": ("rois", lambda f: (
+            f.__delitem__(f"{t1}/voxel_mask"), f.__delitem__(f"{t1}/voxel_mask_index"),
+            f[t1].attrs.__setitem__("colnames", [c for c in f[t1].attrs["colnames"]
+                                                 if c not in ("voxel_mask", b"voxel_mask")])),
+            "Seg_tpoint_1' has no 'voxel_mask'"),
+        # pynwb fails on the dangling reference without naming it; the reader names it.
+        "voxel_mask_deleted_under_its_index": ("rois", lambda f: f.__delitem__(
+            f"{t1}/voxel_mask"), "Seg_tpoint_1/voxel_mask_index' (its attribute 'target' "
+            "refers to an object that is not in the file)"),
         "no_voxel_mask_index": ("rois", lambda f: f.__delitem__(f"{t1}/voxel_mask_index"),
                                 "Seg_tpoint_1' has no 'voxel_mask_index'"),
         "voxel_mask_two_columns": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
@@ -61,29 +72,32 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         "voxel_mask_index_decreasing": ("rois", lambda f: _replace(
             f, f"{t1}/voxel_mask_index", np.array([2, 1, 3])),
             "Seg_tpoint_1/voxel_mask_index' does not index voxel_mask"),
-        "frame_with_fewer_rows": ("rois", lambda f: (
-            _replace(f, f"{t1}/voxel_mask_index", np.array([1, 2])),
-            _replace(f, f"{t1}/voxel_mask", f[f"{t1}/voxel_mask"][:2])),
-            "Seg_tpoint_1' has 2 rows but the first frame has 3"),
+        "frame_with_fewer_rows": ("rois", lambda f: [
+            _replace(f, f"{t1}/{name}", f[f"{t1}/{name}"][:2])
+            for name in ("id", "voxel_mask_index", "voxel_mask", "track", "detection", "pred_id",
+                         "pred_valid")], "Seg_tpoint_1' has 2 rows but the first frame has 3"),
         "track_column_short": ("rois", lambda f: _replace(f, f"{t1}/track", np.arange(2)),
-                               "Seg_tpoint_1/track' has 2 values for 3 rows"),
+                               "Seg_tpoint_1' (PlaneSegmentation: Columns must be the same "
+                               "length)"),
         "no_imaging_plane_link": ("rois", lambda f: f.__delitem__(
-            f"{SEG}/Seg_tpoint_0/imaging_plane"), "has no 'imaging_plane' link"),
+            f"{SEG}/Seg_tpoint_0/imaging_plane"),
+            "Seg_tpoint_0/imaging_plane' (PlaneSegmentation: missing argument 'imaging_plane')"),
         "no_grid_spacing": ("rois", lambda f: f.__delitem__(f"{VOLUME}/grid_spacing"),
                             "has no grid_spacing"),
         "grid_spacing_two_values": ("rois", lambda f: _replace(
             f, f"{VOLUME}/grid_spacing", np.array([1.0, 1.0])),
-            "imaging_plane/grid_spacing' must hold 3 finite numbers"),
+            "ImagingVolume/grid_spacing' must hold 3 finite numbers"),
         "grid_spacing_nan": ("rois", lambda f: _replace(
             f, f"{VOLUME}/grid_spacing", np.array([1.0, np.nan, 1.0])),
-            "imaging_plane/grid_spacing' must hold 3 finite numbers"),
+            "ImagingVolume/grid_spacing' must hold 3 finite numbers"),
         "grid_spacing_zero": ("rois", lambda f: _replace(
             f, f"{VOLUME}/grid_spacing", np.zeros(3)), "grid_spacing' must be > 0"),
         "grid_spacing_unknown_unit": ("rois", lambda f: f[f"{VOLUME}/grid_spacing"].attrs
                                       .__setitem__("unit", "furlongs"),
                                       "grid_spacing' has unknown unit 'furlongs'"),
         "labels_dataset_missing": ("rois", lambda f: f.__delitem__(f"{LABELS}/labels"),
-                                   f"'{LABELS}' has no 'labels' dataset"),
+                                   f"'{LABELS}/labels' (SegmentationLabels: missing argument "
+                                   "'labels')"),
         "labels_undecodable_bytes": ("rois", lambda f: _replace(
             f, f"{LABELS}/labels", np.array([b"\xff\xfe", b"AVAR", b"x"])),
             f"'{LABELS}/labels' cannot be decoded as text"),
@@ -92,12 +106,14 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             f"'{LABELS}/labels' cannot be decoded as text"),
         "labels_three_dimensional": ("rois", lambda f: _replace(
             f, f"{LABELS}/labels", np.full((ROWS, 2, 2), 65, dtype=np.uint8)),
-            f"'{LABELS}/labels' cannot be decoded as text"),
+            f"'{LABELS}/labels' (SegmentationLabels: incorrect shape for 'labels' (got "
+            "'(3, 2, 2)'"),
         "labels_too_few": ("rois", lambda f: _replace(f, f"{LABELS}/labels", np.array([b"AVAL"])),
                            f"'{LABELS}/labels' has 1 labels for 3 neurons"),
         "volume_three_dimensional": ("labels", lambda f: _replace(
             f, f"{SEG}/data", np.zeros((2, 4, 4), dtype=np.uint16)),
-            "CalciumSeriesSegmentation/data' must be a [t, x, y, z] label volume"),
+            "CalciumSeriesSegmentation/data' (MultiChannelVolumeSeries: incorrect shape for "
+            "'data' (got '(2, 4, 4)'"),
         "volume_float_labels": ("labels", lambda f: _replace(
             f, f"{SEG}/data", np.ones((2, 4, 4, 1))),
             "CalciumSeriesSegmentation/data' must hold integer labels"),
@@ -108,7 +124,8 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             f, f"{SEG}/data", np.zeros((2, 4, 4, 1), dtype=np.uint16)),
             "CalciumSeriesSegmentation/data' holds no labelled voxel"),
         "volume_no_imaging_volume_link": ("labels", lambda f: f.__delitem__(
-            f"{SEG}/imaging_volume"), "has no 'imaging_volume' link"),
+            f"{SEG}/imaging_volume"), "CalciumSeriesSegmentation/imaging_volume' "
+            "(MultiChannelVolumeSeries: missing argument 'imaging_volume')"),
         # Read as valid before: every value below came back as pred_valid = True.
         "pred_valid_text": ("rois", lambda f: _replace(
             f, f"{t1}/pred_valid", np.array([b"False"] * ROWS)),
@@ -120,7 +137,7 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             f, f"{t1}/pred_valid", np.full(ROWS, 0.5)),
             "Seg_tpoint_1/pred_valid' must hold booleans (or 0/1), found float64; row 0 holds 0.5"),
         # Frame names: a padded twin, non-ASCII (Arabic-Indic) digits.
-        "frame_name_padded": ("rois", lambda f: f.copy(f[t1], f[SEG], name="Seg_tpoint_01"),
+        "frame_name_padded": ("rois", lambda f: _twin(f, t1, f"{SEG}/Seg_tpoint_01"),
                               "Seg_tpoint_01': a frame is named Seg_tpoint_{t} with t in plain"),
         "frame_name_arabic_indic": ("rois", lambda f: f.move(t1, f"{SEG}/Seg_tpoint_\u0661"),
                                     "a frame is named Seg_tpoint_{t} with t in plain ASCII"),
@@ -162,11 +179,24 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         # identifier as recording), so the fragment is the next problem, a short track column.
         "notes_nested_deeply": ("rois", lambda f: (
             _replace(f, "general/notes", "[" * 100_000 + "]" * 100_000),
-            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
+            _replace(f, f"{t1}/track", np.arange(2))), "Columns must be the same length"),
         "notes_not_a_mapping": ("rois", lambda f: (
             _replace(f, "general/notes", '{"trackverify": "x"}'),
-            _replace(f, f"{t1}/track", np.arange(2))), "Seg_tpoint_1/track' has 2 values"),
+            _replace(f, f"{t1}/track", np.arange(2))), "Columns must be the same length"),
     }
+
+
+def _twin(f, path: str, to: str) -> None:
+    """A copy of group ``path`` at ``to`` whose index references its own voxel mask and
+    whose objects have their own ids (pynwb then builds both)."""
+    import uuid
+
+    f.copy(f[path], to)
+    f[f"{to}/voxel_mask_index"].attrs["target"] = f[f"{to}/voxel_mask"].ref
+    for name in [None, *f[to]]:
+        obj = f[to] if name is None else f[f"{to}/{name}"]
+        if "object_id" in obj.attrs:
+            obj.attrs["object_id"] = str(uuid.uuid4())
 
 
 def _corrupt_chunk(f, path: str) -> None:

@@ -126,6 +126,9 @@ def test_per_character_labels_are_joined(tmp_path):
     chars = np.array([list(b"AVAL\0"), list(b"AVAR?"), list(b"\0\0\0\0\0")], dtype=np.uint8)
     _replace_labels(path, chars.view("S1"))
     assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["AVAL", "AVAR?", ""]
+    spaces = np.array([list(b"AVAL "), list(b"AVAR?"), list(b"     ")], dtype=np.uint8)
+    _replace_labels(path, spaces)  # character codes padded with spaces
+    assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["AVAL", "AVAR?", ""]
     ragged = np.empty(3, dtype=object)
     ragged[:] = [np.array([65, 86, 65, 76], dtype=np.uint16),
                  np.array([65, 86, 65, 82, 63], dtype=np.uint16), np.array([], dtype=np.uint16)]
@@ -289,3 +292,80 @@ def test_writer_refuses_positions_the_voxel_grid_cannot_hold(tmp_path):
         with pytest.raises(InputError, match=message):
             write_nwb(obs.assign(x_um=x), tmp_path / "r.nwb", voxel_um=spacing)
     assert not (tmp_path / "r.nwb").exists()
+
+
+# What reading through pynwb's object tree catches that a walk of the HDF5 groups did not.
+
+
+def test_per_character_labels_do_not_hide_an_inconsistent_table(tmp_path):
+    # Per-character labels used to skip building the file with pynwb, so a PlaneSegmentation
+    # with 2 ids for 3 rows was read (the h5py walk ignored ids). pynwb builds every table.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    chars = np.array([list(b"AVAL\0"), list(b"AVAR?"), list(b"\0\0\0\0\0")], dtype=np.uint8)
+    _replace_labels(path, chars.view("S1"))
+    plane = "processing/CalciumActivity/CalciumSeriesSegmentation/Seg_tpoint_1"
+    with h5py.File(path, "a") as f:
+        attrs = dict(f[f"{plane}/id"].attrs)
+        del f[f"{plane}/id"]
+        f[plane].create_dataset("id", data=np.arange(2)).attrs.update(attrs)
+    with pytest.raises(InputError, match=f"w.nwb: not a valid NWB file: pynwb cannot build "
+                                         f"'{plane}' \\(PlaneSegmentation: "):
+        read_nwb(path)
+
+
+def test_a_segmentation_of_another_type_is_named(tmp_path):
+    # An h5py walk took any group holding Seg_tpoint_* for an ImageSegmentation; the object
+    # tree says what it is.
+    nwb = _nwbfile()
+    module = nwb.create_processing_module(name="CalciumActivity", description="")
+    module.add(pynwb.base.Images(name="CalciumSeriesSegmentation", description=""))
+    path = _save(nwb, tmp_path / "i.nwb")
+    with pytest.raises(InputError, match="'processing/CalciumActivity/CalciumSeriesSegmentation'"
+                                         " is of type Images, not ImageSegmentation"):
+        read_nwb(path)
+
+
+def test_frames_on_two_voxel_grids_are_refused(tmp_path):
+    # The HDF5 walk took the first frame's grid for every frame; each PlaneSegmentation of
+    # the object tree links its own imaging volume.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    seg = "processing/CalciumActivity/CalciumSeriesSegmentation"
+    with h5py.File(path, "a") as f:
+        f.copy(f["general/optophysiology/CalciumImVol"], "general/optophysiology/OtherVol")
+        f["general/optophysiology/OtherVol"].attrs["object_id"] = "6f1f6f7e-0000-4000-8000-1"
+        f["general/optophysiology/OtherVol/grid_spacing"][...] = [1.0, 1.0, 1.0]
+        del f[f"{seg}/Seg_tpoint_1/imaging_plane"]
+        f[f"{seg}/Seg_tpoint_1/imaging_plane"] = h5py.SoftLink("/general/optophysiology/OtherVol")
+    with pytest.raises(InputError, match="Seg_tpoint_1/imaging_plane' links the imaging volume "
+                                         "'OtherVol', 'Seg_tpoint_0' links 'CalciumImVol'"):
+        read_nwb(path)
+
+
+def test_grid_spacing_without_a_unit_is_in_meters_as_the_schema_says(tmp_path):
+    # NWB core ImagingPlane: grid_spacing's unit attribute has default_value 'meters'.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    with h5py.File(path, "a") as f:
+        del f["general/optophysiology/CalciumImVol/grid_spacing"].attrs["unit"]
+    obs, _ = read_nwb(path)
+    # frame 0 neuron 1: voxel (2, 8, 1) x spacing (0.5, 0.25, 2) m = (1, 2, 2) m = 1e6 um
+    np.testing.assert_allclose(obs[["x_um", "y_um", "z_um"]].to_numpy()[1], [1e6, 2e6, 2e6])
+
+
+def test_ragged_character_codes_are_read_although_pynwb_builds_them_empty(tmp_path):
+    # hdmf 3.x builds a variable-length numeric dataset with no data (None); the labels
+    # mapper reads that one dataset with h5py. Text labels of the same file come from pynwb.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    ragged = np.empty(3, dtype=object)
+    ragged[:] = [np.array([82, 73, 77, 76], dtype=np.uint16), np.array([], dtype=np.uint16),
+                 np.array([65, 83, 72, 82, 63], dtype=np.uint16)]
+    _replace_labels(path, ragged, dtype=h5py.vlen_dtype(np.uint16))
+    assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == ["RIML", "", "ASHR?"]
+
+
+def test_per_character_labels_that_do_not_decode_are_named(tmp_path):
+    path = hand_built_rois(tmp_path / "w.nwb")
+    chars = np.array([list(b"AVAL"), list(b"A\xffAR"), list(b"RIML")], dtype=np.uint8)
+    _replace_labels(path, chars.view("S1"))
+    with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs/labels' "
+                                         "cannot be decoded as text"):
+        read_nwb(path)

@@ -7,71 +7,43 @@ import html
 import numpy as np
 import pandas as pd
 
-from trackverify.report.html import _fmt, _pyplot, _svg, page, table
+from trackverify.report.html import cell, page, table
+from trackverify.report.plots import figure_svg, pyplot
+from trackverify.report.timeline import (AMBER, BLUE, GREEN, GREY, NOT_OBSERVED, RED, Timeline,
+                                         build_timeline, timeline_svg)
 from trackverify.report.numbers import fmt
 
-#: Timeline cell codes, in rising severity, with their colours (RGB 0-1).
-LEGEND = ("not observed", "anchor frame", "certified", "abstained", "flagged")
-COLOURS = np.array([[0.96, 0.96, 0.97], [0.45, 0.55, 0.75], [0.55, 0.78, 0.60],
-                    [0.96, 0.73, 0.30], [0.80, 0.16, 0.17]])
-#: At most this many timeline columns; wider recordings are binned and each bin shows its
-#: worst verdict (flagged > abstained > certified), so one flagged frame stays visible.
-MAX_COLUMNS = 1500
+#: Timeline states, in rising severity (code 0, the background: not observed), and colours.
+LEGEND = (NOT_OBSERVED, "anchor frame", "certified", "abstained", "flagged")
+COLOURS = (GREY, BLUE, GREEN, AMBER, RED)
 REVIEW_ROWS = 25
 
 
-def timeline_codes(observations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, frames of the columns' starts, codes[id, column]) for one recording.
+def identity_timeline(recording: str, observations: pd.DataFrame) -> Timeline:
+    """One recording's identity timeline: predicted ids x frames from the anchor frame on.
 
-    Code per cell (:data:`LEGEND`): 0 not observed, 1 anchor frame, 2 certified, 3 abstained,
-    4 flagged; a binned column keeps its most severe (largest) code.
+    State per observation (:data:`LEGEND`): anchor frame, certified, abstained, flagged;
+    invalid predictions and frames before the anchor are not drawn. No markers.
     """
     rows = observations[observations["pred_valid"].to_numpy(dtype=bool)
                         & ~observations["reason"].eq("before_anchor").to_numpy()]
-    id_index, ids = pd.factorize(rows["pred_id"], sort=True)
-    ids = np.asarray(ids, dtype=object)
-    frames = rows["frame"].to_numpy()
-    first, last = (int(frames.min()), int(frames.max())) if len(frames) else (0, 0)
-    per_column = max(1, int(np.ceil((last - first + 1) / MAX_COLUMNS)))
-    column = (frames - first) // per_column
     verdict = rows["verdict"].to_numpy()
     code = np.select([rows["reason"].eq("anchor_frame").to_numpy(), verdict == "flagged",
-                      verdict == "abstained"], [1, 4, 3], 2).astype(np.int8)
-    codes = np.zeros((len(ids), (last - first) // per_column + 1), dtype=np.int8)
-    np.maximum.at(codes, (id_index, column), code)
-    return ids, first + np.arange(codes.shape[1]) * per_column, codes
-
-
-def _timeline_plot(recording: str, observations: pd.DataFrame) -> str:
-    ids, starts, codes = timeline_codes(observations)
-    plt = _pyplot()
-    height = float(np.clip(0.6 + 0.03 * len(ids), 2.0, 12.0))
-    fig, ax = plt.subplots(figsize=(11, height))
-    ax.imshow(COLOURS[codes], aspect="auto", interpolation="none",
-              extent=(starts[0] - 0.5, starts[-1] + (starts[1] - starts[0] if len(starts) > 1 else 1) - 0.5,
-                      len(ids) - 0.5, -0.5))
-    step = max(1, int(np.ceil(len(ids) / 40)))
-    ax.set_yticks(np.arange(0, len(ids), step), [str(i) for i in ids[::step]], fontsize=6)
-    ax.set(xlabel="frame", ylabel="predicted id")
-    ax.set_title(f"{recording}: identity timeline", loc="left")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[i]) for i in range(len(LEGEND))]
-    ax.legend(handles, LEGEND, fontsize=7, frameon=False, ncol=5, loc="lower right",
-              bbox_to_anchor=(1, 1))
-    svg = _svg(fig)
-    plt.close(fig)
-    return svg
+                      verdict == "abstained"], [1, 4, 3], 2)
+    return build_timeline(f"{recording}: identity timeline", "predicted id", rows["pred_id"],
+                          rows["frame"].to_numpy(), code, states=LEGEND, colours=COLOURS)
 
 
 def _score_plot(observations: pd.DataFrame, thresholds: dict) -> str:
     rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
                         & ~observations["reason"].eq("anchor_frame").to_numpy()]
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 3.0))
     scores = rows["score"].to_numpy(dtype=np.float64)
     if len(scores):
         top = float(np.quantile(scores, 0.995)) or 1.0
         bins = np.linspace(0, top, 60)
-        for verdict, colour in (("certified", COLOURS[2]), ("flagged", COLOURS[4])):
+        for verdict, colour in (("certified", GREEN), ("flagged", RED)):
             chosen = scores[rows["verdict"].to_numpy() == verdict]
             ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
     for name, value in thresholds.items():
@@ -79,7 +51,7 @@ def _score_plot(observations: pd.DataFrame, thresholds: dict) -> str:
     ax.set(xlabel="score (µm)", ylabel="observations", title="Scores of audited observations "
            "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
     ax.legend(fontsize=7, frameon=False)
-    svg = _svg(fig)
+    svg = figure_svg(fig)
     plt.close(fig)
     return svg
 
@@ -107,17 +79,17 @@ def render_audit_report(result) -> str:
     """The whole audit report as one HTML string (deterministic bytes)."""
     summary, counts = result.summary, result.summary["counts"]
     audited = max(counts["audited"], 1)
-    count_rows = [[v, _fmt(counts[v], "d"), _fmt(counts[v] / audited, ".1%")]
+    count_rows = [[v, cell(counts[v], "d"), cell(counts[v] / audited, ".1%")]
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     header = ["rank", "recording", "predicted id", "frames", "observations", "flagged",
               "abstained", "max score (µm)", "looks like"]
     review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
                f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
-               _fmt(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
+               cell(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
                html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id))]
               for s in result.segments.head(REVIEW_ROWS).itertuples()]
-    timelines = "".join(_timeline_plot(str(name), rows)
+    timelines = "".join(timeline_svg(identity_timeline(str(name), rows))
                         for name, rows in result.observations.groupby("recording", sort=False))
     return page("trackverify audit", f"""<h1>trackverify audit</h1>
 <p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>

@@ -1,13 +1,29 @@
 """NWB files in the WormID layout (extra ``nwb``: pynwb, hdmf, ndx-multichannel-volume).
 
-Reading: h5py first follows every link once (an external link, a dangling soft link or a
-soft-link loop is refused; pynwb raises tracebacks on them), extracts the layout below with
-every value checked, then the file is validated by the NWB validator against the namespaces
-it caches and built with ``pynwb.NWBHDF5IO``: what the schema refuses or pynwb cannot build
-is refused (one tolerated deviation: ``NeuronIDs`` labels stored per character, as in
-published WormID files). No dataset is read that declares more data than the file stores
-(``MAX_COMPRESSION`` times it when compressed), and no label volume above
-``MAX_LABEL_VOXELS``. Two layouts are understood, both under ``processing/CalciumActivity``:
+Reading goes through pynwb. ``pynwb.NWBHDF5IO`` builds the file's object tree (with the
+namespaces the file caches and the ndx-multichannel-volume classes; lazily: a dataset stays
+on disk until it is read), and everything below is taken from that tree: the ``NWBFile``
+(identifier, lab, subject, notes), the ``ImageSegmentation``'s ``PlaneSegmentation`` tables
+(their ``voxel_mask`` ragged column and the trackverify columns) or the
+``MultiChannelVolumeSeries``' ``data``, the ``ImagingVolume``'s ``grid_spacing`` /
+``origin_coords`` and their units, the ``SegmentationLabels``. A file pynwb cannot build is
+refused naming the object (and field) pynwb names; each value is then checked; last, the
+builder tree is validated by the NWB validator against the namespaces the file caches, and
+what the schema refuses is refused (one tolerated deviation: ``NeuronIDs`` labels stored
+per character, as in published WormID files). h5py is used only where pynwb cannot reach:
+
+* the link pre-check, before pynwb opens the file: external links, dangling soft links and
+  soft-link loops are refused (pynwb raises tracebacks on them), and, after pynwb failed
+  without naming an object, an attribute reference to an unlinked object is named;
+* per-character labels stored as ragged character codes (variable-length integers): hdmf
+  3.x builds that dataset with no data, so the labels mapper reads it with h5py (labels
+  stored as a ``[labels, characters]`` array are built by pynwb through the same mapper);
+* the size bounds: before a dataset pynwb holds is read, its declared shape x item size is
+  compared with the bytes h5py says the file stores (``MAX_COMPRESSION`` times them when
+  compressed; :mod:`trackverify.io.bounded`), and no label volume above
+  ``MAX_LABEL_VOXELS`` is read (a declared 10^11-frame volume is refused unread).
+
+Two layouts are understood, both under ``processing/CalciumActivity``:
 
 * **ROI layout**: ``CalciumSeriesSegmentation`` is an ``ImageSegmentation`` holding one
   ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}``. Row ``i`` of every frame is
@@ -15,7 +31,9 @@ published WormID files). No dataset is read that declares more data than the fil
   position ``origin_coords + centre * grid_spacing`` in micrometres, where ``centre`` is
   the weight-averaged voxel (plain mean when the weights sum to 0) and ``grid_spacing``
   / ``origin_coords`` come from the ``ImagingVolume`` the segmentation links to (units
-  converted to um). A row with an empty voxel mask is a neuron not observed in that frame.
+  converted to um; a ``grid_spacing`` without a unit is in meters, the NWB schema's
+  default). Row ``i`` is the row's position (the table's ``id`` values are checked by
+  pynwb, not used). A row with an empty voxel mask is a neuron not observed in that frame.
 * **Label-volume layout**: ``CalciumSeriesSegmentation`` is a ``MultiChannelVolumeSeries``
   whose ``data`` is a ``[t, x, y, z]`` integer label volume; label ``k >= 1`` is neuron
   row ``k - 1`` (0 is background) and its position is the centre of its voxels.
@@ -25,9 +43,10 @@ verbatim: labels may be empty or end in ``?`` for an uncertain name; labels stor
 per-character arrays are joined). The observation table gets ``track`` = row index,
 ``detection`` = row index, ``pred_id = track``, ``pred_valid = True`` and a
 ``neuron_name`` column (a stored ``pred_valid`` must be booleans or 0/1; frames are named
-with canonical ASCII digits, ``Seg_tpoint_01`` is refused); the recording table gets ``recording`` = the file's
-``identifier``, ``animal_id`` = ``general/subject/subject_id`` (else the recording) and
-``provenance_group`` = ``general/lab`` (else ``"unknown"``).
+with canonical ASCII digits, ``Seg_tpoint_01`` is refused; every frame links one imaging
+volume); the recording table gets ``recording`` = the ``NWBFile``'s ``identifier``,
+``animal_id`` = its subject's ``subject_id`` (else the recording) and ``provenance_group``
+= its ``lab`` (else ``"unknown"``).
 
 Writing produces the ROI layout (or the label-volume layout) with pynwb and the
 ``ndx-multichannel-volume`` classes. The writer chooses a voxel spacing (``voxel_um``) and
@@ -39,7 +58,9 @@ ROI layout) are extra columns of each ``PlaneSegmentation``; the recording-table
 the dimensionality are JSON in ``general/notes``. Files written here therefore round-trip
 ids, frames and names exactly.
 
-Malformed files raise :class:`~trackverify.errors.InputError` naming the file and the group.
+Malformed files raise :class:`~trackverify.errors.InputError` naming the file and the group
+(or the object and field pynwb names). While reading and writing, hdmf's per-field copy of
+its type map is replaced by one copy (:func:`_one_type_map`, hdmf issue 1351).
 """
 
 from __future__ import annotations
@@ -48,6 +69,8 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -89,32 +112,22 @@ def _h5py():
 
 def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read one WormID-layout NWB file: ``(observations, recordings)`` (module docstring)."""
-    h5py = _h5py()
     source = str(path)
     path = regular_file(path)
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as exc:
-        raise InputError(f"not a readable NWB (HDF5) file ({exc})", source=source) from exc
-    with handle as f:
-        _check_links(f, source)
+    _check_links(path, source)
+    with _pynwb_file(path, source) as (io, nwbfile):
         try:
-            notes = _notes(f)
-            recording_row = _recording_row(f, notes)
-            if SEGMENTATION not in f:
-                raise InputError(f"no group '{SEGMENTATION}' (not a WormID-layout NWB file)",
-                                 source=source)
-            seg = f[SEGMENTATION]
-            kind = _attr(seg, "neurodata_type")
-            if isinstance(seg, h5py.Group) and "data" in seg and kind != "ImageSegmentation":
-                frames, rows, voxels, columns, n_rows = _read_label_volume(seg, source)
-            else:
-                frames, rows, voxels, columns, n_rows = _read_rois(f, seg, source)
-            names = _read_names(f, n_rows, source)
+            notes = _notes(nwbfile)
+            recording_row = _recording_row(nwbfile, notes)
+            seg, module = _segmentation(nwbfile, source)
+            frames, rows, voxels, columns, n_rows = (
+                _read_label_volume(seg, source) if _is_type(seg, "MultiChannelVolumeSeries")
+                else _read_rois(seg, source))
+            names = _read_names(module, n_rows, source)
         except (OSError, RuntimeError, KeyError) as exc:  # e.g. a corrupt compressed chunk
             raise InputError(f"cannot read the file's data ({_first_line(exc)})",
                              source=source) from None
-    _check_schema(path, source)
+        _check_schema(io, path, source)
     origin, spacing = voxels
     positions = origin + columns["centre"] * spacing
     tracks = notes.get("tracks")
@@ -145,98 +158,272 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-def _check_links(f, source: str) -> None:
-    """Refuse external links, dangling soft links and soft-link loops (pynwb and h5py
-    raise tracebacks on them); every group is visited once (hard-link cycles end)."""
+def _check_links(path: Path, source: str) -> None:
+    """Refuse a file h5py cannot open, external links, dangling soft links and soft-link
+    loops (pynwb and h5py raise tracebacks on them); every group is visited once (a
+    hard-link cycle ends here and is refused by pynwb)."""
     h5py = _h5py()
-    seen: set = set()
-    stack = [f]
-    while stack:
-        group = stack.pop()
-        info = h5py.h5o.get_info(group.id)
-        address = getattr(info, "addr", None) or getattr(info, "token", None)
-        if address in seen:
-            continue
-        seen.add(address)
-        for name in group:
-            where = f"{group.name.rstrip('/')}/{name}"
-            link = group.get(name, getlink=True)
-            if isinstance(link, h5py.ExternalLink):
-                raise InputError(f"'{where}' is an external link to '{link.filename}'; an NWB "
-                                 "file must be read on its own (no external links)",
-                                 source=source)
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as exc:
+        raise InputError(f"not a readable NWB (HDF5) file ({exc})", source=source) from exc
+    with handle as f:
+        seen: set = set()
+        stack = [f]
+        while stack:
+            group = stack.pop()
+            info = h5py.h5o.get_info(group.id)
+            address = getattr(info, "addr", None) or getattr(info, "token", None)
+            if address in seen:
+                continue
+            seen.add(address)
+            for name in group:
+                where = f"{group.name.rstrip('/')}/{name}"
+                link = group.get(name, getlink=True)
+                if isinstance(link, h5py.ExternalLink):
+                    raise InputError(f"'{where}' is an external link to '{link.filename}'; an "
+                                     "NWB file must be read on its own (no external links)",
+                                     source=source)
+                try:
+                    target = group.get(name)
+                except (KeyError, RuntimeError, OSError) as exc:
+                    raise InputError(f"'{where}' is a soft link that cannot be resolved (a loop "
+                                     f"or a broken target: {_first_line(exc)})",
+                                     source=source) from None
+                if target is None:
+                    detail = f" to '{link.path}'" if isinstance(link, h5py.SoftLink) else ""
+                    raise InputError(f"'{where}' is a dangling link{detail}", source=source)
+                if isinstance(link, h5py.HardLink) and isinstance(target, h5py.Group):
+                    stack.append(target)
+
+
+@contextmanager
+def _pynwb_file(path: Path, source: str) -> Iterator[Any]:
+    """The file's ``NWBFile`` as pynwb builds it (lazily: datasets stay on disk until read),
+    with the namespaces the file caches and the ndx-multichannel-volume classes; a file
+    pynwb cannot build is refused with the object it names."""
+    from pynwb import NWBHDF5IO
+
+    io = None
+    try:
+        with warnings.catch_warnings(), _one_type_map():
+            warnings.simplefilter("ignore")
+            io = NWBHDF5IO(str(path), "r", manager=_read_manager(path))
+            nwbfile = io.read()
+    except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
+        if io is not None:
+            io.close()
+        problem = _build_problem(exc) or _dangling_reference(path) or \
+            f"it ({type(exc).__name__}: {_first_line(exc)})"
+        raise InputError(f"not a valid NWB file: pynwb cannot build {problem}",
+                         source=source) from None
+    try:
+        yield io, nwbfile
+    finally:
+        io.close()
+
+
+def _read_manager(path: Path):
+    """A BuildManager for the file's cached namespaces whose SegmentationLabels mapper
+    accepts per-character labels (a ``[labels, characters]`` array, as in published WormID
+    files, which pynwb's own mapping refuses for its shape): each row becomes one label
+    (joined by :func:`_decode_labels`). Every other type is mapped as pynwb maps it."""
+    import ndx_multichannel_volume as ndx
+    from hdmf.build import BuildManager
+    from pynwb import NWBHDF5IO, get_type_map
+    from pynwb.io.core import NWBContainerMapper
+
+    class LabelsMapper(NWBContainerMapper):
+        @NWBContainerMapper.constructor_arg("labels")
+        def labels(self, builder, manager):
+            child = builder.get("labels")
+            data = getattr(child, "data", None)
+            if data is None and child is not None and child.source:
+                data = _ragged_labels(child)  # pynwb reads ragged numeric data as None
+            elif (getattr(data, "ndim", 1) == 2 and _character_cells(data.dtype)
+                  and _within_bounds(data)):
+                cells = np.asarray(data[()])
+                try:  # one label per row, padding stripped
+                    data = np.asarray(_decode_labels(cells), dtype=object)
+                except (UnicodeDecodeError, TypeError, ValueError):
+                    data = np.empty(len(cells), dtype=object)  # rows: _read_names refuses them
+                    data[:] = list(cells)
+            return data
+
+    type_map = get_type_map()
+    NWBHDF5IO.load_namespaces(type_map, str(path))
+    type_map.register_map(ndx.SegmentationLabels, LabelsMapper)
+    return BuildManager(type_map)
+
+
+def _ragged_labels(child) -> np.ndarray | None:
+    """Labels stored as ragged arrays of character codes (h5py variable-length numbers),
+    read with h5py: hdmf 3.x builds such a dataset with no data. None when the dataset
+    is not one, or declares more than the file holds."""
+    h5py = _h5py()
+    with h5py.File(child.source, "r") as f:
+        dataset = f.get(f"{child.location.rstrip('/')}/{child.name}")
+        if (not isinstance(dataset, h5py.Dataset) or dataset.ndim != 1
+                or h5py.check_vlen_dtype(dataset.dtype) is None or not _within_bounds(dataset)):
+            return None
+        return dataset[()]
+
+
+def _character_cells(dtype: np.dtype) -> bool:
+    """One character per cell: character codes or text of at most 4 bytes."""
+    return dtype.kind in "iu" or (dtype.kind in "SU" and dtype.itemsize <= 4)
+
+
+@contextmanager
+def _one_type_map() -> Iterator[None]:
+    """hdmf 3.x and pynwb 2.x deep-copy their whole type map each time a container field
+    is set, only to read its term-set configuration (hdmf issue 1351, pynwb PR 2121: fixed
+    upstream by not copying); building a file of 756 plane segmentations spent more than
+    half its time there. While reading or writing, each field set gets one copy made once."""
+    import hdmf.common
+    import pynwb
+    from hdmf.container import AbstractContainer
+    from pynwb.core import NWBMixin
+
+    patched = [(cls, cls.__dict__["_get_type_map"], copy()) for cls, copy in
+               ((AbstractContainer, hdmf.common.get_type_map), (NWBMixin, pynwb.get_type_map))
+               if "_get_type_map" in cls.__dict__]  # absent once upstream stops copying
+    for cls, _, type_map in patched:
+        cls._get_type_map = lambda self, type_map=type_map: type_map
+    try:
+        yield
+    finally:
+        for cls, original, _ in patched:
+            cls._get_type_map = original
+
+
+def _build_problem(exc: BaseException) -> str | None:
+    """The object (and field) and reason of a pynwb/hdmf build failure, on one line:
+    ``'<path>/<field>' (<type>: <reason>)``; None when the error names no object."""
+    from hdmf.build import Builder
+
+    builder = exc.args[0] if exc.args else None
+    if not (isinstance(builder, Builder) and len(exc.args) > 1):
+        text = _first_line(exc)
+        named = re.search(r"builder root/(\S+)", text)
+        reason = re.sub(r"\s*(for\s+)?builder root/\S+", "", text)
+        return f"'{named.group(1)}' ({type(exc).__name__}: {reason})" if named else None
+    where = builder.path.removeprefix("root").lstrip("/") or "/"
+    reason = _first_line(Exception(str(exc.args[1])))
+    match = re.fullmatch(r"Could not construct (\w+) object due to: (?:\w+\.__init__: )?(.*)",
+                         reason)
+    kind, reason = match.groups() if match else (builder.name, reason)
+    field = re.search(r"(?:for|argument) '(\w+)'", reason)
+    if field is not None:
+        where = f"{where}/{field.group(1)}"
+    return f"'{where}' ({kind}: {reason})"
+
+
+def _dangling_reference(path: Path) -> str | None:
+    """The first attribute holding an object reference that resolves to nothing (a
+    deleted target), as ``'<object>' attribute '<name>' (...)``; read with h5py only when
+    pynwb failed without naming an object (its error then names none)."""
+    h5py = _h5py()
+    found: list[str] = []
+
+    def visit(name, obj):
+        for key in obj.attrs:
+            if h5py.check_ref_dtype(obj.attrs.get_id(key).dtype) is None:
+                continue
+            refs = np.atleast_1d(obj.attrs[key]).ravel()
             try:
-                target = group.get(name)
-            except (KeyError, RuntimeError, OSError) as exc:
-                raise InputError(f"'{where}' is a soft link that cannot be resolved (a loop or a "
-                                 f"broken target: {_first_line(exc)})", source=source) from None
-            if target is None:
-                detail = f" to '{link.path}'" if isinstance(link, h5py.SoftLink) else ""
-                raise InputError(f"'{where}' is a dangling link{detail}", source=source)
-            if isinstance(link, h5py.HardLink) and isinstance(target, h5py.Group):
-                stack.append(target)
+                for ref in refs:
+                    if not ref or obj.file[ref].name is None:  # None: linked nowhere
+                        raise ValueError
+            except (ValueError, KeyError, RuntimeError, OSError):
+                found.append(f"'{name}' (its attribute '{key}' refers to an object that is "
+                             "not in the file)")
+                return True
+        return None
+
+    with h5py.File(path, "r") as f:
+        f.visititems(visit)
+    return found[0] if found else None
 
 
-def _check_schema(path: Path, source: str) -> None:
-    """Read the file through pynwb (with ndx-multichannel-volume) and its validator:
-    refuse a file pynwb cannot build or whose content the NWB schema refuses."""
-    import ndx_multichannel_volume  # noqa: F401 - registers the extension's classes
-    from pynwb import NWBHDF5IO, validate
+def _check_schema(io, path: Path, source: str) -> None:
+    """Validate the file with the NWB validator against the namespaces it caches (the
+    extension and the core it extends; pynwb's core when it caches none), as
+    ``pynwb.validate(paths=...)`` does, on the builder tree ``io`` already read: refuse
+    what the schema refuses (except :data:`_TOLERATED_SCHEMA`)."""
+    from hdmf.validate import ValidatorMap
+    from pynwb import CORE_NAMESPACE
+    from pynwb.validate import get_cached_namespaces_to_validate
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _one_type_map():
         warnings.simplefilter("ignore")
         try:
-            # By path, the validator checks against the namespaces cached in the file
-            # (the extension and the core it extends).
-            found = [str(e) for e in validate(paths=[str(path)])[0]]
+            names, manager, _ = get_cached_namespaces_to_validate(str(path))
+            namespaces = ([manager.namespace_catalog.get_namespace(name=n) for n in names]
+                          if names else
+                          [io.manager.namespace_catalog.get_namespace(name=CORE_NAMESPACE)])
+            builder = io.read_builder()  # the tree pynwb built the file from
+            found = [str(e) for namespace in namespaces
+                     for e in ValidatorMap(namespace).validate(builder)]
         except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
             raise InputError(f"not a valid NWB file: the NWB validator cannot read it "
                              f"({type(exc).__name__}: {_first_line(exc)})",
                              source=source) from None
-        errors = [e for e in found if not e.startswith(_TOLERATED_SCHEMA)]
-        if errors:
-            raise InputError(f"not a valid NWB file: the NWB schema refuses {errors[0]}"
-                             + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-                             source=source)
-        if len(found) > len(errors):
-            return  # per-character labels: pynwb cannot build that one object; h5py read it
-        try:
-            with NWBHDF5IO(str(path), "r", load_namespaces=True) as io:
-                io.read()
-        except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
-            raise InputError(f"not a valid NWB file: pynwb cannot read it "
-                             f"({type(exc).__name__}: {_first_line(exc)})",
-                             source=source) from None
+    errors = [e for e in found if not e.startswith(_TOLERATED_SCHEMA)]
+    if errors:
+        raise InputError(f"not a valid NWB file: the NWB schema refuses {errors[0]}"
+                         + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+                         source=source)
 
 
-def _bounded(dataset, source: str) -> None:
-    """Refuse a dataset that declares more data than the file stores (uncompressed) or
-    than :data:`MAX_COMPRESSION` times its stored bytes (compressed)."""
+def _on_disk(data):
+    """The h5py dataset behind what pynwb holds (it wraps compound and text datasets)."""
+    return getattr(data, "dataset", data)
+
+
+def _declared_allowed(dataset) -> tuple[int, int]:
+    """``(declared, allowed)`` bytes of an h5py dataset: shape x item size (Python ints),
+    against the bytes it stores (:data:`MAX_COMPRESSION` times them when compressed)."""
     declared = int(np.prod(dataset.shape, dtype=object)) * int(dataset.dtype.itemsize) \
         if dataset.shape else int(dataset.dtype.itemsize)
     stored = int(dataset.id.get_storage_size())
-    allowed = stored * (MAX_COMPRESSION if dataset.compression else 1) + 4096
-    check_declared_bytes(declared, allowed, source=source,
-                         what=f"'{dataset.name}' (shape {dataset.shape}, {dataset.dtype})")
+    return declared, stored * (MAX_COMPRESSION if dataset.compression else 1) + 4096
 
 
-def _attr(obj, name: str) -> Any:
-    value = obj.attrs.get(name)
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+def _within_bounds(data) -> bool:
+    dataset = _on_disk(data)
+    if not hasattr(dataset, "id"):
+        return True  # in memory
+    declared, allowed = _declared_allowed(dataset)
+    return declared <= allowed
 
 
-def _scalar_text(f, path: str) -> str | None:
-    if path not in f:
-        return None
-    value = f[path][()]
+def _bounded(data, source: str):
+    """The h5py dataset behind ``data`` after refusing one that declares more data than
+    the file stores (uncompressed) or than :data:`MAX_COMPRESSION` times its stored bytes
+    (compressed); nothing is read."""
+    dataset = _on_disk(data)
+    if hasattr(dataset, "id"):
+        declared, allowed = _declared_allowed(dataset)
+        check_declared_bytes(declared, allowed, source=source,
+                             what=f"'{dataset.name}' (shape {dataset.shape}, {dataset.dtype})")
+    return dataset
+
+
+def _is_type(obj, name: str) -> bool:
+    return any(cls.__name__ == name for cls in type(obj).__mro__)
+
+
+def _text(value: Any) -> str | None:
     if isinstance(value, np.ndarray):
         value = value.ravel()[0] if value.size else None
-    return value.decode("utf-8") if isinstance(value, bytes) else (None if value is None
-                                                                    else str(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return None if value is None else str(value)
 
 
-def _notes(f) -> dict[str, Any]:
-    text = _scalar_text(f, "general/notes")
+def _notes(nwbfile) -> dict[str, Any]:
+    text = _text(nwbfile.notes)
     try:
         data = json.loads(text) if text else {}
     except (json.JSONDecodeError, RecursionError):  # free-text notes (or nested too deeply)
@@ -245,85 +432,105 @@ def _notes(f) -> dict[str, Any]:
     return notes if isinstance(notes, dict) else {}
 
 
-def _recording_row(f, notes: dict[str, Any]) -> dict[str, Any]:
+def _recording_row(nwbfile, notes: dict[str, Any]) -> dict[str, Any]:
     saved = notes.get("recording_row")
     if isinstance(saved, list) and all(isinstance(p, list) and len(p) == 2 for p in saved):
         return dict(saved)  # [column, value] pairs keep the table's column order
-    recording = _scalar_text(f, "identifier") or "recording"
+    recording = _text(nwbfile.identifier) or "recording"
+    subject = nwbfile.subject
     return {"recording": recording,
-            "animal_id": _scalar_text(f, "general/subject/subject_id") or recording,
-            "provenance_group": _scalar_text(f, "general/lab") or "unknown"}
+            "animal_id": (_text(subject.subject_id) if subject is not None else None)
+            or recording,
+            "provenance_group": _text(nwbfile.lab) or "unknown"}
+
+
+def _segmentation(nwbfile, source: str):
+    """``(CalciumSeriesSegmentation, CalciumActivity module)`` of the file's object tree."""
+    module = nwbfile.processing.get(MODULE.split("/")[1])
+    seg = module.data_interfaces.get(SEGMENTATION.rsplit("/", 1)[1]) if module else None
+    if seg is None:
+        raise InputError(f"no group '{SEGMENTATION}' (not a WormID-layout NWB file)",
+                         source=source)
+    if not (_is_type(seg, "ImageSegmentation") or _is_type(seg, "MultiChannelVolumeSeries")):
+        raise InputError(f"'{SEGMENTATION}' is of type {seg.neurodata_type}, not "
+                         "ImageSegmentation or MultiChannelVolumeSeries", source=source)
+    return seg, module
 
 
 def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(origin_um, spacing_um)`` of an ImagingVolume group."""
-    out = []
+    """``(origin_um, spacing_um)`` of the ImagingVolume (or ImagingPlane) ``volume``: its
+    ``grid_spacing`` and ``origin_coords`` (0 when absent) times their units (pynwb gives
+    the schema's default unit, meters, when the file states none)."""
+    out, label = [], ""
     for name in ("origin_coords", "grid_spacing"):
-        if name not in volume:
+        data = getattr(volume, name, None)
+        if data is None:
             if name == "origin_coords":
                 out.append(np.zeros(3))
                 continue
             raise InputError(f"the ImagingVolume '{volume.name}' linked from '{where}' has no "
                              "grid_spacing", source=source)
-        if not isinstance(volume[name], _h5py().Dataset) or volume[name].dtype.kind not in "iuf":
-            raise InputError(f"'{volume.name}/{name}' must hold 3 numbers, found "
-                             f"{getattr(volume[name], 'dtype', 'a group')}", source=source)
-        values = np.asarray(volume[name][()], dtype=np.float64).ravel()
+        dataset = _bounded(data, source)
+        label = f"'{getattr(dataset, 'name', f'/general/optophysiology/{volume.name}/{name}')}'"
+        dtype = dataset.dtype if hasattr(dataset, "dtype") else np.asarray(dataset).dtype
+        if dtype.kind not in "iuf":
+            raise InputError(f"{label} must hold 3 numbers, found {dtype}", source=source)
+        values = np.asarray(dataset[()] if hasattr(dataset, "id") else dataset,
+                            dtype=np.float64).ravel()
         if values.shape != (3,) or not np.all(np.isfinite(values)):
-            raise InputError(f"'{volume.name}/{name}' must hold 3 finite numbers, found shape "
+            raise InputError(f"{label} must hold 3 finite numbers, found shape "
                              f"{values.shape}", source=source)
-        unit = str(_attr(volume[name], "unit") or "micrometers").strip().lower()
+        unit = str(getattr(volume, f"{name}_unit", None) or "meters").strip().lower()
         if unit not in _UNIT_TO_UM:
-            raise InputError(f"'{volume.name}/{name}' has unknown unit {unit!r}", source=source)
+            raise InputError(f"{label} has unknown unit {unit!r}", source=source)
         out.append(values * _UNIT_TO_UM[unit])
     if np.any(out[1] <= 0):
-        raise InputError(f"'{volume.name}/grid_spacing' must be > 0", source=source)
+        raise InputError(f"{label} must be > 0", source=source)
     return out[0], out[1]
 
 
-def _linked_volume(group, link: str, source: str):
-    if link not in group:
-        raise InputError(f"'{group.name}' has no '{link}' link to its ImagingVolume",
-                         source=source)
-    return group[link]
-
-
-def _read_rois(f, seg, source: str):
-    h5py = _h5py()
-    if not isinstance(seg, h5py.Group):
-        raise InputError(f"'{SEGMENTATION}' is not a group", source=source)
+def _read_rois(seg, source: str):
+    """Frames, rows, geometry, extra columns and row count of the ROI layout, from the
+    ImageSegmentation's PlaneSegmentation tables (their ``voxel_mask`` ragged column and
+    the trackverify columns)."""
     frames_by_name = {}
-    for name in seg:
+    planes = seg.plane_segmentations
+    for name in planes:
         if not name.startswith(FRAME_PREFIX):
             continue
         match = FRAME_NAME.fullmatch(name)
         if match is None:
-            raise InputError(f"'{SEGMENTATION}/{name}': a frame is named Seg_tpoint_{{t}} with "
+            raise InputError(f"'/{SEGMENTATION}/{name}': a frame is named Seg_tpoint_{{t}} with "
                              "t in plain ASCII digits and no leading zero", source=source)
         frames_by_name[int(match.group(1))] = name
     if not frames_by_name:
         raise InputError(f"'{SEGMENTATION}' holds no Seg_tpoint_{{t}} plane segmentations",
                          source=source)
     order = sorted(frames_by_name)
-    first = seg[frames_by_name[order[0]]]
-    geometry = _volume_geometry(_linked_volume(first, "imaging_plane", source), source, first.name)
+    first = planes[frames_by_name[order[0]]]
+    geometry = _volume_geometry(first.imaging_plane, source,
+                                f"/{SEGMENTATION}/{first.name}/imaging_plane")
     frames, rows, centres = [], [], []
     extra: dict[str, list] = {}
     n_rows = None
     for t in order:
-        plane = seg[frames_by_name[t]]
-        where = plane.name
+        plane = planes[frames_by_name[t]]
+        where = f"/{SEGMENTATION}/{plane.name}"
+        if plane.imaging_plane is not first.imaging_plane:
+            raise InputError(f"'{where}/imaging_plane' links the imaging volume "
+                             f"'{plane.imaging_plane.name}', '{first.name}' links "
+                             f"'{first.imaging_plane.name}'; every frame must share one voxel "
+                             "grid", source=source)
+        columns = {c.name: c for c in plane.columns}
         for needed in ("voxel_mask", "voxel_mask_index"):
-            if needed not in plane:
+            if needed not in columns:
                 raise InputError(f"'{where}' has no '{needed}'", source=source)
-        for needed in ("voxel_mask", "voxel_mask_index"):
-            if not isinstance(plane[needed], h5py.Dataset):
-                raise InputError(f"'{where}/{needed}' is not a dataset", source=source)
-            _bounded(plane[needed], source)
-        if plane["voxel_mask_index"].dtype.kind not in "iu":
+        mask, mask_index = (_bounded(columns[n].data, source)
+                            for n in ("voxel_mask", "voxel_mask_index"))
+        if mask_index.dtype.kind not in "iu":
             raise InputError(f"'{where}/voxel_mask_index' must hold integers", source=source)
-        index = np.asarray(plane["voxel_mask_index"][()], dtype=np.int64).ravel()
-        voxels = _voxel_array(plane["voxel_mask"], source, where)
+        index = np.asarray(mask_index[()], dtype=np.int64).ravel()
+        voxels = _voxel_array(mask, source, where)
         if index.size and (np.any(np.diff(index) < 0) or index[-1] != len(voxels)
                            or index[0] < 0):
             raise InputError(f"'{where}/voxel_mask_index' does not index voxel_mask "
@@ -341,25 +548,25 @@ def _read_rois(f, seg, source: str):
         rows.append(np.flatnonzero(observed))
         centres.append(centre)
         for column in ("track", "detection", "pred_id", "pred_valid"):
-            if column in plane:
-                if not isinstance(plane[column], h5py.Dataset) or plane[column].ndim != 1:
+            if column in columns:
+                dataset = _bounded(columns[column].data, source)
+                if dataset.ndim != 1:
                     raise InputError(f"'{where}/{column}' must be a one-dimensional dataset",
                                      source=source)
-                _bounded(plane[column], source)
-                values = plane[column][()]
+                values = dataset[()]
                 if column == "pred_valid":
                     values = _valid_flags(values, source, f"{where}/{column}")
                 if len(values) != index.size:
                     raise InputError(f"'{where}/{column}' has {len(values)} values for "
                                      f"{index.size} rows", source=source)
                 extra.setdefault(column, []).append(_decode_values(values)[observed])
-    columns: dict[str, Any] = {"centre": np.concatenate(centres)}
+    columns_out: dict[str, Any] = {"centre": np.concatenate(centres)}
     for column, parts in extra.items():
         if len(parts) != len(order):
             raise InputError(f"column '{column}' is missing from some Seg_tpoint groups",
                              source=source)
-        columns[column] = np.concatenate(parts)
-    return np.concatenate(frames), np.concatenate(rows), geometry, columns, n_rows
+        columns_out[column] = np.concatenate(parts)
+    return np.concatenate(frames), np.concatenate(rows), geometry, columns_out, n_rows
 
 
 def _valid_flags(values: np.ndarray, source: str, where: str) -> np.ndarray:
@@ -412,8 +619,11 @@ def _centres(voxels: np.ndarray, row_of_voxel: np.ndarray, n_rows: int) -> np.nd
 
 
 def _read_label_volume(seg, source: str):
-    where = seg.name
-    data = seg["data"]
+    """Frames, rows, geometry, centres and row count of the label-volume layout, from the
+    MultiChannelVolumeSeries' ``data`` (read in blocks of frames once its declared shape,
+    voxel count and stored bytes are checked) and its ``imaging_volume``."""
+    where = f"/{SEGMENTATION}"
+    data = _on_disk(seg.data)
     if data.ndim != 4:
         raise InputError(f"'{where}/data' must be a [t, x, y, z] label volume; found shape "
                          f"{data.shape}", source=source)
@@ -426,7 +636,7 @@ def _read_label_volume(seg, source: str):
                          f"({voxels} voxels); at most {MAX_LABEL_VOXELS} are read",
                          source=source)
     _bounded(data, source)
-    geometry = _volume_geometry(_linked_volume(seg, "imaging_volume", source), source, where)
+    geometry = _volume_geometry(seg.imaging_volume, source, where)
     frames, rows, centres = [], [], []
     n_rows = 0
     step = max(1, int(2e7 // max(1, int(np.prod(data.shape[1:])))))
@@ -453,14 +663,16 @@ def _read_label_volume(seg, source: str):
             {"centre": np.concatenate(centres)}, n_rows)
 
 
-def _read_names(f, n_rows: int, source: str) -> np.ndarray | None:
-    if LABELS not in f:
+def _read_names(module, n_rows: int, source: str) -> np.ndarray | None:
+    """The ``NeuronIDs`` labels (SegmentationLabels) as text, one per row, or None."""
+    labels = module.data_interfaces.get(LABELS.rsplit("/", 1)[1])
+    if labels is None:
         return None
-    group = f[LABELS]
-    if "labels" not in group:
-        raise InputError(f"'{LABELS}' has no 'labels' dataset", source=source)
+    data = labels.labels
+    if hasattr(_on_disk(data), "id"):
+        data = _bounded(data, source)[()]
     try:
-        names = _decode_labels(group["labels"][()])
+        names = _decode_labels(data)
     except (UnicodeDecodeError, TypeError, ValueError) as exc:
         raise InputError(f"'{LABELS}/labels' cannot be decoded as text ({exc})",
                          source=source) from exc
@@ -538,7 +750,12 @@ def write_nwb(observations: pd.DataFrame, path: str | os.PathLike, *,
                     else ROI_VOXEL_UM if layout == "rois" else LABEL_VOXEL_UM)
     if not np.isfinite(spacing) or spacing <= 0:
         raise InputError(f"voxel spacing {voxel_um} um must be > 0")
-    return write_atomic(path, lambda tmp: _write(obs, row, tmp, layout, spacing))
+    def write(tmp: Path) -> None:
+        with warnings.catch_warnings(), _one_type_map():
+            warnings.simplefilter("ignore")
+            _write(obs, row, tmp, layout, spacing)
+
+    return write_atomic(path, write)
 
 
 def _is_missing(value: Any) -> bool:
@@ -641,10 +858,8 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
         module.add(SegmentationLabels(name="NeuronIDs", labels=names,
                                       description="neuron name per row ('' unknown, '?' unsure)",
                                       **link))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with NWBHDF5IO(str(path), "w") as io:
-            io.write(nwb)
+    with NWBHDF5IO(str(path), "w") as io:
+        io.write(nwb)
 
 
 def _voxel_index(coords: np.ndarray, origin: np.ndarray, spacing: float) -> np.ndarray:

@@ -11,12 +11,14 @@ import pandas as pd
 
 from trackverify import mot
 from trackverify.tables import coordinate_columns
-from trackverify.tracking_gt import check_predictions, pool_recordings, score_recording
+from trackverify.tracking_gt import (RecordingScore, check_predictions, pool_recordings,
+                                     score_recording)
 
 
 def tracking_gt(observations: pd.DataFrame, zero_distance_um: float,
-                source: str = "<observations>") -> tuple[dict, mot.SequenceCounts]:
-    """Diagnostics and canonical metrics of one recording's clean observation table."""
+                source: str = "<observations>") -> RecordingScore:
+    """Diagnostics, canonical metrics and identity report of one recording's clean
+    observation table."""
     coords = coordinate_columns(observations)
     reference = observations[["recording", "frame", "track", "detection", *coords]]
     predictions = observations[["recording", "frame", "pred_id", "detection", "pred_valid", *coords]]

@@ -7,12 +7,13 @@ same file.
 from __future__ import annotations
 
 import html
-import io
 from importlib.resources import files
 
 from trackverify.certify.summary import read_first
 from trackverify.protocols.anatomical_verification import ALL
 from trackverify.report.numbers import fmt
+from trackverify.report.plots import figure_svg, pyplot
+from trackverify.report.timeline import reference_timelines_html
 
 COLUMNS = (
     ("n_rows", "rows", "d"), ("n_labelled", "labelled", "d"), ("n_errors", "errors", "d"),
@@ -33,7 +34,7 @@ TRACKING = (("reference_observations", "reference observations", "d"),
             ("hota", "HOTA", "sig"), ("mota", "MOTA", "sig"), ("idf1", "IDF1", "sig"))
 
 
-def _fmt(value, spec: str) -> str:
+def cell(value, spec: str) -> str:
     """A cell: counts (``d``) and shares (``.1%``) by ``spec``; ``sig``: the numbers helper."""
     if value is None:
         return '<span class="null">null</span>'
@@ -45,26 +46,6 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _svg(figure) -> str:
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):]
-    start, end = text.find("<metadata>"), text.find("</metadata>")
-    return text[:start] + text[end + len("</metadata>"):] if start >= 0 else text
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.hashsalt": "trackverify", "svg.fonttype": "none",
-                         "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
-    return plt
 
 
 #: Distinct markers and dashes per condition, so curves that coincide stay visible.
@@ -100,7 +81,7 @@ def _threshold_note(fig, threshold: float | None) -> None:
 
 
 def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float | None = None) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     fig, (roc, pr) = plt.subplots(1, 2, figsize=(9, 3.6))
     for index, (condition, curve) in enumerate(curves.items()):
         if curve is None:
@@ -119,14 +100,14 @@ def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float |
     roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (errors vs correct)")
     pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", ylim=(0, 1.02))
     roc.legend(fontsize=7, frameon=False)
-    svg = _svg(fig)
+    svg = figure_svg(fig)
     plt.close(fig)
     return svg
 
 
 def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
                         target_fcr: float | None = None) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     fig, (risk, fcr) = plt.subplots(1, 2, figsize=(9, 3.6))
     for index, (condition, block) in enumerate(pooled.items()):
         curve = block["risk_coverage"]
@@ -150,13 +131,13 @@ def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
     if target_fcr is not None:
         fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {fmt(target_fcr)}")
     risk.legend(fontsize=7, frameon=False)
-    svg = _svg(fig)
+    svg = figure_svg(fig)
     plt.close(fig)
     return svg
 
 
 def _displacement_plot(name: str, block: dict) -> str:
-    plt = _pyplot()
+    plt = pyplot()
     per_frame = block["per_frame_displacement_um"]
     fig, ax = plt.subplots(figsize=(9, 3.0))
     ax.fill_between(per_frame["frame"], 0, per_frame["max"], color="#d0d8e8", label="max", lw=0)
@@ -167,7 +148,7 @@ def _displacement_plot(name: str, block: dict) -> str:
     ax.set(xlabel="frame", ylabel="displacement from anchor (µm)",
            title=f"{name}: clean displacement from the anchor frame")
     ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper left")
-    svg = _svg(fig)
+    svg = figure_svg(fig)
     plt.close(fig)
     return svg
 
@@ -203,7 +184,7 @@ def _per_recording_section(verification: dict, conditions: list[str]) -> str:
     names = [n for n in verification if n != "pooled"]
     parts = []
     for condition in conditions:
-        rows = [[html.escape(str(n))] + [_fmt(verification[n][condition].get(k), f)
+        rows = [[html.escape(str(n))] + [cell(verification[n][condition].get(k), f)
                                          for k, _, f in PER_RECORDING]
                 for n in names if condition in verification[n]]
         parts.append(f"<details><summary>{html.escape(condition)} ({len(rows)} recording(s))</summary>"
@@ -236,12 +217,12 @@ def _comparison_section(comparison: dict) -> str:
     for name, block in comparison.items():
         for population, b in block["populations"].items():
             why = b["abstentions"]
-            abstained = _fmt(b["n_abstained"], "d") + (
+            abstained = cell(b["n_abstained"], "d") + (
                 f" ({why['ambiguous']} / {why['missing_evidence']})" if why else "")
             rows.append([html.escape(name), html.escape(block["evidence"]), population.replace("_", " "),
-                         _fmt(b["n_errors"], "d"), abstained, _fmt(b["auroc"], "sig"),
-                         _fmt(b["auroc_abstain_as_error"], "sig"), _fmt(b["auprc"], "sig"),
-                         _fmt(b["correct_coverage_at_fcr"], "sig")])
+                         cell(b["n_errors"], "d"), abstained, cell(b["auroc"], "sig"),
+                         cell(b["auroc_abstain_as_error"], "sig"), cell(b["auprc"], "sig"),
+                         cell(b["correct_coverage_at_fcr"], "sig")])
     return f"""<h2>Evidence, side by side</h2>
 <p>Every verifier scored the same corrupted conditions. The operating point that matters is the
 largest share of correct observations certified while at most 1 % of the errors are certified
@@ -266,17 +247,26 @@ def page(title: str, body: str) -> str:
 """
 
 
-def render_report(results: dict, curves: dict) -> str:
-    """The whole report as one HTML string."""
+TIMELINE_WORDS = """<p>Each reference track (row) over the frames: <i>correct</i>, <i>wrong
+identity</i> (a valid predicted id that is not the right one), <i>no valid prediction</i>,
+{extra}and, in the background, frames where the track is not observed. Black ticks mark the
+identity switches (a track's predicted id differs from its previous valid one; the rows of
+<code>events.csv</code>). Recordings longer than 1,500 frames are binned and a bin shows its
+worst state, so a single wrong frame stays visible.</p>"""
+
+
+def render_report(results: dict, curves: dict, timelines: list | None = None) -> str:
+    """The whole report as one HTML string; ``timelines``: each recording's per-track
+    timeline of the control condition (:func:`trackverify.run.control_timeline`)."""
     verification = results["anatomical_verification"]
     pooled = verification["pooled"]
     verifier = results["verifier"]
     recordings = results["recordings"]
-    condition_rows = [[html.escape(c)] + [_fmt(b[k], f) for k, _, f in COLUMNS]
+    condition_rows = [[html.escape(c)] + [cell(b[k], f) for k, _, f in COLUMNS]
                       for c, b in pooled.items()]
     header = ["condition"] + [label for _, label, _ in COLUMNS]
-    association_rows = [[html.escape(c), _fmt(b["n_errors"], "d")]
-                        + [_fmt(b["association"][k], f) for k, _, f in ASSOCIATION]
+    association_rows = [[html.escape(c), cell(b["n_errors"], "d")]
+                        + [cell(b["association"][k], f) for k, _, f in ASSOCIATION]
                         for c, b in pooled.items() if "association" in b]
     association_header = ["condition", "row-label errors"] + [label for _, label, _ in ASSOCIATION]
     consistency_html = []
@@ -284,13 +274,13 @@ def render_report(results: dict, curves: dict) -> str:
         verdict = block["deformation_hypothesis"]
         share = block["share_exceeding_threshold"]
         statement = (f"<p class='verdict {verdict}'><b>{html.escape(name)}:</b> the small-deformation "
-                     f"hypothesis is <b>{verdict}</b>: {_fmt(share, '.1%')} of clean observations "
+                     f"hypothesis is <b>{verdict}</b>: {cell(share, '.1%')} of clean observations "
                      f"exceed {fmt(block['threshold_um'])} µm (allowed: {block['falsification_share']:.0%}; "
                      f"the rule's declared threshold, never a fitted one). The verifier rejects "
-                     f"{_fmt(block['verifier_rejected_share'], '.1%')} of clean observations at "
+                     f"{cell(block['verifier_rejected_share'], '.1%')} of clean observations at "
                      f"{fmt(block.get('verifier_threshold', block['threshold_um']))} µm.</p>")
         consistency_html.append(statement + _displacement_plot(name, block))
-    tracking_rows = [[html.escape(str(name))] + [_fmt(block[k], f) for k, _, f in TRACKING]
+    tracking_rows = [[html.escape(str(name))] + [cell(block[k], f) for k, _, f in TRACKING]
                      for name, block in results["tracking_gt"].items()]
     members = results["partitions"]["members"]
     empty = [p for p, listed in members.items() if not listed]
@@ -341,6 +331,13 @@ threshold in use ({fmt(verifier['threshold_um'])} µm{', fitted' if fitted_thres
 by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
 definitions) beside them.</p>
 {table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
+<h3>Per-track timeline</h3>
+{TIMELINE_WORDS.format(extra="<i>no anchor identity</i> (the track has no valid id in the anchor "
+                       "frame, so its rows have no label) ")}
+<p>The state is each control row's label against the track's anchor identity (what
+<code>anatomical_verification</code> counts as an error), not tracking_gt's recording-wide
+alignment.</p>
+{reference_timelines_html(timelines or [])}
 
 <h2>Partitions</h2>
 <p>Evaluated partition: <b>{html.escape(results['partitions']['evaluated'])}</b>.

@@ -1,0 +1,32 @@
+"""Figures of the HTML reports: one matplotlib setup and one SVG export for every report.
+
+:func:`pyplot` gives matplotlib's pyplot on the Agg backend with the reports' style and a
+fixed SVG hash salt; :func:`figure_svg` turns a figure into inline SVG text without the date
+metadata, so the same figure gives the same bytes on every run.
+"""
+
+from __future__ import annotations
+
+import io
+
+
+def figure_svg(figure) -> str:
+    """The figure as one inline ``<svg>`` element (no XML header, no metadata block)."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    start, end = text.find("<metadata>"), text.find("</metadata>")
+    return text[:start] + text[end + len("</metadata>"):] if start >= 0 else text
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, styled for the reports (imported on first use)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "trackverify", "svg.fonttype": "none",
+                         "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
+    return plt
