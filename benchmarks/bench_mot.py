@@ -6,28 +6,35 @@
 Scenes: random walks (3-D, density kept constant), localisation noise, 5 % dropout, id
 swaps over intervals, fragments, ids that vanish and return, one false positive per frame.
 The reference libraries run in ``.venv-mot`` (``make test`` builds it) through
-``tests/mot/mot_reference.py``, which also times them. Every time is wall clock, the best of
-``--repeat`` runs on both sides. What is counted:
+``tests/mot/mot_reference.py``, which also times them. Every time is wall clock, the best
+(and, for the end-to-end ratio, the median) of ``--repeat`` runs on both sides. What is
+counted:
 
-- TrackEval / py-motmetrics: only the libraries' own work (``eval_sequence`` of HOTA, CLEAR,
-  Identity and ``combine_sequences``; the accumulators and ``compute_many``), given their
-  per-frame input ready-made. Building that input (per-frame id arrays and similarity
-  matrices) is harness code, not the library's: it is shown apart, never added to them.
+- TrackEval / py-motmetrics, "metrics": only the libraries' own work (``eval_sequence`` of
+  HOTA, CLEAR, Identity and ``combine_sequences``; the accumulators and ``compute_many``),
+  given their per-frame input ready-made; "sim": building that input (per-frame id arrays
+  and dense similarity matrices, as TrackEval's dataset classes do; harness code);
 - trackverify, "metrics": ``sequence_counts`` + ``finish`` from candidate pairs (the part
   comparable to the libraries' work), "similarity": ``similarity_pairs`` from the points;
 - trackverify, "public call": ``evaluate_tracking(reference, predictions)`` on tables, end
   to end (validation, candidate pairs, canonical metrics, oracle diagnostics, pooling).
 
-Ratios: ``metrics`` = library / our metrics; ``end-to-end`` = library (its own work only,
-input free) / our public call, so it understates ours. The numbers must agree to 1e-9 with
-TrackEval on every metric, and with py-motmetrics on the Identity metrics (its CLEAR matching
-keeps old pairings first; docs/metrics.md). Not part of the test suite.
+Ratios: ``metrics`` = library / our metrics; ``end-to-end`` = TrackEval sim + metrics / our
+public call (medians), and beside it TrackEval's metrics alone / our public call. Memory of
+the public call: what it allocates (tracemalloc peak) and the peak resident size of a fresh
+process holding the two tables while it runs (with its size before the call). The numbers
+must agree to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity
+metrics (its CLEAR matching keeps old pairings first; docs/metrics.md). Not part of the
+test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,15 +72,58 @@ def best_ours(scene: dict, repeat: int) -> tuple[dict, float, float]:
     return runs[0][0], min(r[1] for r in runs), min(r[2] for r in runs)
 
 
-def public_call(scene: dict, repeat: int) -> tuple[dict, float]:
-    """``evaluate_tracking`` on the scene's tables: (metrics of the recording, best seconds)."""
+def public_call(scene: dict, repeat: int) -> tuple[dict, list[float], float]:
+    """``evaluate_tracking`` on the scene's tables: (metrics of the recording, seconds of
+    each run, GiB allocated by one call at its peak)."""
     reference, predictions = scene_tables({"s": scene})
-    best = float("inf")
+    times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         result = evaluate_tracking(reference, predictions, zero_distance_um=ZD)
-        best = min(best, time.perf_counter() - t0)
-    return result["s"], best
+        times.append(time.perf_counter() - t0)
+    tracemalloc.start()
+    evaluate_tracking(reference, predictions, zero_distance_um=ZD)
+    allocated = tracemalloc.get_traced_memory()[1] / 2 ** 30
+    tracemalloc.stop()
+    return result["s"], times, allocated
+
+
+def scene_of(n_ids: int, n_frames: int) -> dict:
+    return random_scene(20261007, n_ids=n_ids, n_frames=n_frames,
+                        box=80.0 * (n_ids / 150) ** (1 / 3), noise=0.5, dropout=0.05,
+                        swaps=5, vanish=5, fragments=3, fp_per_frame=1)
+
+
+def resident(size: str) -> dict:
+    """Peak resident GiB of a fresh process holding the two tables of ``size`` while
+    ``evaluate_tracking`` runs, and its resident GiB just before the call."""
+    done = subprocess.run([sys.executable, __file__, "--resident-child", size],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def _resident_child(size: str) -> None:
+    n_ids, n_frames = map(int, size.split("x"))
+    reference, predictions = scene_tables({"s": scene_of(n_ids, n_frames)})
+    evaluate_tracking(reference.iloc[:1000], predictions.iloc[:1000], zero_distance_um=ZD)
+    gc.collect()
+    status = Path("/proc/self/status")
+    try:  # reset the high-water mark to the current size (Linux), so the peak is the call's
+        Path("/proc/self/clear_refs").write_text("5")
+        before = _status_gib(status, "VmRSS")
+    except OSError:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    evaluate_tracking(reference, predictions, zero_distance_um=ZD)
+    try:
+        peak = _status_gib(status, "VmHWM")
+    except OSError:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    print(json.dumps({"before": before, "peak": peak}))
+
+
+def _status_gib(status: Path, field: str) -> float:
+    line = next(x for x in status.read_text().splitlines() if x.startswith(field + ":"))
+    return int(line.split()[1]) / 2 ** 20
 
 
 def peak_memory(scene: dict) -> float:
@@ -94,20 +144,21 @@ def main() -> None:
     parser.add_argument("--motmetrics-max", default="300x3000",
                         help="largest size (ids x frames) to run py-motmetrics on")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="runs per side and step; the best is shown")
+                        help="runs per side and step; the best (and median) is shown")
+    parser.add_argument("--resident-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.resident_child:
+        return _resident_child(args.resident_child)
     python = ROOT / ".venv-mot" / "bin" / "python"
     if not python.exists():
         sys.exit("build the reference environment first: make .make/mot")
     mm_ids, mm_frames = map(int, args.motmetrics_max.split("x"))
     public_call(random_scene(0), 1)  # warm up imports
     disagreements = []
-    print(f"wall clock, best of {args.repeat} run(s) per side")
+    print(f"wall clock, best (and median) of {args.repeat} run(s) per side")
     for size in args.sizes.split(","):
         n_ids, n_frames = map(int, size.split("x"))
-        scene = random_scene(20261007, n_ids=n_ids, n_frames=n_frames,
-                             box=80.0 * (n_ids / 150) ** (1 / 3), noise=0.5, dropout=0.05,
-                             swaps=5, vanish=5, fragments=3, fp_per_frame=1)
+        scene = scene_of(n_ids, n_frames)
         flags = [] if (n_ids * n_frames <= mm_ids * mm_frames) else ["--no-motmetrics"]
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "scene.npz"
@@ -117,18 +168,29 @@ def main() -> None:
                                   capture_output=True, text=True, check=True)
         ref = json.loads(done.stdout)
         mine, t_sim, t_met = best_ours(scene, args.repeat)
-        api, t_api = public_call(scene, args.repeat)
+        api, api_runs, allocated = public_call(scene, args.repeat)
+        t_api, api_median = min(api_runs), statistics.median(api_runs)
+        memory = resident(size)
         sec = ref["seconds"]
+        runs = ref.get("runs", {})
+        te_median = statistics.median(runs.get("similarity", [sec["similarity"]])) + \
+            statistics.median(runs.get("trackeval", [sec["trackeval"]]))
         te = trackeval_summary(ref["trackeval"]["s"])
         print(f"\n{n_ids} ids x {n_frames} frames: {len(scene['gt_frame'])} reference and "
               f"{len(scene['pred_frame'])} predicted detections")
         print(f"  trackverify   similarity {t_sim:7.3f} s  metrics {t_met:7.3f} s  "
-              f"public call {t_api:7.3f} s   peak memory {peak_memory(scene):.2f} GiB")
-        print(f"  TrackEval     metrics {sec['trackeval']:7.3f} s   (harness building its "
-              f"per-frame input, not counted: {sec['similarity']:.3f} s)")
-        print(f"    ratio: metrics {sec['trackeval'] / t_met:6.1f}x   end-to-end "
-              f"{sec['trackeval'] / t_api:6.1f}x   max |diff| over all metrics "
-              f"{max(max_diff(mine, te, te), max_diff(api, te, te)):.1e}")
+              f"peak memory {peak_memory(scene):.2f} GiB")
+        print(f"    public call (evaluate_tracking) median {api_median:7.3f} s, best "
+              f"{t_api:7.3f} s of {len(api_runs)}; allocates {allocated:.2f} GiB; peak resident "
+              f"{memory['peak']:.2f} GiB (process with the two tables, {memory['before']:.2f} "
+              f"GiB before the call)")
+        print(f"  TrackEval     sim {sec['similarity']:7.3f} s (harness building its per-frame "
+              f"input)  metrics {sec['trackeval']:7.3f} s  (medians: sim + metrics "
+              f"{te_median:.3f} s)")
+        print(f"    ratio: metrics {sec['trackeval'] / t_met:6.1f}x   end-to-end (TrackEval sim "
+              f"+ metrics / public call, medians) {te_median / api_median:6.1f}x   TrackEval "
+              f"metrics alone / public call {sec['trackeval'] / t_api:6.1f}x   max |diff| over "
+              f"all metrics {max(max_diff(mine, te, te), max_diff(api, te, te)):.1e}")
         if max(max_diff(mine, te, te), max_diff(api, te, te)) > 1e-9:
             disagreements.append(f"{size}: TrackEval")
         if "motmetrics" in ref:

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import column_codes, joint_codes
+from trackverify.tables import column_codes, joint_codes, stable_order, unique_inverse
 
 DIAGNOSTICS = ("reference_observations", "correct_observation_rate", "identity_switches",
                "fragmentations", "extra_predicted_observations")
@@ -187,21 +187,25 @@ def _diagnostics(a: dict, n_tracks: int, extra: int) -> dict:
 
 
 def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
-                     pred_codes: np.ndarray) -> dict:
+                     pred_codes: np.ndarray, order: np.ndarray | None = None) -> dict:
     """The rows in (track, frame) order with what every identity count is made of.
 
     ``track``, ``pred``, ``valid``, ``frame``, ``correct`` (valid id aligned to the row's own
     track) in that order; ``switch_at`` / ``switch_from``: positions of the later / earlier
-    row of each identity switch; ``run_start``: rows that start a run.
+    row of each identity switch; ``run_start``: rows that start a run. ``order``: that row
+    order when the caller has it (``stable_order(track_codes, n_tracks, frame)``).
     """
     track_codes = np.asarray(track_codes, dtype=np.int64)
     pred_codes = np.asarray(pred_codes, dtype=np.int64)
     valid = pred_codes >= 0
-    used, pred_valid_codes = np.unique(pred_codes[valid], return_inverse=True)
-    aligned = align_identities(track_codes[valid], pred_valid_codes, n_tracks, len(used))
+    valid_tracks = track_codes[valid]
+    used, pred_valid_codes = unique_inverse(pred_codes[valid], int(pred_codes.max()) + 1)
+    aligned = align_identities(valid_tracks, pred_valid_codes, n_tracks, len(used))
     correct = np.zeros(len(track_codes), dtype=bool)
-    correct[valid] = aligned[pred_valid_codes] == track_codes[valid]
-    order = np.lexsort((np.asarray(frame), track_codes))
+    correct[valid] = aligned[pred_valid_codes] == valid_tracks
+    del valid_tracks, pred_valid_codes
+    if order is None:
+        order = stable_order(track_codes, n_tracks, frame)
     t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: each valid row against the previous valid row of the same track.
@@ -260,16 +264,18 @@ OBSERVATION_COLUMNS = ("frame", "track", "predicted", "correct")
 
 
 def identity_report(frame, track_codes, tracks, pred_codes, preds,
-                    extra_predicted_observations: int = 0) -> IdentityReport:
+                    extra_predicted_observations: int = 0, order: np.ndarray | None = None
+                    ) -> IdentityReport:
     """The diagnostics, :func:`track_breakdown`, :func:`switch_events` and each observation's
     state (:data:`OBSERVATION_COLUMNS`) of one recording, from one alignment, on rank codes
-    (``tracks`` / ``preds``: the ids of the codes)."""
+    (``tracks`` / ``preds``: the ids of the codes). ``order``: the rows by (track, frame),
+    when known (as :func:`trackverify.mot.sequence_counts` gives it in ``gt_order``)."""
     if len(track_codes) == 0:
         return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations),
                               _empty(TRACK_COLUMNS), _empty(EVENT_COLUMNS),
                               _empty(OBSERVATION_COLUMNS))
     n_tracks = len(tracks)
-    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes)
+    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes, order)
     wrong = ~a["correct"]
     never = np.iinfo(np.int64).max
     first = np.full(n_tracks, never, dtype=np.int64)

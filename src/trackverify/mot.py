@@ -77,6 +77,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from trackverify.tables import stable_order, unique_inverse
+
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
@@ -108,13 +110,28 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     gt_xyz = np.asarray(gt_xyz, dtype=np.float64).reshape(len(gt_frame), -1)
     pred_xyz = np.asarray(pred_xyz, dtype=np.float64).reshape(len(pred_frame), -1)
-    dim = gt_xyz.shape[1]
+    return similarity_pairs_by_axis(gt_frame, list(gt_xyz.T), pred_frame, list(pred_xyz.T),
+                                    zero_distance)
+
+
+def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance: float
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`similarity_pairs` with the coordinates given axis by axis: ``gt_axes`` and
+    ``pred_axes`` are sequences of ``dim`` 1-D arrays (e.g. a table's columns, used as they
+    are instead of being copied into one array)."""
+    gt_frame = np.asarray(gt_frame, dtype=np.int64)
+    pred_frame = np.asarray(pred_frame, dtype=np.int64)
+    if len(gt_frame) == 0 or len(pred_frame) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    gt_axes = [np.asarray(x, dtype=np.float64) for x in gt_axes]
+    pred_axes = [np.asarray(x, dtype=np.float64) for x in pred_axes]
+    dim = len(gt_axes)
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, g_axes = _in_order(gt_frame, gt_xyz, g_by_frame)
-    p_frames, p_axes = _in_order(pred_frame, pred_xyz, p_by_frame)
+    g_frames, g_axes = _in_order(gt_frame, gt_axes, g_by_frame)
+    p_frames, p_axes = _in_order(pred_frame, pred_axes, p_by_frame)
     g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
     p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
     g_cells, p_cells, toward, n_cell = [], [], [], []
@@ -125,18 +142,23 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         origin[p_frames[p_starts]] = np.minimum(origin[p_frames[p_starts]],
                                                 np.minimum.reduceat(p_x, p_starts))
         origin -= side
-        g_pos = (g_x - origin[g_frames]) / side
-        p_pos = (p_x - origin[p_frames]) / side
-        g_cell, p_cell = np.floor(g_pos), np.floor(p_pos)
-        toward.append(p_pos - p_cell >= 0.5)  # the neighbour cube is above
+        g_cell = np.subtract(g_x, origin[g_frames])  # in place from here (the same numbers)
+        g_cell /= side
+        np.floor(g_cell, out=g_cell)
+        p_pos = np.subtract(p_x, origin[p_frames])
+        p_pos /= side
+        p_cell = np.floor(p_pos)
+        p_pos -= p_cell
+        toward.append(p_pos >= 0.5)  # the neighbour cube is above
+        del p_pos
         n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
                       max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
         if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
-            return _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz,
+            return _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes,
                                           zero_distance)
         g_cells.append(g_cell.astype(np.int32))
         p_cells.append(p_cell.astype(np.int32))
-        del g_pos, p_pos, g_cell, p_cell
+        del g_cell, p_cell
     frame_stride = int(np.prod(n_cell))
     g_local = np.zeros(len(g_frames), dtype=np.int32)  # < frame_stride <= CELL_TABLE_SLOTS
     p_local = np.zeros(len(p_frames), dtype=np.int32)
@@ -145,13 +167,13 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         stride = int(np.prod(n_cell[a + 1:]))
         g_local += g_cells[a] * stride
         p_local += p_cells[a] * stride
-        steps.append(np.where(toward[a], stride, -stride).astype(np.int32))
+        steps.append(np.where(toward[a], np.int32(stride), np.int32(-stride)))
     del g_cells, p_cells, toward
-    # A direct table cube -> (first, count) over a block of frames at a time. One table is
-    # reused: only the occupied cubes are written, and reset after the block.
+    # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
+    # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
-    count_of = np.zeros(block * frame_stride, dtype=np.int32)
-    start_of = np.zeros(block * frame_stride, dtype=np.int32)
+    occupied = np.zeros(block * frame_stride, dtype=bool)
+    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
     parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
@@ -159,34 +181,54 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
         if gs.start == gs.stop or ps.start == ps.stop:
             continue
         g_key = (g_frames[gs] - f0) * frame_stride + g_local[gs]
-        g_sorted = np.argsort(g_key, kind="stable")
+        g_sorted = _radix_order(g_key, block * frame_stride)
         keys = g_key[g_sorted]
-        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
-        count_of[keys[first]] = np.diff(np.r_[first, len(keys)])
-        start_of[keys[first]] = first
-        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits.
-        query = np.empty((ps.stop - ps.start, 2 ** dim), dtype=np.int32)
-        query[:, 0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
+        first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]  # runs: one per cube
+        run_count = np.diff(np.r_[first, len(keys)])
+        occupied[keys[first]] = True
+        run_of[keys[first]] = np.arange(len(first), dtype=np.int32)
+        # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits (built
+        # corner by corner, then read prediction by prediction).
+        query = np.empty((2 ** dim, ps.stop - ps.start), dtype=np.int32)
+        query[0] = (p_frames[ps] - f0) * frame_stride + p_local[ps]
         for a, step in enumerate(steps):
-            np.add(query[:, :1 << a], step[ps, None], out=query[:, 1 << a:2 << a])
-        query = query.ravel()  # never outside the table: every point has a margin cube
-        count = count_of[query]
-        hit = np.flatnonzero(count)
-        count, lo = count[hit], start_of[query[hit]]
+            np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
+        query = query.T.ravel()  # never outside the table: every point has a margin cube
+        hit = np.flatnonzero(occupied[query])
+        run = run_of[query[hit]]
+        count, lo = run_count[run], first[run]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
-        count_of[keys[first]] = 0
-        del query, count, keys, first
+        occupied[keys[first]] = False
+        del query, run, count, keys, first, run_count
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    gi, pj, sim = (np.concatenate(column) for column in zip(*parts))
+    columns = [list(column) for column in zip(*parts)]
+    del parts
+    gi, pj, sim = (_concatenate_freeing(column) for column in columns)
     return (gi if g_by_frame is None else g_by_frame[gi],
             pj if p_by_frame is None else p_by_frame[pj], sim)
+
+
+def _concatenate_freeing(parts: list) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying the list (its arrays are freed once copied)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
+
+
+def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for integers in ``0..span-1`` (``span <= 2**32``):
+    one or two stable radix passes of 16 bits."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if span > 1 << 16:
+        order = order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+    return order
 
 
 def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
@@ -198,11 +240,11 @@ def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
     return np.argsort(small, kind="stable")
 
 
-def _in_order(frame: np.ndarray, xyz: np.ndarray, order: np.ndarray | None):
-    """Frames and one coordinate array per axis in ``order`` (views when it is None)."""
+def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
+    """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
     if order is None:
-        return frame, [xyz[:, a] for a in range(xyz.shape[1])]
-    return frame[order], [xyz[:, a][order] for a in range(xyz.shape[1])]
+        return frame, axes
+    return frame[order], [x[order] for x in axes]
 
 
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
@@ -224,10 +266,11 @@ def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
     return gi[keep], pj[keep], sim[keep]
 
 
-def _similarity_pairs_tree(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
+def _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance):
     """The same pairs by a k-d tree over (coordinates, frame * K), for huge extents."""
     from scipy.spatial import cKDTree
 
+    gt_xyz, pred_xyz = np.column_stack(gt_axes), np.column_stack(pred_axes)
     both = np.concatenate([gt_xyz, pred_xyz])
     k = 2.0 * (float(both.max() - both.min()) + zero_distance) + 1.0
     tree_g = cKDTree(np.column_stack([gt_xyz, gt_frame * k]))
@@ -246,17 +289,25 @@ class _Graph:
     Components never span frames, because candidate pairs never do.
     """
 
-    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int,
+                 alone: np.ndarray | None = None):
         n = len(pg)
         # An edge that is the only edge of both its detections is a component by itself.
-        alone = (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
-            (np.bincount(pp, minlength=n_pred)[pp] == 1)
+        # ``alone``: edges known to be so (alone in a graph this one is part of); the others
+        # are checked among themselves (an alone edge's detections have no other edge).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
+        else:
+            alone = alone.copy()
+            others = np.flatnonzero(~alone)
+            alone[others] = _alone(pg[others], pp[others], n_gt, n_pred)
         n_alone = int(alone.sum())
+        self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
         self.comp[alone] = np.arange(n_alone)
         rest = np.flatnonzero(~alone)
-        g_nodes, gi = np.unique(pg[rest], return_inverse=True)
-        p_nodes, pi = np.unique(pp[rest], return_inverse=True)
+        g_nodes, gi = unique_inverse(pg[rest], n_gt)
+        p_nodes, pi = unique_inverse(pp[rest], n_pred)
         m = len(g_nodes) + len(p_nodes)
         graph = coo_matrix((np.ones(len(rest)), (gi, pi + len(g_nodes))), shape=(m, m))
         n_rest, labels = connected_components(graph, directed=False) if m else (0, np.zeros(0))
@@ -267,6 +318,12 @@ class _Graph:
         self.pr_in = np.r_[np.ones(n_alone, np.int64),
                            np.bincount(labels[len(g_nodes):], minlength=n_rest)]
         self.pg, self.pp = pg, pp
+
+
+def _alone(pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int) -> np.ndarray:
+    """Edges that are the only edge of both their detections."""
+    return (np.bincount(pg, minlength=n_gt)[pg] == 1) & \
+        (np.bincount(pp, minlength=n_pred)[pp] == 1)
 
 
 def _local_index(comp: np.ndarray, node: np.ndarray) -> np.ndarray:
@@ -289,6 +346,19 @@ def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndar
     matched = np.zeros(len(edges), dtype=bool)
     if len(edges) == 0:
         return edges
+    alone = g.alone[edges]  # the only edge of both its detections: matched outright
+    matched[alone] = True
+    rest = np.flatnonzero(~alone)
+    if len(rest) == 0:
+        return edges[matched]
+    matched_rest = _match_components(g, edges[rest], w[rest])
+    matched[rest[matched_rest]] = True
+    return edges[matched]
+
+
+def _match_components(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`_max_weight_matching` on edges none of which is alone: a boolean mask."""
+    matched = np.zeros(len(edges), dtype=bool)
     comp = g.comp[edges]
     n_g, n_p = g.gt_in[comp], g.pr_in[comp]
     single = (n_g == 1) & (n_p == 1)
@@ -302,9 +372,10 @@ def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndar
         matched[order[first]] = True
     square = np.flatnonzero((n_g == 2) & (n_p == 2))
     if len(square):
-        local, li = np.unique(comp[square], return_inverse=True)
-        r = _local_index(comp[square], g.pg[edges[square]])
-        c = _local_index(comp[square], g.pp[edges[square]])
+        local, li = unique_inverse(comp[square], len(g.gt_in))
+        # Local rows / columns: 0 for the smaller of the component's two detections.
+        r = _not_smallest(li, len(local), g.pg[edges[square]])
+        c = _not_smallest(li, len(local), g.pp[edges[square]])
         block = np.zeros((len(local), 2, 2))
         block[li, r, c] = w[square]
         main = block[:, 0, 0] + block[:, 1, 1] >= block[:, 0, 1] + block[:, 1, 0]
@@ -314,16 +385,34 @@ def _max_weight_matching(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndar
         idx = idx[np.argsort(comp[idx], kind="stable")]
         rows = _local_index(comp[idx], g.pg[edges[idx]])
         cols = _local_index(comp[idx], g.pp[edges[idx]])
-        cuts = np.flatnonzero(np.diff(comp[idx])) + 1
-        for part, r, c in zip(np.split(idx, cuts), np.split(rows, cuts), np.split(cols, cuts)):
-            k = comp[part[0]]
-            weight = np.zeros((g.gt_in[k], g.pr_in[k]))
-            slot = np.full(weight.shape, -1, dtype=np.int64)
-            weight[r, c] = w[part]
-            slot[r, c] = part
-            chosen = slot[linear_sum_assignment(weight, maximize=True)]
-            matched[chosen[chosen >= 0]] = True
-    return edges[matched]
+        # Every component's weight matrix in one flat buffer (row-major, zeros where no
+        # edge), and which edge each entry is; then one Hungarian solve per component.
+        start = np.r_[0, np.flatnonzero(np.diff(comp[idx])) + 1]
+        k = comp[idx[start]]
+        shape_g, shape_p = g.gt_in[k], g.pr_in[k]
+        offset = np.r_[0, np.cumsum(shape_g * shape_p)]
+        entry = np.repeat(offset[:-1], np.diff(np.r_[start, len(idx)])) + \
+            rows * np.repeat(shape_p, np.diff(np.r_[start, len(idx)])) + cols
+        weight = np.zeros(int(offset[-1]))
+        slot = np.full(int(offset[-1]), -1, dtype=np.int64)
+        weight[entry] = w[idx]
+        slot[entry] = idx
+        chosen = []
+        for o, n_r, n_c in zip(offset[:-1].tolist(), shape_g.tolist(), shape_p.tolist()):
+            ri, ci = linear_sum_assignment(weight[o:o + n_r * n_c].reshape(n_r, n_c),
+                                           maximize=True)
+            chosen.append(o + ri * n_c + ci)
+        chosen = slot[np.concatenate(chosen)]
+        matched[chosen[chosen >= 0]] = True
+    return matched
+
+
+def _not_smallest(group: np.ndarray, n_groups: int, node: np.ndarray) -> np.ndarray:
+    """For each element, whether its node is not the smallest node of its group (0 / 1: the
+    local index in a group of two distinct nodes)."""
+    smallest = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(smallest, group, node)
+    return (node != smallest[group]).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- sequences
@@ -356,13 +445,22 @@ class SequenceCounts:
     mt_pymotmetrics: int = 0
     pt_pymotmetrics: int = 0
     clear_matches: tuple[np.ndarray, np.ndarray] = field(default=None, repr=False)
+    #: the reference detections by (id, frame) (``tables.stable_order``), for the diagnostics
+    gt_order: np.ndarray = field(default=None, repr=False)
 
 
 def _codes(values) -> tuple[np.ndarray, int]:
-    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``."""
+    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``; small non-negative
+    integers (e.g. codes already) by counting, anything else by a sorted factorisation."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and len(values):
+        low, high = int(values.min()), int(values.max())
+        if low >= 0 and high < 2 * len(values) + (1 << 16):
+            uniques, codes = unique_inverse(values, high + 1)
+            return codes, len(uniques)
     import pandas as pd
 
-    codes, uniques = pd.factorize(np.asarray(values), sort=True)
+    codes, uniques = pd.factorize(values, sort=True)
     return codes.astype(np.int64), len(uniques)
 
 
@@ -385,15 +483,23 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
         raise ValueError("candidate pairs must join detections of the same frame")
     keep = ps > 0
-    pg, pp, ps = pg[keep], pp[keep], ps[keep]
+    if not keep.all():
+        pg, pp, ps = pg[keep], pp[keep], ps[keep]
+    del keep
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
     pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
 
-    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred)
-    clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold)
+    # Shared by HOTA and CLEAR: the pairs alone in the graph of all pairs (alone in any part
+    # of it), and the reference detections by (id, frame) (also for the diagnostics).
+    alone = _alone(pg, pp, n_gt, n_pred)
+    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone)
+    gt_order = stable_order(g_id, n_gid, gt_frame)
+    clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
+                   gt_order=gt_order, alone=alone)
+    del alone
     ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
-    return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident)
+    return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
 
 def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
@@ -402,13 +508,12 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
     span = max(n_b, 1)
     keys = a * span + b
     if n_a * span <= 1 << 24:  # dense: O(n) instead of a sort
-        present = np.zeros(n_a * span, dtype=bool)
-        present[keys] = True
-        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+        return unique_inverse(keys, n_a * span)
     return np.unique(keys, return_inverse=True)
 
 
-def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred) -> dict:
+def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred,
+          alone: np.ndarray | None = None) -> dict:
     n_alpha = len(ALPHAS)
     tp = np.zeros(n_alpha)
     loca_sum = np.zeros(n_alpha)
@@ -420,18 +525,21 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         colsum = np.bincount(pp, weights=ps, minlength=n_pred)
         denom = colsum[pp] + rowsum[pg] - ps
         sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
-        gi, pi = g_id[pg], p_id[pp]
-        keys, inv = _pair_keys(gi, pi, n_gid, n_pid)
+        del rowsum, colsum, denom  # big temporaries go as soon as they are used
+        keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
+        del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         weight = align[inv] * ps
+        chosen = _max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
+                                      weight)
+        del weight
         matched = np.zeros(len(pg), dtype=bool)
-        matched[_max_weight_matching(_Graph(pg, pp, n_gt, n_pred), np.arange(len(pg)),
-                                     weight)] = True
+        matched[chosen] = True
+        del chosen
         ms, m_inv = ps[matched], inv[matched]
-        # Number of alphas at which each match counts: alpha_a - eps <= s.
-        n_pass = np.searchsorted(ALPHAS - EPS, ms, side="right")
+        n_pass = _alphas_passed(ms)
         hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
                            minlength=len(keys) * (n_alpha + 1)).reshape(len(keys), n_alpha + 1)
         # matches[k, a] = matches of id pair k with n_pass > a.
@@ -450,8 +558,23 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
             "asspr": asspr, "loca": loca}
 
 
+def _alphas_passed(s: np.ndarray) -> np.ndarray:
+    """Number of alphas at which a match of similarity ``s`` counts: ``#{a: alpha_a - eps <=
+    s}`` (``np.searchsorted(ALPHAS - EPS, s, side="right")``, without the binary search:
+    ``floor(20 s)`` is that number or one less, and one comparison settles it)."""
+    lower = ALPHAS - EPS
+    n = np.floor(s * 20.0).astype(np.int64)
+    np.clip(n, 0, len(lower), out=n)
+    n += np.r_[lower, np.inf][n] <= s  # one too few
+    n -= (n > 0) & (lower[np.maximum(n - 1, 0)] > s)  # one too many (never, by the bound)
+    return n
+
+
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
-           idsw_rule: str = "last_matched") -> dict:
+           idsw_rule: str = "last_matched", gt_order: np.ndarray | None = None,
+           alone: np.ndarray | None = None) -> dict:
+    """CLEAR counts; ``gt_order``: the reference detections by (id, frame), ``alone``: the
+    pairs alone in the graph of all pairs (:func:`_alone`), when known."""
     n_gt, n_pred = len(gt_frame), len(pred_frame)
     # Processed frames: at least one reference and one predicted detection.
     n_frames = int(max(gt_frame.max(initial=-1), pred_frame.max(initial=-1))) + 1
@@ -462,20 +585,23 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
     cg, cp, cs = pg[cand], pp[cand], ps[cand]
     edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
     if n_proc and len(cg):
-        proc = np.where(busy, np.cumsum(busy) - 1, -1)[gt_frame]  # processed-frame rank
+        # Processed-frame rank of each reference detection (int32: exact, half the memory).
+        proc = np.where(busy, np.cumsum(busy) - 1, -1).astype(np.int32)[gt_frame]
         # Reference detections of processed frames by (id, processed frame); each one's
         # predecessor is the same id in the previous processed frame, if there.
-        idx = np.flatnonzero(proc >= 0)
-        key = g_id[idx] * (n_proc + 1) + proc[idx]
-        sort = np.argsort(key, kind="stable")
-        by_id, key = idx[sort], key[sort]
-        follows = key[1:] == key[:-1] + 1
+        if gt_order is None:
+            gt_order = stable_order(g_id, n_gid, gt_frame)
+        by_id = gt_order[proc[gt_order] >= 0] if n_proc < n_frames else gt_order
+        id_by, proc_by = g_id[by_id], proc[by_id]
+        follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
         prev_det = np.full(n_gt, -1, dtype=np.int64)
         prev_det[by_id[1:][follows]] = by_id[:-1][follows]
         # Components of the candidate graph (all within one frame by construction).
-        graph = _Graph(cg, cp, n_gt, n_pred)
+        graph = _Graph(cg, cp, n_gt, n_pred, None if alone is None else alone[cand])
         comp = graph.comp
-        single = (graph.gt_in[comp] == 1) & (graph.pr_in[comp] == 1)
+        single = graph.alone.copy()  # and components of one reference and one prediction
+        others = np.flatnonzero(~single)
+        single[others] = (graph.gt_in[comp[others]] == 1) & (graph.pr_in[comp[others]] == 1)
         edge_of_gt[cg[single]] = np.flatnonzero(single)
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
@@ -498,23 +624,28 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             edge_of_gt[cg[chosen]] = chosen
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
+        del graph, comp, single, others, resolved, prev_det, follows  # big, no longer needed
     m_gt = np.flatnonzero(edge_of_gt >= 0)
-    m_pred = cp[edge_of_gt[m_gt]]
+    m_edge = edge_of_gt[m_gt]
+    m_pred = cp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
-        motp_sum = float(cs[edge_of_gt[m_gt]].sum())
+        motp_sum = float(cs[m_edge].sum())
         # IDSW: a match whose predicted id differs from the id's previous match.
-        ms = by_id[edge_of_gt[by_id] >= 0]  # matches by (id, frame)
-        gs, ps_id = g_id[ms], p_id[cp[edge_of_gt[ms]]]
+        pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
+        pid_of_gt[m_gt] = p_id[m_pred]
+        is_match = edge_of_gt[by_id] >= 0
+        ms = by_id[is_match]  # matches by (id, frame)
+        gs, ps_id, proc_m = id_by[is_match], pid_of_gt[ms], proc_by[is_match]
+        del pid_of_gt, is_match
         switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
             frame_m = gt_frame[ms]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
-        proc_m = proc[ms]
         continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())

@@ -234,7 +234,10 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         except (OverflowError, TypeError, ValueError):
             return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
     if kind == "string":
-        empty = (series.to_numpy(dtype=object) == "") & ~null
+        if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: lengths, no objects
+            empty = (series.str.len() == 0).to_numpy(dtype=bool, na_value=False)
+        else:
+            empty = (series.to_numpy(dtype=object) == "") & ~null
         if empty.any():
             raise InputError("empty id (an id is a non-empty text or an integer)", source=source,
                              column=column, row=_first(empty))
@@ -286,16 +289,19 @@ def _frame_column(series: pd.Series, source: str) -> pd.Series:
         raise InputError(f"frame must be an integer frame index, not a timestamp, duration or "
                          f"boolean (a {dtype} column); convert times to frame numbers first",
                          source=source, column="frame", row=1)
-    numeric = pd.to_numeric(series, errors="coerce")
-    bad = numeric.isna().to_numpy()
-    if bad.any():
-        raise InputError("frame must be an integer", source=source, column="frame",
-                         row=_first(bad))
-    values = numeric.to_numpy(dtype=np.float64)
-    fractional = values != np.round(values)
-    if fractional.any():
-        raise InputError("frame must be an integer, found a fractional value",
-                         source=source, column="frame", row=_first(fractional))
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":  # integers: only the range to check
+        values = series.to_numpy()
+    else:
+        numeric = pd.to_numeric(series, errors="coerce")
+        bad = numeric.isna().to_numpy()
+        if bad.any():
+            raise InputError("frame must be an integer", source=source, column="frame",
+                             row=_first(bad))
+        values = numeric.to_numpy(dtype=np.float64)
+        fractional = values != np.round(values)
+        if fractional.any():
+            raise InputError("frame must be an integer, found a fractional value",
+                             source=source, column="frame", row=_first(fractional))
     negative = values < 0
     if negative.any():
         raise InputError("frame must be >= 0", source=source, column="frame",
@@ -317,11 +323,14 @@ def _check_coordinate_set(df: pd.DataFrame, schema: Schema, source: str) -> None
 def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series:
     if pd.api.types.is_bool_dtype(series.dtype):
         raise InputError("coordinates must be numbers", source=source, column=column, row=1)
-    numeric = pd.to_numeric(series, errors="coerce")
-    not_number = numeric.isna().to_numpy() & ~series.isna().to_numpy()
-    if not_number.any():
-        raise InputError("coordinates must be numbers", source=source, column=column,
-                         row=_first(not_number))
+    if isinstance(series.dtype, np.dtype) and series.dtype == np.float64:  # NaN: caught below
+        numeric = series
+    else:
+        numeric = pd.to_numeric(series, errors="coerce")
+        not_number = numeric.isna().to_numpy() & ~series.isna().to_numpy()
+        if not_number.any():
+            raise InputError("coordinates must be numbers", source=source, column=column,
+                             row=_first(not_number))
     values = numeric.to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -331,7 +340,7 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
     if huge.any():
         raise InputError(f"coordinate is implausibly large (beyond +-{MAX_COORDINATE_UM:g} um)",
                          source=source, column=column, row=_first(huge))
-    return pd.Series(values, index=series.index)
+    return numeric if numeric is series else pd.Series(values, index=series.index)
 
 
 _TRUE = {"true", "1", "t", "yes", "y"}
@@ -377,8 +386,23 @@ def column_codes(values) -> tuple[np.ndarray, int]:
         low, high = int(array.min()), int(array.max())
         if low >= 0 and high < max(2 * len(array), 1 << 16):
             return array.astype(np.int64, copy=False), high + 1
+    if single_value(values):  # e.g. the recording of a one-recording table
+        return np.zeros(len(values), dtype=np.int64), 1
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
     return codes.astype(np.int64, copy=False), len(uniques)
+
+
+def single_value(values) -> bool:
+    """Whether a non-empty text column (a Series) without nulls holds one value only:
+    checked without hashing (a one-recording table's ``recording``); False for anything
+    else."""
+    if not isinstance(values, pd.Series) or len(values) == 0 or \
+            not (isinstance(values.dtype, pd.StringDtype) or values.dtype == object):
+        return False
+    first = values.iloc[0]
+    if not isinstance(first, str) or values.iloc[-1] != first or values.hasnans:
+        return False
+    return bool(values.eq(first).all())
 
 
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
@@ -397,9 +421,32 @@ def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]
 
 def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     """The codes renumbered over the values present (order kept)."""
+    present, inverse = unique_inverse(code, span)
+    return inverse, len(present)
+
+
+def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``: the distinct
+    values ascending and each value's rank among them; by counting (``O(n + span)``, no
+    sort) unless ``span`` is far larger than the number of values."""
+    if span > 4 * len(values) + (1 << 16):
+        return np.unique(values, return_inverse=True)
     present = np.zeros(span, dtype=bool)
-    present[code] = True
-    return (np.cumsum(present) - 1)[code], int(present.sum())
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+
+
+def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarray:
+    """The rows sorted by ``(major, minor)``, ties in row order: ``np.lexsort((minor,
+    major))``. ``major`` holds codes ``0..n_major-1``. When the rows are in ``minor`` order
+    already (tables sorted by frame), one stable sort on ``major`` gives the same order (a
+    radix sort for fewer than 65536 codes)."""
+    major = np.asarray(major)
+    minor = np.asarray(minor)
+    if len(major) > 1 and bool(np.all(minor[1:] >= minor[:-1])):
+        return np.argsort(major.astype(np.uint16) if n_major <= 1 << 16 else major,
+                          kind="stable")
+    return np.lexsort((minor, major))
 
 
 def first_repeat(codes: np.ndarray, span: int) -> int | None:

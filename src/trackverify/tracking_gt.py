@@ -39,7 +39,7 @@ from trackverify.associate import (IdentityReport, identity_report, link_smalles
                                    pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
-                                plain, validate_pair)
+                                plain, single_value, validate_pair)
 
 POOLED = "pooled"
 
@@ -104,8 +104,9 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
         raise ConfigError(f"zero_distance_um must be a positive number, got {zero_distance_um!r}")
     ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
                                             predictions_source)
-    check_predictions(ref, pred, predictions_source, reference_source)
-    recordings = list(_by_recording(ref, pred))
+    codes = recording_codes(ref, pred)
+    check_predictions(ref, pred, predictions_source, reference_source, codes)
+    recordings = list(_by_recording(ref, pred, codes))
     names = [recording for recording, _, _ in recordings]
     scored = [score_recording(ref_rec, pred_rec, zero_distance, by_detection, predictions_source)
               for _, ref_rec, pred_rec in recordings]
@@ -120,18 +121,35 @@ def stack_by_recording(tables: list[tuple[object, pd.DataFrame]]) -> pd.DataFram
     """``(recording, table)`` pairs, one table below the other, behind a ``recording`` column."""
     if not tables:
         return pd.DataFrame()
+    if len(tables) == 1:  # one recording: the table behind its name, no concatenation
+        recording, table = tables[0]
+        table = table.copy()
+        table.insert(0, "recording", recording)
+        return table
     return pd.concat([t.assign(recording=r)[["recording", *t.columns]] for r, t in tables],
                      ignore_index=True)
 
 
-def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame):
+def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
+                    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """The reference's recordings (sorted), the code of each reference row's recording and
+    of each prediction row's (``-1``: a recording the reference does not have)."""
+    r, p = ref["recording"], pred["recording"]
+    if single_value(r) and (len(p) == 0 or (single_value(p) and p.iloc[0] == r.iloc[0])):
+        return pd.Index([r.iloc[0]]), np.zeros(len(r), np.int64), np.zeros(len(p), np.int64)
+    codes, names = pd.factorize(r, sort=True)
+    names = pd.Index(names)
+    return names, codes.astype(np.int64, copy=False), names.get_indexer(p)
+
+
+def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame, recordings=None):
     """``(recording, reference rows, prediction rows)`` in sorted recording order, rows in
-    table order (predictions of recordings the reference lacks: refused before)."""
-    codes, names = pd.factorize(ref["recording"], sort=True)
+    table order (predictions of recordings the reference lacks: refused before);
+    ``recordings``: :func:`recording_codes`, when known."""
+    names, codes, pred_codes = recordings or recording_codes(ref, pred)
     if len(names) == 1:
         yield plain(names[0]), ref, pred
         return
-    pred_codes = pd.Index(names).get_indexer(pred["recording"])
     ref_order = np.argsort(codes, kind="stable")
     pred_order = np.argsort(pred_codes, kind="stable")
     ref_cut = np.searchsorted(codes[ref_order], np.arange(len(names) + 1))
@@ -148,20 +166,20 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     sufficient statistics for pooling (:func:`pool_recordings`), and which tracks, frames
     and switches are wrong (one :class:`RecordingScore`, whatever the caller needs)."""
     valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
+    rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
-    pred_frame = pred_rec["frame"].to_numpy(np.int64)[valid]
+    pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
     track_codes, tracks = pd.factorize(ref_rec["track"], sort=True)
-    pred_codes, pred_ids = pd.factorize(pred_rec["pred_id"][valid], sort=True)
+    pred_codes, pred_ids = pd.factorize(pred_rec["pred_id"].iloc[rows], sort=True)
     if by_detection:
         pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
-                          [pred_frame, pred_rec["detection"].to_numpy()[valid]])
+                          [pred_frame, pred_rec["detection"].to_numpy()[rows]])
         ps = np.ones(len(pg))
     else:
         cols = coordinate_columns(ref_rec)
-        pg, pp, ps = mot.similarity_pairs(gt_frame, ref_rec[cols].to_numpy(np.float64),
-                                          pred_frame,
-                                          pred_rec[cols].to_numpy(np.float64)[valid],
-                                          zero_distance)
+        pg, pp, ps = mot.similarity_pairs_by_axis(
+            gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
+            [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
     seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
     if by_detection:  # the prediction on an observation's detection (smallest id first)
         linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
@@ -170,8 +188,10 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked = np.full(len(gt_frame), -1, dtype=np.int64)
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
-    seq = dataclasses.replace(seq, clear_matches=None)  # not needed to pool; keep it light
-    identity = identity_report(gt_frame, track_codes, tracks, linked, pred_ids, extra)
+    order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
+    seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
+    identity = identity_report(gt_frame, track_codes, tracks, linked, pred_ids, extra,
+                               order=order)
     return RecordingScore({**identity.diagnostics, **mot.finish(seq)}, seq, identity)
 
 
@@ -182,12 +202,14 @@ def pool_recordings(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
 
 
 def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
-                      reference_source: str = "<reference>") -> None:
-    recordings = pd.Index(pd.unique(ref["recording"]))
+                      reference_source: str = "<reference>", recordings=None) -> None:
+    """Refuse a recording named like the pooled results, predictions of a recording the
+    reference lacks, and a valid ``pred_id`` twice in one frame (``recordings``:
+    :func:`recording_codes`, when known)."""
+    recordings, _, pred_recording = recordings or recording_codes(ref, pred)
     if any(isinstance(r, str) and r == POOLED for r in recordings):
         raise InputError(f"a recording may not be called '{POOLED}' (the name of the pooled "
                          "results)", source=reference_source, column="recording")
-    pred_recording = recordings.get_indexer(pred["recording"])
     if (pred_recording < 0).any():
         row = int(np.flatnonzero(pred_recording < 0)[0])
         name = plain(pred["recording"].iloc[row])

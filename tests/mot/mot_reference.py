@@ -2,8 +2,9 @@
 
 Usage: ``.venv-mot/bin/python mot_reference.py INPUT.npz [--no-motmetrics] [--no-trackeval]
 [--repeat N]``. Prints one JSON object: per sequence and combined, the TrackEval HOTA / CLEAR /
-Identity results and the py-motmetrics results, plus seconds (best of N runs): each library's
-own work, and apart from it ``similarity``, this harness building their per-frame input.
+Identity results and the py-motmetrics results, plus seconds (best of N runs; every run's
+time in ``runs``): each library's own work, and apart from it ``similarity``, this harness
+building their per-frame input.
 
 INPUT.npz holds ``zero_distance`` (0 = compare ``det`` ids instead of positions),
 ``names`` (sequence names) and per sequence ``NAME/gt_frame``, ``NAME/gt_id``,
@@ -109,14 +110,19 @@ def run_motmetrics(datas):
     return {str(row): {f: float(summary.loc[row, f]) for f in fields} for row in summary.index}
 
 
-def best_of(repeat, fn, *args):
-    """(result, the fastest of ``repeat`` wall-clock runs in seconds)."""
-    best = float("inf")
+RUNS = {}  # every run's wall-clock seconds, per step (printed as "runs")
+
+
+def best_of(repeat, fn, *args, step=None):
+    """(result, the fastest of ``repeat`` wall-clock runs in seconds); each run's time is
+    kept in ``RUNS[step]``."""
+    times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         out = fn(*args)
-        best = min(best, time.perf_counter() - t0)
-    return out, best
+        times.append(time.perf_counter() - t0)
+    RUNS[step] = times
+    return out, min(times)
 
 
 def main():
@@ -124,13 +130,15 @@ def main():
     repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 1
     # "similarity" is this harness building TrackEval's per-frame input, not TrackEval.
     datas, t_data = best_of(repeat, lambda: {name: per_frame(seq, zd)
-                                             for name, seq in seqs.items()})
+                                             for name, seq in seqs.items()}, step="similarity")
     result = {"seconds": {"similarity": t_data}}
     if "--no-trackeval" not in sys.argv:
-        result["trackeval"], result["seconds"]["trackeval"] = best_of(repeat, run_trackeval, datas)
+        result["trackeval"], result["seconds"]["trackeval"] = best_of(
+            repeat, run_trackeval, datas, step="trackeval")
     if "--no-motmetrics" not in sys.argv:
-        result["motmetrics"], result["seconds"]["motmetrics"] = best_of(repeat, run_motmetrics,
-                                                                        datas)
+        result["motmetrics"], result["seconds"]["motmetrics"] = best_of(
+            repeat, run_motmetrics, datas, step="motmetrics")
+    result["runs"] = RUNS
     json.dump(result, sys.stdout, allow_nan=True)
 
 
