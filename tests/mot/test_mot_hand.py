@@ -367,3 +367,32 @@ def test_pair_a_hair_inside_the_zero_distance_is_kept():
 def test_pairs_across_frames_are_rejected():
     with pytest.raises(ValueError, match="^candidate pairs must join detections of the same frame$"):
         mot.sequence_counts([0, 1], [1, 1], [0, 1], [7, 7], [0], [1], [0.9])
+
+
+def test_similarity_pairs_without_points_on_either_side():
+    for gt, pred in (([], [0, 1]), ([0, 1], []), ([], [])):
+        got = mot.similarity_pairs(gt, np.zeros((len(gt), 2)), pred, np.zeros((len(pred), 2)), ZD)
+        assert [a.shape for a in got] == [(0,), (0,), (0,)]
+        assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
+
+
+def test_similarity_pairs_of_ordinary_scenes_use_the_cube_table(monkeypatch):
+    """The k-d tree is the fallback for huge extents only: an ordinary scene (a specimen
+    moving 7 units a frame, points on the cube grid and off it) never falls back to it."""
+    def no_tree(*args):
+        raise AssertionError("fell back to the k-d tree")
+
+    monkeypatch.setattr(mot, "_similarity_pairs_tree", no_tree)
+    rng = np.random.default_rng(9)
+    for dim in (2, 3):
+        for case in range(6):
+            f_gt, f_pred = rng.integers(0, 8, 200), rng.integers(0, 8, 150)
+            gt_xyz = rng.uniform(0, 40, (200, dim)) + f_gt[:, None] * 7.0
+            pred_xyz = rng.uniform(0, 40, (150, dim)) + f_pred[:, None] * 7.0
+            if case % 2:
+                gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
+            got = mot.similarity_pairs(f_gt, gt_xyz, f_pred, pred_xyz, ZD)
+            want = _pairs_brute_force(f_gt, gt_xyz, f_pred, pred_xyz, ZD)
+            order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a[order_got], b[order_want])

@@ -60,6 +60,31 @@ FUNCTIONS = {
                      "trackverify.andi.core.x_jaccard_index*",
                      "trackverify.andi.core.x_metric_*"],
 }
+# The definition functions of the stages (scores, tolerance ratios, pass rules; not the file
+# readers and checks) and of andi/single.py (scoring, not parsing).
+DEFINITIONS = {
+    "stages/common.py": ["summarise_ratios", "ratio_entry", "wrapped", "align_trajectories",
+                         "dense", "total_frames"],
+    "stages/body_tracking.py": ["tips", "tip_error", "clear_counts", "mota"],
+    "stages/features.py": ["corfrac_loss", "_standard_ratio", "score_experiment"],
+    "stages/gait.py": ["_mean_bout_error", "bout_balanced_accuracy"],
+    "stages/keypoints.py": ["keypoint_errors", "mean_percentile_error"],
+    "stages/registration.py": ["_geometry", "_range_rel", "score_experiment"],
+    "stages/stats.py": ["cell_correct"],
+    "stages/walking.py": ["expand_bouts", "collect"],
+    "andi/single.py": ["first_match", "_regular", "_int_cp", "score_tables", "_drop_last_unless",
+                       "check_prediction_length", "error_SingleTraj_dataset"],
+}
+# registered_distance.py: its scoring, abstention and helper functions (not the fit).
+FUNCTIONS["verifiers/registered_distance.py"] = [
+    "trackverify.verifiers.registered_distance.xǁRegisteredDistanceǁscore__mutmut_*",
+    *(f"trackverify.verifiers.registered_distance.x_{name}__mutmut_*" for name in (
+        "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
+        "ambiguity_k_from_ratios"))]
+for _module, _names in DEFINITIONS.items():
+    _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
+    FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
+
 KILLED = {"killed", "timeout", "segfault", "suspicious"}
 
 
@@ -143,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {module} | not run | | | | |")
             continue
         if module in FUNCTIONS:
-            module += " (" + ", ".join(p.rpartition(".x_")[2].rstrip("*") for p in FUNCTIONS[module]) + ")"
+            module += " (" + ", ".join(p.rpartition(".x_")[2].removesuffix("__mutmut_*").rstrip("*") for p in FUNCTIONS[module]) + ")"
         total, killed, eq, survived, pending = counts
         score = killed / (total - eq) if total > eq else float("nan")
         note = f" ({pending} not yet run)" if pending else ""
