@@ -26,6 +26,11 @@ SCENES = {
                       vanish=2, empty_pred_frames=1, empty_gt_frames=1),
     "crowded3d": dict(seed=202, n_ids=12, n_frames=25, dim=3, box=10.0, noise=1.0, swaps=3),
     "sparse2d": dict(seed=203, n_ids=6, n_frames=20, dim=2, box=80.0, noise=0.8),
+    # packed so densely that most frames hold 2 x 2 and larger conflicts, where the global
+    # alignment decides the HOTA matching
+    **{f"packed{k}": dict(seed=300 + k, n_ids=8, n_frames=30, dim=2 + k % 2, box=8.0 + k % 5,
+                          noise=1.0, swaps=3, vanish=2, empty_pred_frames=k % 3,
+                          empty_gt_frames=k % 2) for k in range(12)},
 }
 
 
