@@ -273,13 +273,20 @@ def test_mota_counts_every_reference_frame_and_target():
     assert mota(gt, gt, BodyTrackingConfig())["mota"] == 1.0
     empty = _trx([])
     assert mota(empty, empty, BodyTrackingConfig())["mota"] is None
+    # the configured IDSW rule is used: track 0 in frame 0, track 1 in frame 2 (frame 1
+    # missed) is a switch for last_matched, not for consecutive
+    tracks = _trx([_still(0, 1, 100.0), _still(2, 1, 100.0)])
+    one = _trx([_still(0, 3, 100.0)])
+    assert mota(one, tracks, BodyTrackingConfig())["idsw"] == 1
+    assert mota(one, tracks, BodyTrackingConfig(idsw="consecutive"))["idsw"] == 0
 
 
 def test_clear_counts_need_presence_on_both_sides_and_scale_with_the_gate():
     """A finite error alone does not make a pair: the track must be present. With gate 2 an
     error of 1.5 matches (similarity 1 - 1.5 / 4 = 0.625)."""
     gt = np.ones((1, 1), bool)
-    out = clear_counts(gt, np.zeros((1, 1), bool), np.zeros((1, 1, 1)), 1.0)
-    assert (out["tp"], out["fn"], out["fp"]) == (0, 1, 0)
+    # track 0 absent (error 0 all the same), track 1 present but beyond the gate
+    out = clear_counts(gt, np.array([[False, True]]), np.array([[[0.0, np.inf]]]), 1.0)
+    assert (out["tp"], out["fn"], out["fp"]) == (0, 1, 1)
     out = clear_counts(gt, np.ones((1, 1), bool), np.full((1, 1, 1), 1.5), 2.0)
     assert (out["tp"], out["fn"], out["fp"]) == (1, 0, 0)
