@@ -324,7 +324,8 @@ def test_similarity_pairs_frame_order_edge_cases():
     """Unsorted frames whose first row holds the smallest frame, and frame numbers beyond
     65535 (no 16-bit radix sort there): the pairs are those of the brute force."""
     rng = np.random.default_rng(7)
-    for frames in ([0, 2, 1, 2, 0, 1, 1, 2], [70000, 3, 70000, 3, 65537, 1]):
+    for frames in ([0, 2, 1, 2, 0, 1, 1, 2], [70000, 3, 70000, 3, 65537, 1],
+                   [65537, 1, 65537, 1, 65537, 1]):  # 65537 and 1 agree in 16 bits
         f = np.array(frames)
         gt_xyz = rng.uniform(0, 8, (len(f), 2))
         pred_xyz = gt_xyz[::-1] + rng.normal(0, 0.5, (len(f), 2))
@@ -396,3 +397,33 @@ def test_similarity_pairs_of_ordinary_scenes_use_the_cube_table(monkeypatch):
             order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
             for a, b in zip(got, want):
                 np.testing.assert_array_equal(a[order_got], b[order_want])
+
+
+def test_one_match_and_one_lone_reference_by_hand():
+    """One reference and one predicted detection at similarity 0.3: a TP at the 6 alphas
+    0.05..0.30, else FN 1 and FP 1. Per alpha with the TP: DetRe = DetPr = DetA = AssA =
+    AssRe = AssPr = 1 and LocA 0.3; without: 0 and LocA 1 (TrackEval's 1e-10 / 1e-10).
+    A sequence with one reference detection only: HOTA and DetA are 0, DetRe 0, the
+    others undefined. Combined: the TP-weighted association means keep 1 at the 6 alphas."""
+    one = mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.3])
+    m = mot.finish(one)
+    for key in ("hota", "deta", "detre", "detpr", "assa", "assre", "asspr"):
+        assert m[key] == pytest.approx(6 / 19, abs=1e-12), key
+    assert m["loca"] == pytest.approx((6 * 0.3 + 13) / 19, abs=1e-12)
+    lone = mot.finish(mot.sequence_counts([0], [1], [], [], [], [], []))
+    assert (lone["hota"], lone["deta"], lone["detre"]) == (0.0, 0.0, 0.0)
+    assert lone["detpr"] is None and lone["assa"] is None and lone["loca"] is None
+    both = mot.finish(mot.combine([one, mot.sequence_counts([0], [1], [], [], [], [], [])]))
+    assert both["assa"] == pytest.approx(6 / 19, abs=1e-12)
+    assert both["loca"] == pytest.approx((6 * 0.3 + 13) / 19, abs=1e-12)
+    assert both["detre"] == pytest.approx(6 / 19 / 2, abs=1e-12)   # TP 1 of 2 references
+
+
+def test_hota_alpha_boundary_and_a_match_at_the_first_alpha_only():
+    """A match counts at alpha when s >= alpha - eps: s = ALPHAS[5] - eps exactly counts at
+    6 alphas; s = 0.07 only at alpha 0.05 (association is still defined)."""
+    s = mot.ALPHAS[5] - mot.EPS
+    c = mot.sequence_counts([0], [1], [0], [7], [0], [0], [s])
+    assert c.hota_tp.tolist() == [1.0] * 6 + [0.0] * 13
+    m = mot.finish(mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.07]))
+    assert m["assa"] == pytest.approx(1 / 19, abs=1e-12)
