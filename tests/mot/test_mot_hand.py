@@ -60,6 +60,16 @@ def _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
     return gi[sim > 0], pj[sim > 0], sim[sim > 0]
 
 
+def _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz):
+    """similarity_pairs gives exactly the brute-force pairs (in any order); returns them."""
+    got = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    want = _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a[order_got], b[order_want])
+    return want
+
+
 @pytest.mark.parametrize("dim", [2, 3])
 def test_similarity_pairs_against_brute_force(dim):
     """Clustered and spread points, frames out of order, gaps, a moving specimen, points on
@@ -75,11 +85,7 @@ def test_similarity_pairs_against_brute_force(dim):
         pred_xyz = rng.uniform(0, spread, (n_pred, dim)) + pred_frame[:, None] * 7.0
         if case % 3 == 0:  # on the grid of cube sides and halves
             gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
-        got = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
-        want = _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
-        order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
-        for a, b in zip(got, want):
-            np.testing.assert_array_equal(a[order_got], b[order_want])
+        _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
 
 
 def test_hota_by_hand():
@@ -329,12 +335,8 @@ def test_similarity_pairs_frame_order_edge_cases():
         f = np.array(frames)
         gt_xyz = rng.uniform(0, 8, (len(f), 2))
         pred_xyz = gt_xyz[::-1] + rng.normal(0, 0.5, (len(f), 2))
-        got = mot.similarity_pairs(f, gt_xyz, f[::-1], pred_xyz, ZD)
-        want = _pairs_brute_force(f, gt_xyz, f[::-1], pred_xyz, ZD)
+        want = _assert_brute_force_pairs(f, gt_xyz, f[::-1], pred_xyz)
         assert len(want[0]) > len(f)  # several partners per point
-        order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
-        for a, b in zip(got, want):
-            np.testing.assert_array_equal(a[order_got], b[order_want])
 
 
 def test_similarity_pairs_over_a_huge_extent_take_the_tree_path(monkeypatch):
@@ -348,13 +350,8 @@ def test_similarity_pairs_over_a_huge_extent_take_the_tree_path(monkeypatch):
     calls = []
     tree = mot._similarity_pairs_tree
     monkeypatch.setattr(mot, "_similarity_pairs_tree", lambda *a: calls.append(1) or tree(*a))
-    got = mot.similarity_pairs(gt_frame, gt_xyz, gt_frame, pred_xyz, ZD)
-    assert calls == [1]
-    want = _pairs_brute_force(gt_frame, gt_xyz, gt_frame, pred_xyz, ZD)
-    assert len(want[0]) > 20
-    order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
-    for a, b in zip(got, want):
-        np.testing.assert_array_equal(a[order_got], b[order_want])
+    want = _assert_brute_force_pairs(gt_frame, gt_xyz, gt_frame, pred_xyz)
+    assert calls == [1] and len(want[0]) > 20
 
 
 def test_pair_a_hair_inside_the_zero_distance_is_kept():
@@ -392,11 +389,7 @@ def test_similarity_pairs_of_ordinary_scenes_use_the_cube_table(monkeypatch):
             pred_xyz = rng.uniform(0, 40, (150, dim)) + f_pred[:, None] * 7.0
             if case % 2:
                 gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
-            got = mot.similarity_pairs(f_gt, gt_xyz, f_pred, pred_xyz, ZD)
-            want = _pairs_brute_force(f_gt, gt_xyz, f_pred, pred_xyz, ZD)
-            order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
-            for a, b in zip(got, want):
-                np.testing.assert_array_equal(a[order_got], b[order_want])
+            _assert_brute_force_pairs(f_gt, gt_xyz, f_pred, pred_xyz)
 
 
 def test_one_match_and_one_lone_reference_by_hand():
