@@ -88,6 +88,12 @@ for _module, _names in DEFINITIONS.items():
 KILLED = {"killed", "timeout", "segfault", "suspicious"}
 
 
+def function_name(pattern: str) -> str:
+    """``trackverify.m.x_name__mutmut_*`` -> ``name``; ``...xǁClassǁname*`` -> ``Class.name``."""
+    name = pattern.rsplit(".", 1)[-1].removesuffix("__mutmut_*").rstrip("*")
+    return name[2:].replace("ǁ", ".") if name.startswith("xǁ") else name.removeprefix("x_")
+
+
 def equivalents() -> dict[str, str]:
     path = Path(__file__).with_name("equivalent.txt")
     out = {}
@@ -168,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {module} | not run | | | | |")
             continue
         if module in FUNCTIONS:
-            module += " (" + ", ".join(p.rpartition(".x_")[2].removesuffix("__mutmut_*").rstrip("*") for p in FUNCTIONS[module]) + ")"
+            module += " (" + ", ".join(map(function_name, FUNCTIONS[module])) + ")"
         total, killed, eq, survived, pending = counts
         score = killed / (total - eq) if total > eq else float("nan")
         note = f" ({pending} not yet run)" if pending else ""
