@@ -191,3 +191,62 @@ def test_pooled_curve_without_errors_and_reported_settings():
                           "correct_coverage"}
     assert curve["false_certification_rate"] == [None] * len(curve["threshold"])
     assert curve["coverage"][-1] == 1.0 and curve["correct_coverage"][-1] == 1.0
+
+
+def test_curve_of_one_chunk_of_101_scores_sits_at_every_score():
+    """Scores 0, 1, ..., 100 in one chunk, the row scored 50 an error, the row scored 7
+    unlabelled. The sketch holds the 101 quantiles 0..100 (weight 1 each), so the 101
+    curve points at coverage k / 100 fall on the scores themselves: threshold k accepts the
+    k + 1 rows scored 0..k (np.quantile may land a rounding error above k). At 49 no error is accepted (risk 0, FCR 0); at 50 the error is
+    (risk 1 / 51, FCR 1) -- an error exactly at a threshold counts as accepted."""
+    score = np.arange(101.0)
+    error = (score == 50).astype(float)
+    error[7] = np.nan
+    population = PooledPopulation(10.0)
+    population.add(error, score)
+    population.count(error, score)
+    curve = population.metrics()["risk_coverage"]
+    assert curve["threshold"] == pytest.approx(range(101), abs=1e-9)  # quantiles, rounded
+    assert curve["coverage"][49] == 50 / 101 and curve["coverage"][50] == 51 / 101
+    assert curve["selective_risk"][49] == 0.0 and curve["selective_risk"][50] == 1 / 51
+    assert curve["false_certification_rate"][49] == 0.0
+    assert curve["false_certification_rate"][50] == 1.0
+    assert curve["correct_coverage"][50] == 49 / 101  # rows 0..50 less the error and row 7
+
+
+def test_population_without_rows_or_without_finite_scores():
+    """No chunk at all: every rate is undefined and the curve is empty. Only abstained
+    rows: no curve point either (a threshold needs a finite score to sit at)."""
+    empty = PooledPopulation(1.0).metrics()
+    assert empty["n_rows"] == 0 and empty["auroc"] is None and empty["auprc"] is None
+    assert empty["certified_coverage"] is None and empty["correct_coverage_at_fcr"] is None
+    assert empty["risk_coverage"]["threshold"] == []
+    abstained = pooled([(np.array([0.0, 1.0, np.nan]), np.full(3, np.nan))], 1.0)
+    assert abstained["risk_coverage"]["threshold"] == []
+    assert abstained["risk_coverage"]["coverage"] == []
+
+
+def test_detection_curves_with_tied_error_scores():
+    """Errors scored 0.9, 0.9 and 0.5, correct rows 0.1 and 0.6. Descending error scores:
+    0.9 -> TP 2, FP 0; 0.5 -> TP 3, FP 1 (the correct row at 0.6)."""
+    from trackverify.pooled import detection_curves
+
+    curves = detection_curves(scored([1, 1, 1, 0, 0], [0.9, 0.9, 0.5, 0.1, 0.6]))
+    assert curves["recall"] == pytest.approx([2 / 3, 1.0])
+    assert curves["precision"] == pytest.approx([1.0, 3 / 4])
+    assert curves["fpr"] == [0.0, 0.0, 0.0, 0.5, 0.5, 1.0]
+    assert curves["tpr"] == pytest.approx([0.0, 0.0, 2 / 3, 2 / 3, 1.0, 1.0])
+    assert curves["positives"] == 3 and curves["negatives"] == 2
+    assert curves["prevalence"] == 3 / 5
+
+
+def test_detection_curves_keep_400_points_by_default():
+    """401 distinct error scores: the default thinning keeps 400 of them (rounded
+    linspace(0, 400, 400) steps by more than 1, so no two points merge)."""
+    from trackverify.pooled import detection_curves
+
+    error = np.r_[np.ones(401), 0.0]
+    score = np.r_[np.arange(1.0, 402.0), 0.0]
+    curves = detection_curves(scored(error, score))
+    assert len(curves["recall"]) == 400
+    assert len(detection_curves(scored(error, score), max_points=401)["recall"]) == 401

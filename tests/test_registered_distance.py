@@ -388,3 +388,43 @@ def test_detection_of_points_by_id_falls_back_to_coordinates():
     found = detection_of_points(det_frames, det_points, np.array([1, 1]), points,
                                 np.array([8, 9]), np.array([9, 9]))
     np.testing.assert_array_equal(found, [1, 0])
+
+
+def test_ambiguity_k_is_the_quantile_of_the_pooled_ratios():
+    from trackverify.verifiers.registered_distance import ambiguity_k_from_ratios
+
+    ratios = [np.array([1.0, 3.0]), np.array([2.0])]
+    assert ambiguity_k_from_ratios(ratios) == 2.0            # the median by default
+    assert ambiguity_k_from_ratios(ratios, quantile=1.0) == 3.0
+    for empty in ([], [np.zeros(0)]):
+        with pytest.raises(ValueError, match="^no clean row beyond the anchor frame could be scored$"):
+            ambiguity_k_from_ratios(empty)
+
+
+def test_constant_velocity_by_hand():
+    """previous (2, 0), before (1, 0): one unit per frame. Two frames ahead of a step of 1
+    frame -> (4, 0); of a step over 2 frames -> (3, 0); momentum 0.5 halves the move; no
+    step (behind 0) keeps the last position."""
+    from trackverify.verifiers.registered_distance import constant_velocity
+
+    prev, before = np.array([2.0, 0.0]), np.array([1.0, 0.0])
+    assert constant_velocity(prev, before, 2, 1).tolist() == [4.0, 0.0]
+    assert constant_velocity(prev, before, 2, 2).tolist() == [3.0, 0.0]
+    assert constant_velocity(prev, before, 2, 1, momentum=0.5).tolist() == [3.0, 0.0]
+    assert constant_velocity(prev, before, 2, 0).tolist() == [2.0, 0.0]
+
+
+def test_nearest_other_skips_the_point_itself():
+    """Frame 0 anchors (0, 0), (10, 0), (0, 5); frame 1 anchors (0, 0), (1, 0), (50, 50).
+    (0.1, 0) in frame 0, own 0: nearest other is (0, 5) at sqrt(0.01 + 25); (9, 0), own
+    none: (10, 0) at 1; (0.2, 0) in frame 1, own 1: its nearest, (0, 0) at 0.2, is another."""
+    from trackverify.verifiers.registered_distance import nearest_other
+
+    registered = np.array([[[0.0, 0.0], [10.0, 0.0], [0.0, 5.0]],
+                           [[0.0, 0.0], [1.0, 0.0], [50.0, 50.0]]])
+    frames = np.array([1, 0, 0])
+    points = np.array([[0.2, 0.0], [0.1, 0.0], [9.0, 0.0]])
+    index, distance = nearest_other(registered, frames, points, np.array([1, 0, -1]))
+    assert index.tolist() == [0, 2, 1]
+    assert distance.dtype == np.float64
+    np.testing.assert_allclose(distance, [0.2, np.sqrt(0.01 + 25.0), 1.0], rtol=1e-12)

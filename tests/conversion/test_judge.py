@@ -127,3 +127,68 @@ def test_grade_spread():
                           "rating": ["match", "incorrect", "ok", "ok", "OK", "ok"]})
     spread = grade_spread(table, "rating", ("agent",))
     assert spread.to_dict("records") == [{"agent": "A", "spread": 3}, {"agent": "B", "spread": 0}]
+
+
+def test_negative_counts_message():
+    with pytest.raises(ValueError, match=r"^confusion counts must be >= 0, got \[1, -2, 0, 0\]$"):
+        judge_agreement(1, -2, 0, 0)
+
+
+def test_binarise_message_names_the_default_source_and_every_rating():
+    with pytest.raises(InputError) as exc:
+        binarise(["ok", "Great "])
+    assert str(exc.value) == ("ratings, row 2: 'great' is not a rating "
+                              "(incorrect, concerning, ok, match, better)")
+
+
+def test_confusion_counts_of_0_1_labels():
+    # judge 1 0 0 1, manual 1 0 1 0: TP 1 (row 1), TN 1 (row 2), FN 1 (row 3), FP 1 (row 4)
+    assert confusion_counts([1, 0, 0, 1], [1, 0, 1, 0]) == {"tp": 1, "fp": 1, "fn": 1, "tn": 1}
+    assert confusion_counts([0, 0], [0, 0]) == {"tp": 0, "fp": 0, "fn": 0, "tn": 2}
+
+
+def test_agreement_table_errors_name_file_column_and_first_row():
+    table = _ratings_frame()
+    with pytest.raises(InputError) as exc:
+        agreement_table(table.drop(columns="judge"), by=("judge",), source="r.csv")
+    assert str(exc.value) == "r.csv: missing column 'judge' (columns: judge_rating, manual_rating)"
+    with pytest.raises(InputError) as exc:
+        agreement_table(table.drop(columns="judge"), by=("judge",))
+    assert str(exc.value).startswith("ratings: missing column 'judge'")  # the default source
+    missing = table.copy()
+    missing.loc[[2, 5], "manual_rating"] = None
+    with pytest.raises(InputError) as exc:
+        agreement_table(missing, source="r.csv")
+    assert str(exc.value) == "r.csv, column 'manual_rating', row 3: missing rating"
+    for column in ("judge_rating", "manual_rating"):
+        bad = table.copy()
+        bad.loc[4, column] = "fine"
+        with pytest.raises(InputError) as exc:
+            agreement_table(bad, source="r.csv")
+        assert str(exc.value).startswith(f"r.csv, column '{column}', row 5: 'fine' is not")
+
+
+def test_agreement_table_groups_in_sorted_order_with_their_size():
+    """Groups come out sorted by their key whatever the row order; a column named
+    'index' in the ratings (as a saved DataFrame has) is just another column."""
+    table = _ratings_frame().iloc[::-1].set_index(np.arange(10, 18))
+    table.insert(0, "index", range(8))
+    rows = agreement_table(table, by=("judge",))
+    assert [(r["judge"], r["n"], r["tp"], r["fp"], r["fn"], r["tn"]) for r in rows] == [
+        ("A", 6, 2, 1, 1, 2), ("B", 2, 1, 0, 0, 1)]
+    assert agreement_table(table)[0]["n"] == 8
+
+
+def test_grade_spread_errors_and_group_order():
+    from trackverify.conversion.judge import grade_spread
+
+    table = pd.DataFrame({"agent": ["B", "B", "A", "A"], "rating": ["ok", "ok", "better", "match"]})
+    assert grade_spread(table, "rating", ("agent",)).to_dict("records") == [
+        {"agent": "A", "spread": 1}, {"agent": "B", "spread": 0}]
+    with pytest.raises(InputError) as exc:
+        grade_spread(table, "rating", ("judge",))
+    assert str(exc.value) == "ratings: missing column 'judge'"
+    with pytest.raises(InputError) as exc:
+        grade_spread(table.assign(rating=["ok", "meh", "ok", "ok"]), "rating", ("agent",),
+                     source="g.csv")
+    assert str(exc.value).startswith("g.csv, column 'rating', row 2: 'meh' is not a rating")

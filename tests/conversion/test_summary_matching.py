@@ -139,3 +139,63 @@ def test_real_embeddings_pair_names_by_meaning():
     result = match_variables(ref, agent, ranges, ranges, kind="input")
     assert result["pairing"] == {0: 1, 1: 2, 2: 0}
     assert result["mean_cost"] < 1.0 and result["passed"]
+
+
+def test_summary_statistics_with_an_empty_session_and_wider_variables():
+    """Session 1 has no trial (counted as a session, not in T_median or the neurons);
+    sessions 2 and 3: mean T (4 + 6) / 2 = 5 and 2 -> median 3.5; neurons 3 + 2; d_in and
+    d_out are the rows of the first input / output trial."""
+    z = np.zeros
+    data = {"neural": [[], [z((3, 4)), z((3, 6))], [z((2, 2))]],
+            "input": [[], [z((2, 4)), z((2, 6))], [z((2, 2))]],
+            "output": [[], [z(3), z(3)], [z(3)]],
+            "subjects": ["m1", "m2"], "input_names": ["a", "b"], "output_names": ["c", "d", "e"]}
+    assert summary_statistics(data) == {"n_sessions": 3, "n_trials_total": 3, "T_median": 3.5,
+                                        "n_neurons_total": 5, "n_subjects": 2, "d_in": 2,
+                                        "d_out": 3}
+
+
+def test_summary_statistics_without_any_trial():
+    """No trial anywhere: T_median is undefined, d_in / d_out come from the names."""
+    data = {"neural": [[]], "input": [[]], "output": [[]], "subjects": [],
+            "input_names": ["a", "b"], "output_names": ["c"]}
+    assert summary_statistics(data) == {"n_sessions": 1, "n_trials_total": 0, "T_median": None,
+                                        "n_neurons_total": 0, "n_subjects": 0, "d_in": 2,
+                                        "d_out": 1}
+
+
+@pytest.mark.parametrize("ratio, band", [(1.1, "agreement"), (1.1000001, "blue"),
+                                         (0.8999999, "orange"), (0.7, "orange"),
+                                         (0.6999999, "red")])
+def test_ratio_band_boundaries(ratio, band):
+    """The bands are closed at 0.90 and 1.10 (agreement) and at 0.70 (orange)."""
+    assert ratio_band(ratio) == band
+
+
+def test_compare_statistics_rows_and_boundaries():
+    """A reference of 1 is a ratio like any other; a ratio of exactly 0.9 (9 / 10) passes."""
+    ref = {"n_sessions": 1, "n_trials_total": 10, "T_median": 50.0, "n_neurons_total": 1000,
+           "n_subjects": 3, "d_in": 2, "d_out": 1}
+    agent = dict(ref, n_trials_total=9)
+    rows = compare_statistics(agent, ref)["statistics"]
+    assert rows["n_sessions"] == {"agent": 1, "reference": 1, "ratio": 1.0, "band": "agreement",
+                                  "passed": True}
+    assert rows["n_trials_total"]["ratio"] == 0.9 and rows["n_trials_total"]["passed"]
+    assert rows["d_in"] == {"agent": 2, "reference": 2, "passed": True}
+    assert compare_statistics(agent, ref)["passed"]
+
+
+def test_ranges_of_one_sample_and_of_none():
+    np.testing.assert_array_equal(variable_ranges([[np.array([3, 5])]]), [[3, 3], [5, 5]])
+    for empty in ([], [[np.zeros((2, 0))]]):
+        assert variable_ranges(empty).shape == (0, 2)
+
+
+def test_class_fractions_one_sample_empty_rows_and_codes_from_1_or_negative():
+    np.testing.assert_array_equal(class_fractions([[np.array([2])]])[0], [0, 0, 1])
+    empty = class_fractions([[np.zeros((2, 0))]])
+    assert len(empty) == 2 and all(f.shape == (0,) for f in empty)
+    # codes 1, 1, 2: code 0 unused counts as 0 -> [0, 2/3, 1/3]
+    np.testing.assert_allclose(class_fractions([[np.array([[1, 1, 2]])]])[0], [0, 2 / 3, 1 / 3])
+    # codes -1, 0, 1, 1: shifted so -1 is the first class
+    np.testing.assert_allclose(class_fractions([[np.array([[-1, 0, 1, 1]])]])[0], [0.25, 0.25, 0.5])

@@ -60,6 +60,16 @@ def _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance):
     return gi[sim > 0], pj[sim > 0], sim[sim > 0]
 
 
+def _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz):
+    """similarity_pairs gives exactly the brute-force pairs (in any order); returns them."""
+    got = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    want = _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a[order_got], b[order_want])
+    return want
+
+
 @pytest.mark.parametrize("dim", [2, 3])
 def test_similarity_pairs_against_brute_force(dim):
     """Clustered and spread points, frames out of order, gaps, a moving specimen, points on
@@ -75,11 +85,7 @@ def test_similarity_pairs_against_brute_force(dim):
         pred_xyz = rng.uniform(0, spread, (n_pred, dim)) + pred_frame[:, None] * 7.0
         if case % 3 == 0:  # on the grid of cube sides and halves
             gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
-        got = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
-        want = _pairs_brute_force(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
-        order_got, order_want = np.lexsort(got[:2]), np.lexsort(want[:2])
-        for a, b in zip(got, want):
-            np.testing.assert_array_equal(a[order_got], b[order_want])
+        _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
 
 
 def test_hota_by_hand():
@@ -255,3 +261,162 @@ def test_exact_tie_is_broken_by_input_order(first, idsw):
                       pred=[(0, first, -2 if first == 7 else 2), (0, second, 2 if first == 7 else -2),
                             (1, 8, 0)]))
     assert m["idsw"] == idsw and m["clr_tp"] == 2 and m["clr_fp"] == 1
+
+
+def _random_graph(rng, n_gt, n_pred, n_edges):
+    pairs = np.unique(np.column_stack([rng.integers(0, n_gt, n_edges),
+                                       rng.integers(0, n_pred, n_edges)]), axis=0)
+    return pairs[:, 0], pairs[:, 1], rng.uniform(0.01, 1.0, len(pairs))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_max_weight_matching_equals_a_dense_hungarian_solve(seed):
+    """Sparse random graphs (single edges, stars, 2 x 2 squares and larger components, on a
+    random subset of the edges as CLEAR's gate makes): the matching is one-to-one and its
+    total weight is the optimum of scipy's dense assignment (absent edges weigh 0)."""
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n_gt, n_pred = (int(v) for v in rng.integers(1, 40, 2))
+        pg, pp, w = _random_graph(rng, n_gt, n_pred, int(rng.integers(1, 2 * (n_gt + n_pred))))
+        edges = np.flatnonzero(rng.random(len(pg)) < (0.7 if seed % 2 else 1.0))
+        got = mot._max_weight_matching(mot._Graph(pg, pp, n_gt, n_pred), edges, w[edges])
+        assert np.isin(got, edges).all()
+        assert len(np.unique(pg[got])) == len(got) == len(np.unique(pp[got]))
+        dense = np.zeros((n_gt, n_pred))
+        dense[pg[edges], pp[edges]] = w[edges]
+        rows, cols = linear_sum_assignment(dense, maximize=True)
+        assert w[got].sum() == pytest.approx(dense[rows, cols].sum(), rel=1e-12)
+
+
+def test_max_weight_matching_tie_rules():
+    """Documented ties: a star takes the smaller partner index; a 2 x 2 square whose two
+    diagonals weigh the same takes the main diagonal (first gt with first pred)."""
+    # star: gt 0 -- pred 0, 1, 2, all weight 0.5 (edges listed with pred 2 first)
+    pg, pp = np.array([0, 0, 0]), np.array([2, 0, 1])
+    got = mot._max_weight_matching(mot._Graph(pg, pp, 1, 3), np.arange(3), np.full(3, 0.5))
+    assert pp[got].tolist() == [0]
+    # star the other way: pred 0 -- gt 2, 1 (equal weights) -> gt 1
+    pg, pp = np.array([2, 1]), np.array([0, 0])
+    got = mot._max_weight_matching(mot._Graph(pg, pp, 3, 1), np.arange(2), np.full(2, 0.5))
+    assert pg[got].tolist() == [1]
+    # square: gt {3, 5} x pred {4, 6}; 0.3 + 0.7 on the main diagonal, 0.6 + 0.4 off it
+    pg, pp = np.array([5, 3, 3, 5]), np.array([6, 6, 4, 4])
+    w = np.array([0.7, 0.6, 0.3, 0.4])
+    assert 0.3 + 0.7 == 0.6 + 0.4  # a real tie in float64
+    got = mot._max_weight_matching(mot._Graph(pg, pp, 6, 7), np.arange(4), w)
+    assert sorted(zip(pg[got].tolist(), pp[got].tolist())) == [(3, 4), (5, 6)]
+    # the off-diagonal heavier by 0.1: it wins
+    w = np.array([0.7, 0.6, 0.2, 0.5])
+    got = mot._max_weight_matching(mot._Graph(pg, pp, 6, 7), np.arange(4), w)
+    assert sorted(zip(pg[got].tolist(), pp[got].tolist())) == [(3, 6), (5, 4)]
+
+
+def test_pair_keys_dense_and_sorted_paths():
+    """Keys a * n_b + b, sorted and distinct, and each element's position among them; the
+    dense path (n_a * n_b <= 2 ** 24) and the sort path give the same by hand."""
+    keys, where = mot._pair_keys(np.array([1, 0, 1, 0]), np.array([1, 0, 1, 1]), 2, 2)
+    assert keys.tolist() == [0, 1, 3] and where.tolist() == [2, 0, 2, 1]
+    keys, where = mot._pair_keys(np.array([0, 1]), np.array([0, 0]), 2, 1)  # one b value
+    assert keys.tolist() == [0, 1] and where.tolist() == [0, 1]
+    big_a, big_b = 5000, 4000  # 2e7 > 2 ** 24 id pairs: the sort path
+    keys, where = mot._pair_keys(np.array([4999, 0, 4999]), np.array([3999, 1, 3999]),
+                                 big_a, big_b)
+    assert keys.tolist() == [1, 4999 * 4000 + 3999] and where.tolist() == [1, 0, 1]
+
+
+def test_similarity_pairs_frame_order_edge_cases():
+    """Unsorted frames whose first row holds the smallest frame, and frame numbers beyond
+    65535 (no 16-bit radix sort there): the pairs are those of the brute force."""
+    rng = np.random.default_rng(7)
+    for frames in ([0, 2, 1, 2, 0, 1, 1, 2], [70000, 3, 70000, 3, 65537, 1],
+                   [65537, 1, 65537, 1, 65537, 1]):  # 65537 and 1 agree in 16 bits
+        f = np.array(frames)
+        gt_xyz = rng.uniform(0, 8, (len(f), 2))
+        pred_xyz = gt_xyz[::-1] + rng.normal(0, 0.5, (len(f), 2))
+        want = _assert_brute_force_pairs(f, gt_xyz, f[::-1], pred_xyz)
+        assert len(want[0]) > len(f)  # several partners per point
+
+
+def test_similarity_pairs_over_a_huge_extent_take_the_tree_path(monkeypatch):
+    """Two clusters 1e7 apart (far more cubes than the direct table holds), each with near
+    pairs in two frames: the k-d tree path finds exactly the brute-force pairs."""
+    rng = np.random.default_rng(8)
+    centre = np.repeat([[0.0, 0.0], [1e7, 1e7]], 10, axis=0)
+    gt_frame = np.tile([0, 1], 10)
+    gt_xyz = centre + rng.uniform(0, 6, (20, 2))
+    pred_xyz = gt_xyz + rng.normal(0, 1.0, (20, 2))
+    calls = []
+    tree = mot._similarity_pairs_tree
+    monkeypatch.setattr(mot, "_similarity_pairs_tree", lambda *a: calls.append(1) or tree(*a))
+    want = _assert_brute_force_pairs(gt_frame, gt_xyz, gt_frame, pred_xyz)
+    assert calls == [1] and len(want[0]) > 20
+
+
+def test_pair_a_hair_inside_the_zero_distance_is_kept():
+    """d = 5 * (1 - 1e-10) with zero distance 5: similarity 1e-10 > 0, so it is a pair."""
+    d = 5.0 * (1 - 1e-10)
+    gi, pj, sim = mot.similarity_pairs([0], [[0.0, 0.0]], [0], [[d, 0.0]], 5.0)
+    assert gi.tolist() == [0] and pj.tolist() == [0]
+    assert sim[0] == pytest.approx(1e-10, rel=1e-5)
+
+
+def test_pairs_across_frames_are_rejected():
+    with pytest.raises(ValueError, match="^candidate pairs must join detections of the same frame$"):
+        mot.sequence_counts([0, 1], [1, 1], [0, 1], [7, 7], [0], [1], [0.9])
+
+
+def test_similarity_pairs_without_points_on_either_side():
+    for gt, pred in (([], [0, 1]), ([0, 1], []), ([], [])):
+        got = mot.similarity_pairs(gt, np.zeros((len(gt), 2)), pred, np.zeros((len(pred), 2)), ZD)
+        assert [a.shape for a in got] == [(0,), (0,), (0,)]
+        assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
+
+
+def test_similarity_pairs_of_ordinary_scenes_use_the_cube_table(monkeypatch):
+    """The k-d tree is the fallback for huge extents only: an ordinary scene (a specimen
+    moving 7 units a frame, points on the cube grid and off it) never falls back to it."""
+    def no_tree(*args):
+        raise AssertionError("fell back to the k-d tree")
+
+    monkeypatch.setattr(mot, "_similarity_pairs_tree", no_tree)
+    rng = np.random.default_rng(9)
+    for dim in (2, 3):
+        for case in range(6):
+            f_gt, f_pred = rng.integers(0, 8, 200), rng.integers(0, 8, 150)
+            gt_xyz = rng.uniform(0, 40, (200, dim)) + f_gt[:, None] * 7.0
+            pred_xyz = rng.uniform(0, 40, (150, dim)) + f_pred[:, None] * 7.0
+            if case % 2:
+                gt_xyz, pred_xyz = np.round(gt_xyz / 2.5) * 2.5, np.round(pred_xyz / 2.5) * 2.5
+            _assert_brute_force_pairs(f_gt, gt_xyz, f_pred, pred_xyz)
+
+
+def test_one_match_and_one_lone_reference_by_hand():
+    """One reference and one predicted detection at similarity 0.3: a TP at the 6 alphas
+    0.05..0.30, else FN 1 and FP 1. Per alpha with the TP: DetRe = DetPr = DetA = AssA =
+    AssRe = AssPr = 1 and LocA 0.3; without: 0 and LocA 1 (TrackEval's 1e-10 / 1e-10).
+    A sequence with one reference detection only: HOTA and DetA are 0, DetRe 0, the
+    others undefined. Combined: the TP-weighted association means keep 1 at the 6 alphas."""
+    one = mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.3])
+    m = mot.finish(one)
+    for key in ("hota", "deta", "detre", "detpr", "assa", "assre", "asspr"):
+        assert m[key] == pytest.approx(6 / 19, abs=1e-12), key
+    assert m["loca"] == pytest.approx((6 * 0.3 + 13) / 19, abs=1e-12)
+    lone = mot.finish(mot.sequence_counts([0], [1], [], [], [], [], []))
+    assert (lone["hota"], lone["deta"], lone["detre"]) == (0.0, 0.0, 0.0)
+    assert lone["detpr"] is None and lone["assa"] is None and lone["loca"] is None
+    both = mot.finish(mot.combine([one, mot.sequence_counts([0], [1], [], [], [], [], [])]))
+    assert both["assa"] == pytest.approx(6 / 19, abs=1e-12)
+    assert both["loca"] == pytest.approx((6 * 0.3 + 13) / 19, abs=1e-12)
+    assert both["detre"] == pytest.approx(6 / 19 / 2, abs=1e-12)   # TP 1 of 2 references
+
+
+def test_hota_alpha_boundary_and_a_match_at_the_first_alpha_only():
+    """A match counts at alpha when s >= alpha - eps: s = ALPHAS[5] - eps exactly counts at
+    6 alphas; s = 0.07 only at alpha 0.05 (association is still defined)."""
+    s = mot.ALPHAS[5] - mot.EPS
+    c = mot.sequence_counts([0], [1], [0], [7], [0], [0], [s])
+    assert c.hota_tp.tolist() == [1.0] * 6 + [0.0] * 13
+    m = mot.finish(mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.07]))
+    assert m["assa"] == pytest.approx(1 / 19, abs=1e-12)

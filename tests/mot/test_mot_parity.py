@@ -163,3 +163,17 @@ def test_many_small_crowded_scenes_match_trackeval(tmp_path):
         counts = ours(scene)
         assert_close(mot.finish(counts), trackeval_summary(ref["trackeval"][name]), label=name)
         assert_per_alpha(counts, ref["trackeval"][name], TOL, label=name)
+
+
+def test_recorded_trackeval_results_are_current():
+    """test_mot_recorded.py compares against a recording of TrackEval: it must be what
+    TrackEval gives today on the same scenes (re-record: python tests/mot/mot_recorded.py)."""
+    from mot_recorded import record, recorded
+
+    fresh, stored = record(), recorded()
+    assert set(fresh) == set(stored)
+    for name in stored:
+        for metric in ("HOTA", "CLEAR", "Identity"):
+            for key, value in stored[name][metric].items():
+                np.testing.assert_allclose(fresh[name][metric][key], value, rtol=0, atol=1e-12,
+                                           err_msg=f"{name} {metric} {key}")

@@ -23,6 +23,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 MUTMUT = [sys.executable, "-m", "mutmut"]
 
+# The unit and scoring-program tests of andi/ (the parity harness runs the reference library,
+# far too slow per mutant); the stage framework with each stage's tests; conversion/ without
+# the one test that loads a real sentence-embedding model.
+ANDI = ["tests/andi/test_units.py", "tests/andi/test_scoring_program.py"]
+STAGES = ["tests/stages/test_stage_framework.py"]
+CONVERSION = ["tests/conversion", "--deselect",
+              "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings"]
+
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
     "selective.py": ["tests/test_selective.py", "tests/test_pooled.py"],
@@ -31,11 +39,18 @@ MODULES: dict[str, list[str]] = {
     "associate.py": ["tests/mot/test_associate.py"],
     "corrupt.py": ["tests/test_corrupt.py", "tests/test_corrupt_harder.py"],
     "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
-    "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_associate.py"],
+    "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
+               "tests/mot/test_associate.py"],
     "andi/core.py": ["tests/andi/test_units.py"],
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
+    **{f"andi/{name}.py": ANDI for name in ("_engine", "single", "ensemble", "codalab")},
+    **{f"stages/{name}.py": [f"tests/stages/test_stage_{name}.py", *STAGES]
+       for name in ("body_tracking", "features", "gait", "keypoints", "registration", "stats",
+                    "walking")},
+    "stages/common.py": ["tests/stages"],
+    **{f"conversion/{name}.py": CONVERSION for name in ("checks", "matching", "judge", "summary")},
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -45,7 +60,38 @@ FUNCTIONS = {
                      "trackverify.andi.core.x_jaccard_index*",
                      "trackverify.andi.core.x_metric_*"],
 }
+# The definition functions of the stages (scores, tolerance ratios, pass rules; not the file
+# readers and checks) and of andi/single.py (scoring, not parsing).
+DEFINITIONS = {
+    "stages/common.py": ["summarise_ratios", "ratio_entry", "wrapped", "align_trajectories",
+                         "dense", "total_frames"],
+    "stages/body_tracking.py": ["tips", "tip_error", "clear_counts", "mota"],
+    "stages/features.py": ["corfrac_loss", "_standard_ratio", "score_experiment"],
+    "stages/gait.py": ["_mean_bout_error", "bout_balanced_accuracy"],
+    "stages/keypoints.py": ["keypoint_errors", "mean_percentile_error"],
+    "stages/registration.py": ["_geometry", "_range_rel", "score_experiment"],
+    "stages/stats.py": ["cell_correct"],
+    "stages/walking.py": ["expand_bouts", "collect"],
+    "andi/single.py": ["first_match", "_regular", "_int_cp", "score_tables", "_drop_last_unless",
+                       "check_prediction_length", "error_SingleTraj_dataset"],
+}
+# registered_distance.py: its scoring, abstention and helper functions (not the fit).
+FUNCTIONS["verifiers/registered_distance.py"] = [
+    "trackverify.verifiers.registered_distance.xǁRegisteredDistanceǁscore__mutmut_*",
+    *(f"trackverify.verifiers.registered_distance.x_{name}__mutmut_*" for name in (
+        "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
+        "ambiguity_k_from_ratios"))]
+for _module, _names in DEFINITIONS.items():
+    _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
+    FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
+
 KILLED = {"killed", "timeout", "segfault", "suspicious"}
+
+
+def function_name(pattern: str) -> str:
+    """``trackverify.m.x_name__mutmut_*`` -> ``name``; ``...xǁClassǁname*`` -> ``Class.name``."""
+    name = pattern.rsplit(".", 1)[-1].removesuffix("__mutmut_*").rstrip("*")
+    return name[2:].replace("ǁ", ".") if name.startswith("xǁ") else name.removeprefix("x_")
 
 
 def equivalents() -> dict[str, str]:
@@ -128,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {module} | not run | | | | |")
             continue
         if module in FUNCTIONS:
-            module += " (" + ", ".join(p.rpartition(".x_")[2].rstrip("*") for p in FUNCTIONS[module]) + ")"
+            module += " (" + ", ".join(map(function_name, FUNCTIONS[module])) + ")"
         total, killed, eq, survived, pending = counts
         score = killed / (total - eq) if total > eq else float("nan")
         note = f" ({pending} not yet run)" if pending else ""

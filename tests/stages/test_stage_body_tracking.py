@@ -243,3 +243,50 @@ def test_nan_gaps_count_as_missing(tmp_path, run_stage):
     assert missing > 0
     assert counts["submission"]["fn"] == missing and counts["submission"]["fp"] == 0
     assert counts["submission"]["mota"] == pytest.approx(1 - missing / 600)
+
+
+def test_tips_and_tip_error_by_hand():
+    """Head / abdomen tips are centre +- 2a (cos theta, sin theta): a = 10, theta = 0 at
+    (100, 100) -> (120, 100) and (80, 100). A prediction 3 right and 4 up has both tips 5
+    away: error (5 + 5) / a / 2 = 0.5."""
+    from trackverify.stages.body_tracking import tip_error, tips
+
+    head, abd, a = tips(_trx([_still(0, 1, 100.0)]), 1)
+    np.testing.assert_array_equal(head, [[[120.0, 100.0]]])
+    np.testing.assert_array_equal(abd, [[[80.0, 100.0]]])
+    assert a.tolist() == [[10.0]]
+    moved = tips(_trx([_still(0, 1, 103.0, 104.0)]), 1)
+    assert tip_error((head, abd, a), moved).tolist() == [[[0.5]]]
+
+
+def test_mota_counts_every_reference_frame_and_target():
+    """Reference: fly 0 in frames 0..2, fly 1 in frame 0 only (absent later: NaN pose).
+    Prediction: the same poses but only in frame 0. Frames 1 and 2 still count (the
+    reference's end decides): TP 2, FN 2, FP 0 -> MOTA 1/2. Identical input -> MOTA 1."""
+    from trackverify.stages.body_tracking import mota
+
+    gt = _trx([_still(0, 3, 100.0), _still(0, 1, 300.0)])
+    pred = _trx([_still(0, 1, 100.0), _still(0, 1, 300.0)])
+    out = mota(gt, pred, BodyTrackingConfig())
+    assert (out["tp"], out["fn"], out["fp"], out["gt"], out["frames"]) == (2, 2, 0, 4, 3)
+    assert out["mota"] == 0.5
+    assert mota(gt, gt, BodyTrackingConfig())["mota"] == 1.0
+    empty = _trx([])
+    assert mota(empty, empty, BodyTrackingConfig())["mota"] is None
+    # the configured IDSW rule is used: track 0 in frame 0, track 1 in frame 2 (frame 1
+    # missed) is a switch for last_matched, not for consecutive
+    tracks = _trx([_still(0, 1, 100.0), _still(2, 1, 100.0)])
+    one = _trx([_still(0, 3, 100.0)])
+    assert mota(one, tracks, BodyTrackingConfig())["idsw"] == 1
+    assert mota(one, tracks, BodyTrackingConfig(idsw="consecutive"))["idsw"] == 0
+
+
+def test_clear_counts_need_presence_on_both_sides_and_scale_with_the_gate():
+    """A finite error alone does not make a pair: the track must be present. With gate 2 an
+    error of 1.5 matches (similarity 1 - 1.5 / 4 = 0.625)."""
+    gt = np.ones((1, 1), bool)
+    # track 0 absent (error 0 all the same), track 1 present but beyond the gate
+    out = clear_counts(gt, np.array([[False, True]]), np.array([[[0.0, np.inf]]]), 1.0)
+    assert (out["tp"], out["fn"], out["fp"]) == (0, 1, 1)
+    out = clear_counts(gt, np.ones((1, 1), bool), np.full((1, 1, 1), 1.5), 2.0)
+    assert (out["tp"], out["fn"], out["fp"]) == (1, 0, 0)

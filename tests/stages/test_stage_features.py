@@ -106,3 +106,52 @@ def test_submitted_nan_gives_zero(world, run_stage):
     res = run_stage("features", root)
     assert res.per_experiment["exp_1"]["units"]["velmag"]["ratio"] == 0.0
     assert res.criteria["velmag"]["mean_capped_ratio"] == pytest.approx(1.0)
+
+
+def _fly(x, th, a=1.0, b=0.5):
+    n = len(x)
+    return {"x_mm": np.asarray(x, float), "y_mm": np.zeros(n), "theta_mm": np.asarray(th, float),
+            "a_mm": np.full(n, a), "b_mm": np.full(n, b)}
+
+
+def test_corfrac_loss_with_both_axes_by_hand():
+    """Point = centre + r1 * 2a (cos, sin) + r2 * 2b (-sin, cos), r1 = 0.25, r2 = 0.5,
+    a = 1, b = 0.5. Frame 0 at (0, 0), theta pi/2 -> (-0.5, 0.5); frames 1 and 2 at (1, 0),
+    theta 0 -> (1.5, 0.5). Squared steps: 4 and 0."""
+    from trackverify.stages.features import corfrac_loss
+
+    fly = _fly([0.0, 1.0, 1.0], [np.pi / 2, 0.0, 0.0])
+    trx = {"ntargets": 1, **{k: [v] for k, v in fly.items()}}
+    loss = corfrac_loss(trx, [np.full(2, 0.25)], [np.full(2, 0.5)])
+    np.testing.assert_allclose(loss, [4.0, 0.0], rtol=0, atol=1e-12)
+    assert corfrac_loss({"ntargets": 0}, [], []).shape == (0,)
+
+
+def test_corfrac_lengths_are_checked_on_both_axes():
+    from trackverify.errors import InputError
+    from trackverify.stages.features import corfrac_loss
+
+    trx = {"ntargets": 1, **{k: [v] for k, v in _fly([0.0, 1.0], [0.0, 0.0]).items()}}
+    with pytest.raises(InputError, match=r"^fly 0: corfrac length 1/2, expected nframes - 1 = 1$"):
+        corfrac_loss(trx, [np.zeros(1)], [np.zeros(2)])
+
+
+def test_standard_ratio_fields_and_an_empty_reference():
+    """Submitted NaN where the reference is finite: ratio 0 with a note. No finite
+    reference value: MAE 0 and sigma 0 (tau 0, err 0 -> ratio per tolerance_ratio)."""
+    from trackverify.stages.features import FeaturesConfig, _standard_ratio
+
+    config = FeaturesConfig()
+    bad = _standard_ratio(np.array([np.nan, 1.0]), np.array([0.0, 1.0]), False, config)
+    assert bad == {"ratio": 0.0, "tolerance": None, "error": None,
+                   "note": "submitted NaN/inf where the reference is finite"}
+    ref = np.array([0.0, 2.0])          # sigma 1
+    got = _standard_ratio(np.array([0.5, 2.5]), ref, False, config)   # MAE 0.5
+    assert set(got) == {"ratio", "tolerance", "error", "sigma"}
+    assert got["error"] == 0.5 and got["sigma"] == 1.0 and got["tolerance"] == config.delta_z
+    # not an angle: an error of 4 stays 4; an angle: 2 pi - 0.1 against 0 wraps to 0.1
+    assert _standard_ratio(np.array([4.0, 2.0]), ref, False, config)["error"] == 2.0
+    wrapped = _standard_ratio(np.array([2 * np.pi - 0.1, 2.0]), ref, True, config)
+    assert wrapped["error"] == pytest.approx(0.05)
+    empty = _standard_ratio(np.array([1.0]), np.array([np.nan]), False, config)
+    assert (empty["error"], empty["sigma"], empty["tolerance"]) == (0.0, 0.0, 0.0)

@@ -149,3 +149,49 @@ def test_restricted_unpickler_admits_numpy_and_containers():
     obj = {"x": [np.arange(3.0)], "n": np.int64(2), "t": (1, "a")}
     back = loads_restricted(pickle.dumps(obj))
     assert back["x"][0].tolist() == [0.0, 1.0, 2.0] and back["n"] == 2 and back["t"] == (1, "a")
+
+
+def test_summarise_ratios_by_hand():
+    """Criteria a, b; e1 = (1.0, 3.0), e2 = (0.5, 12.0), e3 invalid; cap 10. Per criterion
+    (invalid counts 0): a (1 + 0.5 + 0) / 3 = 0.5, b (3 + 10 + 0) / 3 = 13/3; score
+    (0.5 + 13/3) / 2 = 29/12. e1 passes (a ratio of exactly 1 is within tolerance), e2
+    and e3 do not: 1/3 of the experiments."""
+    from trackverify.stages.common import summarise_ratios
+
+    ratios = {"e1": np.array([1.0, 3.0]), "e2": np.array([0.5, 12.0]), "e3": None}
+    score, result, summary, passed = summarise_ratios(["a", "b"], ratios, cap=10.0,
+                                                      nearly_all=0.5)
+    assert score == pytest.approx(29 / 12) and result == "partial"  # score >= 1
+    assert passed == {"e1": True, "e2": False, "e3": False}
+    assert summary["a"] == {"mean_capped_ratio": pytest.approx(0.5),
+                            "experiments_within_tolerance": 1, "experiments": 3}
+    assert summary["b"]["experiments_within_tolerance"] == 2
+    assert summarise_ratios(["a", "b"], ratios, cap=10.0, nearly_all=1 / 3)[1] == "pass"
+    assert summarise_ratios(["a", "b"], ratios, cap=10.0, nearly_all=0.5,
+                            partial_rule="criteria")[1] == "fail"   # a averages 0.5 < 1
+    assert summarise_ratios(["a", "b"], ratios, cap=10.0, nearly_all=0.5,
+                            structural_failure=True)[1] == "fail"
+    # a stage's own rule for the listed experiments; the others keep "every r >= 1"
+    got = summarise_ratios(["a", "b"], ratios, cap=10.0, nearly_all=0.5,
+                           unit_pass={"e2": True, "e3": True})[3]
+    assert got == {"e1": True, "e2": True, "e3": False}             # e3 is still invalid
+
+
+def test_summarise_ratios_criteria_rule_at_one_and_without_experiments():
+    """partial_rule "criteria": a criterion averaging exactly 1 ((2 + 0) / 2) is enough.
+    No experiment at all: no score, a failed verdict, undefined per-criterion means."""
+    from trackverify.stages.common import summarise_ratios
+
+    ratios = {"e1": np.array([2.0]), "e2": np.array([0.0])}
+    assert summarise_ratios(["a"], ratios, cap=10.0, nearly_all=0.9,
+                            partial_rule="criteria")[1] == "partial"
+    score, result, summary, passed = summarise_ratios(["a"], {}, cap=10.0, nearly_all=0.9)
+    assert score is None and result == "fail" and passed == {}
+    assert np.isnan(summary["a"]["mean_capped_ratio"]) and summary["a"]["experiments"] == 0
+
+
+def test_ratio_entry_fields():
+    from trackverify.stages.common import ratio_entry
+
+    assert ratio_entry(np.float32(2.0), 0.5, 0.25, unit="mm") == {
+        "ratio": 2.0, "tolerance": 0.5, "error": 0.25, "unit": "mm"}

@@ -64,3 +64,20 @@ def test_broken_format_fails(tmp_path, run_stage, bad, reason):
         np.save(tmp_path / who / "exp_1" / "swing_stance.npy", arr)
     res = run_stage("gait", tmp_path)
     assert res.verdict == "fail" and any(reason in p for p in res.problems), res.problems
+
+
+def test_bouts_never_run_across_two_legs():
+    """Leg 0: ref 111, pred 101; leg 1: ref 110, pred 110 (one fly, three frames). Leg 1
+    starts with the value leg 0 ended on, yet starts a new bout. Ref bouts 111 | 11 | 0 ->
+    (1/3 + 0 + 0) / 3 = 1/9; pred bouts 1 | 0 | 1 | 11 | 0 -> 1/5; BA = 1 - (1/18 + 1/10)."""
+    ref = np.full((1, 3, 6), -1, dtype=np.int8)
+    pred = ref.copy()
+    ref[0, :, 0], ref[0, :, 1] = [1, 1, 1], [1, 1, 0]
+    pred[0, :, 0], pred[0, :, 1] = [1, 0, 1], [1, 1, 0]
+    assert bout_balanced_accuracy(pred, ref) == pytest.approx(38 / 45)
+
+
+def test_one_labelled_frame_and_none():
+    assert bout_balanced_accuracy(_one_leg([1]), _one_leg([1])) == 1.0
+    assert bout_balanced_accuracy(_one_leg([0]), _one_leg([1])) == 0.0
+    assert bout_balanced_accuracy(_one_leg([1, 1]), _one_leg([-1, -1])) is None

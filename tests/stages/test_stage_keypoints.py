@@ -103,3 +103,24 @@ def test_coco_json_ground_truth(world, run_stage):
     _save(root, "sub", {"pred": _pred_with_errors(gt, [0, 0.5, 1, 1.5])})
     res = run_stage("keypoints", root, ground_truth=True)
     assert res.criteria["mean_percentile_error"]["submission_px"] == pytest.approx(1.2225)
+
+
+def test_errors_count_labelled_but_occluded_keypoints():
+    """COCO visibility: v = 0 unlabelled (NaN), v = 1 labelled but occluded and v = 2
+    visible both count. Errors 3-4-5 triangles."""
+    from trackverify.stages.keypoints import keypoint_errors
+
+    gt = np.array([[[0.0, 0.0, 0], [0.0, 0.0, 1], [0.0, 0.0, 2]]])
+    pred = np.array([[[3.0, 4.0], [3.0, 4.0], [6.0, 8.0]]])
+    np.testing.assert_array_equal(keypoint_errors(pred, gt), [[np.nan, 5.0, 10.0]])
+
+
+def test_mean_percentile_error_skips_a_keypoint_never_visible():
+    """Errors per keypoint [1, 3], [2, 2], [NaN, NaN]; percentiles 50 and 100: [2, 3],
+    [2, 2], NaN -> keypoint means 2.5 and 2 (the third excluded) -> 2.25."""
+    from trackverify.stages.keypoints import mean_percentile_error
+
+    err = np.array([[1.0, 2.0, np.nan], [3.0, 2.0, np.nan]])
+    eps, table = mean_percentile_error(err, [50, 100])
+    assert eps == 2.25
+    np.testing.assert_array_equal(table, [[2, 2, np.nan], [3, 2, np.nan]])

@@ -140,3 +140,20 @@ def test_range_rel_denominator_setting(experiments_pair, run_stage):
         pytest.approx(2.0)
     with pytest.raises(ConfigError):
         run_stage("registration", root, range_rel_denominator="mean")
+
+
+def test_range_rel_by_hand():
+    """Span of the centre coordinate over its denominator: |median| ("median") or the arena
+    radius ("radius"); no sample -> NaN; a zero denominator gives 0 for a zero span and
+    infinity otherwise."""
+    from trackverify.stages.registration import RegistrationConfig, _range_rel
+
+    median, radius = RegistrationConfig(), RegistrationConfig(range_rel_denominator="radius")
+    c = np.array([9.0, 11.0, 10.0])
+    assert _range_rel(c, -10.0, 4.0, median) == 0.2
+    assert _range_rel(c, -10.0, 4.0, radius) == 0.5
+    assert _range_rel(c, 0.5, 4.0, median) == 4.0
+    assert _range_rel(np.array([5.0]), 5.0, 4.0, median) == 0.0
+    assert np.isnan(_range_rel(np.zeros(0), 5.0, 4.0, median))
+    assert _range_rel(np.array([3.0, 3.0]), 0.0, 4.0, median) == 0.0
+    assert _range_rel(c, 0.0, 4.0, median) == np.inf

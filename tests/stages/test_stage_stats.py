@@ -71,3 +71,18 @@ def test_bad_boolean_names_row(tmp_path, run_stage):
     S.write_stats_csv(tmp_path / "sub" / "line_1.csv", rows)
     res = run_stage("stats", tmp_path)
     assert "row 7" in res.problems[0] and "True/False" in res.problems[0]
+
+
+def test_cell_correct_p_term_only_for_positive_p_values():
+    """Significance differs, so only the p term can make the cell correct: it needs both p
+    values positive and finite (p = 0 or p* = 0 has no ratio), and max(p/p*, p*/p) <= 1 +
+    delta_p with equality allowed (0.02 / 0.01 = 2 = 1 + 1)."""
+    from trackverify.stages.stats import cell_correct
+
+    assert cell_correct(True, True, 0.0, 0.5, 0.1)            # same significance decides
+    assert not cell_correct(True, False, 0.0, 0.5, 10.0)
+    assert not cell_correct(True, False, 0.5, 0.0, 10.0)
+    assert not cell_correct(True, False, float("nan"), 0.5, 10.0)
+    assert cell_correct(True, False, 0.02, 0.01, 1.0)
+    assert cell_correct(True, False, 0.01, 0.02, 1.0)
+    assert not cell_correct(True, False, 0.02, 0.01, 0.999)

@@ -74,3 +74,33 @@ def test_synthetic_labels_round_trip(tmp_path, run_stage):
         S.write_pickle(tmp_path / who / "exp_1" / "walk_preds.pkl", S.walking_predictions(t))
     res = run_stage("walking", tmp_path, ground_truth=True)
     assert res.criteria["balanced_accuracy"]["submission"] == 1.0 and res.verdict == "pass"
+
+
+def test_expand_bouts_skips_an_empty_bout():
+    from trackverify.stages.walking import expand_bouts
+
+    frames, labels = expand_bouts(np.array([2, 5]), np.array([2, 7]), np.array([1, 0]))
+    assert frames.tolist() == [5, 6] and labels.tolist() == [0, 0]
+
+
+def test_collect_per_experiment_counts_by_hand(tmp_path):
+    """One experiment, two labelled flies, the fly with index 1 listed first. Fly 1:
+    labels 1, 1 on frames 0 and 5, predictions [1] only, so frame 5 has no prediction and
+    counts as wrong. Fly 0: labels 1, 0, 1 on frames 0..2, predictions 1, 1, 0 (the last
+    frame inside is read, not clamped). Pooled y = 1 1 1 0 1, yhat = 1 0 1 1 0: recall of
+    walking 2/4, of not walking
+    0/1 -> balanced accuracy 1/4."""
+    from trackverify.errors import InputError
+    from trackverify.stages.walking import WalkingConfig, collect
+
+    S.write_pickle(tmp_path / "exp_1" / "walk_preds.pkl", [np.array([1.0, 1.0, 0.0]),
+                                                           np.array([1.0])])
+    labelled = [("exp_1", 1, np.array([0, 5]), np.array([1, 1])),
+                ("exp_1", 0, np.array([0, 1, 2]), np.array([1, 0, 1]))]
+    y, yhat, per_exp = collect(tmp_path, labelled, WalkingConfig())
+    assert y.tolist() == [1, 1, 1, 0, 1] and yhat.tolist() == [1, 0, 1, 1, 0]
+    assert per_exp == {"exp_1": {"frames": 5, "frames_without_prediction": 1,
+                                 "balanced_accuracy": pytest.approx(0.25)}}
+    S.write_pickle(tmp_path / "exp_1" / "walk_preds.pkl", [np.array([1.0, 1.0, 0.0])])
+    with pytest.raises(InputError, match="at least 2 per-fly arrays, found 1"):
+        collect(tmp_path, labelled, WalkingConfig())
