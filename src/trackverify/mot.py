@@ -151,11 +151,12 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         p_pos -= p_cell
         toward.append(p_pos >= 0.5)  # the neighbour cube is above
         del p_pos
-        n_cell.append(int(max(g_cell.max(), p_cell.max())) + 2 if
-                      max(g_cell.max(), p_cell.max()) < CELL_TABLE_SLOTS else CELL_TABLE_SLOTS)
-        if float(np.prod(np.asarray(n_cell, dtype=np.float64))) > CELL_TABLE_SLOTS:
+        # cubes along this axis, with a margin cube on either side (as a float: no overflow)
+        n_cell.append(float(max(g_cell.max(), p_cell.max())) + 2.0)
+        if float(np.prod(n_cell)) > CELL_TABLE_SLOTS:  # one axis alone can exceed the table
             return _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes,
                                           zero_distance)
+        n_cell[-1] = int(n_cell[-1])
         g_cells.append(g_cell.astype(np.int32))
         p_cells.append(p_cell.astype(np.int32))
         del g_cell, p_cell

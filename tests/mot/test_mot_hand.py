@@ -339,14 +339,16 @@ def test_similarity_pairs_frame_order_edge_cases():
         assert len(want[0]) > len(f)  # several partners per point
 
 
-def test_similarity_pairs_over_a_huge_extent_take_the_tree_path(monkeypatch):
-    """Two clusters 1e7 apart (far more cubes than the direct table holds), each with near
-    pairs in two frames: the k-d tree path finds exactly the brute-force pairs."""
+@pytest.mark.parametrize("dim", [1, 2])
+def test_similarity_pairs_over_a_huge_extent_take_the_tree_path(monkeypatch, dim):
+    """Two clusters 1e7 apart (1e6 cubes of side 10 along each axis: more than the direct
+    table's 2^20 slots even along one axis, so 1-D points too), each with near pairs in two
+    frames: the k-d tree path finds exactly the brute-force pairs."""
     rng = np.random.default_rng(8)
-    centre = np.repeat([[0.0, 0.0], [1e7, 1e7]], 10, axis=0)
+    centre = np.repeat([[0.0] * dim, [1.1e7] * dim], 10, axis=0)
     gt_frame = np.tile([0, 1], 10)
-    gt_xyz = centre + rng.uniform(0, 6, (20, 2))
-    pred_xyz = gt_xyz + rng.normal(0, 1.0, (20, 2))
+    gt_xyz = centre + rng.uniform(0, 6, (20, dim))
+    pred_xyz = gt_xyz + rng.normal(0, 1.0, (20, dim))
     calls = []
     tree = mot._similarity_pairs_tree
     monkeypatch.setattr(mot, "_similarity_pairs_tree", lambda *a: calls.append(1) or tree(*a))
