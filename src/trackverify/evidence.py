@@ -241,11 +241,11 @@ def pair_conditions(gt: np.ndarray, tar: np.ndarray, seed: int = 0) -> dict[str,
 def _pair_scores(conditions: dict[str, pd.DataFrame], verifier) -> dict[str, tuple]:
     """condition -> (error, score, margin or None) over frame-1 rows."""
     out = {}
-    for name, table in conditions.items():
-        score = verifier.score(table.drop(columns="error"))
-        rows = table["frame"].to_numpy() == 1
+    for name, rows_of in conditions.items():
+        score = verifier.score(rows_of.drop(columns="error"))
+        rows = rows_of["frame"].to_numpy() == 1
         margin = getattr(verifier, "last_margin", None)
-        out[name] = (table["error"].to_numpy()[rows], score[rows],
+        out[name] = (rows_of["error"].to_numpy()[rows], score[rows],
                      None if margin is None else margin[rows])
     return out
 

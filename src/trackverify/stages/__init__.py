@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the light package imports the result type only when it is needed
+    from trackverify.stages.common import StageResult
 
 
 STAGES: dict[str, tuple[str, str]] = {
