@@ -5,7 +5,8 @@ passed through, in order:
 
 1. compression along the body axis by ``1 + c(t)`` (x and z widen by ``1 - c(t)/2``);
 2. bending: lateral (x) and dorso-ventral (z) offsets ``k(t) * y**2 / 2``;
-3. rotation about the dorso-ventral axis by ``theta(t)`` and a smaller roll about y;
+3. rotation about the dorso-ventral axis by ``theta(t)`` (plus, where the level has one, a
+   slow turn with its own amplitude and correlation time) and a smaller roll about y;
 4. rigid translation ``d(t)``;
 5. per-neuron jitter (a smooth AR(1) process per neuron and axis);
 6. localisation noise (independent per observation).
@@ -37,6 +38,10 @@ class MotionLevel:
     compression: float  # relative length change c
     tau_frames: float  # correlation time of every signal
     promise: str  # the displacement it is built to give, in words
+    #: A slow in-plane turn added to the rotation (None: none): amplitude (rad) and its own
+    #: correlation time; the real worm turns by about half a circle over a recording.
+    turn_rad: float | None = None
+    turn_tau_frames: float | None = None
 
 
 MOTION_LEVELS: dict[str, MotionLevel] = {
@@ -49,6 +54,11 @@ MOTION_LEVELS: dict[str, MotionLevel] = {
                     "median displacement 20-50 um with strong bending"),
         MotionLevel("fast", 16.0, 0.25, 0.012, 0.06, 8.0,
                     "as free, with a frame-to-frame step approaching the neuron spacing"),
+        # Fitted to a real recording (benchmarks/real_motion_stats.py --fit; docs/specimen.md);
+        # seen through trackverify.synth.recording.RECORDING_MODELS["freely_moving"].
+        MotionLevel("freely_moving", 0.0, 0.33, 0.0038, 0.034, 2.1,
+                    "the real recording's head swings, turn, bending and step / spacing "
+                    "ratio (fitted)", turn_rad=2.34, turn_tau_frames=23.5),
     )
 }
 
@@ -73,6 +83,8 @@ def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.
     yaw, roll = (smooth_signal(rng, frames, tau, 2) * level.rotation_rad * np.array([1, 0.25])).T
     bend_x, bend_z = (smooth_signal(rng, frames, tau, 2) * level.bend_per_um).T
     compression = smooth_signal(rng, frames, tau, 1)[:, 0] * level.compression
+    if level.turn_rad is not None:  # drawn last: the levels without a turn keep their draws
+        yaw = yaw + smooth_signal(rng, frames, level.turn_tau_frames, 1)[:, 0] * level.turn_rad
 
     x, y, z = (body[None, :, i] for i in range(3))
     y = y * (1 + compression[:, None])
