@@ -10,11 +10,13 @@ that level, and the verifiers' numbers on both.
    :func:`stats` for each statistic's definition.
 2. **Fit** (``--fit``): the values of ``MOTION_LEVELS["freely_moving"]`` and
    ``RECORDING_MODELS["freely_moving"]`` computed from the real statistics by the stated rules
-   of :func:`fit` (moments and quantiles matched; no verifier score is read).
+   of :func:`fit` (directly) and :func:`fit_simulated` (matched on generated specimens):
+   moments and quantiles matched; no verifier score is read. Slow (a few minutes).
 3. **Verifiers** (``--draws N``, 0 = skip): fixed_distance and registered_distance (their
    defaults) on the real recording and on the specimen, the corruption suite drawn N times
-   (seeds seed, seed+1, ...): the six corruptions pooled, AUROC* and correct coverage at
-   FCR <= 1 %, mean over draws, side by side, with the difference.
+   (seeds seed, seed+1, ...; the specimen's draw k on its animal k): the six corruptions
+   pooled, AUROC* and correct coverage at FCR <= 1 %, mean and sd over draws, side by side,
+   with the difference.
 """
 
 from __future__ import annotations
@@ -140,8 +142,12 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "yaw_sd_rad": float(np.std(yaw)),
         "yaw_step_sd_rad": float(np.std(np.diff(yaw)[consecutive])),
         "yaw_rms_from_anchor_rad": float(np.sqrt(np.mean(yaw ** 2))),
+        "yaw_turn_rad": float(abs(np.median(yaw[frames >= frames[-1] / 2]))),
+        "yaw_turn_frames": float(frames[np.argmax(np.abs(yaw) >= (1 - np.exp(-1)) * abs(
+            np.median(yaw[frames >= frames[-1] / 2])))]),
         "yaw_swing_turn_rad_tau": yaw_components(yaw, frames),
         "bend_sd_per_um": float(np.std(bend)), "compression_sd": float(np.std(compression)),
+        "bend_two_lag_per_um_tau": two_lag_process(bend, frames),
         "displacement_from_anchor_median_p90_um": (float(np.nanmedian(displacement[1:])),
                                                    float(np.nanquantile(displacement[1:], 0.9))),
         "frame_numbers": int(frames[-1] - frames[0] + 1), "frames_present": int(len(frames)),
@@ -157,6 +163,8 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
                                if persist["unlabelled"] else None),
         "nonpersistent_to_labelled_um": float(np.median(cat(lonely))) if lonely else None,
         "anchor_missing_share_median": float(np.median(1 - present[:, anchored].mean(1))),
+        "tracks": int(cube.shape[1]),
+        "rows_without_anchor_share": float(present[:, ~anchored].sum() / present.sum()),
         "recentring_max_abs_median_um": float(np.abs(medians).max()),
     }
 
@@ -186,11 +194,16 @@ def yaw_components(yaw: np.ndarray, frames: np.ndarray, max_lag_share: float = 1
     """``(swing_rad, swing_tau, turn_rad, turn_tau)``: the two Gaussian-filtered processes
     whose summed variogram ``A_s^2 (1 - exp(-L^2 / (4 tau_s^2))) + A_t^2 (1 - exp(-L^2 /
     (4 tau_t^2)))`` fits the yaw's empirical variogram ``gamma(L) = mean((yaw_j - yaw_i)^2) / 2``
-    over frame pairs ``L`` frame numbers apart, ``L = 1 .. max_lag_share x frame numbers``
-    (least squares on log gamma; the swing is the component with the shorter tau)."""
+    over frame pairs ``L`` frame numbers apart, ``L`` = the distinct integers of a geometric
+    grid from 1 to ``max_lag_share x frame numbers`` (40 points: every scale weighs alike;
+    least squares on log gamma; the swing is the component with the shorter tau). The
+    swing's amplitude and tau are then solved exactly from ``gamma(1)`` and ``gamma(2)``
+    (:func:`two_lag_process`: the step the registration sees); the sway keeps the fit's
+    long component."""
     from scipy.optimize import least_squares
 
-    lags = np.arange(1, max(3, int((frames[-1] - frames[0]) * max_lag_share)))
+    top = max(3, int((frames[-1] - frames[0]) * max_lag_share))
+    lags = np.unique(np.round(np.geomspace(1, top, 40)).astype(int))
     diff = frames[None, :] - frames[:, None]
     gamma = np.array([np.mean((yaw[j] - yaw[i]) ** 2) / 2 if len(i) else np.nan
                       for i, j in (np.nonzero(diff == lag) for lag in lags)])
@@ -208,46 +221,55 @@ def yaw_components(yaw: np.ndarray, frames: np.ndarray, max_lag_share: float = 1
     a_s, t_s, a_t, t_t = (float(v) for v in np.exp(p))
     if t_s > t_t:
         a_s, t_s, a_t, t_t = a_t, t_t, a_s, t_s
-    return a_s, t_s, a_t, t_t
+    swing = two_lag_process(yaw, frames)
+    return (*swing, a_t, t_t) if swing is not None else (a_s, t_s, a_t, t_t)
 
 
-def fit(real: dict, jitter_um: float = 0.3, jitter_correlation: float = 0.9) -> dict:
-    """The ``freely_moving`` values from the real statistics (each rule one line):
+def two_lag_process(series: np.ndarray, frames: np.ndarray) -> tuple[float, float] | None:
+    """``(A, tau)`` of the Gaussian-filtered process whose variogram ``A^2 (1 - exp(-L^2 /
+    (4 tau^2)))`` equals the series' empirical one at ``L = 1`` and ``2`` frame numbers
+    (``gamma(2) / gamma(1)`` fixes tau); None when that ratio is outside (1, 4)."""
+    from scipy.optimize import brentq
+
+    diff = frames[None, :] - frames[:, None]
+    g1, g2 = (np.mean((series[j] - series[i]) ** 2) / 2
+              for i, j in (np.nonzero(diff == lag) for lag in (1, 2)))
+    if not 1.0 < g2 / g1 < 4.0:
+        return None
+    x = brentq(lambda x: (1 - np.exp(-4 * x)) / (1 - np.exp(-x)) - g2 / g1, 1e-8, 50.0)
+    return float(np.sqrt(g1 / (1 - np.exp(-x)))), float(1 / (2 * np.sqrt(x)))
+
+
+def fit(real: dict) -> dict:
+    """The ``freely_moving`` values computed directly from the real statistics (the rest:
+    :func:`fit_simulated`):
 
     - ``axis_scale`` = real frame-0 principal sd / the c302 head model's principal sd (per axis);
     - ``rotation_rad``, ``tau_frames`` (head swings; bending and compression share the tau) =
       the short component of the yaw's two-component variogram fit (:func:`yaw_components`);
-    - ``turn_rad`` from the yaw's RMS from the anchor, ``r``: a unit process started at 0
-      has ``E[(s(t) - s(0))^2] = 2``, so ``2 (rotation^2 + turn^2) = r^2``; ``turn_tau_frames``
-      = the variogram's long component's tau;
+    - ``turn_rad`` = |median yaw over the second half of the frames| (the pose the worm keeps
+      away from its anchor); ``turn_frames`` = the first frame number whose |yaw| reaches
+      ``(1 - 1/e) turn_rad``; ``sway_rad``, ``sway_tau_frames`` = the variogram's long component;
     - ``bend_per_um`` = ``bend_sd_per_um``; ``compression`` = ``compression_sd``;
       ``translation_um`` = 0 (re-centring on each volume removes any lab-frame drift);
-    - ``localisation_noise_um``, ``outlier_share``, ``outlier_noise_um``: the affine residual's
-      median and p90 read as those of the norm of a step between two frames' localisation
-      errors (each Gaussian ``noise`` per axis, plus with probability ``share`` an extra
-      Gaussian ``outlier_noise``) plus the jitter's step (``2 (1 - rho) jitter^2`` per axis):
-      the noise from the median with no outliers when the p90 / median ratio is that of a
-      Gaussian, else the (share, outlier noise, noise) on a grid whose median and p90 are
-      nearest the real ones (relative squared error; Monte Carlo with a fixed seed);
     - ``miss_rate`` = ``anchor_missing_share_median``;
     - persistent unlabelled per frame = unlabelled median x unlabelled_persist /
       labelled_persist (the test's sensitivity read on labelled neurons), / (1 - miss_rate);
       ``spurious_per_frame`` = the rest of the unlabelled median;
-    - ``labelled_share`` = anchor neurons / (anchor neurons + persistent unlabelled);
-      ``detected_share`` = (anchor neurons + persistent unlabelled) / 189;
+    - labelled neurons ``L`` = labelled per frame median / (1 - miss_rate); ``labelled_share``
+      = L / (L + persistent unlabelled); ``detected_share`` = (L + persistent unlabelled) /
+      189; ``anchor_absent_share`` = 1 - anchor neurons / L (identities without a frame-0 row);
     - ``spurious_offset_um`` = ``nonpersistent_to_labelled_um / 1.5382``;
     - ``gap_rate`` = gaps / frame numbers; ``gap_lengths`` = the gaps' length shares.
     """
     model = head_ganglion_neurons()[["x_um", "y_um", "z_um"]].to_numpy()
     model_sd = np.linalg.svd(model - model.mean(0), compute_uv=False) / np.sqrt(len(model))
-    swing, tau, _, turn_tau = real["yaw_swing_turn_rad_tau"]
-    turn = np.sqrt(max(real["yaw_rms_from_anchor_rad"] ** 2 / 2 - swing ** 2, 0.0))
-    noise, share, outlier = _noise_fit(real["step_affine_residual_median_p90_um"],
-                                       np.sqrt(2 * (1 - jitter_correlation)) * jitter_um)
+    swing, tau, sway, sway_tau = real["yaw_swing_turn_rad_tau"]
     miss = real["anchor_missing_share_median"]
     unlabelled = real["unlabelled_per_frame_median"]
     persistent = unlabelled * min(real["unlabelled_persist"] / real["labelled_persist"], 1.0)
-    neurons = real["anchor_neurons"] + persistent / (1 - miss)
+    labelled = real["labelled_per_frame_median"] / (1 - miss)
+    neurons = labelled + persistent / (1 - miss)
     gaps = real["gaps"]
     lengths = np.zeros(max(gaps)) if gaps else np.zeros(1)
     for k, v in gaps.items():
@@ -255,29 +277,32 @@ def fit(real: dict, jitter_um: float = 0.3, jitter_correlation: float = 0.9) -> 
     return {
         "translation_um": 0.0, "rotation_rad": swing,
         "bend_per_um": real["bend_sd_per_um"], "compression": real["compression_sd"],
-        "tau_frames": tau, "turn_rad": float(turn), "turn_tau_frames": turn_tau,
+        "tau_frames": tau, "turn_rad": real["yaw_turn_rad"], "turn_frames": real["yaw_turn_frames"],
+        "sway_rad": sway, "sway_tau_frames": sway_tau,
         "axis_scale": tuple(float(x) for x in np.asarray(real["frame0_principal_sd_um"]) / model_sd),
         "detected_share": neurons / len(model),
-        "labelled_share": real["anchor_neurons"] / neurons,
+        "labelled_share": labelled / neurons,
+        "anchor_absent_share": 1 - real["anchor_neurons"] / labelled,
         "miss_rate": miss, "spurious_per_frame": unlabelled - persistent,
         "spurious_offset_um": (real["nonpersistent_to_labelled_um"] or 0.0) / CHI3_MEDIAN,
         "gap_rate": sum(gaps.values()) / real["frame_numbers"],
         "gap_lengths": tuple(float(x) for x in lengths / max(lengths.sum(), 1)),
-        "localisation_noise_um": noise, "outlier_share": share, "outlier_noise_um": outlier,
     }
 
 
-def _noise_fit(target: tuple[float, float], jitter_step: float, samples: int = 20000):
-    """``(noise, share, outlier_noise)`` matching the residual's (median, p90) (see :func:`fit`)."""
+def _noise_fit(target: tuple[float, float], deformation: np.ndarray, samples: int = 20000):
+    """``(noise, share, outlier_noise)`` matching the residual's (median, p90)
+    (:func:`fit_simulated`); ``deformation``: residual vectors without localisation noise."""
     rng = np.random.Generator(np.random.PCG64(0))
-    z = rng.normal(size=(5, samples, 3))  # two frames' noise, two frames' outliers, jitter
+    z = rng.normal(size=(4, samples, 3))  # two frames' noise, two frames' outliers
+    own = deformation[rng.integers(len(deformation), size=samples)]
     u = rng.random((2, samples))
     best, best_err = None, np.inf
     for share in (0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2):
         for outlier in (0.0,) if share == 0 else np.arange(1.0, 10.01, 0.5):
             extra = (z[2] * (u[0] < share)[:, None] - z[3] * (u[1] < share)[:, None]) * outlier
             for noise in np.arange(0.3, 1.5, 0.01):
-                r = np.linalg.norm((z[0] - z[1]) * noise + extra + z[4] * jitter_step, axis=1)
+                r = np.linalg.norm((z[0] - z[1]) * noise + extra + own, axis=1)
                 med, p90 = np.quantile(r, [0.5, 0.9])
                 err = ((med - target[0]) / target[0]) ** 2 + ((p90 - target[1]) / target[1]) ** 2
                 if err < best_err:
@@ -285,8 +310,74 @@ def _noise_fit(target: tuple[float, float], jitter_step: float, samples: int = 2
     return best
 
 
-def verifier_numbers(observations, detections, draws: int, seed: int) -> dict:
-    """Per verifier: six corruptions pooled, AUROC* and cov@1 %, mean over ``draws`` draws."""
+def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
+    """The values fitted on generated specimens (the others as :func:`fit` gives them):
+
+    - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
+      whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
+      frame-0 detections (then of the labelled ones) nearest the real one;
+    - ``localisation_noise_um``, ``outlier_share``, ``outlier_noise_um``: the real affine
+      residual's (median, p90) read as those of the norm of the specimen's own deformation
+      residual (animal 0 generated without localisation noise: jitter, bending changes) plus
+      a step between two frames' localisation errors (each Gaussian ``noise`` per axis, plus
+      with probability ``share`` an extra Gaussian ``outlier_noise``): the triple on a grid
+      (share 0 included) nearest the real pair (relative squared error; Monte Carlo, fixed seed).
+    """
+    import dataclasses
+
+    from trackverify.synth.specimen import recorded_animal
+
+    level = dataclasses.replace(MOTION_LEVELS[LEVEL], **{k: v for k, v in values.items()
+                                                       if hasattr(MOTION_LEVELS[LEVEL], k)})
+    model = dataclasses.replace(RECORDING_MODELS[LEVEL], **{
+        k: v for k, v in values.items() if hasattr(RECORDING_MODELS[LEVEL], k)})
+    config = SpecimenConfig(motion=LEVEL, frames=2)
+
+    def spacing(model, labelled_only):
+        out = []
+        for index in range(animals):
+            obs, det = recorded_animal(config, index, level, model)
+            points = (obs if labelled_only else det).query("frame == 0")[["x_um", "y_um", "z_um"]]
+            points = points.to_numpy()
+            out.append(np.median(cKDTree(points).query(points, k=2)[0][:, 1]))
+        return float(np.mean(out))
+
+    grid = np.arange(0.0, 10.01, 0.25)
+    for key, target, labelled_only in (("detected_spacing_um", real["spacing_all_um"], False),
+                                       ("labelled_spacing_um", real["spacing_um"], True)):
+        best = min(grid, key=lambda r: abs(spacing(dataclasses.replace(model, **{key: r}),
+                                                   labelled_only) - target))
+        model = dataclasses.replace(model, **{key: float(best)})
+        values[key] = float(best)
+    quiet = dataclasses.replace(model, localisation_noise_um=0.0, outlier_share=0.0)
+    obs, _ = recorded_animal(SpecimenConfig(motion=LEVEL, frames=real["frame_numbers"]), 0,
+                             level, quiet)
+    noise, share, outlier = _noise_fit(real["step_affine_residual_median_p90_um"],
+                                       affine_residuals(obs))
+    values.update(localisation_noise_um=noise, outlier_share=share, outlier_noise_um=outlier)
+    return values
+
+
+def affine_residuals(observations: pd.DataFrame) -> np.ndarray:
+    """(k, 3) residual vectors of the best affine map between consecutive frame numbers."""
+    obs = observations.sort_values(["frame", "track"], kind="stable")
+    cube = np.stack([obs.pivot(index="frame", columns="track", values=c).to_numpy()
+                     for c in ("x_um", "y_um", "z_um")], -1)
+    frames = np.unique(obs["frame"])
+    out = []
+    for i in np.flatnonzero(np.diff(frames) == 1):
+        a, b = cube[i], cube[i + 1]
+        both = ~np.isnan(a).any(1) & ~np.isnan(b).any(1)
+        design = np.c_[a[both], np.ones(both.sum())]
+        out.append(b[both] - design @ np.linalg.lstsq(design, b[both], rcond=None)[0])
+    return np.concatenate(out)
+
+
+def verifier_numbers(tables, draws: int, seed: int) -> dict:
+    """Per verifier: six corruptions pooled, AUROC* and cov@1 %, mean over ``draws`` draws.
+
+    ``tables(k)`` = (observations, detections) of draw ``k``: the same recording every draw
+    for the real data, animal ``k`` for the specimen (its expectation, not one animal's)."""
     from threadpoolctl import threadpool_limits
 
     from trackverify.evidence import repeated_draws
@@ -295,12 +386,11 @@ def verifier_numbers(observations, detections, draws: int, seed: int) -> dict:
 
     out = {}
     with threadpool_limits(1):
-        for verifier in (FixedDistance(), RegisteredDistance()):
-            r = repeated_draws(observations, detections, verifier, draws, "r", seed=seed)
-            out[verifier.name] = {"auroc_abst": r["pooled"]["auroc_abst"],
-                                  "cov_at_fcr1": r["pooled"]["cov_at_fcr1"],
-                                  "per_draw": [(d["pooled"]["auroc_abst"], d["pooled"]["cov_at_fcr1"])
-                                               for d in r["per_draw"]]}
+        for make in (FixedDistance, RegisteredDistance):
+            per_draw = [repeated_draws(*tables(k), make(), 1, "r", seed=seed + k)["per_draw"][0]
+                        for k in range(draws)]
+            out[make.name] = {m: [d["pooled"][m] for d in per_draw]
+                              for m in ("auroc_abst", "cov_at_fcr1")}
     return out
 
 
@@ -333,20 +423,21 @@ def main() -> None:
         level, model = MOTION_LEVELS[LEVEL], RECORDING_MODELS[LEVEL]
         print("\nfitted (rule: benchmarks/real_motion_stats.py fit()) | value | in the level now")
         print("---|---|---")
-        for key, value in fit(real).items():
+        for key, value in fit_simulated(real, fit(real)).items():
             now = getattr(level, key, None) if hasattr(level, key) else getattr(model, key)
             print(f"{key} | {_show(value)} | {_show(now)}")
     if args.draws > 0:
         start = time.perf_counter()
-        r = verifier_numbers(real_obs, real_det, args.draws, args.seed)
-        s = verifier_numbers(spec_obs, spec_det, args.draws, args.seed)
-        print(f"\nsix corruptions pooled, mean over {args.draws} draws (seeds {args.seed}+k) "
-              f"| real | specimen | specimen - real")
+        r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed)
+        s = verifier_numbers(lambda k: animal_tables(config, k), args.draws, args.seed)
+        print(f"\nsix corruptions pooled, mean (sd) over {args.draws} draws (suite seed "
+              f"{args.seed}+k; specimen animal k) | real | specimen | specimen - real")
         print("---|---|---|---")
         for verifier in r:
             for metric, label in (("auroc_abst", "AUROC*"), ("cov_at_fcr1", "cov@FCR<=1%")):
-                a, b = r[verifier][metric], s[verifier][metric]
-                print(f"{verifier} {label} | {a:.3f} | {b:.3f} | {b - a:+.3f}")
+                a, b = np.asarray(r[verifier][metric]), np.asarray(s[verifier][metric])
+                print(f"{verifier} {label} | {a.mean():.3f} ({a.std(ddof=1):.3f}) | "
+                      f"{b.mean():.3f} ({b.std(ddof=1):.3f}) | {b.mean() - a.mean():+.3f}")
         print(f"({time.perf_counter() - start:.0f} s)")
 
 

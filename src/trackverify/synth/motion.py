@@ -6,7 +6,7 @@ passed through, in order:
 1. compression along the body axis by ``1 + c(t)`` (x and z widen by ``1 - c(t)/2``);
 2. bending: lateral (x) and dorso-ventral (z) offsets ``k(t) * y**2 / 2``;
 3. rotation about the dorso-ventral axis by ``theta(t)`` (plus, where the level has one, a
-   slow turn with its own amplitude and correlation time) and a smaller roll about y;
+   persistent turn away from the anchor pose and a slow sway) and a smaller roll about y;
 4. rigid translation ``d(t)``;
 5. per-neuron jitter (a smooth AR(1) process per neuron and axis);
 6. localisation noise (independent per observation).
@@ -38,10 +38,14 @@ class MotionLevel:
     compression: float  # relative length change c
     tau_frames: float  # correlation time of every signal
     promise: str  # the displacement it is built to give, in words
-    #: A slow in-plane turn added to the rotation (None: none): amplitude (rad) and its own
-    #: correlation time; the real worm turns by about half a circle over a recording.
+    #: A persistent in-plane turn away from the anchor pose (None: none): the yaw gains
+    #: ``+-turn_rad * (1 - exp(-t / turn_frames))`` (sign drawn per animal) plus a slow sway
+    #: (a smooth process of amplitude ``sway_rad``, correlation time ``sway_tau_frames``). The
+    #: real worm turns by about half a circle soon after its anchor frame and never returns.
     turn_rad: float | None = None
-    turn_tau_frames: float | None = None
+    turn_frames: float | None = None
+    sway_rad: float | None = None
+    sway_tau_frames: float | None = None
 
 
 MOTION_LEVELS: dict[str, MotionLevel] = {
@@ -56,9 +60,10 @@ MOTION_LEVELS: dict[str, MotionLevel] = {
                     "as free, with a frame-to-frame step approaching the neuron spacing"),
         # Fitted to a real recording (benchmarks/real_motion_stats.py --fit; docs/specimen.md);
         # seen through trackverify.synth.recording.RECORDING_MODELS["freely_moving"].
-        MotionLevel("freely_moving", 0.0, 0.33, 0.0038, 0.034, 2.1,
+        MotionLevel("freely_moving", 0.0, 0.1995, 0.00382, 0.0337, 1.03,
                     "the real recording's head swings, turn, bending and step / spacing "
-                    "ratio (fitted)", turn_rad=2.34, turn_tau_frames=23.5),
+                    "ratio (fitted)", turn_rad=3.78, turn_frames=25.0, sway_rad=0.579,
+                    sway_tau_frames=20.4),
     )
 }
 
@@ -84,7 +89,10 @@ def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.
     bend_x, bend_z = (smooth_signal(rng, frames, tau, 2) * level.bend_per_um).T
     compression = smooth_signal(rng, frames, tau, 1)[:, 0] * level.compression
     if level.turn_rad is not None:  # drawn last: the levels without a turn keep their draws
-        yaw = yaw + smooth_signal(rng, frames, level.turn_tau_frames, 1)[:, 0] * level.turn_rad
+        sign = rng.choice([-1.0, 1.0])
+        ramp = 1 - np.exp(-np.arange(frames) / level.turn_frames)
+        sway = smooth_signal(rng, frames, level.sway_tau_frames, 1)[:, 0] * level.sway_rad
+        yaw = yaw + sign * level.turn_rad * ramp + sway
 
     x, y, z = (body[None, :, i] for i in range(3))
     y = y * (1 + compression[:, None])

@@ -8,20 +8,28 @@ recording of a freely moving worm does to the same moving anatomy, in this order
 1. **Body shape.** The anatomy is laid on its principal axes (first = body axis -> y, second
    -> x, third -> z, centred on its centroid) and each axis is scaled by ``axis_scale``
    (the real frame 0's principal standard deviation over the model's).
-2. **Which neurons are seen.** Per animal, a random ``detected_share`` of the anatomy's
-   neurons is ever detected; of those, a random ``labelled_share`` carry a reference
-   identity (``track``); the rest are *unlabelled* detections (persistent, identity-free).
+2. **Which neurons are seen.** Per animal, ``detected_share`` of the anatomy's neurons are
+   ever detected, drawn in random order with a hard core: a neuron within
+   ``detected_spacing_um`` of one already drawn is skipped (a detector merges close nuclei);
+   of those, ``labelled_share`` carry a reference identity (``track``), drawn the same way
+   with ``labelled_spacing_um`` (annotators label the neurons they can tell apart); the rest
+   are *unlabelled* detections (persistent, identity-free). Where the hard core leaves too
+   few, the skipped neurons fill up in their drawn order.
 3. **Mislocalised detections.** A random ``outlier_share`` of (neuron, frame) positions
    gets an extra isotropic Gaussian error of ``outlier_noise_um`` per axis (never in frame
    0): the heavy tail of the real frame-to-frame residual.
 4. **Missed detections.** Each (neuron, frame) is missed with probability ``miss_rate``
-   (never in frame 0, the curated anchor).
+   (never in frame 0, the curated anchor); a random ``anchor_absent_share`` of the labelled
+   neurons is missed in frame 0 only (identities first labelled later: no anchor).
 5. **Spurious detections.** Each frame gets ``Poisson(spurious_per_frame)`` points, each at a
    random detected neuron's position plus an isotropic Gaussian offset of
    ``spurious_offset_um`` per axis (short-lived: no identity, not in the next frame).
 6. **Missing frames.** Each frame number ``t >= 1`` starts a gap with probability
    ``gap_rate``; the gap's length is drawn from ``gap_lengths`` (probabilities of 1, 2, ...
    frames). The frames of a gap have no rows at all (they are skipped, as in the source).
+   Frame 0 and every frame number divisible by 10 are never missing: the corruption suite
+   starts and recovers at given frames (SPEC 300 / 700, the evidence's 30 % / 70 %, the
+   certification simulation's 90 / 210), which must be present.
 7. **Per-volume re-centring.** Every frame's coordinates are re-centred on the median of that
    frame's detections (each axis): the source data carry no lab frame.
 
@@ -44,7 +52,10 @@ class RecordingModel:
     axis_scale: tuple[float, float, float]  # body axis (y), second (x), third (z)
     detected_share: float
     labelled_share: float
+    detected_spacing_um: float
+    labelled_spacing_um: float
     miss_rate: float
+    anchor_absent_share: float
     spurious_per_frame: float
     spurious_offset_um: float
     gap_rate: float
@@ -59,10 +70,11 @@ class RecordingModel:
 #: ``benchmarks/real_motion_stats.py --fit`` (the rule of each value: docs/specimen.md).
 RECORDING_MODELS: dict[str, RecordingModel] = {
     "freely_moving": RecordingModel(
-        axis_scale=(1.62, 1.54, 1.44), detected_share=0.53, labelled_share=0.70,
-        miss_rate=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
-        gap_rate=0.083, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.84,
-        outlier_share=0.05, outlier_noise_um=6.0,
+        axis_scale=(1.62, 1.54, 1.44), detected_share=0.555, labelled_share=0.708,
+        detected_spacing_um=6.75, labelled_spacing_um=3.5,
+        miss_rate=0.057, anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
+        gap_rate=0.083, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
+        outlier_share=0.0, outlier_noise_um=0.0,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 
@@ -79,7 +91,8 @@ def principal_body(anatomy: np.ndarray, axis_scale) -> np.ndarray:
 
 
 def missing_frames(rng: np.random.Generator, frames: int, model: RecordingModel) -> np.ndarray:
-    """Boolean (frames,): True where the frame number is missing (a gap); frame 0 never."""
+    """Boolean (frames,): True where the frame number is missing (a gap); never frame 0 nor a
+    multiple of 10 (module docstring)."""
     starts = np.flatnonzero(rng.random(frames) < model.gap_rate)
     lengths = 1 + rng.choice(len(model.gap_lengths), size=len(starts),
                              p=np.asarray(model.gap_lengths) / np.sum(model.gap_lengths))
@@ -87,7 +100,7 @@ def missing_frames(rng: np.random.Generator, frames: int, model: RecordingModel)
     for offset in range(int(lengths.max(initial=0))):  # at most len(gap_lengths) passes
         missing[(starts + offset)[offset < lengths]] = True
     missing = missing[:frames]
-    missing[0] = False
+    missing[::10] = False
     return missing
 
 
@@ -101,9 +114,12 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
     (``labelled`` / ``unlabelled``); detection ids are a random permutation within a frame.
     """
     frames, neurons = positions.shape[:2]
-    detected = np.sort(rng.permutation(neurons)[:max(2, round(model.detected_share * neurons))])
+    detected = hard_core_subset(positions[0], rng.permutation(neurons),
+                                model.detected_spacing_um,
+                                max(2, round(model.detected_share * neurons)))
     n_labelled = max(2, round(model.labelled_share * len(detected)))
-    labelled = np.sort(rng.permutation(len(detected))[:n_labelled])
+    labelled = hard_core_subset(positions[0, detected], rng.permutation(len(detected)),
+                                model.labelled_spacing_um, n_labelled)
     is_labelled = np.zeros(len(detected), dtype=bool)
     is_labelled[labelled] = True
     seen = positions[:, detected].copy()
@@ -115,6 +131,8 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
     point = np.tile(np.arange(n), frames)
     keep = rng.random(frames * n) >= model.miss_rate
     keep[frame == 0] = True
+    absent = labelled[rng.permutation(n_labelled)[:round(model.anchor_absent_share * n_labelled)]]
+    keep[absent] = False  # frame 0's rows come first: row = point
     coords = seen.reshape(-1, 3)
     spurious = rng.poisson(model.spurious_per_frame, size=frames)
     spurious_frame = np.repeat(np.arange(frames), spurious)
@@ -148,6 +166,23 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
         "z_um": coords[rows, 2], "pred_id": pred_of_track[track].astype(np.int64),
         "pred_valid": True})
     return observations, detections
+
+
+def hard_core_subset(points: np.ndarray, order: np.ndarray, radius: float,
+                     count: int) -> np.ndarray:
+    """``count`` indices of ``points`` (sorted): taken in ``order``, skipping a point closer
+    than ``radius`` to one already taken; if fewer than ``count`` remain, the skipped ones
+    fill up in ``order``."""
+    distance = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    taken = np.zeros(len(points), dtype=bool)
+    for i in order:  # one pass over the anatomy's neurons (<= 189)
+        if taken.sum() == count:
+            break
+        if not (taken & (distance[i] < radius)).any():
+            taken[i] = True
+    skipped = order[~taken[order]][:count - int(taken.sum())]
+    taken[skipped] = True
+    return np.flatnonzero(taken)
 
 
 def _median_per_frame(frame: np.ndarray, coords: np.ndarray) -> np.ndarray:

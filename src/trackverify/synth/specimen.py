@@ -123,13 +123,21 @@ def animal_tables(config: SpecimenConfig, index: int) -> tuple[pd.DataFrame, pd.
 
 @lru_cache(maxsize=2)
 def _recorded_animal(config: SpecimenConfig, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    model = RECORDING_MODELS[config.motion]
+    return recorded_animal(config, index)
+
+
+def recorded_animal(config: SpecimenConfig, index: int, level=None,
+                    model=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`animal_tables` uncached, with the level's motion and recording model replaced by
+    ``level`` / ``model`` when given (for fitting them: benchmarks/real_motion_stats.py)."""
+    model = RECORDING_MODELS[config.motion] if model is None else model
+    level = MOTION_LEVELS[config.motion] if level is None else level
     rng = np.random.Generator(np.random.PCG64([config.seed, index]))
     base = head_ganglion_neurons(config.neurons)[["x_um", "y_um", "z_um"]].to_numpy()
     anatomy = principal_body(animal_anatomy(base, rng, config.animal_jitter_um,
                                             config.min_spacing_um), model.axis_scale)
-    positions = deform(anatomy, MOTION_LEVELS[config.motion], config.frames, rng,
-                       config.neuron_jitter_um, model.localisation_noise_um)
+    positions = deform(anatomy, level, config.frames, rng, config.neuron_jitter_um,
+                       model.localisation_noise_um)
     return record(positions, model, rng, f"rec{index:03d}")
 
 
