@@ -134,9 +134,12 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
     return {
         "anchor_neurons": int(anchored.sum()), "spacing_um": spacing,
         "spacing_all_um": spacing_all,
+        "labelled_nn_q01_um": within_frame_nn(dets)[0],
+        "labelled_nn_q05_um": within_frame_nn(dets)[1],
         "frame0_principal_sd_um": tuple(float(x) for x in principal_sd),
         "step_median_p90_um": q(raw), "step_translation_removed_median_p90_um": q(centred),
         "step_affine_residual_median_p90_um": q(affine),
+        "anchor_quadratic_residual_median_p90_um": anchor_quadratic_residual(cube),
         "step_over_spacing": q(raw)[0] / spacing,
         "turn_per_frame_median_p90_deg": (float(np.median(turns)), float(np.quantile(turns, 0.9))),
         "yaw_sd_rad": float(np.std(yaw)),
@@ -167,6 +170,34 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "rows_without_anchor_share": float(present[:, ~anchored].sum() / present.sum()),
         "recentring_max_abs_median_um": float(np.abs(medians).max()),
     }
+
+
+def within_frame_nn(detections: pd.DataFrame) -> tuple[float, float]:
+    """1 % and 5 % quantiles, over labelled detections of every frame, of the distance to the
+    nearest other labelled detection of the same frame."""
+    d = detections[detections["kind"] == "labelled"]
+    xyz = d[["x_um", "y_um", "z_um"]].to_numpy()
+    span = np.ptp(xyz, axis=0).max() + 1.0
+    points = xyz + np.c_[d["frame"].to_numpy() * span, np.zeros((len(d), 2))]
+    distance = cKDTree(points).query(points, k=2)[0][:, 1]
+    return float(np.quantile(distance, 0.01)), float(np.quantile(distance, 0.05))
+
+
+def anchor_quadratic_residual(cube: np.ndarray) -> tuple[float, float]:
+    """Median and p90 over frames t > 0 and neurons of |position - Q(anchor position)|, ``Q``
+    the least-squares quadratic map (affine + the 6 second-order monomials) of the anchor
+    onto frame t over their common neurons: the deformation no smooth map explains."""
+    out = []
+    for t in range(1, len(cube)):
+        a, b = cube[0], cube[t]
+        ok = ~np.isnan(a).any(1) & ~np.isnan(b).any(1)
+        x = a[ok]
+        design = np.c_[x, np.ones(len(x)), x ** 2, x[:, [0]] * x[:, [1]], x[:, [1]] * x[:, [2]],
+                       x[:, [0]] * x[:, [2]]]
+        out.append(np.linalg.norm(b[ok] - design @ np.linalg.lstsq(design, b[ok], rcond=None)[0],
+                                  axis=1))
+    out = np.concatenate(out)
+    return float(np.median(out)), float(np.quantile(out, 0.9))
 
 
 def _shape_series(cube: np.ndarray, anchored: np.ndarray, frames: np.ndarray):
@@ -316,6 +347,12 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
       whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
       frame-0 detections (then of the labelled ones) nearest the real one;
+    - ``merge_distance_um``: on a grid of 0.25 um (0-4 um), the distance whose specimen
+      (animals 0-1) has the real 1 % quantile of a labelled detection's distance to the
+      nearest labelled detection of its frame (``labelled_nn_q01_um``) nearest;
+    - ``neuron_jitter_um``, ``jitter_correlation``: on a grid (0.25-3 um by 0.25; rho 0.9,
+      0.97, 0.99, 0.997), the pair whose specimen (animal 0) has the real anchor-quadratic
+      residual's median and p90 (least relative squared error);
     - ``localisation_noise_um``, ``outlier_share``, ``outlier_noise_um``: the real affine
       residual's (median, p90) read as those of the norm of the specimen's own deformation
       residual (animal 0 generated without localisation noise: jitter, bending changes) plus
@@ -349,21 +386,47 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
                                                    labelled_only) - target))
         model = dataclasses.replace(model, **{key: float(best)})
         values[key] = float(best)
+    full = SpecimenConfig(motion=LEVEL, frames=real["frame_numbers"])
+    target = np.asarray(real["anchor_quadratic_residual_median_p90_um"])
+
+    def floor(radius):
+        candidate = dataclasses.replace(model, merge_distance_um=radius)
+        return np.mean([within_frame_nn(recorded_animal(full, i, level, candidate)[1])[0]
+                        for i in range(2)])
+
+    radius = min(np.arange(0.0, 4.01, 0.25), key=lambda r: abs(floor(r) - real["labelled_nn_q01_um"]))
+    model = dataclasses.replace(model, merge_distance_um=float(radius))
+    values["merge_distance_um"] = float(radius)
+
+    def wander(jitter, rho):
+        candidate = dataclasses.replace(model, neuron_jitter_um=jitter, jitter_correlation=rho)
+        obs, _ = recorded_animal(full, 0, level, candidate)
+        cube = _cube(obs)
+        return float(np.sum((np.asarray(anchor_quadratic_residual(cube)) / target - 1) ** 2))
+
+    jitter, rho = min(((j, rho) for j in np.arange(0.25, 3.01, 0.25)
+                       for rho in (0.9, 0.97, 0.99, 0.997)), key=lambda p: wander(*p))
+    model = dataclasses.replace(model, neuron_jitter_um=float(jitter), jitter_correlation=rho)
+    values.update(neuron_jitter_um=float(jitter), jitter_correlation=rho)
     quiet = dataclasses.replace(model, localisation_noise_um=0.0, outlier_share=0.0)
-    obs, _ = recorded_animal(SpecimenConfig(motion=LEVEL, frames=real["frame_numbers"]), 0,
-                             level, quiet)
+    obs, _ = recorded_animal(full, 0, level, quiet)
     noise, share, outlier = _noise_fit(real["step_affine_residual_median_p90_um"],
                                        affine_residuals(obs))
     values.update(localisation_noise_um=noise, outlier_share=share, outlier_noise_um=outlier)
     return values
 
 
+def _cube(observations: pd.DataFrame) -> np.ndarray:
+    """(frames present, tracks, 3) positions (NaN where a track has no row)."""
+    obs = observations.sort_values(["frame", "track"], kind="stable")
+    return np.stack([obs.pivot(index="frame", columns="track", values=c).to_numpy()
+                     for c in ("x_um", "y_um", "z_um")], -1)
+
+
 def affine_residuals(observations: pd.DataFrame) -> np.ndarray:
     """(k, 3) residual vectors of the best affine map between consecutive frame numbers."""
-    obs = observations.sort_values(["frame", "track"], kind="stable")
-    cube = np.stack([obs.pivot(index="frame", columns="track", values=c).to_numpy()
-                     for c in ("x_um", "y_um", "z_um")], -1)
-    frames = np.unique(obs["frame"])
+    cube = _cube(observations)
+    frames = np.unique(observations["frame"])
     out = []
     for i in np.flatnonzero(np.diff(frames) == 1):
         a, b = cube[i], cube[i + 1]
@@ -438,6 +501,11 @@ def main() -> None:
                 a, b = np.asarray(r[verifier][metric]), np.asarray(s[verifier][metric])
                 print(f"{verifier} {label} | {a.mean():.3f} ({a.std(ddof=1):.3f}) | "
                       f"{b.mean():.3f} ({b.std(ddof=1):.3f}) | {b.mean() - a.mean():+.3f}")
+        for side, numbers in (("real", r), ("specimen", s)):
+            for verifier, metrics in numbers.items():
+                print(f"per draw, {side} {verifier}: AUROC* "
+                      + " ".join(f"{v:.3f}" for v in metrics["auroc_abst"]) + "; cov@1% "
+                      + " ".join(f"{v:.3f}" for v in metrics["cov_at_fcr1"]))
         print(f"({time.perf_counter() - start:.0f} s)")
 
 

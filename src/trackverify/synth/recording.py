@@ -5,6 +5,11 @@ and their detections are the observation rows. A *recording model*
 (:data:`RECORDING_MODELS`, so far only for ``freely_moving``) adds what a real volumetric
 recording of a freely moving worm does to the same moving anatomy, in this order:
 
+The level's motion moves the body (:mod:`trackverify.synth.motion`); the per-neuron jitter
+there (each neuron's own slow wander relative to the body) has the model's
+``neuron_jitter_um`` and ``jitter_correlation``: the real head deforms in ways no smooth
+(quadratic) map of the anchor explains.
+
 1. **Body shape.** The anatomy is laid on its principal axes (first = body axis -> y, second
    -> x, third -> z, centred on its centroid) and each axis is scaled by ``axis_scale``
    (the real frame 0's principal standard deviation over the model's).
@@ -18,19 +23,22 @@ recording of a freely moving worm does to the same moving anatomy, in this order
 3. **Mislocalised detections.** A random ``outlier_share`` of (neuron, frame) positions
    gets an extra isotropic Gaussian error of ``outlier_noise_um`` per axis (never in frame
    0): the heavy tail of the real frame-to-frame residual.
-4. **Missed detections.** Each (neuron, frame) is missed with probability ``miss_rate``
+4. **Merged detections.** In every frame after the anchor, of two neurons' detections closer
+   than ``merge_distance_um`` the detector reports one (chosen at random): nuclei do not
+   overlap and a detector cannot split them.
+5. **Missed detections.** Each (neuron, frame) is missed with probability ``miss_rate``
    (never in frame 0, the curated anchor); a random ``anchor_absent_share`` of the labelled
    neurons is missed in frame 0 only (identities first labelled later: no anchor).
-5. **Spurious detections.** Each frame gets ``Poisson(spurious_per_frame)`` points, each at a
+6. **Spurious detections.** Each frame gets ``Poisson(spurious_per_frame)`` points, each at a
    random detected neuron's position plus an isotropic Gaussian offset of
    ``spurious_offset_um`` per axis (short-lived: no identity, not in the next frame).
-6. **Missing frames.** Each frame number ``t >= 1`` starts a gap with probability
+7. **Missing frames.** Each frame number ``t >= 1`` starts a gap with probability
    ``gap_rate``; the gap's length is drawn from ``gap_lengths`` (probabilities of 1, 2, ...
    frames). The frames of a gap have no rows at all (they are skipped, as in the source).
    Frame 0 and every frame number divisible by 10 are never missing: the corruption suite
    starts and recovers at given frames (SPEC 300 / 700, the evidence's 30 % / 70 %, the
    certification simulation's 90 / 210), which must be present.
-7. **Per-volume re-centring.** Every frame's coordinates are re-centred on the median of that
+8. **Per-volume re-centring.** Every frame's coordinates are re-centred on the median of that
    frame's detections (each axis): the source data carry no lab frame.
 
 The fitted values and how they were measured: ``docs/specimen.md`` and
@@ -47,7 +55,7 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class RecordingModel:
-    """What a real recording does to the moving anatomy (module docstring, steps 1-7)."""
+    """What a real recording does to the moving anatomy (module docstring, steps 1-8)."""
 
     axis_scale: tuple[float, float, float]  # body axis (y), second (x), third (z)
     detected_share: float
@@ -55,12 +63,15 @@ class RecordingModel:
     detected_spacing_um: float
     labelled_spacing_um: float
     miss_rate: float
+    merge_distance_um: float
     anchor_absent_share: float
     spurious_per_frame: float
     spurious_offset_um: float
     gap_rate: float
     gap_lengths: tuple[float, ...]  # P(gap of 1 frame), P(2 frames), ...
     localisation_noise_um: float  # replaces SpecimenConfig.localisation_noise_um
+    neuron_jitter_um: float  # replaces SpecimenConfig.neuron_jitter_um
+    jitter_correlation: float  # rho of the per-neuron AR(1) jitter (others: 0.9)
     outlier_share: float
     outlier_noise_um: float
     source: str  # where the values were measured
@@ -71,10 +82,11 @@ class RecordingModel:
 RECORDING_MODELS: dict[str, RecordingModel] = {
     "freely_moving": RecordingModel(
         axis_scale=(1.62, 1.54, 1.44), detected_share=0.555, labelled_share=0.708,
-        detected_spacing_um=6.75, labelled_spacing_um=3.5,
-        miss_rate=0.057, anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
-        gap_rate=0.083, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
-        outlier_share=0.0, outlier_noise_um=0.0,
+        detected_spacing_um=7.0, labelled_spacing_um=3.5, outlier_share=0.0,
+        outlier_noise_um=0.0, merge_distance_um=2.75, miss_rate=0.057,
+        anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
+        gap_rate=0.083, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.63,
+        neuron_jitter_um=1.25, jitter_correlation=0.997,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 
@@ -106,7 +118,7 @@ def missing_frames(rng: np.random.Generator, frames: int, model: RecordingModel)
 
 def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generator,
            recording: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(observations, detections)`` of one animal from its moving anatomy (steps 2-7).
+    """``(observations, detections)`` of one animal from its moving anatomy (steps 2-8).
 
     ``positions``: (frames, neurons, 3) in um (already deformed, with localisation noise).
     Observations are the labelled rows (``track`` 0..L-1 in anatomy order, ``pred_id`` a
@@ -134,6 +146,7 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
     absent = labelled[rng.permutation(n_labelled)[:round(model.anchor_absent_share * n_labelled)]]
     keep[absent] = False  # frame 0's rows come first: row = point
     coords = seen.reshape(-1, 3)
+    keep &= ~merged(frame, coords, model.merge_distance_um, rng, keep)
     spurious = rng.poisson(model.spurious_per_frame, size=frames)
     spurious_frame = np.repeat(np.arange(frames), spurious)
     host = rng.integers(n, size=len(spurious_frame))
@@ -166,6 +179,25 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
         "z_um": coords[rows, 2], "pred_id": pred_of_track[track].astype(np.int64),
         "pred_valid": True})
     return observations, detections
+
+
+def merged(frame: np.ndarray, coords: np.ndarray, radius: float, rng: np.random.Generator,
+           candidates: np.ndarray) -> np.ndarray:
+    """Boolean: the candidate rows (frame > 0) whose nearest candidate of the same frame is
+    closer than ``radius`` and has the higher random priority (one of each close pair goes)."""
+    priority = rng.random(len(frame))
+    out = np.zeros(len(frame), dtype=bool)
+    rows = np.flatnonzero(candidates & (frame > 0))
+    if radius <= 0 or len(rows) < 2:
+        return out
+    from scipy.spatial import cKDTree
+
+    span = np.ptp(coords[rows], axis=0).max() + 2 * radius + 1.0  # frames far apart in x
+    points = coords[rows] + np.c_[frame[rows] * span, np.zeros((len(rows), 2))]
+    distance, nearest = cKDTree(points).query(points, k=2)
+    close = distance[:, 1] < radius
+    out[rows[close & (priority[rows] < priority[rows[nearest[:, 1]]])]] = True
+    return out
 
 
 def hard_core_subset(points: np.ndarray, order: np.ndarray, radius: float,

@@ -136,8 +136,8 @@ def recorded_animal(config: SpecimenConfig, index: int, level=None,
     base = head_ganglion_neurons(config.neurons)[["x_um", "y_um", "z_um"]].to_numpy()
     anatomy = principal_body(animal_anatomy(base, rng, config.animal_jitter_um,
                                             config.min_spacing_um), model.axis_scale)
-    positions = deform(anatomy, level, config.frames, rng, config.neuron_jitter_um,
-                       model.localisation_noise_um)
+    positions = deform(anatomy, level, config.frames, rng, model.neuron_jitter_um,
+                       model.localisation_noise_um, model.jitter_correlation)
     return record(positions, model, rng, f"rec{index:03d}")
 
 
