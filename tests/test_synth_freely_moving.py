@@ -102,3 +102,15 @@ def test_written_and_built_in_specimens_carry_the_detection_table(tmp_path):
         built = dict(specimen_dataset(config).sources())[name].load_detections()
         pd.testing.assert_frame_equal(written.reset_index(drop=True),
                                       built.reset_index(drop=True), check_dtype=False)
+
+
+def test_the_cli_offers_the_level(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "specimen"
+    done = subprocess.run([sys.executable, "-m", "trackverify", "synth", "--motion",
+                           "freely_moving", "--frames", "30", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (out / "detections.parquet").exists() and (out / "observations.parquet").exists()
