@@ -291,7 +291,7 @@ def fit(real: dict) -> dict:
       = L / (L + persistent unlabelled); ``detected_share`` = (L + persistent unlabelled) /
       189; ``anchor_absent_share`` = 1 - anchor neurons / L (identities without a frame-0 row);
     - ``spurious_offset_um`` = ``nonpersistent_to_labelled_um / 1.5382``;
-    - ``gap_rate`` = gaps / frame numbers; ``gap_lengths`` = the gaps' length shares.
+    - ``gap_lengths`` = the gaps' length shares (``gap_rate``: :func:`fit_simulated`).
     """
     model = head_ganglion_neurons()[["x_um", "y_um", "z_um"]].to_numpy()
     model_sd = np.linalg.svd(model - model.mean(0), compute_uv=False) / np.sqrt(len(model))
@@ -316,7 +316,6 @@ def fit(real: dict) -> dict:
         "anchor_absent_share": 1 - real["anchor_neurons"] / labelled,
         "miss_rate": miss, "spurious_per_frame": unlabelled - persistent,
         "spurious_offset_um": (real["nonpersistent_to_labelled_um"] or 0.0) / CHI3_MEDIAN,
-        "gap_rate": sum(gaps.values()) / real["frame_numbers"],
         "gap_lengths": tuple(float(x) for x in lengths / max(lengths.sum(), 1)),
     }
 
@@ -347,6 +346,9 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
       whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
       frame-0 detections (then of the labelled ones) nearest the real one;
+    - ``gap_rate``: on a grid of 0.001, the rate whose gap process (frames never missing at 0
+      and multiples of 10; 200 draws of the real number of frame numbers) has the real mean
+      number of gaps;
     - ``merge_distance_um``: on a grid of 0.25 um (0-4 um), the distance whose specimen
       (animals 0-1) has the real 1 % quantile of a labelled detection's distance to the
       nearest labelled detection of its frame (``labelled_nn_q01_um``) nearest;
@@ -388,6 +390,18 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
         values[key] = float(best)
     full = SpecimenConfig(motion=LEVEL, frames=real["frame_numbers"])
     target = np.asarray(real["anchor_quadratic_residual_median_p90_um"])
+    from trackverify.synth.recording import missing_frames
+
+    def gap_count(rate):
+        rng = np.random.Generator(np.random.PCG64(0))
+        candidate = dataclasses.replace(model, gap_rate=rate)
+        return np.mean([np.count_nonzero(np.diff(np.r_[0, missing_frames(
+            rng, full.frames, candidate).astype(int)]) == 1) for _ in range(200)])
+
+    rate = min(np.arange(0.05, 0.2001, 0.001), key=lambda r: abs(gap_count(r)
+                                                               - sum(real["gaps"].values())))
+    model = dataclasses.replace(model, gap_rate=round(float(rate), 3))
+    values["gap_rate"] = round(float(rate), 3)
 
     def floor(radius):
         candidate = dataclasses.replace(model, merge_distance_um=radius)

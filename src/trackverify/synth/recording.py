@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.spatial import cKDTree
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         detected_spacing_um=7.0, labelled_spacing_um=3.5, outlier_share=0.0,
         outlier_noise_um=0.0, merge_distance_um=2.75, miss_rate=0.057,
         anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
-        gap_rate=0.083, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.63,
+        gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.63,
         neuron_jitter_um=1.25, jitter_correlation=0.997,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
@@ -190,8 +191,6 @@ def merged(frame: np.ndarray, coords: np.ndarray, radius: float, rng: np.random.
     rows = np.flatnonzero(candidates & (frame > 0))
     if radius <= 0 or len(rows) < 2:
         return out
-    from scipy.spatial import cKDTree
-
     span = np.ptp(coords[rows], axis=0).max() + 2 * radius + 1.0  # frames far apart in x
     points = coords[rows] + np.c_[frame[rows] * span, np.zeros((len(rows), 2))]
     distance, nearest = cKDTree(points).query(points, k=2)
