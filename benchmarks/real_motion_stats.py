@@ -54,18 +54,23 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
 
     - ``spacing_um``: median nearest-neighbour distance of the anchor's (frame 0) labelled
       neurons; ``spacing_all_um``: the same over all frame-0 detections;
+    - ``labelled_nn_q01_um`` / ``_q05_``: :func:`within_frame_nn` (every frame);
     - ``frame0_principal_sd_um``: standard deviations of frame 0's detections along their
       principal axes (the body's length, width, height);
     - ``step_*``: norm of a labelled neuron's step between consecutive frame numbers (raw;
       minus the frame pair's mean step; minus the best affine map of the earlier frame, least
       squares over the pair's common neurons), median and p90; ``step_over_spacing``;
+    - ``anchor_quadratic_residual``: :func:`anchor_quadratic_residual`;
     - ``turn_per_frame``: |in-plane angle| of the affine map's polar part, median and p90;
     - ``yaw_sd_rad`` / ``yaw_step_sd_rad``: the in-plane Procrustes angle of each frame onto
       the anchor (common labelled neurons, unwrapped over time) -- its standard deviation over
-      frames and that of its change between consecutive frame numbers;
+      frames and that of its change between consecutive frame numbers; its RMS; its turn
+      (abs. median over the second half of the frames, and the first frame reaching
+      ``1 - 1/e`` of that); its two components (:func:`yaw_components`);
     - ``bend_sd_per_um``: standard deviation over frames of the curvature ``k`` of the least
       squares parabola ``v = a + b u + k u^2 / 2`` through a frame's labelled neurons, turned
       onto the anchor's orientation (``u``, ``v``: the anchor's first two principal axes);
+    - ``bend_two_lag_per_um_tau``: :func:`two_lag_process` of the curvature series;
     - ``compression_sd``: standard deviation of ``sd(u)(t) / sd(u)(0) - 1`` (common neurons);
     - ``displacement_from_anchor``: |position - anchor position| of labelled neurons, median, p90;
     - ``gaps``: {gap length: count}; ``frame_numbers``, ``frames_present``;
@@ -77,6 +82,7 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
     - ``nonpersistent_to_labelled_um``: median distance from an unlabelled detection without
       such a partner to the nearest labelled detection of its frame;
     - ``anchor_missing_share_median``: share of the anchor's neurons absent from a frame;
+    - ``tracks``; ``rows_without_anchor_share``: labelled rows whose track has no frame-0 row;
     - ``recentring_max_abs_median_um``: the largest |median| of a frame's detections (any axis).
     """
     coords = coordinate_columns(observations)
@@ -310,7 +316,8 @@ def fit(real: dict) -> dict:
         "bend_per_um": real["bend_sd_per_um"], "compression": real["compression_sd"],
         "tau_frames": tau, "turn_rad": real["yaw_turn_rad"], "turn_frames": real["yaw_turn_frames"],
         "sway_rad": sway, "sway_tau_frames": sway_tau,
-        "axis_scale": tuple(float(x) for x in np.asarray(real["frame0_principal_sd_um"]) / model_sd),
+        "axis_scale": tuple(float(x) for x in
+                            np.asarray(real["frame0_principal_sd_um"]) / model_sd),
         "detected_share": neurons / len(model),
         "labelled_share": labelled / neurons,
         "anchor_absent_share": 1 - real["anchor_neurons"] / labelled,
@@ -408,7 +415,8 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
         return np.mean([within_frame_nn(recorded_animal(full, i, level, candidate)[1])[0]
                         for i in range(2)])
 
-    radius = min(np.arange(0.0, 4.01, 0.25), key=lambda r: abs(floor(r) - real["labelled_nn_q01_um"]))
+    radius = min(np.arange(0.0, 4.01, 0.25),
+                 key=lambda r: abs(floor(r) - real["labelled_nn_q01_um"]))
     model = dataclasses.replace(model, merge_distance_um=float(radius))
     values["merge_distance_um"] = float(radius)
 

@@ -24,7 +24,8 @@ import pandas as pd
 from trackverify.errors import ConfigError
 from trackverify.synth.anatomy import animal_anatomy, head_ganglion_neurons
 from trackverify.synth.motion import MOTION_LEVELS, deform
-from trackverify.synth.recording import RECORDING_MODELS, principal_body, record, shuffled_rank_within
+from trackverify.synth.recording import (RECORDING_MODELS, principal_body, record,
+                                         shuffled_rank_within)
 
 ANATOMY_SOURCE = ("OpenWorm c302 0.12.1 soma positions (MIT; model from WormBase VirtualWorm, "
                   "public domain), head-ganglion neurons (y <= -226 um)")
