@@ -61,6 +61,7 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
       minus the frame pair's mean step; minus the best affine map of the earlier frame, least
       squares over the pair's common neurons), median and p90; ``step_over_spacing``;
     - ``anchor_quadratic_residual``: :func:`anchor_quadratic_residual`;
+    - ``neighbour_distance_ratio_q01``: :func:`neighbour_distance_ratio`;
     - ``turn_per_frame``: |in-plane angle| of the affine map's polar part, median and p90;
     - ``yaw_sd_rad`` / ``yaw_step_sd_rad``: the in-plane Procrustes angle of each frame onto
       the anchor (common labelled neurons, unwrapped over time) -- its standard deviation over
@@ -146,6 +147,7 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "step_median_p90_um": q(raw), "step_translation_removed_median_p90_um": q(centred),
         "step_affine_residual_median_p90_um": q(affine),
         "anchor_quadratic_residual_median_p90_um": anchor_quadratic_residual(cube),
+        "neighbour_distance_ratio_q01": neighbour_distance_ratio(cube),
         "step_over_spacing": q(raw)[0] / spacing,
         "turn_per_frame_median_p90_deg": (float(np.median(turns)), float(np.quantile(turns, 0.9))),
         "yaw_sd_rad": float(np.std(yaw)),
@@ -187,6 +189,17 @@ def within_frame_nn(detections: pd.DataFrame) -> tuple[float, float]:
     points = xyz + np.c_[d["frame"].to_numpy() * span, np.zeros((len(d), 2))]
     distance = cKDTree(points).query(points, k=2)[0][:, 1]
     return float(np.quantile(distance, 0.01)), float(np.quantile(distance, 0.05))
+
+
+def neighbour_distance_ratio(cube: np.ndarray) -> float:
+    """1 % quantile over frames t > 0 and anchor neurons of ``d(t) / d(0)``, ``d`` the distance
+    between a neuron and its nearest anchor neighbour (how close neighbours come)."""
+    anchor = cube[0]
+    index = np.flatnonzero(~np.isnan(anchor).any(1))
+    neighbour = index[cKDTree(anchor[index]).query(anchor[index], k=2)[1][:, 1]]
+    d0 = np.linalg.norm(anchor[index] - anchor[neighbour], axis=1)
+    d = np.linalg.norm(cube[1:, index] - cube[1:, neighbour], axis=-1)
+    return float(np.nanquantile(d / d0, 0.01))
 
 
 def anchor_quadratic_residual(cube: np.ndarray) -> tuple[float, float]:
@@ -359,9 +372,10 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``merge_distance_um``: on a grid of 0.25 um (0-4 um), the distance whose specimen
       (animals 0-1) has the real 1 % quantile of a labelled detection's distance to the
       nearest labelled detection of its frame (``labelled_nn_q01_um``) nearest;
-    - ``neuron_jitter_um``, ``jitter_correlation``: on a grid (0.25-3 um by 0.25; rho 0.9,
-      0.97, 0.99, 0.997), the pair whose specimen (animal 0) has the real anchor-quadratic
-      residual's median and p90 (least relative squared error);
+    - ``neuron_jitter_um``, ``jitter_length_um`` (``jitter_correlation`` 0.997): on a grid
+      (1-2 um by 0.25; 0, 3, 4, 5, 6, 8 um), the pair whose specimens (animals 0-1) have the
+      real anchor-quadratic residual's median and p90 and ``neighbour_distance_ratio_q01``
+      (least summed relative squared error over the three);
     - ``localisation_noise_um``, ``outlier_share``, ``outlier_noise_um``: the real affine
       residual's (median, p90) read as those of the norm of the specimen's own deformation
       residual (animal 0 generated without localisation noise: jitter, bending changes) plus
@@ -420,16 +434,23 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     model = dataclasses.replace(model, merge_distance_um=float(radius))
     values["merge_distance_um"] = float(radius)
 
-    def wander(jitter, rho):
-        candidate = dataclasses.replace(model, neuron_jitter_um=jitter, jitter_correlation=rho)
-        obs, _ = recorded_animal(full, 0, level, candidate)
-        cube = _cube(obs)
-        return float(np.sum((np.asarray(anchor_quadratic_residual(cube)) / target - 1) ** 2))
+    target = np.r_[target, real["neighbour_distance_ratio_q01"]]
 
-    jitter, rho = min(((j, rho) for j in np.arange(0.25, 3.01, 0.25)
-                       for rho in (0.9, 0.97, 0.99, 0.997)), key=lambda p: wander(*p))
-    model = dataclasses.replace(model, neuron_jitter_um=float(jitter), jitter_correlation=rho)
-    values.update(neuron_jitter_um=float(jitter), jitter_correlation=rho)
+    def wander(jitter, length):
+        candidate = dataclasses.replace(model, neuron_jitter_um=jitter, jitter_length_um=length,
+                                        jitter_correlation=0.997)
+        measured = []
+        for index in range(2):
+            cube = _cube(recorded_animal(full, index, level, candidate)[0])
+            measured.append([*anchor_quadratic_residual(cube), neighbour_distance_ratio(cube)])
+        return float(np.sum((np.mean(measured, axis=0) / target - 1) ** 2))
+
+    jitter, length = min(((j, length) for j in np.arange(1.0, 2.01, 0.25)
+                          for length in (0.0, 3.0, 4.0, 5.0, 6.0, 8.0)), key=lambda p: wander(*p))
+    model = dataclasses.replace(model, neuron_jitter_um=float(jitter), jitter_length_um=length,
+                                jitter_correlation=0.997)
+    values.update(neuron_jitter_um=float(jitter), jitter_length_um=length,
+                  jitter_correlation=0.997)
     quiet = dataclasses.replace(model, localisation_noise_um=0.0, outlier_share=0.0)
     obs, _ = recorded_animal(full, 0, level, quiet)
     noise, share, outlier = _noise_fit(real["step_affine_residual_median_p90_um"],

@@ -79,8 +79,12 @@ def smooth_signal(rng: np.random.Generator, frames: int, tau: float, dims: int =
 
 def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.Generator,
            neuron_jitter_um: float, localisation_noise_um: float,
-           jitter_correlation: float = 0.9) -> np.ndarray:
-    """Positions of every neuron in every frame, shape (frames, neurons, 3), in um."""
+           jitter_correlation: float = 0.9, jitter_length_um: float = 0.0) -> np.ndarray:
+    """Positions of every neuron in every frame, shape (frames, neurons, 3), in um.
+
+    ``jitter_length_um`` > 0 makes the jitter spatially smooth: each neuron's process is the
+    kernel-weighted sum of all neurons' independent ones, weights ``exp(-r^2 / (2 l^2))``
+    over anatomy distances ``r``, normalised to unit sum of squares (unit variance kept)."""
     centre = anatomy.mean(axis=0)
     body = anatomy - centre
     tau = level.tau_frames
@@ -103,7 +107,13 @@ def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.
     cr, sr = np.cos(roll)[:, None], np.sin(roll)[:, None]
     x, z = cr * x - sr * z, sr * x + cr * z
     positions = np.stack([x, y, z], axis=-1) + centre + translation[:, None, :]
-    positions += _ar1(rng, positions.shape, jitter_correlation) * neuron_jitter_um
+    jitter = _ar1(rng, positions.shape, jitter_correlation)
+    if jitter_length_um > 0:
+        r2 = ((anatomy[:, None, :] - anatomy[None, :, :]) ** 2).sum(-1)
+        kernel = np.exp(-r2 / (2 * jitter_length_um ** 2))
+        kernel /= np.sqrt((kernel ** 2).sum(axis=1, keepdims=True))
+        jitter = np.einsum("ij,fjd->fid", kernel, jitter)
+    positions += jitter * neuron_jitter_um
     noise = rng.normal(0.0, localisation_noise_um, size=positions.shape)
     noise[0] = 0.0  # the anchor frame is the curated reference pose
     return positions + noise

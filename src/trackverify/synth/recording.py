@@ -6,9 +6,9 @@ and their detections are the observation rows. A *recording model*
 recording of a freely moving worm does to the same moving anatomy, in this order:
 
 The level's motion moves the body (:mod:`trackverify.synth.motion`); the per-neuron jitter
-there (each neuron's own slow wander relative to the body) has the model's
-``neuron_jitter_um`` and ``jitter_correlation``: the real head deforms in ways no smooth
-(quadratic) map of the anchor explains.
+there (each neuron's slow wander relative to the body) has the model's
+``neuron_jitter_um``, ``jitter_correlation`` and spatial ``jitter_length_um``: the real head
+deforms in ways no quadratic map of the anchor explains, while neighbours stay apart.
 
 1. **Body shape.** The anatomy is laid on its principal axes (first = body axis -> y, second
    -> x, third -> z, centred on its centroid) and each axis is scaled by ``axis_scale``
@@ -73,6 +73,7 @@ class RecordingModel:
     localisation_noise_um: float  # replaces SpecimenConfig.localisation_noise_um
     neuron_jitter_um: float  # replaces SpecimenConfig.neuron_jitter_um
     jitter_correlation: float  # rho of the per-neuron AR(1) jitter (others: 0.9)
+    jitter_length_um: float  # spatial smoothing of the jitter (0: independent per neuron)
     outlier_share: float
     outlier_noise_um: float
     source: str  # where the values were measured
@@ -84,10 +85,10 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
     "freely_moving": RecordingModel(
         axis_scale=(1.62, 1.54, 1.44), detected_share=0.555, labelled_share=0.708,
         detected_spacing_um=7.0, labelled_spacing_um=3.5, outlier_share=0.0,
-        outlier_noise_um=0.0, merge_distance_um=2.75, miss_rate=0.057,
+        outlier_noise_um=0.0, merge_distance_um=2.5, miss_rate=0.057,
         anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
-        gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.63,
-        neuron_jitter_um=1.25, jitter_correlation=0.997,
+        gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
+        neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 

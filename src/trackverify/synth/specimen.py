@@ -138,7 +138,8 @@ def recorded_animal(config: SpecimenConfig, index: int, level=None,
     anatomy = principal_body(animal_anatomy(base, rng, config.animal_jitter_um,
                                             config.min_spacing_um), model.axis_scale)
     positions = deform(anatomy, level, config.frames, rng, model.neuron_jitter_um,
-                       model.localisation_noise_um, model.jitter_correlation)
+                       model.localisation_noise_um, model.jitter_correlation,
+                       model.jitter_length_um)
     return record(positions, model, rng, f"rec{index:03d}")
 
 
