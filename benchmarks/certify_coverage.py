@@ -1,7 +1,7 @@
 """Do the certification guarantees hold? Synthetic cohorts, calibrated and scored (docs/certification.md).
 
     .venv/bin/python benchmarks/certify_coverage.py [--cohorts 50] [--sizes 10,20,40]
-        [--levels still,moderate,free,fast] [--target 0.25] [--delta 0.1] [--pool 60]
+        [--levels still,moderate,free,fast,freely_moving] [--target 0.25] [--delta 0.1] [--pool 60]
         [--frames 300] [--neurons 30] [--json FILE]
 
 Each motion level's population is a pool of development-specimen animals run through the
@@ -33,7 +33,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cohorts", type=int, default=50, help="cohorts per (level, size)")
     parser.add_argument("--sizes", default="10,20,40", help="calibration animals per cohort")
-    parser.add_argument("--levels", default="still,moderate,free,fast")
+    parser.add_argument("--levels", default="still,moderate,free,fast,freely_moving")
     parser.add_argument("--target", type=float, default=0.25)
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--pool", type=int, default=60, help="animals per motion level's population")

@@ -1,7 +1,7 @@
 """Side-by-side evidence as markdown tables (docs/verifiers.md); the computation lives in
 :mod:`trackverify.evidence` (``trackverify evidence --out DIR`` writes the same as JSON + HTML).
 
-    .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,moderate,free,fast]
+    .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]
                                                  [--pairs ../shared/data/targettrack-point-pairs]
 """
 

@@ -18,6 +18,7 @@ import click
 from trackverify import __version__
 from trackverify.cli_inputs import echo_warnings, input_options
 from trackverify.errors import TrackverifyError
+from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 
 
 DEBUG_VARIABLE = "TRACKVERIFY_DEBUG"
@@ -203,7 +204,7 @@ def run_settings(command):
               help="Number of provenance groups (labs); animals are dealt to them in turn.")
 @click.option("--frames", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Frames per recording.")
-@click.option("--motion", type=click.Choice(["still", "moderate", "free", "fast"]),
+@click.option("--motion", type=click.Choice(MOTION_LEVELS),
               default="moderate", show_default=True,
               help="Motion level, defined by displacement from frame 0 (see docs).")
 @click.option("--neurons", type=click.IntRange(min=2, max=189), default=189, show_default=True,
@@ -239,7 +240,7 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("trackverify-results"), show_default=True, help=OUT_HELP)
 @run_settings
-@click.option("--motion", type=click.Choice(["still", "moderate", "free", "fast"]), default=None,
+@click.option("--motion", type=click.Choice(MOTION_LEVELS), default=None,
               help="Motion level of the built-in specimen [moderate].")
 @click.option("--frames", type=click.IntRange(min=1), default=None,
               help="Frames of the built-in specimen [1000].")

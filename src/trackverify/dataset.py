@@ -26,7 +26,8 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.tabular import load_table, read_table
-from trackverify.synth.specimen import SpecimenConfig, animal_observations, provenance, recording_table
+from trackverify.synth.specimen import (SpecimenConfig, animal_detections, animal_observations,
+                                        provenance, recording_table)
 from trackverify.tables import (DETECTIONS, RECORDINGS, common_id_type,
                                 coordinate_columns, plain, validate)
 
@@ -42,9 +43,10 @@ class SpecimenSource:
     def load(self) -> pd.DataFrame:
         return animal_observations(self.config, self.index)
 
-    def load_detections(self) -> None:
-        """The specimen's detections are its observation rows: no separate table."""
-        return None
+    def load_detections(self) -> pd.DataFrame | None:
+        """The level's detection table (``freely_moving``: unlabelled and spurious points
+        too), or None where the specimen's detections are its observation rows."""
+        return animal_detections(self.config, self.index)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 ``trackverify evidence --out DIR`` writes ``evidence.json`` and a self-contained
 ``evidence.html`` with two tables:
 
-1. **The development specimen** (one animal, 189 neurons) at each motion level: over the six
+1. **The development specimen** (one animal, 189 neurons; ``freely_moving`` with its detection
+   table, docs/specimen.md) at each motion level: over the six
    original corruption conditions pooled (controls excluded) and over ``nearby_swap`` alone,
    AUROC (finite scores), AUROC with abstained rows ranked most suspicious (AUROC*), AUPRC
    and the largest correct certified coverage at false certification <= 1 %; plus AUROC* of
@@ -44,7 +45,7 @@ from trackverify.report.html import page, table
 from trackverify.run import over_draws
 from trackverify.selective import auroc_abstain_as_error, certification_metrics
 from trackverify.synth.motion import MOTION_LEVELS
-from trackverify.synth.specimen import animal_observations
+from trackverify.synth.specimen import animal_detections, animal_observations
 from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
@@ -137,8 +138,9 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
                                "start": int(frames * 0.3), "recovery_end": int(frames * 0.7),
                                "conditions": list(CONDITIONS)})
         table = animal_observations(config.specimen, 0)
+        detections = animal_detections(config.specimen, 0)  # None: the observation rows
         for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k)):
-            scored, _, _ = score_conditions(table, config, verifier, "rec000")
+            scored, _, _ = score_conditions(table, config, verifier, "rec000", detections)
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()
             row = {"data": level, "verifier": verifier.name, "ambiguity_k": None,

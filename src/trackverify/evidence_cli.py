@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 #: trackverify.synth.motion.MOTION_LEVELS, by name (a test keeps the two equal).
-LEVELS = ("still", "moderate", "free", "fast")
+LEVELS = ("still", "moderate", "free", "fast", "freely_moving")
 
 
 @click.command()

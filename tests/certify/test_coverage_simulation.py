@@ -24,3 +24,15 @@ def test_guarantees_hold_on_seeded_cohorts():
     # On this population the guarantees cost coverage: LTT below CRC, CRC below the
     # coverage of the best threshold knowing the population (not a theorem; seeded).
     assert ltt["coverage"] <= crc["coverage"] <= plug_in["oracle_coverage"] + 1e-12
+
+
+def test_guarantees_hold_on_the_real_data_fitted_level():
+    # freely_moving: gaps, unlabelled and spurious detections, re-centring (docs/specimen.md);
+    # 200 frames: the suite starts at frame 60 and recovers at 140 (never in a gap)
+    pool = specimen_pool("freely_moving", 12, frames=200, neurons=20)
+    result = run_cohorts(pool, n_cal=10, n_test=10, n_train=2, cohorts=COHORTS, level=A,
+                         delta=DELTA, rng=np.random.Generator(np.random.PCG64(7)))
+    crc, ltt = result["crc"], result["ltt"]
+    assert crc["mean_risk"] <= A + 2 * crc["mean_risk_se"]
+    assert ltt["violation"] <= DELTA + 2 * ltt["violation_se"]
+    assert crc["unreachable"] < COHORTS  # the level has errors to calibrate on

@@ -78,7 +78,7 @@ def specimen_pool(level: str, pool_size: int, frames: int = 300, neurons: int = 
     """``pool_size`` specimen animals at motion ``level``, corrupted and scored by fixed_distance."""
     from trackverify.config import build_config
     from trackverify.protocols.anatomical_verification import error_array, score_conditions
-    from trackverify.synth.specimen import animal_observations
+    from trackverify.synth.specimen import animal_detections, animal_observations
     from trackverify.verifiers.fixed_distance import FixedDistance
 
     config = build_config({"specimen.motion": level, "specimen.frames": frames,
@@ -87,7 +87,8 @@ def specimen_pool(level: str, pool_size: int, frames: int = 300, neurons: int = 
     errors, corrects, rows = [], [], []
     for index in range(pool_size):
         table = animal_observations(config.specimen, index)
-        scored, _, _ = score_conditions(table, config, FixedDistance(), f"rec{index:04d}")
+        scored, _, _ = score_conditions(table, config, FixedDistance(), f"rec{index:04d}",
+                                        animal_detections(config.specimen, index))
         error, score = error_array(scored), scored["score"].to_numpy(dtype=np.float64)
         errors.append(score[error == 1].copy())
         correct = score[(error == 0) & np.isfinite(score)]
@@ -162,7 +163,8 @@ def run_cohorts(pool: AnimalPool, n_cal: int, n_test: int, n_train: int, cohorts
     return out
 
 
-def coverage_benchmark(levels=("still", "moderate", "free", "fast"), sizes=(10, 20, 40),
+def coverage_benchmark(levels=("still", "moderate", "free", "fast", "freely_moving"),
+                       sizes=(10, 20, 40),
                        cohorts: int = 50, level: float = 0.25, delta: float = 0.1,
                        pool_size: int = 60, frames: int = 300, neurons: int = 30,
                        n_test: int = 10, n_train: int = 5, seed: int = 20261007) -> list[dict]:

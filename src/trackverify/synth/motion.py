@@ -5,7 +5,8 @@ passed through, in order:
 
 1. compression along the body axis by ``1 + c(t)`` (x and z widen by ``1 - c(t)/2``);
 2. bending: lateral (x) and dorso-ventral (z) offsets ``k(t) * y**2 / 2``;
-3. rotation about the dorso-ventral axis by ``theta(t)`` and a smaller roll about y;
+3. rotation about the dorso-ventral axis by ``theta(t)`` (plus, where the level has one, a
+   persistent turn away from the anchor pose and a slow sway) and a smaller roll about y;
 4. rigid translation ``d(t)``;
 5. per-neuron jitter (a smooth AR(1) process per neuron and axis);
 6. localisation noise (independent per observation).
@@ -37,6 +38,14 @@ class MotionLevel:
     compression: float  # relative length change c
     tau_frames: float  # correlation time of every signal
     promise: str  # the displacement it is built to give, in words
+    #: A persistent in-plane turn away from the anchor pose (None: none): the yaw gains
+    #: ``+-turn_rad * (1 - exp(-t / turn_frames))`` (sign drawn per animal) plus a slow sway
+    #: (a smooth process of amplitude ``sway_rad``, correlation time ``sway_tau_frames``). The
+    #: real worm turns by about half a circle soon after its anchor frame and never returns.
+    turn_rad: float | None = None
+    turn_frames: float | None = None
+    sway_rad: float | None = None
+    sway_tau_frames: float | None = None
 
 
 MOTION_LEVELS: dict[str, MotionLevel] = {
@@ -49,6 +58,12 @@ MOTION_LEVELS: dict[str, MotionLevel] = {
                     "median displacement 20-50 um with strong bending"),
         MotionLevel("fast", 16.0, 0.25, 0.012, 0.06, 8.0,
                     "as free, with a frame-to-frame step approaching the neuron spacing"),
+        # Fitted to a real recording (benchmarks/real_motion_stats.py --fit; docs/specimen.md);
+        # seen through trackverify.synth.recording.RECORDING_MODELS["freely_moving"].
+        MotionLevel("freely_moving", 0.0, 0.1995, 0.00382, 0.0337, 1.03,
+                    "the real recording's head swings, turn, bending and step / spacing "
+                    "ratio (fitted)", turn_rad=3.78, turn_frames=25.0, sway_rad=0.579,
+                    sway_tau_frames=20.4),
     )
 }
 
@@ -64,8 +79,12 @@ def smooth_signal(rng: np.random.Generator, frames: int, tau: float, dims: int =
 
 def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.Generator,
            neuron_jitter_um: float, localisation_noise_um: float,
-           jitter_correlation: float = 0.9) -> np.ndarray:
-    """Positions of every neuron in every frame, shape (frames, neurons, 3), in um."""
+           jitter_correlation: float = 0.9, jitter_length_um: float = 0.0) -> np.ndarray:
+    """Positions of every neuron in every frame, shape (frames, neurons, 3), in um.
+
+    ``jitter_length_um`` > 0 makes the jitter spatially smooth: each neuron's process is the
+    kernel-weighted sum of all neurons' independent ones, weights ``exp(-r^2 / (2 l^2))``
+    over anatomy distances ``r``, normalised to unit sum of squares (unit variance kept)."""
     centre = anatomy.mean(axis=0)
     body = anatomy - centre
     tau = level.tau_frames
@@ -73,6 +92,11 @@ def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.
     yaw, roll = (smooth_signal(rng, frames, tau, 2) * level.rotation_rad * np.array([1, 0.25])).T
     bend_x, bend_z = (smooth_signal(rng, frames, tau, 2) * level.bend_per_um).T
     compression = smooth_signal(rng, frames, tau, 1)[:, 0] * level.compression
+    if level.turn_rad is not None:  # drawn last: the levels without a turn keep their draws
+        sign = rng.choice([-1.0, 1.0])
+        ramp = 1 - np.exp(-np.arange(frames) / level.turn_frames)
+        sway = smooth_signal(rng, frames, level.sway_tau_frames, 1)[:, 0] * level.sway_rad
+        yaw = yaw + sign * level.turn_rad * ramp + sway
 
     x, y, z = (body[None, :, i] for i in range(3))
     y = y * (1 + compression[:, None])
@@ -83,7 +107,13 @@ def deform(anatomy: np.ndarray, level: MotionLevel, frames: int, rng: np.random.
     cr, sr = np.cos(roll)[:, None], np.sin(roll)[:, None]
     x, z = cr * x - sr * z, sr * x + cr * z
     positions = np.stack([x, y, z], axis=-1) + centre + translation[:, None, :]
-    positions += _ar1(rng, positions.shape, jitter_correlation) * neuron_jitter_um
+    jitter = _ar1(rng, positions.shape, jitter_correlation)
+    if jitter_length_um > 0:
+        r2 = ((anatomy[:, None, :] - anatomy[None, :, :]) ** 2).sum(-1)
+        kernel = np.exp(-r2 / (2 * jitter_length_um ** 2))
+        kernel /= np.sqrt((kernel ** 2).sum(axis=1, keepdims=True))
+        jitter = np.einsum("ij,fjd->fid", kernel, jitter)
+    positions += jitter * neuron_jitter_um
     noise = rng.normal(0.0, localisation_noise_um, size=positions.shape)
     noise[0] = 0.0  # the anchor frame is the curated reference pose
     return positions + noise

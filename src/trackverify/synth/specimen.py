@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,8 @@ import pandas as pd
 from trackverify.errors import ConfigError
 from trackverify.synth.anatomy import animal_anatomy, head_ganglion_neurons
 from trackverify.synth.motion import MOTION_LEVELS, deform
+from trackverify.synth.recording import (RECORDING_MODELS, principal_body, record,
+                                         shuffled_rank_within)
 
 ANATOMY_SOURCE = ("OpenWorm c302 0.12.1 soma positions (MIT; model from WormBase VirtualWorm, "
                   "public domain), head-ganglion neurons (y <= -226 um)")
@@ -77,6 +80,8 @@ def recording_table(config: SpecimenConfig) -> pd.DataFrame:
 
 def animal_observations(config: SpecimenConfig, index: int) -> pd.DataFrame:
     """The observation table of animal ``index`` (one recording)."""
+    if config.motion in RECORDING_MODELS:
+        return animal_tables(config, index)[0]
     rng = np.random.Generator(np.random.PCG64([config.seed, index]))
     base = head_ganglion_neurons(config.neurons)[["x_um", "y_um", "z_um"]].to_numpy()
     anatomy = animal_anatomy(base, rng, config.animal_jitter_um, config.min_spacing_um)
@@ -94,7 +99,7 @@ def animal_observations(config: SpecimenConfig, index: int) -> pd.DataFrame:
         "recording": f"rec{index:03d}",
         "frame": frame.astype(np.int64),
         "track": track.astype(np.int64),
-        "detection": _shuffled_rank_within(frame, rng),
+        "detection": shuffled_rank_within(frame, rng),
         "x_um": flat[:, 0],
         "y_um": flat[:, 1],
         "z_um": flat[:, 2],
@@ -103,13 +108,39 @@ def animal_observations(config: SpecimenConfig, index: int) -> pd.DataFrame:
     })
 
 
-def _shuffled_rank_within(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A random permutation of ``0..n_g-1`` within each group (``group`` sorted ascending)."""
-    order = np.lexsort((rng.random(len(group)), group))
-    starts = np.searchsorted(group, group[order], side="left")
-    rank = np.empty(len(group), dtype=np.int64)
-    rank[order] = np.arange(len(group)) - starts
-    return rank
+def animal_detections(config: SpecimenConfig, index: int) -> pd.DataFrame | None:
+    """The detection table of animal ``index`` (every point of each frame, labelled or not),
+    or None where the level has no recording model (its detections are the observation rows)."""
+    return animal_tables(config, index)[1] if config.motion in RECORDING_MODELS else None
+
+
+def animal_tables(config: SpecimenConfig, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(observations, detections)`` of animal ``index`` at a level with a recording model
+    (:mod:`trackverify.synth.recording`): the anatomy on its principal axes, scaled to the
+    real body, moved by the level, then seen as a real recording sees it (fresh copies)."""
+    observations, detections = _recorded_animal(config, index)
+    return observations.copy(), detections.copy()
+
+
+@lru_cache(maxsize=2)
+def _recorded_animal(config: SpecimenConfig, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return recorded_animal(config, index)
+
+
+def recorded_animal(config: SpecimenConfig, index: int, level=None,
+                    model=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`animal_tables` uncached, with the level's motion and recording model replaced by
+    ``level`` / ``model`` when given (for fitting them: benchmarks/real_motion_stats.py)."""
+    model = RECORDING_MODELS[config.motion] if model is None else model
+    level = MOTION_LEVELS[config.motion] if level is None else level
+    rng = np.random.Generator(np.random.PCG64([config.seed, index]))
+    base = head_ganglion_neurons(config.neurons)[["x_um", "y_um", "z_um"]].to_numpy()
+    anatomy = principal_body(animal_anatomy(base, rng, config.animal_jitter_um,
+                                            config.min_spacing_um), model.axis_scale)
+    positions = deform(anatomy, level, config.frames, rng, model.neuron_jitter_um,
+                       model.localisation_noise_um, model.jitter_correlation,
+                       model.jitter_length_um)
+    return record(positions, model, rng, f"rec{index:03d}")
 
 
 def iter_specimen(config: SpecimenConfig) -> Iterator[pd.DataFrame]:
@@ -121,10 +152,14 @@ def iter_specimen(config: SpecimenConfig) -> Iterator[pd.DataFrame]:
 def provenance(config: SpecimenConfig) -> dict:
     """The record that travels with a synthetic specimen."""
     level = MOTION_LEVELS[config.motion]
-    return {
+    out = {
         "generator": "trackverify.synth",
         "config": asdict(config),
         "anatomy": ANATOMY_SOURCE,
-        "motion_level": asdict(level),
+        # fields a level does not use (None) are left out: each level's record keeps its bytes
+        "motion_level": {k: v for k, v in asdict(level).items() if v is not None},
         "predictions": "clean (pred_id is a fixed relabelling of the reference track)",
     }
+    if config.motion in RECORDING_MODELS:  # only then: other levels keep their record's bytes
+        out["recording_model"] = asdict(RECORDING_MODELS[config.motion])
+    return out
