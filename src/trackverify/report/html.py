@@ -99,7 +99,8 @@ def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float |
     _threshold_note(fig, threshold)
     roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (errors vs correct)")
     pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", ylim=(0, 1.02))
-    roc.legend(fontsize=7, frameon=False)
+    if any(curve is not None for curve in curves.values()):  # a control-only run has none
+        roc.legend(fontsize=7, frameon=False)
     svg = figure_svg(fig)
     plt.close(fig)
     return svg
