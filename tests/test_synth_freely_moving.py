@@ -119,7 +119,7 @@ def test_the_cli_offers_the_level(tmp_path):
 def test_weighted_labelling_reaches_less_far_along_the_body():
     # Real frame 0 (docs/specimen.md): |u - median u| along the body axis, p90 41.6 um for the
     # labelled neurons against 52.5 um for all detections (ratio 0.79); uniform labelling
-    # (the level's default) gives about 1, the fitted weighting (W 47.5 um, p 16) less.
+    # (the level's default) gives about 1, the fitted weighting (W 45 um, p 8) less.
     import dataclasses
 
     from trackverify.synth.recording import RECORDING_MODELS
@@ -132,7 +132,7 @@ def test_weighted_labelling_reaches_less_far_along_the_body():
 
     config = SpecimenConfig(motion="freely_moving", frames=2)
     weighted = dataclasses.replace(RECORDING_MODELS["freely_moving"],
-                                   labelled_axis_width_um=47.5, labelled_axis_power=16.0)
+                                   labelled_axis_width_um=45.0, labelled_axis_power=8.0)
     ratios = {}
     for name, model in (("uniform", None), ("weighted", weighted)):
         ratios[name] = []

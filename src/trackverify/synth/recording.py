@@ -97,7 +97,7 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
         gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
         neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
-        # uniform labelling: the fitted weighting (47.5 um, power 16) matches the labelled
+        # uniform labelling: the fitted weighting (45 um, power 8) matches the labelled
         # neurons' reach along the body but not the verifiers (docs/specimen.md)
         labelled_axis_width_um=None,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
