@@ -57,6 +57,8 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
     - ``labelled_nn_q01_um`` / ``_q05_``: :func:`within_frame_nn` (every frame);
     - ``frame0_principal_sd_um``: standard deviations of frame 0's detections along their
       principal axes (the body's length, width, height);
+    - ``labelled_body_axis_median_p90_um`` / ``all_body_axis_median_p90_um``:
+      :func:`body_axis_spread` of frame 0's labelled neurons / of all its detections;
     - ``step_*``: norm of a labelled neuron's step between consecutive frame numbers (raw;
       minus the frame pair's mean step; minus the best affine map of the earlier frame, least
       squares over the pair's common neurons), median and p90; ``step_over_spacing``;
@@ -144,6 +146,8 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "labelled_nn_q01_um": within_frame_nn(dets)[0],
         "labelled_nn_q05_um": within_frame_nn(dets)[1],
         "frame0_principal_sd_um": tuple(float(x) for x in principal_sd),
+        "labelled_body_axis_median_p90_um": body_axis_spread(cube[0][anchored]),
+        "all_body_axis_median_p90_um": body_axis_spread(first),
         "step_median_p90_um": q(raw), "step_translation_removed_median_p90_um": q(centred),
         "step_affine_residual_median_p90_um": q(affine),
         "anchor_quadratic_residual_median_p90_um": anchor_quadratic_residual(cube),
@@ -178,6 +182,15 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "rows_without_anchor_share": float(present[:, ~anchored].sum() / present.sum()),
         "recentring_max_abs_median_um": float(np.abs(medians).max()),
     }
+
+
+def body_axis_spread(points: np.ndarray) -> tuple[float, float]:
+    """Median and p90 of ``|u - median(u)|``, ``u`` the points' coordinate along their first
+    principal axis (how far along the body the points reach)."""
+    centred = points - points.mean(0)
+    u = centred @ np.linalg.svd(centred, full_matrices=False)[2][0]
+    spread = np.abs(u - np.median(u))
+    return float(np.median(spread)), float(np.quantile(spread, 0.9))
 
 
 def within_frame_nn(detections: pd.DataFrame) -> tuple[float, float]:
@@ -366,6 +379,12 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
       whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
       frame-0 detections (then of the labelled ones) nearest the real one;
+    - ``labelled_axis_width_um``, ``labelled_axis_power`` (which detected neurons carry an
+      identity, along the body): on a grid (power 2, 4, 8, 16; width 20-70 um by 2.5), the
+      pair whose specimen anchors (animals 0-7) have the real frame-0 labelled neurons'
+      :func:`body_axis_spread` (median and p90; least summed relative squared error): the
+      real annotation labels the ends of the head less completely than its middle, which
+      sets the upper tail of the displacement from the anchor;
     - ``gap_rate``: on a grid of 0.001, the rate whose gap process (frames never missing at 0
       and multiples of 10; 200 draws of the real number of frame numbers) has the real mean
       number of gaps;
@@ -409,6 +428,20 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
                                                    labelled_only) - target))
         model = dataclasses.replace(model, **{key: float(best)})
         values[key] = float(best)
+    reach = np.asarray(real["labelled_body_axis_median_p90_um"])
+
+    def labelled_reach(width, power):
+        candidate = dataclasses.replace(model, labelled_axis_width_um=width,
+                                        labelled_axis_power=power)
+        spread = [body_axis_spread(recorded_animal(config, index, level, candidate)[0]
+                                   .query("frame == 0")[["x_um", "y_um", "z_um"]].to_numpy())
+                  for index in range(animals)]
+        return float(np.sum((np.mean(spread, axis=0) / reach - 1) ** 2))
+
+    width, power = min(((float(w), p) for p in (2.0, 4.0, 8.0, 16.0)
+                        for w in np.arange(20.0, 70.01, 2.5)), key=lambda p: labelled_reach(*p))
+    model = dataclasses.replace(model, labelled_axis_width_um=width, labelled_axis_power=power)
+    values.update(labelled_axis_width_um=width, labelled_axis_power=power)
     full = SpecimenConfig(motion=LEVEL, frames=real["frame_numbers"])
     target = np.asarray(real["anchor_quadratic_residual_median_p90_um"])
     from trackverify.synth.recording import missing_frames

@@ -17,8 +17,14 @@ deforms in ways no quadratic map of the anchor explains, while neighbours stay a
    ever detected, drawn in random order with a hard core: a neuron within
    ``detected_spacing_um`` of one already drawn is skipped (a detector merges close nuclei);
    of those, ``labelled_share`` carry a reference identity (``track``), drawn the same way
-   with ``labelled_spacing_um`` (annotators label the neurons they can tell apart); the rest
-   are *unlabelled* detections (persistent, identity-free). Where the hard core leaves too
+   with ``labelled_spacing_um`` (annotators label the neurons they can tell apart) and, where
+   ``labelled_axis_width_um`` is set, weighted towards the middle of the body: neuron ``i``
+   has weight ``w_i = exp(-|u_i / W|^p / 2)`` (``W`` the width, ``p`` =
+   ``labelled_axis_power``: 2 Gaussian, larger a flatter middle with sharper ends), ``u_i`` its frame-0 body-axis coordinate minus
+   the detected neurons' median, and the drawn order sorts ``-log(U_i) / w_i`` ascending
+   (``U_i`` uniform: weighted sampling without replacement; annotators label the crowded
+   middle of the head more completely than its ends). The rest are *unlabelled* detections
+   (persistent, identity-free). Where the hard core leaves too
    few, the skipped neurons fill up in their drawn order.
 3. **Mislocalised detections.** A random ``outlier_share`` of (neuron, frame) positions
    gets an extra isotropic Gaussian error of ``outlier_noise_um`` per axis (never in frame
@@ -77,6 +83,8 @@ class RecordingModel:
     outlier_share: float
     outlier_noise_um: float
     source: str  # where the values were measured
+    labelled_axis_width_um: float | None = None  # W of step 2 (None: labelled drawn uniformly)
+    labelled_axis_power: float = 2.0  # p of step 2
 
 
 #: Fitted to the development recording ``fdnc-nerve-freely-moving`` (nerve_moving_a) by
@@ -89,6 +97,9 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
         gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
         neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
+        # uniform labelling: the fitted weighting (45 um, power 8) matches the labelled
+        # neurons' reach along the body but not the verifiers (docs/specimen.md)
+        labelled_axis_width_um=None,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 
@@ -132,7 +143,8 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
                                 model.detected_spacing_um,
                                 max(2, round(model.detected_share * neurons)))
     n_labelled = max(2, round(model.labelled_share * len(detected)))
-    labelled = hard_core_subset(positions[0, detected], rng.permutation(len(detected)),
+    labelled = hard_core_subset(positions[0, detected],
+                                labelling_order(positions[0, detected], model, rng),
                                 model.labelled_spacing_um, n_labelled)
     is_labelled = np.zeros(len(detected), dtype=bool)
     is_labelled[labelled] = True
@@ -181,6 +193,21 @@ def record(positions: np.ndarray, model: RecordingModel, rng: np.random.Generato
         "z_um": coords[rows, 2], "pred_id": pred_of_track[track].astype(np.int64),
         "pred_valid": True})
     return observations, detections
+
+
+def labelling_order(anchor: np.ndarray, model: RecordingModel,
+                    rng: np.random.Generator) -> np.ndarray:
+    """The order in which the detected neurons (frame-0 positions ``anchor``, body axis = y)
+    are offered for a reference identity (module docstring, step 2): a uniform permutation,
+    or with ``labelled_axis_width_um`` = W the weighted one, ``argsort(-log(U) / w)``,
+    ``w = exp(-|(y - median y) / W|^p / 2)``, ``p`` = ``labelled_axis_power``."""
+    if model.labelled_axis_width_um is None:
+        return rng.permutation(len(anchor))
+    u = anchor[:, 1] - np.median(anchor[:, 1])
+    log_weight = -np.abs(u / model.labelled_axis_width_um) ** model.labelled_axis_power / 2
+    # -log(U) / w in log space (w underflows far from the middle): log(-log U) - log w
+    key = np.log(-np.log(rng.random(len(anchor)))) - log_weight
+    return np.argsort(key, kind="stable")
 
 
 def merged(frame: np.ndarray, coords: np.ndarray, radius: float, rng: np.random.Generator,
