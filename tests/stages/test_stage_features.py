@@ -158,7 +158,8 @@ def test_standard_ratio_fields_and_an_empty_reference():
 
 
 # One fly, 3 frames: centre (0, 0), theta pi/2, then (1, 0), theta 0 twice; a = 1, b = 0.5.
-_GOLD = {"ntargets": 1, **{k: [v] for k, v in _fly([0.0, 1.0, 1.0], [np.pi / 2, 0.0, 0.0]).items()}}
+_GOLD = {"ntargets": 1,
+         **{k: [v] for k, v in _fly([0.0, 1.0, 1.0], [np.pi / 2, 0.0, 0.0]).items()}}
 _MISSING = {"ratio": 0.0, "tolerance": None, "error": None, "note": "structural failure"}
 
 
@@ -186,11 +187,12 @@ def test_score_experiment_records_by_hand(tmp_path):
 
     config = FeaturesConfig(wrapped_features="dphi, yaw")
     sigma = np.sqrt(2 / 3)                      # std (ddof 0) of (0, 1, 2)
-    # corfrac (0.25, 0.5) on both steps: L_sub = (4, 0) (test_corfrac_loss_with_both_axes_by_hand);
+    # corfrac (0.25, 0.5) on both steps: L_sub = (4, 0)
+    # (test_corfrac_loss_with_both_axes_by_hand);
     # excess over the finite L_ref = 1 only: 4 - 1 = 3
+    base = np.array([0.0, 1.0, 2.0])
     sub, ref = _experiment(tmp_path, {
-        "dphi": [np.array([0.0, 1.0, 2.0]) + 2 * np.pi], "yaw": [np.array([0.0, 1.0, 2.0]) - 2 * np.pi],
-        "velmag": [np.array([0.0, 1.0, 2.0]) + 2 * np.pi],
+        "dphi": [base + 2 * np.pi], "yaw": [base - 2 * np.pi], "velmag": [base + 2 * np.pi],
         "dv_cor": [np.array([np.nan, -1.0, 2.0])], "absdv_cor": [np.array([np.nan, 1.0, 2.0])],
         "corfrac_maj": [np.full(2, 0.25)], "corfrac_min": [np.full(2, 0.5)]})
     out, problems = score_experiment(sub, ref, _GOLD, config)

@@ -159,17 +159,6 @@ def test_range_rel_by_hand():
     assert _range_rel(c, 0.0, 4.0, median) == np.inf
 
 
-def _trx(first, fields):
-    """A checked-trx dict (the normalised layout ``check_trx`` returns) from per-target
-    first frames and per-field lists of values."""
-    n = np.array([len(v) for v in fields["x"]], dtype=np.int64)
-    first = np.array(first, dtype=np.int64)
-    out = {"ntargets": len(n), "firstframe": first, "endframe": first + n - 1, "nframes": n}
-    for key, values in fields.items():
-        out[key] = [np.array(v, dtype=np.float64) for v in values]
-    return out
-
-
 def _small_config():
     from trackverify.stages.registration import RegistrationConfig
 
@@ -180,23 +169,23 @@ def _small_config():
         coverage_target=0.5, cap=2.0)
 
 
-def _small_reference():
+def _small_reference(make_trx):
     """R0 on frames 0-2, R1 on frames 1-3, px/mm 10, arena centre (100, 200) px."""
-    return _trx([0, 1], {
+    return make_trx([0, 1], {
         "x": [[110, 120, 130], [90, 80, 70]], "y": [[200, 200, 200], [210, 210, 210]],
         "x_mm": [[1, 2, 3], [-1, -2, -3]], "y_mm": [[0, 0, 0], [1, 1, 1]],
         "a_mm": [[2, 2, 2], [4, 4, 4]], "b_mm": [[1, 1, 1], [1, 1, 1]],
         "theta_mm": [[0, 0, 0], [3, 3, 3]], "pxpermm": [[10], [10]]})
 
 
-def test_score_experiment_by_hand():
+def test_score_experiment_by_hand(make_trx):
     """Every criterion of one experiment, computed by hand on two submitted trajectories that
     match the two reference ones in swapped order (see the comments for each number)."""
     from trackverify.stages.registration import CRITERIA, score_experiment
 
-    config, ref = _small_config(), _small_reference()
+    config, ref = _small_config(), _small_reference(make_trx)
     # submission: S0 (frames 1-3, px/mm 12) follows R1, S1 (frames 0-1, px/mm 11) follows R0
-    sub = _trx([1, 0], {
+    sub = make_trx([1, 0], {
         "x": [[90, 80, 71], [110, 120]], "y": [[210, 210, 210], [200, 203]],
         "x_mm": [[-1, -2.5, -3], [1, 2.25]], "y_mm": [[1, 1, 1.25], [0, 0]],
         "a_mm": [[4, 4, 5], [2, 2.5]], "b_mm": [[1, 1, 1], [1, 4]],
@@ -240,7 +229,7 @@ _NO_TRAJECTORY = {k: [] for k in ("x", "y", "x_mm", "y_mm", "a_mm", "b_mm", "the
                                   "pxpermm")}
 
 
-def test_score_experiment_without_submitted_trajectories():
+def test_score_experiment_without_submitted_trajectories(make_trx):
     """No submitted trajectory: no scale, radius or centre (NaN errors and tolerances), no
     matched pair (NaN residuals, no pixel difference), coverage 0 of 6; every ratio is 0
     (a NaN error or tolerance gives 0), and nothing warns (no mean of an empty slice)."""
@@ -251,7 +240,8 @@ def test_score_experiment_without_submitted_trajectories():
     config = _small_config()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ratios, detail = score_experiment(_trx([], _NO_TRAJECTORY), _small_reference(), config)
+        ratios, detail = score_experiment(make_trx([], _NO_TRAJECTORY),
+                                          _small_reference(make_trx), config)
     assert ratios.tolist() == [0.0] * 15
     errors = [detail["criteria"][c]["error"] for c in CRITERIA]
     assert all(np.isnan(e) for e in errors)
@@ -266,7 +256,7 @@ def test_score_experiment_without_submitted_trajectories():
     np.testing.assert_allclose(detail["reference_center_px"], [100, 200], rtol=1e-12)
 
 
-def test_score_experiment_of_an_empty_experiment():
+def test_score_experiment_of_an_empty_experiment(make_trx):
     """No trajectory on either side: every tolerance that rests on the reference (px/mm,
     median a_mm) is NaN, coverage is undefined (NaN, not 0), and every ratio is 0."""
     import warnings
@@ -275,8 +265,8 @@ def test_score_experiment_of_an_empty_experiment():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ratios, detail = score_experiment(_trx([], _NO_TRAJECTORY), _trx([], _NO_TRAJECTORY),
-                                          _small_config())
+        empty = make_trx([], _NO_TRAJECTORY)
+        ratios, detail = score_experiment(empty, empty, _small_config())
     assert ratios.tolist() == [0.0] * 15
     for c in CRITERIA[5:11]:          # x, y, a, b residuals: tolerances from the reference
         assert np.isnan(detail["criteria"][c]["tolerance"]), c
