@@ -378,6 +378,15 @@ def test_ragged_from_lists_general_path_by_hand():
     ints = Ragged.from_lists([7, [8, 9]], dtype=np.int64)
     assert ints.values.tolist() == [7, 8, 9] and ints.values.dtype == np.int64
     assert ints.offsets.tolist() == [0, 1, 3]
+    whole = Ragged.from_lists([3, [1, 2]])              # integers, held as float64
+    assert whole.values.tolist() == [3.0, 1.0, 2.0] and whole.values.dtype == np.float64
+    assert whole.offsets.tolist() == [0, 1, 3]
+    late = Ragged.from_lists([[], 3])                   # the only value in the last row
+    assert late.values.tolist() == [3.0] and late.offsets.tolist() == [0, 0, 1]
+    for dtype in (float, np.int64):                     # a (2, 0) array: a row without values
+        none = Ragged.from_lists([np.zeros((2, 0))], dtype=dtype)
+        assert none.offsets.tolist() == [0, 0] and none.values.shape == (0,)
+        assert none.values.dtype == np.dtype(dtype)
 
 
 def test_assign_blocks_skips_empty_and_unselected_blocks():
