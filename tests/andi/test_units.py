@@ -325,3 +325,76 @@ def test_engine_equals_per_trajectory_loop(corrected, tmp_path):
             A.metric_diffusion_coefficient(pd_[:, 0], pd_[:, 1]),
             A.metric_diffusive_state(ps[:, 0], ps[:, 1]))
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_ragged_rows_head_take_and_last_by_hand():
+    from trackverify.andi._engine import Ragged
+
+    r = Ragged.from_lists([[1, 2], [3], [4, 5, 6]])
+    assert r.values.tolist() == [1, 2, 3, 4, 5, 6] and r.offsets.tolist() == [0, 2, 3, 6]
+    assert r.n == 3 and r.lengths.tolist() == [2, 1, 3] and r.row(2).tolist() == [4, 5, 6]
+    assert r.last().tolist() == [2, 3, 6]
+    head = r.head(2)
+    assert head.values.tolist() == [1, 2, 3] and head.offsets.tolist() == [0, 2, 3]
+    taken = r.take([2, 0, 2])                     # rows in any order, repeated
+    assert taken.values.tolist() == [4, 5, 6, 1, 2, 4, 5, 6]
+    assert taken.offsets.tolist() == [0, 3, 5, 8]
+    none = r.take([])                             # no row (an empty list, not an int array)
+    assert none.n == 0 and none.values.size == 0 and none.offsets.tolist() == [0]
+
+
+def test_changepoint_scores_without_any_pair():
+    """No pair, no FP, no FN: a perfect (0, 1) when the truth has no changepoint either; with
+    truth changepoints (the reference's 'no segments' case) RMSE = threshold, Jaccard 0."""
+    from trackverify.andi._engine import ChangepointCounts
+
+    empty = np.zeros(0)
+    assert ChangepointCounts(0, 0, 0, 2, 0, empty).scores(7) == (0, 1)
+    with pytest.warns(UserWarning, match=r"^No segments found in your predictions dataset\.$"):
+        assert ChangepointCounts(0, 0, 0, 0, 3, empty).scores(7) == (7, 0)
+
+
+def test_segment_intervals_clip_unsorted_and_late_changepoints():
+    """[lo, hi) per segment, clipped to [0, T): changepoints (5, 3) with T = 10, uncorrected
+    (segments start one frame after a changepoint): [0, 6), [6, 4) -> empty [6, 6), [4, 10).
+    A changepoint past T (15, T = 10): [0, 10) and an empty [10, 10)."""
+    from trackverify.andi._engine import Ragged, segment_intervals
+
+    lo, hi, nseg = segment_intervals(Ragged.from_lists([[5, 3, 10], [15, 10]]), corrected=False)
+    assert lo.tolist() == [0, 6, 4, 0, 10] and hi.tolist() == [6, 6, 10, 10, 10]
+    assert nseg.tolist() == [3, 2]
+    lo, hi, _ = segment_intervals(Ragged.from_lists([[5, 3, 10]]), corrected=True)
+    assert lo.tolist() == [0, 5, 3] and hi.tolist() == [5, 5, 10]
+
+
+def test_ragged_from_lists_general_path_by_hand():
+    """Rows that are not all sequences (a scalar is a row of one value) take the general
+    path: lengths by np.size, values concatenated."""
+    from trackverify.andi._engine import Ragged
+
+    r = Ragged.from_lists([[1, 2], 3, [], np.array([4.5])])
+    assert r.values.tolist() == [1.0, 2.0, 3.0, 4.5] and r.values.dtype == np.float64
+    assert r.offsets.tolist() == [0, 2, 3, 3, 4] and r.offsets.dtype == np.int64
+    ints = Ragged.from_lists([7, [8, 9]], dtype=np.int64)
+    assert ints.values.tolist() == [7, 8, 9] and ints.values.dtype == np.int64
+    assert ints.offsets.tolist() == [0, 1, 3]
+    whole = Ragged.from_lists([3, [1, 2]])              # integers, held as float64
+    assert whole.values.tolist() == [3.0, 1.0, 2.0] and whole.values.dtype == np.float64
+    assert whole.offsets.tolist() == [0, 1, 3]
+    late = Ragged.from_lists([[], 3])                   # the only value in the last row
+    assert late.values.tolist() == [3.0] and late.offsets.tolist() == [0, 0, 1]
+    for dtype in (float, np.int64):                     # a (2, 0) array: a row without values
+        none = Ragged.from_lists([np.zeros((2, 0))], dtype=dtype)
+        assert none.offsets.tolist() == [0, 0] and none.values.shape == (0,)
+        assert none.values.dtype == np.dtype(dtype)
+
+
+def test_assign_blocks_skips_empty_and_unselected_blocks():
+    """Blocks 1 x 0 (empty, selected), 1 x 3, 3 x 1, 2 x 2 (not selected): only the pairs of
+    the non-empty selected blocks, the first minimum of each 1 x k / k x 1 block."""
+    cost = np.array([5.0, 2.0, 2.0,   # 1 x 3: columns 1 and 2 tie -> column 1
+                     4.0, 1.0, 1.0,   # 3 x 1: rows 1 and 2 tie -> row 1
+                     0.0, 9.0, 9.0, 0.0])
+    nrow, ncol = np.array([1, 1, 3, 2]), np.array([0, 3, 1, 2])
+    b, r, c = assign_blocks(cost, nrow, ncol, np.array([True, True, True, False]))
+    assert b.tolist() == [1, 2] and r.tolist() == [0, 1] and c.tolist() == [1, 0]

@@ -155,3 +155,107 @@ def test_standard_ratio_fields_and_an_empty_reference():
     assert wrapped["error"] == pytest.approx(0.05)
     empty = _standard_ratio(np.array([1.0]), np.array([np.nan]), False, config)
     assert (empty["error"], empty["sigma"], empty["tolerance"]) == (0.0, 0.0, 0.0)
+
+
+# One fly, 3 frames: centre (0, 0), theta pi/2, then (1, 0), theta 0 twice; a = 1, b = 0.5.
+_GOLD = {"ntargets": 1,
+         **{k: [v] for k, v in _fly([0.0, 1.0, 1.0], [np.pi / 2, 0.0, 0.0]).items()}}
+_MISSING = {"ratio": 0.0, "tolerance": None, "error": None, "note": "structural failure"}
+
+
+def _experiment(tmp_path, sub_changes, drop=()):
+    """Reference features: every standard feature, dv_cor and absdv_cor (0, 1, 2); corfrac
+    (maj, min) = (0, NaN) and (0, 0) -> L_ref = (1, NaN) (the centroid steps by 1, then NaN).
+    The submission is the reference with ``sub_changes`` and without the files in ``drop``."""
+    from trackverify.stages.features import ALL_FEATURES
+
+    ref = {f: [np.array([0.0, 1.0, 2.0])] for f in ALL_FEATURES}
+    ref["corfrac_maj"], ref["corfrac_min"] = [np.array([0.0, np.nan])], [np.zeros(2)]
+    sub = {f: v for f, v in {**ref, **sub_changes}.items() if f not in drop}
+    for side, feats in (("ref", ref), ("sub", sub)):
+        for f in list(feats):
+            (tmp_path / side / "perframe" / f"{f}.pkl").unlink(missing_ok=True)
+        _write_features(tmp_path / side, feats)
+    return tmp_path / "sub", tmp_path / "ref"
+
+
+def test_score_experiment_records_by_hand(tmp_path):
+    """The per-unit records of one experiment: wrapped features from a comma-separated list,
+    the absdv_cor self-consistency record, the joint corfrac excess over the finite
+    reference losses only."""
+    from trackverify.stages.features import FeaturesConfig, score_experiment
+
+    config = FeaturesConfig(wrapped_features="dphi, yaw")
+    sigma = np.sqrt(2 / 3)                      # std (ddof 0) of (0, 1, 2)
+    # corfrac (0.25, 0.5) on both steps: L_sub = (4, 0)
+    # (test_corfrac_loss_with_both_axes_by_hand);
+    # excess over the finite L_ref = 1 only: 4 - 1 = 3
+    base = np.array([0.0, 1.0, 2.0])
+    sub, ref = _experiment(tmp_path, {
+        "dphi": [base + 2 * np.pi], "yaw": [base - 2 * np.pi], "velmag": [base + 2 * np.pi],
+        "dv_cor": [np.array([np.nan, -1.0, 2.0])], "absdv_cor": [np.array([np.nan, 1.0, 2.0])],
+        "corfrac_maj": [np.full(2, 0.25)], "corfrac_min": [np.full(2, 0.5)]})
+    out, problems = score_experiment(sub, ref, _GOLD, config)
+    assert problems == []
+    for f in ("dphi", "yaw"):                   # 2 pi apart: the same angle
+        assert out[f]["error"] == pytest.approx(0.0, abs=1e-12), f
+    assert out["velmag"]["error"] == pytest.approx(2 * np.pi)      # not an angle
+    assert out["velmag"]["ratio"] == pytest.approx(0.01 * sigma / (2 * np.pi))
+    assert out["du_ctr"] == {"ratio": np.inf, "tolerance": pytest.approx(0.01 * sigma),
+                             "error": 0.0, "sigma": pytest.approx(sigma)}
+    # |absdv_cor| == |dv_cor| element-wise, NaN in the same place counting as equal
+    assert out["absdv_cor"] == {"ratio": 1.0, "tolerance": None, "error": None,
+                                "self_consistent": True}
+    assert out["corfrac"] == {"ratio": pytest.approx(1e-3 / 3), "tolerance": 1e-3, "error": 3.0}
+
+
+@pytest.mark.parametrize("absdv, same", [
+    ([np.nan, 1.0, 2.0 * (1 + 5e-10)], True),  # relative 5e-10 <= rtol 1e-9
+    ([np.nan, 1.0, 2.0 * (1 + 1e-7)], False),  # relative 1e-7 > rtol 1e-9 (numpy's default 1e-5)
+    ([1e-10, 1.0, 2.0], False),                # |0 - 1e-10| > atol 1e-12 (numpy's default 1e-8)
+    ([0.0, 1.0, 2.0], False),                  # a number where dv_cor is NaN
+])
+def test_absdv_cor_tolerances(tmp_path, absdv, same):
+    from trackverify.stages.features import FeaturesConfig, score_experiment
+
+    dv = [0.0, 1.0, 2.0] if absdv[0] == 1e-10 else [np.nan, -1.0, 2.0]
+    sub, ref = _experiment(tmp_path, {"dv_cor": [np.array(dv)], "absdv_cor": [np.array(absdv)]})
+    out, _ = score_experiment(sub, ref, _GOLD, FeaturesConfig())
+    assert out["absdv_cor"] == {"ratio": float(same), "tolerance": None, "error": None,
+                                "self_consistent": same}
+
+
+def test_score_experiment_corfrac_edge_records(tmp_path):
+    """A submitted NaN where the reference loss is finite gives 0 with a note; no finite
+    reference loss leaves no excess (error 0, ratio +inf before the cap)."""
+    from trackverify.stages.features import FeaturesConfig, score_experiment
+
+    config = FeaturesConfig()
+    sub, ref = _experiment(tmp_path, {"corfrac_maj": [np.array([np.nan, 0.0])]})
+    out, _ = score_experiment(sub, ref, _GOLD, config)
+    assert out["corfrac"] == {"ratio": 0.0, "tolerance": 1e-3, "error": None,
+                              "note": "submitted NaN where the reference loss is finite"}
+    # a NaN only where the reference loss is NaN too is not counted
+    sub, ref = _experiment(tmp_path, {"corfrac_maj": [np.array([0.0, np.nan])],
+                                      "corfrac_min": [np.array([0.0, np.nan])]})
+    assert score_experiment(sub, ref, _GOLD, config)[0]["corfrac"]["error"] == 0.0
+    gold = {**_GOLD, "x_mm": [np.array([0.0, np.nan, 1.0])]}     # L_ref = (NaN, NaN)
+    out, _ = score_experiment(sub, ref, gold, config)
+    assert out["corfrac"] == {"ratio": np.inf, "tolerance": 1e-3, "error": 0.0}
+
+
+@pytest.mark.parametrize("drop, missing", [
+    (("dv_cor", "corfrac_min"), ("dv_cor", "absdv_cor", "corfrac")),
+    (("absdv_cor", "corfrac_maj"), ("absdv_cor", "corfrac")),
+])
+def test_score_experiment_missing_files(tmp_path, drop, missing):
+    """A missing file is a structural problem; the units that need it score 0."""
+    from trackverify.stages.features import FeaturesConfig, score_experiment
+
+    sub, ref = _experiment(tmp_path, {}, drop=drop)
+    out, problems = score_experiment(sub, ref, _GOLD, FeaturesConfig())
+    assert len(problems) == len(drop)
+    assert all(f"{f}.pkl" in p for f, p in zip(sorted(drop), problems, strict=True))
+    for unit in missing:
+        assert out[unit] == _MISSING, unit
+    assert [u for u, rec in out.items() if rec == _MISSING] == sorted(missing, key=list(out).index)

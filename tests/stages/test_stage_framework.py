@@ -195,3 +195,53 @@ def test_ratio_entry_fields():
 
     assert ratio_entry(np.float32(2.0), 0.5, 0.25, unit="mm") == {
         "ratio": 2.0, "tolerance": 0.5, "error": 0.25, "unit": "mm"}
+
+
+def test_dense_lays_out_each_target_by_global_frame(make_trx):
+    """Target 0 on frames 2-3, target 1 on frames 0-2: values by global frame, NaN where
+    absent; a layout shorter than the last frame drops the later frames."""
+    from trackverify.stages.common import dense
+
+    trx = make_trx([2, 0], {"x": [[1.0, 2.0], [3.0, 4.0, 5.0]]})
+    nan = np.nan
+    np.testing.assert_array_equal(dense(trx, "x", 5), [[nan, nan, 1, 2, nan], [3, 4, 5, nan, nan]])
+    np.testing.assert_array_equal(dense(trx, "x", 3), [[nan, nan, 1], [3, 4, 5]])
+    np.testing.assert_array_equal(dense(trx, "x", 0), np.zeros((2, 0)))
+    assert dense(make_trx([], {"x": []}), "x", 4).shape == (0, 4)
+    # a target with no frame (nframes 0, endframe = firstframe - 1): a row of NaN
+    np.testing.assert_array_equal(dense(make_trx([1], {"x": [[]]}), "x", 2), [[nan, nan]])
+    assert trx["x"][0].tolist() == [1.0, 2.0]            # the input is not modified
+
+
+def test_total_frames_is_one_past_the_last_frame_of_any_input(make_trx):
+    from trackverify.stages.common import total_frames
+
+    a = make_trx([2, 0], {"x": [[1.0, 2.0], [3.0, 4.0, 5.0]]})     # last frame 3
+    b = make_trx([5], {"x": [[0.0]]})                                # last frame 5
+    empty = make_trx([], {"x": []})
+    assert total_frames(a) == 4 and total_frames(b, a) == 6 and total_frames(a, b) == 6
+    assert total_frames(empty, a) == 4 and total_frames(a, empty) == 4
+    assert total_frames(empty) == 0 and total_frames() == 0
+
+
+def test_align_trajectories_mean_distance_over_common_frames_and_optimal_matching(make_trx):
+    """Reference R0 at (0, 0) on frames 0-3, R1 at (2, 0) on frames 1-3. S0 at (2, 0), (0.5, 0),
+    (0.5, 0) on frames 0-2: C(S0, R0) = (2 + .5 + .5) / 3 = 1, C(S0, R1) = (1.5 + 1.5) / 2 = 1.5
+    (frame 0 is not common). S1 at (0, -1.2) on frame 3 only: C(S1, R0) = 1.2,
+    C(S1, R1) = hypot(2, 1.2). S2 on frames 5-6 shares no frame: never matched. Greedy
+    (smallest cost first) would pair S0-R0 and S1-R1 (1 + 2.33); the optimum is S0-R1, S1-R0
+    (1.5 + 1.2)."""
+    from trackverify.stages.common import align_trajectories
+
+    ref = make_trx([0, 1], {"x": [[0, 0, 0, 0], [2, 2, 2]], "y": [[0, 0, 0, 0], [0, 0, 0]]})
+    sub = make_trx([0, 3, 5], {"x": [[2, 0.5, 0.5], [0], [0, 0]],
+                               "y": [[0, 0, 0], [-1.2], [0, 0]]})
+    rows, cols, cost = align_trajectories(sub, ref)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+    np.testing.assert_allclose(cost, [1.5, 1.2], rtol=1e-12)
+    rows, cols, cost = align_trajectories(ref, sub)       # the same pairs, seen from the other side
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+    np.testing.assert_allclose(cost, [1.2, 1.5], rtol=1e-12)
+    empty = make_trx([], {"x": [], "y": []})
+    for got in (align_trajectories(empty, ref), align_trajectories(sub, empty)):
+        assert [a.size for a in got] == [0, 0, 0]

@@ -73,18 +73,9 @@ class Ragged:
         flat = _ranges(self.offsets[rows], lengths)
         return Ragged(self.values[flat], out.offsets)
 
-    def drop_last(self) -> "Ragged":
-        """Each row without its last element (empty rows stay empty)."""
-        lengths = np.maximum(self.lengths - 1, 0)
-        return Ragged(self.values[_ranges(self.offsets[:-1], lengths)],
-                      Ragged.from_lengths(np.zeros(0), lengths).offsets)
-
     def last(self) -> np.ndarray:
         """Last element of each (non-empty) row."""
         return self.values[self.offsets[1:] - 1]
-
-    def tolists(self) -> list:
-        return [self.row(i) for i in range(self.n)]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

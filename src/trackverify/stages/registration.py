@@ -60,14 +60,19 @@ class RegistrationConfig:
 
 
 def _geometry(trx: dict[str, Any], config: RegistrationConfig) -> dict[str, Any]:
-    s = np.concatenate(trx["pxpermm"]) if trx["ntargets"] else np.zeros(0)
-    n = trx["nframes"]
-    s_samples = np.repeat(s, n)
+    """px/mm samples ``s``, their median (``scale``), the arena radius in px, the centre implied
+    by every fly-frame (``cx``, ``cy``) and its median; no trajectory: NaN scale and centre."""
+    if not trx["ntargets"]:
+        empty = np.zeros(0)
+        return {"s": empty, "scale": np.nan, "radius": np.nan, "cx": empty, "cy": empty,
+                "center": np.full(2, np.nan)}
+    s = np.concatenate(trx["pxpermm"])
+    s_samples = np.repeat(s, trx["nframes"])   # nframes >= 1: every target has a dt
     cx = np.concatenate(trx["x"]) - s_samples * np.concatenate(trx["x_mm"])
     cy = np.concatenate(trx["y"]) - s_samples * np.concatenate(trx["y_mm"])
-    scale = float(np.median(s)) if s.size else np.nan
+    scale = float(np.median(s))
     return {"s": s, "scale": scale, "radius": config.arena_radius_mm * scale, "cx": cx, "cy": cy,
-            "center": np.array([np.median(cx), np.median(cy)]) if cx.size else np.full(2, np.nan)}
+            "center": np.array([np.median(cx), np.median(cy)])}
 
 
 def _range_rel(c: np.ndarray, median: float, radius: float, config: RegistrationConfig) -> float:
