@@ -157,7 +157,7 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     x_all = (points - centre) / radius
     order = np.argsort(frames, kind="stable")
     bounds = np.searchsorted(frames[order], np.arange(n_frames + 1))
-    spacing = float(np.median(cKDTree(a).query(a, k=2)[0][:, 1])) if len(a) > 1 else 1.0
+    spacing = anchor_spacing(a) if len(a) > 1 else 1.0
     floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
     gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
     w = settings.outlier_weight
@@ -463,6 +463,14 @@ class RegisteredDistance:
         return scores
 
 
+def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.ndarray]:
+    """The indices ``rows`` (default: all) grouped by ``frames[rows]``, frames ascending,
+    each group in its original order (a stable sort)."""
+    rows = np.arange(len(frames)) if rows is None else rows
+    order = rows[np.argsort(frames[rows], kind="stable")]
+    return np.split(order, np.flatnonzero(np.diff(frames[order])) + 1)
+
+
 def anchor_spacing(anchor: np.ndarray) -> float:
     """Median nearest-neighbour distance of the anchor points (inf for fewer than two)."""
     if len(anchor) < 2:
@@ -487,9 +495,7 @@ def assign_detections(registered: np.ndarray, frames: np.ndarray, points: np.nda
     held = np.full(registered.shape[:2], -1, dtype=np.int64)
     if not len(frames) or not registered.shape[1]:
         return owner, held
-    order = np.argsort(frames, kind="stable")
-    cuts = np.flatnonzero(np.diff(frames[order])) + 1
-    for group in np.split(order, cuts):
+    for group in frame_groups(frames):
         t = int(frames[group[0]])
         if not 0 <= t < len(registered) or not np.isfinite(registered[t]).all():
             continue
@@ -559,9 +565,7 @@ def detection_of_points(det_frames: np.ndarray, det_points: np.ndarray, frames: 
         return out
     det_order = np.argsort(det_frames, kind="stable")
     det_sorted = det_frames[det_order]
-    order = rows[np.argsort(frames[rows], kind="stable")]
-    cuts = np.flatnonzero(np.diff(frames[order])) + 1
-    for group in np.split(order, cuts):
+    for group in frame_groups(frames, rows):
         lo, hi = np.searchsorted(det_sorted, frames[group[0]], side="left"), \
             np.searchsorted(det_sorted, frames[group[0]], side="right")
         if hi > lo:
@@ -600,9 +604,7 @@ def nearest_other(registered: np.ndarray, frames: np.ndarray, points: np.ndarray
     """
     index = np.full(len(frames), -1, dtype=np.int64)
     distance = np.full(len(frames), np.nan)
-    order = np.argsort(frames, kind="stable")
-    cuts = np.flatnonzero(np.diff(frames[order])) + 1
-    for group in np.split(order, cuts):
+    for group in frame_groups(frames):
         d, k = cKDTree(registered[frames[group[0]]]).query(points[group], k=2)
         first_is_own = k[:, 0] == own[group]
         index[group] = np.where(first_is_own, k[:, 1], k[:, 0])
