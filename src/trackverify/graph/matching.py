@@ -25,6 +25,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from trackverify.graph.tracks import lookup as _lookup
 from trackverify.graph.tracks import points
 from trackverify.mot import similarity_pairs
+from trackverify.tables import unique_inverse
 
 
 def candidate_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
@@ -39,14 +40,6 @@ def candidate_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
     return gi[keep], pj[keep], d[keep]
 
 
-def _compact(index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``index`` (ascending, all below ``n``) and each element's
-    position among them (``np.unique(..., return_inverse=True)`` by counting)."""
-    present = np.bincount(index, minlength=n) > 0
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present), rank[index]
-
-
 def match_points(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """One-to-one matching per frame by distance (see the module doc for the objective)."""
@@ -56,16 +49,16 @@ def match_points(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
     # Components of the candidate graph that are a single pair are matched outright; the
     # rest are solved together (only reference points with a candidate take part, each
     # with a private "no match" sink column).
-    rows, gi_local = _compact(gi, int(gi.max()) + 1)
-    cols, pj_local = _compact(pj, int(pj.max()) + 1)
+    rows, gi_local = unique_inverse(gi, int(gi.max()) + 1)
+    cols, pj_local = unique_inverse(pj, int(pj.max()) + 1)
     n_r, n_c = len(rows), len(cols)
     alone = (np.bincount(gi_local, minlength=n_r)[gi_local] == 1) & \
         (np.bincount(pj_local, minlength=n_c)[pj_local] == 1)
     out_g, out_p = [gi[alone]], [pj[alone]]
     if not alone.all():
         gi_local, pj_local, d = gi_local[~alone], pj_local[~alone], d[~alone]
-        rows_l, gi_local = _compact(gi_local, n_r)
-        cols_l, pj_local = _compact(pj_local, n_c)
+        rows_l, gi_local = unique_inverse(gi_local, n_r)
+        cols_l, pj_local = unique_inverse(pj_local, n_c)
         n_r, n_c = len(rows_l), len(cols_l)
         offset = 1.0 + threshold  # every weight > 0 (scipy drops explicit zeros)
         sink = offset + threshold + 1e-12 * offset  # a pair at exactly the threshold is kept
