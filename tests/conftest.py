@@ -18,13 +18,18 @@ SHARED = REPO.parent / "shared"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def verify_control(table: pd.DataFrame, folder: Path) -> tuple[subprocess.CompletedProcess, Path]:
-    """``trackverify verify --conditions control`` on ``table`` (written to ``folder/obs.csv``);
-    returns the finished process and the output folder ``folder/out``."""
+def verify_file(table: pd.DataFrame, folder: Path, *options,
+                out: str = "out") -> tuple[subprocess.CompletedProcess, Path]:
+    """``trackverify verify`` with ``options`` on ``table`` (written to ``folder/obs.csv``);
+    returns the finished process and the output folder ``folder/<out>``."""
     path = folder / "obs.csv"
     table.to_csv(path, index=False)
-    out = folder / "out"
-    return run_cli("verify", "--observations", path, "--conditions", "control", "--out", out), out
+    return run_cli("verify", "--observations", path, *options, "--out", folder / out), folder / out
+
+
+def verify_control(table: pd.DataFrame, folder: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """``trackverify verify --conditions control`` on ``table`` (:func:`verify_file`)."""
+    return verify_file(table, folder, "--conditions", "control")
 
 
 def chromium_dom(report: Path, profile: Path) -> str:

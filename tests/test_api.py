@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 import trackverify
-from tests.conftest import observation_table, run_cli
+from tests.conftest import observation_table, verify_file
 
 
 def test_public_names_resolve_to_their_functions():
@@ -28,13 +28,10 @@ def test_public_names_resolve_to_their_functions():
 
 def test_verify_from_python_gives_the_command_line_numbers(tmp_path):
     table = observation_table(frames=12)
-    path = tmp_path / "obs.csv"
-    table.to_csv(path, index=False)
-    done = run_cli("verify", "--observations", path, "--start", 4, "--recovery-end", 8,
-                   "--out", tmp_path / "cli")
+    done, cli_out = verify_file(table, tmp_path, "--start", 4, "--recovery-end", 8, out="cli")
     assert done.returncode == 0, done.stderr
     result = trackverify.verify(table, start=4, recovery_end=8)
-    expected = json.loads((tmp_path / "cli" / "results.json").read_text())
+    expected = json.loads((cli_out / "results.json").read_text())
     assert result.results == expected
     assert result.out is None
     assert len(result.rows) == result.metrics()["n_rows"]

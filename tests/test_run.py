@@ -10,7 +10,8 @@ import sys
 import pandas as pd
 import pytest
 
-from tests.conftest import CHROMIUM, chromium_dom, observation_table, run_cli, verify_control
+from tests.conftest import (CHROMIUM, chromium_dom, observation_table, run_cli, verify_control,
+                            verify_file)
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
 
@@ -93,13 +94,10 @@ def test_two_runs_are_byte_identical(default_run, tmp_path):
 
 
 def test_verify_command_on_a_file(tmp_path):
-    table = observation_table(frames=12)
-    path = tmp_path / "obs.csv"
-    table.to_csv(path, index=False)
-    result = run_cli("verify", "--observations", path, "--start", 4, "--recovery-end", 8,
-                     "--out", tmp_path / "out")
+    result, out = verify_file(observation_table(frames=12), tmp_path, "--start", 4,
+                              "--recovery-end", 8)
     assert result.returncode == 0, result.stderr
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    results = json.loads((out / "results.json").read_text())
     persistent = results["anatomical_verification"]["r"]["persistent_swap"]
     assert persistent["n_errors"] == 16  # two tracks x frames 4..11
     assert results["verifier"] == {"name": "fixed_distance", "evidence": "consistency",
