@@ -308,3 +308,27 @@ def test_progress_is_reported_by_frame():
     frames = [c for c in calls if c[0].endswith("frames")]
     assert frames[-1] == ("worm: frames", 60, 60)  # the last frame of 0..59 registered
     assert [c[1] for c in frames] == [26, 51, 60]  # every 25 frames, then the end
+
+
+def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
+    # The command's --out policy holds from Python: audit(..., out=) and write_audit refuse an
+    # out that is, or contains, an input file; nothing is written and the input is untouched.
+    from trackverify.audit.write import write_audit
+
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "tracks.csv"
+    six_neurons(frames=3).to_csv(path, index=False)
+    before = path.read_bytes()
+    for out in (data, path, tmp_path):
+        with pytest.raises(InputError, match="tracks.csv"):
+            trackverify.audit(path, out=out)
+    result = trackverify.audit(pd.read_csv(path), source=str(path))
+    with pytest.raises(InputError, match="contains the input"):
+        write_audit(result, data)
+    assert sorted(p.name for p in data.iterdir()) == ["tracks.csv"]
+    assert path.read_bytes() == before
+    written = trackverify.audit(path, out=tmp_path / "out")  # elsewhere: written
+    assert (tmp_path / "out" / "audit.json").is_file()
+    assert json.loads((tmp_path / "out" / "audit.json").read_text())["inputs"]["tracks"] == str(path)
+    assert written.summary["counts"]["audited"] == 6 * 2

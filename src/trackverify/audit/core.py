@@ -107,19 +107,26 @@ def calibration_threshold(path: str | os.PathLike):
     return cal, Threshold(cal.threshold_um, "calibration", True, guarantee, str(path))
 
 
-def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
+def audit(tracks: pd.DataFrame | str | os.PathLike,
+          detections: pd.DataFrame | str | os.PathLike | None = None, *,
           anchor_frame: int | None = None, verifier=None,
           threshold_um: float | None = None, calibration: str | os.PathLike | None = None,
+          out: str | os.PathLike | None = None,
           source: str = "<tracks>", detections_source: str = "<detections>",
           progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
-    ``tracks`` is the tracker's output (see the module docstring); ``detections`` optionally
-    every detection of each frame (used as identity-free evidence by the registration).
-    ``verifier`` is a name, ``module:Class`` or a verifier object (default: the
-    calibration's verifier, else ``registered_distance``); with ``calibration`` the verifier
-    must be the one the threshold was fitted for, with its fitted options. The caller's
-    frames are never modified. Example::
+    ``tracks`` is the tracker's output (see the module docstring), a table or a file any
+    reader takes (:func:`trackverify.io.formats.load`); ``detections`` optionally every
+    detection of each frame (a table or a CSV / Parquet file; used as identity-free evidence
+    by the registration). ``verifier`` is a name, ``module:Class`` or a verifier object
+    (default: the calibration's verifier, else ``registered_distance``); with
+    ``calibration`` the verifier must be the one the threshold was fitted for, with its
+    fitted options. ``out``, when given, receives the outputs (:func:`write_audit`) under
+    the command's ``--out`` policy: an :class:`InputError` before any work when it is, lies
+    inside or contains an input file (the tracks, detections or calibration file, or a file
+    named by ``source`` / ``detections_source``). The caller's frames and files are never
+    modified. Example::
 
         >>> import pandas as pd, trackverify
         >>> grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]
@@ -131,6 +138,18 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         >>> len(result.segments)
         0
     """
+    if isinstance(tracks, (str, os.PathLike)):
+        from trackverify.io.formats import load
+
+        tracks, source = load(tracks, "predictions").table, str(tracks)
+    if isinstance(detections, (str, os.PathLike)):
+        from trackverify.io.tabular import read_table
+
+        detections, detections_source = read_table(detections), str(detections)
+    inputs = {"tracks": source, "detections": None if detections is None else detections_source,
+              "calibration": None if calibration is None else str(calibration)}
+    if out is not None:
+        check_out_overlap(out, inputs)
     threshold, scorer = _choose(threshold_um, calibration, verifier)
     table = _prepare_tracks(tracks, source)
     dets = None if detections is None else _prepare_detections(detections, table, detections_source)
@@ -151,7 +170,22 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
-    return AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+    summary["inputs"] = inputs
+    result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+    if out is not None:
+        from trackverify.audit.write import write_audit
+
+        write_audit(result, out)
+    return result
+
+
+def check_out_overlap(out: str | os.PathLike, inputs: dict) -> None:
+    """Refuse an output folder that is, lies inside or contains one of ``inputs`` (name ->
+    path or label): :func:`trackverify.io.paths.check_out_dir` on those that name an existing
+    file or folder (a label such as ``<tracks>`` names none)."""
+    from trackverify.io.paths import check_out_dir
+
+    check_out_dir(out, [p for p in inputs.values() if p is not None and os.path.exists(p)])
 
 
 def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
