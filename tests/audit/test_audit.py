@@ -15,7 +15,7 @@ from trackverify.audit.core import suspect_segments, track_summary
 from trackverify.audit.report import identity_timeline
 from trackverify.report.timeline import binned
 from trackverify.errors import InputError
-from tests.conftest import SHARED, run_cli
+from tests.conftest import SHARED, input_in_folder, run_cli
 
 SPACING = 8.0  # um between neighbours of the 2 x 3 grid below
 
@@ -366,11 +366,8 @@ def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
     # out that is, or contains, an input file; nothing is written and the input is untouched.
     from trackverify.audit.write import write_audit
 
-    data = tmp_path / "data"
-    data.mkdir()
-    path = data / "tracks.csv"
-    six_neurons(frames=3).to_csv(path, index=False)
-    before = path.read_bytes()
+    path, before = input_in_folder(tmp_path, "tracks.csv", six_neurons(frames=3))
+    data = path.parent
     for out in (data, path, tmp_path):
         with pytest.raises(InputError, match="tracks.csv"):
             trackverify.audit(path, out=out)
