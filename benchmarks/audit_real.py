@@ -5,13 +5,19 @@ Data: ``../shared/data/fdnc-nerve-freely-moving`` (a freely moving C. elegans, N
 labelled detections of ``observations.parquet``; ``detections.parquet`` holds every detection.
 The audit sees the tracker's ids, positions and the detections -- never ``track``.
 
-Reported, over audited observations (after the anchor frame, with a valid predicted id):
+Reported, over audited observations (after the anchor frame, with a valid predicted id;
+wrong = ``pred_id != track``), for all of them, for the neurons labelled in the anchor frame
+(the population of ``bench_real_verifier.py``, whose ``label_errors`` leave the other
+neurons' rows unlabelled; docs/audit.md, "On the real tracker") and for each half of the
+recording:
 
-- AUROC* of the audit score for a wrong identity (abstained rows ranked most suspicious);
-- recall: share of wrong observations inside flagged or abstained segments;
+- AUROC* for a wrong identity (abstained rows ranked most suspicious) of the audit's
+  ``relative_score`` (the ranking it uses) and of ``score`` (um);
+- recall: share of wrong observations inside suspect segments (the ``segment`` column);
 - share of certified observations that are wrong, and share of correct ones certified;
 - how many top-ranked segments a reviewer works down to see 90 % of the wrong observations,
-  and the share of all audited observations those segments hold.
+  and the share of the observations those segments hold; the share of wrong observations
+  inside the top segments that hold at most 20 % of the observations.
 
 Goals (issue): AUROC* >= 0.95; certified <= 1 % wrong while certifying >= 70 % of correct;
 90 % of wrong observations inside top segments holding <= 20 % of observations.
