@@ -56,6 +56,16 @@ def missing_reference(what: str) -> None:
     pytest.skip(what)
 
 
+def input_in_folder(tmp_path: Path, name: str, table: pd.DataFrame) -> tuple[Path, bytes]:
+    """``table`` written as CSV to ``tmp_path / "data" / name`` (an input inside its own
+    folder, for the --out overlap checks); returns the path and its bytes."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / name
+    table.to_csv(path, index=False)
+    return path, path.read_bytes()
+
+
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``trackverify ARGS`` in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run([sys.executable, "-m", "trackverify", *map(str, args)],

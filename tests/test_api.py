@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 import trackverify
-from tests.conftest import observation_table, verify_file
+from tests.conftest import input_in_folder, observation_table, verify_file
 
 
 def test_public_names_resolve_to_their_functions():
@@ -54,11 +54,8 @@ def test_verify_refuses_an_out_that_is_or_holds_an_input(tmp_path):
 
     from trackverify.errors import InputError
 
-    data = tmp_path / "data"
-    data.mkdir()
-    path = data / "obs.csv"
-    observation_table(frames=12).to_csv(path, index=False)
-    before = path.read_bytes()
+    path, before = input_in_folder(tmp_path, "obs.csv", observation_table(frames=12))
+    data = path.parent
     config = tmp_path / "settings" / "run.toml"
     config.parent.mkdir()
     config.write_text("[run]\nstart = 4\nrecovery_end = 8\n")

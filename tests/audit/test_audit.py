@@ -15,7 +15,7 @@ from trackverify.audit.core import suspect_segments, track_summary
 from trackverify.audit.report import identity_timeline
 from trackverify.report.timeline import binned
 from trackverify.errors import InputError
-from tests.conftest import SHARED, run_cli
+from tests.conftest import SHARED, input_in_folder, run_cli
 
 SPACING = 8.0  # um between neighbours of the 2 x 3 grid below
 
@@ -89,6 +89,47 @@ def test_threshold_boundary_is_certified_and_nan_abstains():
     assert set(obs.loc[obs["frame"] == 3, "reason"]) == {"verifier_abstained"}
     assert obs.loc[obs["frame"] == 2, "reason"].isna().all()
     assert obs["lookalike_id"].isna().all()  # this verifier registers nothing
+
+
+def _close_pair(frames: int = 2) -> pd.DataFrame:
+    """Ids 0-3 on a square of side 8 um; ids 4 and 5 only 4 um apart (a crowded pair).
+
+    Nearest-other anchor distances s_p: 8, 8, 8, 8, 4, 4 um (median 8)."""
+    place = {0: (20, 0), 1: (28, 0), 2: (20, 8), 3: (28, 8), 4: (0, 0), 5: (4, 0)}
+    rows = [("r", t, i, i, x, y) for t in range(frames) for i, (x, y) in place.items()]
+    return pd.DataFrame(rows, columns=["recording", "frame", "detection", "pred_id", "x_um", "y_um"])
+
+
+def test_default_threshold_is_half_of_each_identitys_own_spacing():
+    # Every row of frame 1 scores 3 um: the crowded pair's own threshold is 0.5 x 4 = 2 um
+    # (flagged), the others' 0.5 x 8 = 4 um (certified); one global rule, 0.5 x the median
+    # spacing = 4 um, would certify all six.
+    result = trackverify.audit(_close_pair(), verifier=FixedScores({0: 0.0, 1: 3.0}))
+    later = result.observations[result.observations["frame"] == 1].set_index("pred_id")
+    assert later["verdict"].to_dict() == {0: "certified", 1: "certified", 2: "certified",
+                                          3: "certified", 4: "flagged", 5: "flagged"}
+    assert later["threshold_um"].tolist() == [4.0, 4.0, 4.0, 4.0, 2.0, 2.0]
+    assert later["relative_score"].tolist() == [3 / 8] * 4 + [3 / 4] * 2
+    assert result.summary["threshold"]["per_recording_um"] == {"r": 4.0}  # the median
+    # A threshold given by the user is one value for every identity.
+    given = trackverify.audit(_close_pair(), verifier=FixedScores({0: 0.0, 1: 3.0}),
+                              threshold_um=3.0).observations
+    assert set(given.loc[given["frame"] == 1, "verdict"]) == {"certified"}
+    assert set(given.loc[given["frame"] == 1, "threshold_um"]) == {3.0}
+
+
+def test_segments_of_equal_evidence_rank_the_crowded_identity_first():
+    # All six flagged once with the same 5 um score: relative to their own spacing the
+    # crowded pair (5 / 4) moved farther than the others (5 / 8), so they come first.
+    result = trackverify.audit(_close_pair(), verifier=FixedScores({0: 0.0, 1: 5.0}))
+    segs = result.segments
+    assert segs["pred_id"].tolist() == [4, 5, 0, 1, 2, 3]
+    assert segs["max_relative_score"].tolist() == [1.25, 1.25] + [0.625] * 4
+    # Each observation names its segment's rank; rows outside every segment have none.
+    obs = result.observations
+    later = obs[obs["frame"] == 1].set_index("pred_id")["segment"]
+    assert later.to_dict() == {0: 3, 1: 4, 2: 5, 3: 6, 4: 1, 5: 2}
+    assert obs.loc[obs["frame"] == 0, "segment"].isna().all()
 
 
 def _verdict_rows(spec: dict[int, str], recording: str = "r") -> pd.DataFrame:
@@ -298,7 +339,17 @@ def test_zephir_native_output_audits_and_no_manual_annotation_is_flagged(tmp_pat
     assert len(obs) == 512 * 23 and set(obs["provenance"]) == {"ZEIR", "ANTT"}
     manual = obs[obs["provenance"] == "ANTT"]
     assert len(manual) == 53  # SOURCE.md: 53 manually annotated rows (frames 23, 171, 271)
-    assert not (manual["verdict"] == "flagged").any()
+    # Correct by construction: each is scored, nearer its own identity's registered place
+    # than any other identity's, and nearer it than its identity's anchor spacing.
+    assert manual["score"].notna().all()
+    assert (manual["score"] < manual["lookalike_um"]).all()
+    assert (manual["relative_score"] < 1.0).all()
+    # With one threshold for every identity (the recording's median default) none is flagged.
+    median = json.loads((tmp_path / "z" / "audit.json").read_text())["threshold"]["per_recording_um"]
+    done = run_cli("audit", ZEPHIR, "--threshold-um", *median.values(), "--out", tmp_path / "g")
+    assert done.returncode == 0, done.stderr
+    obs = pd.read_parquet(tmp_path / "g" / "audit.parquet")
+    assert not (obs.loc[obs["provenance"] == "ANTT", "verdict"] == "flagged").any()
 
 
 def test_progress_is_reported_by_frame():
@@ -308,3 +359,24 @@ def test_progress_is_reported_by_frame():
     frames = [c for c in calls if c[0].endswith("frames")]
     assert frames[-1] == ("worm: frames", 60, 60)  # the last frame of 0..59 registered
     assert [c[1] for c in frames] == [26, 51, 60]  # every 25 frames, then the end
+
+
+def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
+    # The command's --out policy holds from Python: audit(..., out=) and write_audit refuse an
+    # out that is, or contains, an input file; nothing is written and the input is untouched.
+    from trackverify.audit.write import write_audit
+
+    path, before = input_in_folder(tmp_path, "tracks.csv", six_neurons(frames=3))
+    data = path.parent
+    for out in (data, path, tmp_path):
+        with pytest.raises(InputError, match="tracks.csv"):
+            trackverify.audit(path, out=out)
+    result = trackverify.audit(pd.read_csv(path), source=str(path))
+    with pytest.raises(InputError, match="contains the input"):
+        write_audit(result, data)
+    assert sorted(p.name for p in data.iterdir()) == ["tracks.csv"]
+    assert path.read_bytes() == before
+    written = trackverify.audit(path, out=tmp_path / "out")  # elsewhere: written
+    assert (tmp_path / "out" / "audit.json").is_file()
+    assert json.loads((tmp_path / "out" / "audit.json").read_text())["inputs"]["tracks"] == str(path)
+    assert written.summary["counts"]["audited"] == 6 * 2

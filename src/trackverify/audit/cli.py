@@ -23,8 +23,8 @@ from trackverify.cli_inputs import echo_warnings, input_options
               default=None, help="calibration.json from `trackverify run --calibrate`: its "
               "threshold and stated guarantee apply.")
 @click.option("--threshold-um", type=float, default=None,
-              help="Acceptance threshold in um (uncalibrated) [0.5 x the anchor frame's median "
-                   "nearest-neighbour spacing].")
+              help="Acceptance threshold in um for every identity (uncalibrated) [per identity: "
+                   "0.5 x its anchor-frame distance to its nearest other identity].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if needed; files are replaced atomically).")
 def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out, **options):

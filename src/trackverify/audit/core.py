@@ -10,8 +10,11 @@ Per observation (a row after the anchor frame with a valid predicted id):
 
 - ``score`` = the verifier's score (``registered_distance``: distance in um from the row's
   position to the identity-free registered anchor position of its predicted id);
-- ``verdict`` = ``certified`` when ``score <= threshold``, ``flagged`` when ``score >
-  threshold``, ``abstained`` when the verifier gave no score (NaN);
+- ``threshold_um`` = the threshold the row is judged by (below); ``relative_score`` =
+  ``score / s_p`` with ``s_p`` the *spacing* of its predicted id ``p`` (anchor-frame
+  distance from ``p`` to its nearest other identity, :func:`identity_spacing`);
+- ``verdict`` = ``certified`` when ``score <= threshold_um``, ``flagged`` when ``score >
+  threshold_um``, ``abstained`` when the verifier gave no score (NaN);
 - ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false), ``no_anchor_identity``
   (the id is not in the anchor frame, or twice), ``frame_not_registered``, ``ambiguous``
   (the margin to the nearest other identity is inside the registration's uncertainty), or
@@ -24,16 +27,21 @@ Per observation (a row after the anchor frame with a valid predicted id):
 
 Suspect segments: per predicted id, its audited observations in frame order; a segment is a
 maximal run of consecutive observations none of which is certified (missing frames of that
-id do not break a run). Segments are ranked by the number of flagged observations
-(descending), then by the largest score (rounded to 1e-6 um), then by length, then by recording, id and first
-frame: flagged rows are direct evidence of a wrong identity and a long wrong stretch
-corrupts more data, so the top of the list is where a reviewer's time finds the most.
+id do not break a run); each observation's ``segment`` column holds its segment's rank.
+Segments are ranked by the number of flagged observations (descending), then by the largest
+relative score, then the largest score (both rounded to 1e-6), then by length, then by
+recording, id and first frame: flagged rows are direct evidence of a wrong identity, a long
+wrong stretch corrupts more data, and a displacement means more where the neighbours are
+close, so the top of the list is where a reviewer's time finds the most.
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
-run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``, or the default
-rule :data:`DEFAULT_THRESHOLD_SPACINGS` x the median nearest-neighbour spacing of the
-anchor frame's positions, per recording -- a geometric rule (beyond half a spacing a row
-lies nearer a neighbour's typical place than its own), *not* a calibrated guarantee.
+run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``
+(one value for every row), or the default rule, per identity: ``threshold_um =``
+:data:`DEFAULT_THRESHOLD_SPACINGS` ``x s_p`` -- a geometric rule (a swap onto its nearest
+neighbour moves a row by about ``s_p``; half of that is the midpoint between its own place
+and that neighbour's), *not* a calibrated guarantee. One value for all identities (half the
+median spacing, the rule before) certifies a crowded identity's row beyond that midpoint.
+``audit.json`` quotes the median of the per-identity values per recording.
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 
-#: Default threshold in anchor-frame median nearest-neighbour spacings (uncalibrated).
+#: Default threshold in units of each identity's own anchor spacing ``s_p`` (uncalibrated).
 DEFAULT_THRESHOLD_SPACINGS = 0.5
 VERDICTS = ("certified", "flagged", "abstained")
 SINGLE_RECORDING = "recording"
@@ -66,7 +74,7 @@ class AuditResult:
     """What :func:`audit` found: data frames plus the summary written to ``audit.json``.
 
     ``observations``: every input row with ``score, verdict, reason, lookalike_id,
-    lookalike_um``; ``segments``: the ranked review list; ``tracks``: one row per
+    lookalike_um, threshold_um, relative_score, segment``; ``segments``: the ranked review list; ``tracks``: one row per
     (recording, predicted id); ``summary``: settings, counts and the threshold with its
     source.
     """
@@ -107,19 +115,26 @@ def calibration_threshold(path: str | os.PathLike):
     return cal, Threshold(cal.threshold_um, "calibration", True, guarantee, str(path))
 
 
-def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
+def audit(tracks: pd.DataFrame | str | os.PathLike,
+          detections: pd.DataFrame | str | os.PathLike | None = None, *,
           anchor_frame: int | None = None, verifier=None,
           threshold_um: float | None = None, calibration: str | os.PathLike | None = None,
+          out: str | os.PathLike | None = None,
           source: str = "<tracks>", detections_source: str = "<detections>",
           progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
-    ``tracks`` is the tracker's output (see the module docstring); ``detections`` optionally
-    every detection of each frame (used as identity-free evidence by the registration).
-    ``verifier`` is a name, ``module:Class`` or a verifier object (default: the
-    calibration's verifier, else ``registered_distance``); with ``calibration`` the verifier
-    must be the one the threshold was fitted for, with its fitted options. The caller's
-    frames are never modified. Example::
+    ``tracks`` is the tracker's output (see the module docstring), a table or a file any
+    reader takes (:func:`trackverify.io.formats.load`); ``detections`` optionally every
+    detection of each frame (a table or a CSV / Parquet file; used as identity-free evidence
+    by the registration). ``verifier`` is a name, ``module:Class`` or a verifier object
+    (default: the calibration's verifier, else ``registered_distance``); with
+    ``calibration`` the verifier must be the one the threshold was fitted for, with its
+    fitted options. ``out``, when given, receives the outputs (:func:`write_audit`) under
+    the command's ``--out`` policy: an :class:`InputError` before any work when it is, lies
+    inside or contains an input file (the tracks, detections or calibration file, or a file
+    named by ``source`` / ``detections_source``). The caller's frames and files are never
+    modified. Example::
 
         >>> import pandas as pd, trackverify
         >>> grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]
@@ -131,6 +146,18 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         >>> len(result.segments)
         0
     """
+    if isinstance(tracks, (str, os.PathLike)):
+        from trackverify.io.formats import load
+
+        tracks, source = load(tracks, "predictions").table, str(tracks)
+    if isinstance(detections, (str, os.PathLike)):
+        from trackverify.io.tabular import read_table
+
+        detections, detections_source = read_table(detections), str(detections)
+    inputs = {"tracks": source, "detections": None if detections is None else detections_source,
+              "calibration": None if calibration is None else str(calibration)}
+    if out is not None:
+        check_out_overlap(out, inputs)
     threshold, scorer = _choose(threshold_um, calibration, verifier)
     table = _prepare_tracks(tracks, source)
     dets = None if detections is None else _prepare_detections(detections, table, detections_source)
@@ -147,11 +174,26 @@ def audit(tracks: pd.DataFrame, detections: pd.DataFrame | None = None, *,
         parts.append(scored)
         thresholds[str(recording)] = used
     observations = pd.concat(parts).sort_index(kind="stable")
-    segments = suspect_segments(observations)
+    segments, observations["segment"] = _segments(observations)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
-    return AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+    summary["inputs"] = inputs
+    result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+    if out is not None:
+        from trackverify.audit.write import write_audit
+
+        write_audit(result, out)
+    return result
+
+
+def check_out_overlap(out: str | os.PathLike, inputs: dict) -> None:
+    """Refuse an output folder that is, lies inside or contains one of ``inputs`` (name ->
+    path or label): :func:`trackverify.io.paths.check_out_dir` on those that name an existing
+    file or folder (a label such as ``<tracks>`` names none)."""
+    from trackverify.io.paths import check_out_dir
+
+    check_out_dir(out, [p for p in inputs.values() if p is not None and os.path.exists(p)])
 
 
 def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
@@ -229,9 +271,15 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
         dets = dets.assign(frame=dets["frame"] - anchor)
     scores = run_verifier(scorer, shifted, dets)
     reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
-    value = threshold.value_um if threshold.value_um is not None else default_threshold(shifted)
+    spacing = identity_spacing(shifted)
+    if threshold.value_um is None:  # the default rule: half of each identity's own spacing
+        value = default_threshold(shifted)
+        limit = DEFAULT_THRESHOLD_SPACINGS * spacing
+    else:
+        limit = np.full(len(shifted), threshold.value_um)
+        value = threshold.value_um
     verdict = np.where(np.isnan(scores), "abstained",
-                       np.where(scores <= value, "certified", "flagged")).astype(object)
+                       np.where(scores <= limit, "certified", "flagged")).astype(object)
     reasons = np.where(verdict == "abstained", reasons, None).astype(object)
     trusted = (shifted["frame"].to_numpy() == 0) & shifted["pred_valid"].to_numpy(dtype=bool)
     verdict[trusted], reasons[trusted] = "certified", "anchor_frame"
@@ -240,24 +288,57 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     rows["reason"] = "before_anchor"
     rows["lookalike_id"] = pd.Series([None] * len(rows), index=rows.index, dtype=object)
     rows["lookalike_um"] = np.nan
-    columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um"]
+    rows["threshold_um"] = np.nan
+    rows["relative_score"] = np.nan
+    columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um", "threshold_um",
+               "relative_score"]
     rows.loc[audited.index, columns] = pd.DataFrame(
         {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
-         "lookalike_um": lookalike_um}, index=audited.index)
+         "lookalike_um": lookalike_um, "threshold_um": limit,
+         "relative_score": scores / spacing}, index=audited.index)
     return rows, float(value)
 
 
-def default_threshold(table: pd.DataFrame) -> float:
-    """:data:`DEFAULT_THRESHOLD_SPACINGS` x the anchor frame's median nearest-neighbour spacing."""
-    from scipy.spatial import cKDTree
+def identity_spacing(table: pd.DataFrame) -> np.ndarray:
+    """Per row, the spacing of its predicted id: the anchor-frame distance (um) from the id's
+    position to the nearest *other* identity's, ``s_p = min_{q != p} |a_p - a_q|``.
 
-    at_anchor = table[(table["frame"].to_numpy() == 0) & table["pred_valid"].to_numpy(dtype=bool)]
-    points = at_anchor[coordinate_columns(table)].to_numpy(dtype=np.float64)
-    if len(points) < 2:
+    Anchor identities are the valid rows of the anchor frame (frame 0 of ``table``) whose id
+    occurs there once. A row whose id has no such position (absent, twice, invalid) gets the
+    median of ``s_p`` over the anchor identities (the recording's typical spacing); with
+    fewer than two anchor identities every row gets NaN.
+    """
+    ids, own = _anchor_spacings(table)
+    if not len(own):
+        return np.full(len(table), np.nan)
+    which = ids.get_indexer(table["pred_id"])
+    return np.where(which >= 0, own[np.maximum(which, 0)], float(np.median(own)))
+
+
+def default_threshold(table: pd.DataFrame) -> float:
+    """The recording's typical default threshold (quoted in ``audit.json``):
+    :data:`DEFAULT_THRESHOLD_SPACINGS` x the median of ``s_p`` over the anchor identities
+    (:func:`identity_spacing`), i.e. the median of the per-identity thresholds."""
+    own = _anchor_spacings(table)[1]
+    if not len(own):
         raise InputError("the anchor frame holds fewer than two identities: no default "
                          "threshold (give --threshold-um)", column="frame")
-    spacing = float(np.median(cKDTree(points).query(points, k=2)[0][:, 1]))
-    return DEFAULT_THRESHOLD_SPACINGS * spacing
+    return DEFAULT_THRESHOLD_SPACINGS * float(np.median(own))
+
+
+def _anchor_spacings(table: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
+    """The anchor identities (valid, once in frame 0) and each one's ``s_p`` (none for
+    fewer than two)."""
+    from scipy.spatial import cKDTree
+
+    at_anchor = (table["frame"].to_numpy() == 0) & table["pred_valid"].to_numpy(dtype=bool)
+    ids = pd.Index(table["pred_id"][at_anchor])
+    points = table.loc[at_anchor, coordinate_columns(table)].to_numpy(dtype=np.float64)
+    unique = ~ids.duplicated(keep=False)
+    ids, points = ids[unique], points[unique]
+    if len(points) < 2:
+        return ids[:0], np.zeros(0)
+    return ids, cKDTree(points).query(points, k=2)[0][:, 1]
 
 
 def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, scores: np.ndarray):
@@ -298,22 +379,32 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
 
 
 SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", "frames",
-                   "flagged", "abstained", "max_score", "lookalike_id")
+                   "flagged", "abstained", "max_score", "max_relative_score", "lookalike_id")
 
 
 def suspect_segments(observations: pd.DataFrame) -> pd.DataFrame:
     """Maximal runs of non-certified audited observations of one predicted id, ranked."""
-    rows = observations[_audited(observations)]
+    return _segments(observations)[0]
+
+
+def _segments(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The ranked segments, and per observation the rank of its segment (``Int64``, null
+    outside every segment), on ``observations``' index."""
+    rows = observations.assign(_position=np.arange(len(observations)))[_audited(observations)]
     rows = rows.sort_values(["recording", "pred_id", "frame"], kind="stable")
     suspect = (rows["verdict"] != "certified").to_numpy()
     same_id = ((rows["recording"].to_numpy()[1:] == rows["recording"].to_numpy()[:-1])
                & (rows["pred_id"].to_numpy()[1:] == rows["pred_id"].to_numpy()[:-1]))
     starts = np.r_[True, ~same_id | (suspect[1:] != suspect[:-1])]
     run = np.cumsum(starts)
+    relative = (rows["relative_score"] if "relative_score" in rows.columns
+                else pd.Series(np.nan, index=rows.index))
     picked = rows.assign(_run=run, _flagged=rows["verdict"].eq("flagged"),
-                         _abstained=rows["verdict"].eq("abstained"))[suspect]
+                         _abstained=rows["verdict"].eq("abstained"), _relative=relative)[suspect]
+    membership = pd.array(np.full(len(observations), pd.NA), dtype="Int64")
     if not len(picked):
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in SEGMENT_COLUMNS})
+        return (pd.DataFrame({c: pd.Series(dtype=object) for c in SEGMENT_COLUMNS}),
+                pd.Series(membership, index=observations.index))
     grouped = picked.groupby("_run", sort=True)
     segments = pd.DataFrame({
         "recording": grouped["recording"].first(),
@@ -324,15 +415,20 @@ def suspect_segments(observations: pd.DataFrame) -> pd.DataFrame:
         "flagged": grouped["_flagged"].sum().astype(np.int64),
         "abstained": grouped["_abstained"].sum().astype(np.int64),
         "max_score": grouped["score"].max(),
+        "max_relative_score": grouped["_relative"].max(),
         "lookalike_id": _mode_lookalike(picked),
     })
-    # Scores equal to 1e-6 um tie (so floating-point noise of the registration never decides).
-    key = segments.assign(_score=segments["max_score"].round(6).fillna(-np.inf))
+    # Values equal to 1e-6 tie (so floating-point noise of the registration never decides).
+    key = segments.assign(_relative=segments["max_relative_score"].round(6).fillna(-np.inf),
+                          _score=segments["max_score"].round(6).fillna(-np.inf))
     segments = segments.loc[key.sort_values(
-        ["flagged", "_score", "frames", "recording", "pred_id", "first_frame"],
-        ascending=[False, False, False, True, True, True], kind="stable").index]
+        ["flagged", "_relative", "_score", "frames", "recording", "pred_id", "first_frame"],
+        ascending=[False, False, False, False, True, True, True], kind="stable").index]
     segments.insert(0, "rank", np.arange(1, len(segments) + 1))
-    return segments.reset_index(drop=True)
+    rank_of_run = pd.Series(segments["rank"].to_numpy(), index=segments.index)
+    membership[picked["_position"].to_numpy()] = rank_of_run.reindex(
+        picked["_run"].to_numpy()).to_numpy()
+    return segments.reset_index(drop=True), pd.Series(membership, index=observations.index)
 
 
 def _mode_lookalike(picked: pd.DataFrame) -> pd.Series:
@@ -385,8 +481,9 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
             "source": threshold.source,
             "calibrated": threshold.calibrated,
             "rule": (None if threshold.value_um is not None else
-                     f"{DEFAULT_THRESHOLD_SPACINGS} x median nearest-neighbour spacing of the "
-                     "anchor frame (per recording)"),
+                     f"{DEFAULT_THRESHOLD_SPACINGS} x each identity's own spacing (anchor-frame "
+                     "distance to its nearest other identity); per_recording_um is the median "
+                     "over identities"),
             "file": threshold.file,
             "guarantee": threshold.guarantee,
             "per_recording_um": used,

@@ -34,21 +34,30 @@ def identity_timeline(recording: str, observations: pd.DataFrame) -> Timeline:
                           rows["frame"].to_numpy(), code, states=LEGEND, colours=COLOURS)
 
 
-def _score_plot(observations: pd.DataFrame, thresholds: dict) -> str:
+def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
+    """Scores of certified and flagged rows against the threshold they were judged by: under
+    the default rule (half of each identity's own spacing) the relative score against
+    :data:`DEFAULT_THRESHOLD_SPACINGS`, else the score in um against each recording's value."""
+    from trackverify.audit.core import DEFAULT_THRESHOLD_SPACINGS
+
     rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
                         & ~observations["reason"].eq("anchor_frame").to_numpy()]
+    per_identity = threshold["source"] == "default"
+    column, lines, label = (("relative_score", [DEFAULT_THRESHOLD_SPACINGS],
+                             "score / the identity's anchor spacing") if per_identity else
+                            ("score", list(threshold["per_recording_um"].values()), "score (µm)"))
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 3.0))
-    scores = rows["score"].to_numpy(dtype=np.float64)
+    scores = rows[column].to_numpy(dtype=np.float64)
     if len(scores):
         top = float(np.quantile(scores, 0.995)) or 1.0
         bins = np.linspace(0, top, 60)
         for verdict, colour in (("certified", GREEN), ("flagged", RED)):
             chosen = scores[rows["verdict"].to_numpy() == verdict]
             ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
-    for name, value in thresholds.items():
+    for value in lines:
         ax.axvline(value, color="black", lw=1, ls="--")
-    ax.set(xlabel="score (µm)", ylabel="observations", title="Scores of audited observations "
+    ax.set(xlabel=label, ylabel="observations", title="Scores of audited observations "
            "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
     ax.legend(fontsize=7, frameon=False)
     svg = figure_svg(fig)
@@ -69,7 +78,7 @@ def _threshold_sentence(summary: dict) -> str:
     if t["source"] == "user":
         return (f"<p class='verdict falsified'>Threshold {values}, given by the user: "
                 "<b>not calibrated</b>; a certified row carries no stated guarantee.</p>")
-    return (f"<p class='verdict falsified'>Threshold {values}, the default rule "
+    return (f"<p class='verdict falsified'>Threshold (median over identities) {values}, the default rule "
             f"({html.escape(t['rule'])}): <b>not calibrated</b>; a certified row carries no "
             "stated guarantee. Calibrate with <code>trackverify run --calibrate</code> and pass "
             "<code>--calibration calibration.json</code>.</p>")
@@ -83,10 +92,11 @@ def render_audit_report(result) -> str:
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     header = ["rank", "recording", "predicted id", "frames", "observations", "flagged",
-              "abstained", "max score (µm)", "looks like"]
+              "abstained", "max score (µm)", "max relative score", "looks like"]
     review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
                f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
                cell(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
+               cell(None if pd.isna(s.max_relative_score) else float(s.max_relative_score), "sig"),
                html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id))]
               for s in result.segments.head(REVIEW_ROWS).itertuples()]
     timelines = "".join(timeline_svg(identity_timeline(str(name), rows))
@@ -104,8 +114,9 @@ suspect segment is a run of one id's observations none of which is certified.</p
 <h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
 <ul>{reasons}</ul>
 <h2>Identity timeline</h2>{timelines}
-<h2>Scores</h2>{_score_plot(result.observations, summary['threshold']['per_recording_um'])}
+<h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
 <h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>
-<p>Ranked by flagged observations, then the largest score, then length: work down from the top.
+<p>Ranked by flagged observations, then the largest relative score (score / the identity's
+anchor spacing), then the largest score, then length: work down from the top.
 The full list is <code>segments.csv</code>.</p>
 {table(header, review)}""")

@@ -5,15 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trackverify.audit.core import AuditResult
+from trackverify.audit.core import AuditResult, check_out_overlap
 from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 from trackverify.io.tabular import write_table
 
 
 def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
-    """``audit.parquet``, ``segments.csv``, ``tracks.csv``, ``audit.json``, ``report.html``."""
+    """``audit.parquet``, ``segments.csv``, ``tracks.csv``, ``audit.json``, ``report.html``.
+
+    Refused (:class:`~trackverify.errors.InputError`, nothing written) when ``out`` is, lies
+    inside or contains an input the audit read (``result.summary["inputs"]``), as the
+    command's ``--out``.
+    """
     from trackverify.audit.report import render_audit_report
 
+    check_out_overlap(out, result.summary.get("inputs", {}))
     out = ensure_folder(out)
     observations = result.observations.assign(
         lookalike_id=result.observations["lookalike_id"].map(
