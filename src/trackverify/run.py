@@ -255,14 +255,18 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     (:func:`trackverify.io.paths.check_out_dir`; the command and ``trackverify.verify`` share
     this check).
 
-    ``target`` (or the older ``target_selective_risk``) fits the threshold first; with a fit,
-    ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
+    ``target`` (or the older ``target_selective_risk``) fits the threshold first (and, with
+    ``config.fit_ambiguity_k``, registered_distance's ambiguity band; without a target that
+    setting is a :class:`ConfigError`); with a fit, ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
     ``data_options`` (``fmt``, ``columns``, ``pixel_size``) say how to read ``data``
     (:func:`trackverify.dataset.load_dataset`); its units warnings go to ``on_warnings``
     (a callable taking the list), into ``results.json`` (``input_warnings``) and the report.
     """
     if target is None and target_selective_risk is not None:
         target = CalibrationTarget(SELECTIVE_RISK_TARGET, float(target_selective_risk))
+    if config.fit_ambiguity_k and target is None:
+        raise ConfigError("fit_ambiguity_k needs --calibrate: the ambiguity band is fitted "
+                          "with the threshold, on the fit partitions")
     out = Path(out)
     check_out_dir(out, [data, partitions_path, *other_inputs])
     dataset = (load_dataset(data, **(data_options or {})) if data is not None
@@ -403,18 +407,24 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
                animal_of: dict) -> tuple[RunConfig, dict]:
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
-    First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
-    clean recordings of its fit partitions; then the threshold of the primary verifier
-    reaching ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
+    First, only with the run setting ``fit_ambiguity_k`` (and when ``registered_distance``
+    is used), that verifier's ambiguity band ``k``, on the clean recordings of its fit
+    partitions; otherwise the declared ``ambiguity_k`` stays, so calibrating changes the
+    threshold and nothing else. Then the threshold of the primary verifier reaching
+    ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
     (:func:`trackverify.certify.fit.fit_roles`: for a guarantee, ``k`` on train and the
     threshold on calibration, never the same animals). Returns the fitted config (its
-    consistency rule keeps the declared threshold) and the record of what was fitted.
+    consistency rule keeps the declared threshold) and the record of what was fitted:
+    ``ambiguity_k`` = the band ``registered_distance`` uses (None when it does not run),
+    ``ambiguity_k_fitted`` and ``ambiguity_k_recordings`` (the recordings it was fitted on,
+    empty when declared).
     """
     config = dataclasses.replace(config, consistency_threshold_um=_consistency_threshold(config))
     k_names, fit_names = (_members(dataset, partitions, roles) for roles in fit_roles(target))
     precheck_target(target, len({animal_of[r] for r in fit_names}))
-    record: dict = {"recordings": fit_names, "ambiguity_k": None, "ambiguity_k_recordings": k_names}
-    if REGISTERED in (config.verifier, *config.compare_verifiers) and (k_names or fit_names == k_names):
+    registered = REGISTERED in (config.verifier, *config.compare_verifiers)
+    fit_k = registered and config.fit_ambiguity_k and (bool(k_names) or fit_names == k_names)
+    if fit_k:
         if not k_names:  # FitData names the partitions and their (empty) row counts
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
         tasks = [(source, partitions) for _, source in dataset.sources(k_names)]
@@ -425,8 +435,10 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
             raise ConfigError(f"calibration failed: {exc} in the fit recordings "
                               f"{fit_names[:5]}{' ...' if len(fit_names) > 5 else ''}") from None
         config = dataclasses.replace(config, ambiguity_k=k)
-        record["ambiguity_k"] = config.ambiguity_k
-    elif REGISTERED in (config.verifier, *config.compare_verifiers):
+    record: dict = {"recordings": fit_names,
+                    "ambiguity_k": config.ambiguity_k if registered else None,
+                    "ambiguity_k_fitted": fit_k, "ambiguity_k_recordings": k_names if fit_k else []}
+    if registered and config.fit_ambiguity_k and not fit_k:
         record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "
                                       "ambiguity_k (fitting it on the calibration animals would "
                                       "void the guarantee)")

@@ -20,17 +20,17 @@ def cohort(tmp_path_factory):
     return make_cohort(tmp_path_factory.mktemp("certify"), "train=0.1,calibration=0.4,test=0.5")
 
 
-def _run(cohort, out_name, target):
+def _run(cohort, out_name, target, *options):
     root, data = cohort
     out = root / out_name
     result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
-                     "--calibrate", target, *SMALL, "--out", out)
+                     "--calibrate", target, *SMALL, *options, "--out", out)
     return result, out
 
 
 @pytest.fixture(scope="module")
 def crc_run(cohort):
-    result, out = _run(cohort, "crc", "target_false_certification_rate=0.2")
+    result, out = _run(cohort, "crc", "target_false_certification_rate=0.2", "--fit-ambiguity-k")
     assert result.returncode == 0, result.stderr
     return result, out
 
@@ -47,7 +47,9 @@ def test_crc_run_states_the_guarantee_and_checks_it_on_test_animals(cohort, crc_
     assert "smallest reachable target: 0.17" in result.stdout
     partitions = json.loads((cohort[0] / "partitions.json").read_text())["partitions"]
     assert results["calibration"]["recordings"] == sorted(partitions["calibration"])
+    # asked to fit k (--fit-ambiguity-k): on the train animal only, never the guarantee's
     assert results["calibration"]["ambiguity_k_recordings"] == partitions["train"]
+    assert results["calibration"]["ambiguity_k_fitted"] is True
     threshold = results["verifier"]["threshold_um"]
     assert threshold == certification["threshold_um"] != 5.0
     # The evaluated per-animal FCR, recomputed from the written rows (one recording per animal).
