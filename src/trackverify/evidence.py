@@ -152,6 +152,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
                 row["ambiguity_k"] = k
                 row["ambiguous_rows"] = sum(c.ambiguous for c in verifier.abstentions)
                 row["missing_evidence_rows"] = sum(c.missing_evidence for c in verifier.abstentions)
+                row["contradicted_rows"] = sum(c.contradicted for c in verifier.abstentions)
             rows.append(row)
     return rows
 

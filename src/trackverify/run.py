@@ -55,7 +55,7 @@ from trackverify.protocols.anatomical_verification import (
 from trackverify.report.html import render_report
 from trackverify.report.timeline import Timeline, control_states, reference_timeline
 from trackverify.tracking_gt import stack_by_recording
-from trackverify.verifiers import load_verifier
+from trackverify.verifiers import ABSTENTION_COUNTS, add_counts, load_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
 
@@ -106,7 +106,7 @@ class RecordingResult:
     chunk: tuple  # (spilled path, populations, pass-1 summaries) for the pooled metrics
     error: np.ndarray | None  # each row's label (1, 0, NaN), kept only for calibration
     scores: dict | None  # verifier name -> each row's score, kept only for calibration
-    abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
+    abstention_reasons: dict  # verifier -> population -> ABSTENTION_COUNTS or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
     timeline: Timeline  # the control condition per reference track, for the report
@@ -237,8 +237,8 @@ def _sum_reasons(per_condition: dict) -> dict | None:
     if any(v is None for v in per_condition.values()):
         return None
     groups = {"six_corruptions": SIX_CORRUPTIONS, "nearby_swap": ("nearby_swap",)}
-    return {population: {key: int(sum(per_condition[c][key] for c in members if c in per_condition))
-                          for key in ("ambiguous", "missing_evidence")}
+    return {population: {key: add_counts(per_condition[c][key] for c in members if c in per_condition)
+                          for key in ABSTENTION_COUNTS}
             for population, members in groups.items()}
 
 
@@ -550,8 +550,8 @@ def _comparison(populations: dict, reasons: dict, kinds: dict[str, str]) -> dict
                                           "max_false_certification_rate")}
         per_recording = reasons.get(name, [])
         block["abstentions"] = None if any(r is None for r in per_recording) else {
-            key: sum(r[population][key] for r in per_recording)
-            for key in ("ambiguous", "missing_evidence")}
+            key: add_counts(r[population][key] for r in per_recording)
+            for key in ABSTENTION_COUNTS}
         out.setdefault(name, {"evidence": kinds[name], "populations": {}})["populations"][population] = block
     return out
 
