@@ -118,3 +118,27 @@ def test_trivial_selective_risk_target_warns_in_words(cohort):
     assert certification["guarantee"].startswith("No guarantee")
     assert any("at or below the selective-risk target" in w for w in certification["warnings"])
     assert "WARNING: The calibration rows' error prevalence" in result.stdout
+    # Not asked to fit k: registered_distance keeps its declared band, 0.
+    fit = json.loads((out / "results.json").read_text())["calibration"]
+    assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.0, False, [])
+
+
+def test_fitting_k_without_train_animals_keeps_the_declared_band(cohort, tmp_path):
+    """Asked to fit k for a guarantee, with every fit animal in calibration: k would have to
+    come from the guarantee's own animals, so the declared 0.7 stays and a note says why."""
+    root, data = cohort
+    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions",
+                    "calibration=0.5,test=0.5", "--seed", 3, "--out", tmp_path / "partitions.json")
+    assert split.returncode == 0, split.stderr
+    config = tmp_path / "run.toml"
+    config.write_text("[run]\nambiguity_k = 0.7\nfit_ambiguity_k = true\n")
+    out = tmp_path / "out"
+    result = run_cli("run", "--data", data, "--partitions", tmp_path / "partitions.json",
+                     "--calibrate", "target_false_certification_rate=0.2", *SMALL,
+                     "--config", config, "--no-rows", "--out", out)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((out / "results.json").read_text())
+    fit = results["calibration"]
+    assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.7, False, [])
+    assert "no train animals" in fit["ambiguity_k_note"] and results["settings"]["ambiguity_k"] == 0.7
+    assert load_calibration(out / "calibration.json").ambiguity_k == 0.7
