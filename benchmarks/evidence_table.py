@@ -33,7 +33,8 @@ def main() -> None:
         for row in result["specimen"]:
             if row["verifier"] == "registered_distance":
                 print(f"{row['data']}: abstained rows, ambiguous {row['ambiguous_rows']}, "
-                      f"missing evidence {row['missing_evidence_rows']}")
+                      f"missing evidence {row['missing_evidence_rows']}; claims contradicted "
+                      f"(scored) {row['contradicted_rows']}")
     if pairs is None:
         print(f"\n(real pairs not found at {args.pairs}; skipped)")
     else:

@@ -28,8 +28,12 @@ def test_calibrate_fits_on_calibration_and_reports_test(cohort):
     assert sorted(fit["recordings"]) == sorted(partitions["train"] + partitions["calibration"])
     assert not set(fit["recordings"]) & set(partitions["test"])
     assert fit["selective_risk"] <= 0.01 and results["verifier"]["threshold_um"] == fit["threshold"]
-    # registered_distance (compared side by side) had its ambiguity band fitted there too.
-    assert fit["ambiguity_k"] > 0 and results["settings"]["ambiguity_k"] == fit["ambiguity_k"]
+    # registered_distance (compared side by side) keeps its declared band: without
+    # fit_ambiguity_k calibrating changes the threshold only.
+    assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.0, False, [])
+    assert results["settings"]["ambiguity_k"] == 0.0 and "fit_ambiguity_k" not in results["settings"]
+    options = json.loads((out / "calibration.json").read_text())["verifier"]["options"]
+    assert options == {"ambiguity_k": 0.0}
     # 6 test animals: intervals by animal exist and bracket the pooled estimate.
     interval = results["anatomical_verification"]["pooled"]["all_conditions"]["intervals"]["certified_coverage"]
     coverage = results["anatomical_verification"]["pooled"]["all_conditions"]["certified_coverage"]
@@ -60,11 +64,26 @@ def test_ambiguity_k_is_the_median_over_the_fit_recordings_whatever_the_jobs(coh
     expected = float(np.median(np.concatenate(ratios)))
     assert expected != pytest.approx(float(np.median([np.median(r) for r in ratios])), rel=1e-9)
     out = tmp_path / "jobs2"
+    config = tmp_path / "fit.toml"
+    config.write_text("[run]\nfit_ambiguity_k = true\n")
     result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
                      "--calibrate", "target_selective_risk=0.01", *SMALL, "--jobs", 2,
-                     "--no-rows", "--out", out)
+                     "--no-rows", "--config", config, "--out", out)
     assert result.returncode == 0, result.stderr
-    assert run_json(out)["calibration"]["ambiguity_k"] == expected
+    results = run_json(out)
+    fit = results["calibration"]
+    assert fit["ambiguity_k"] == expected and fit["ambiguity_k_fitted"] is True
+    assert sorted(fit["ambiguity_k_recordings"]) == sorted(fit_names)
+    assert results["settings"]["ambiguity_k"] == expected and results["settings"]["fit_ambiguity_k"]
+    options = json.loads((out / "calibration.json").read_text())["verifier"]["options"]
+    assert options == {"ambiguity_k": expected}
+
+
+def test_fit_ambiguity_k_without_calibrate_is_refused(cohort, tmp_path):
+    _, data = cohort
+    result = run_cli("run", "--data", data, "--fit-ambiguity-k", *SMALL, "--out", tmp_path / "o")
+    assert result.returncode == 2 and "fit_ambiguity_k needs --calibrate" in result.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_calibrate_without_partitions_is_refused(cohort, tmp_path):

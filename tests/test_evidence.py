@@ -174,3 +174,42 @@ def test_cli_scores_real_recordings_over_repeated_draws(tmp_path, capsys):
         assert row["pooled"]["auroc_abst"] == pytest.approx((values[0] + values[1]) / 2)
         assert row["pooled"]["auroc_abst_min"] == min(values)
     assert "Real recordings" in (tmp_path / "out" / "evidence.html").read_text()
+
+
+def test_leave_one_out_ties_are_broken_by_the_stated_rule():
+    """Held-in AUROC* of five candidates on three examples, chosen by hand:
+
+    medians 0.950, 0.948, 0.950, 0.960, 0.900 -- candidate 3 alone is best, by more than the
+    0.005 tolerance over 0, 1 and 2, so it wins whatever its worst case (0.700). Without it,
+    0, 1, 2 tie on the median (0.950 - 0.948 = 0.002 <= 0.005); their worst examples are
+    0.800, 0.900, 0.897, so 1 and 2 tie there (0.003) and 0 drops; of 1 and 2 the one with
+    fewer departures from the defaults wins (2: one, 1: three); with equal departures the
+    first in grid order (1)."""
+    from trackverify.evidence import choose_candidate
+
+    held_in = np.array([[0.800, 0.950, 0.990],
+                        [0.900, 0.948, 0.950],
+                        [0.897, 0.950, 0.951],
+                        [0.700, 0.960, 0.999],
+                        [0.890, 0.900, 0.905]])
+    assert choose_candidate(held_in, np.array([0, 3, 1, 5, 0])) == 3
+    rest = held_in[[0, 1, 2, 4]]
+    assert choose_candidate(rest, np.array([0, 3, 1, 0])) == 2
+    assert choose_candidate(rest, np.array([0, 1, 1, 0])) == 1
+    # The first maximal median in grid order (the rule before): candidate 0, worst case 0.800.
+    assert int(np.argmax(np.median(rest, axis=1))) == 0
+    # A candidate undefined on a held-in example is never chosen.
+    assert choose_candidate(np.array([[np.nan, 1.0], [0.5, 0.5]]), np.array([0, 0])) == 1
+    with pytest.raises(InputError, match="no candidate setting"):
+        choose_candidate(np.full((2, 2), np.nan), np.array([0, 0]))
+
+
+def test_departures_count_the_choices_off_the_declared_defaults():
+    from trackverify.evidence import DEFAULT_GRID, FULL_GRID, Choice, departures
+    from trackverify.verifiers.registered_distance import RegistrationSettings
+
+    assert departures(DEFAULT_GRID[0], None) == 0
+    # beta 0.5 (default 2), affine off (default on), z x3 (default x1), k from a quantile
+    assert departures(Choice(RegistrationSettings(beta=0.5, affine=False), 3.0), 0.25) == 4
+    # The full grid holds the defaults (beta 2, lambda 8, affine, w 0.1, start 3, z x1).
+    assert min(departures(c, None) for c in FULL_GRID) == 0

@@ -49,7 +49,11 @@ def test_default_run_writes_the_four_outputs(default_run):
     six = comparison["registered_distance"]["populations"]["six_corruptions"]
     assert six["n_errors"] == sum(conditions[c]["n_errors"] for c in conditions
                                   if c not in ("control", "all_conditions"))
-    assert set(six["abstentions"]) == {"ambiguous", "missing_evidence"}
+    assert set(six["abstentions"]) == {"ambiguous", "missing_evidence", "contradicted"}
+    # nearby_swap is one of the six: its counts cannot exceed theirs.
+    nearby = comparison["registered_distance"]["populations"]["nearby_swap"]["abstentions"]
+    assert all(nearby[key] <= six["abstentions"][key] for key in six["abstentions"])
+    assert comparison["fixed_distance"]["populations"]["six_corruptions"]["abstentions"] is None
     # The specimen moves (motion "moderate"): most clean observations drift farther than the
     # 5 um threshold from their anchor-frame position, so the hypothesis is falsified. The
     # share is recomputed from the written positions (frame-0 position of each track).
@@ -182,3 +186,37 @@ def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path
         {"track": 0, "first_frame": 25, "last_frame": 39, "rows": 15},
         {"track": 1, "first_frame": 25, "last_frame": 39, "rows": 15}]}
     assert "track 0 (frames 25-39, 15 rows)" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_contradicted_claims_are_counted_in_results(tmp_path):
+    """The 3 x 3 x 2 grid, 10 um apart, translated 1 um per frame; in frame 2 the "clean"
+    predictions of detections 0 and 1 exchange ids. Each sits on the other's registered
+    anchor, and the one-to-one assignment gives each detection to the other identity: 2
+    contradicted claims, no abstention (tests/test_registered_distance.py, by hand)."""
+    from tests.test_registered_distance import grid_table
+
+    table = grid_table(shift=1.0)
+    table["track"] = table["pred_id"]
+    swapped = (table["frame"] == 2) & table["detection"].isin([0, 1])
+    table.loc[swapped, "pred_id"] = [101, 100]
+    result, out = verify_file(table, tmp_path, "--verifier", "registered_distance",
+                              "--conditions", "control")
+    assert result.returncode == 0, result.stderr
+    results = json.loads((out / "results.json").read_text())
+    control = results["anatomical_verification"]["r"]["control"]
+    assert control["n_errors"] == 2
+    assert control["abstentions"] == {"ambiguous": 0, "missing_evidence": 0, "contradicted": 2}
+    assert "claims contradicted" in (out / "report.html").read_text()
+
+
+def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown():
+    from trackverify.run import _sum_reasons
+
+    counts = {"single_frame_swap": {"ambiguous": 1, "missing_evidence": 2, "contradicted": 3},
+              "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6},
+              "control": {"ambiguous": 100, "missing_evidence": 100, "contradicted": 100}}
+    assert _sum_reasons(counts) == {
+        "six_corruptions": {"ambiguous": 5, "missing_evidence": 7, "contradicted": 9},
+        "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6}}
+    counts["nearby_swap"]["contradicted"] = None  # a verifier record without that count
+    assert _sum_reasons(counts)["six_corruptions"]["contradicted"] is None

@@ -256,6 +256,9 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
                    "ltt: with probability 1-D), then report the test partition and write "
                    "calibration.json. target_selective_risk=R is kept (no guarantee). "
                    "See docs/certification.md.")
+@click.option("--fit-ambiguity-k", "fit_ambiguity_k", is_flag=True, default=None,
+              help="With --calibrate: also fit registered_distance's ambiguity band k (median "
+                   "clean d/sigma of the fit recordings) instead of keeping ambiguity_k.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",

@@ -17,6 +17,7 @@ TOML layout::
     verifier = "fixed_distance"
     compare_verifiers = ["fixed_distance", "registered_distance"]  # side by side, same conditions
     ambiguity_k = 0.0                             # registered_distance's uniqueness band
+    fit_ambiguity_k = false                       # with --calibrate: fit that band too
     conditions = [...]                            # default: the seven of SPEC section 4; must
                                                   # include "control", each name once
     repeats = 1                                   # draws of the suite: seeds seed, seed+1, ...
@@ -58,6 +59,9 @@ class RunConfig:
     verifier: str = "fixed_distance"
     compare_verifiers: tuple[str, ...] = ("fixed_distance", "registered_distance")
     ambiguity_k: float = 0.0  # registered_distance's band (verifiers.registered_distance)
+    #: With ``run --calibrate``: replace ``ambiguity_k`` by the median clean ``d / sigma`` of
+    #: the fit recordings (``run._calibrate``); otherwise calibration keeps the declared band.
+    fit_ambiguity_k: bool = False
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     repeats: int = 1
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
@@ -93,16 +97,22 @@ class RunConfig:
             raise ConfigError(f"conditions lists {twice} twice; name each condition once")
 
     def to_dict(self) -> dict[str, Any]:
-        """Every value, for results and manifest. ``repeats`` appears only when above 1, so
-        a single draw's outputs stay byte-identical to those of releases without it."""
+        """Every value, for results and manifest. ``repeats`` appears only when above 1 and
+        ``fit_ambiguity_k`` only when true, so outputs that use neither stay byte-identical
+        to those of releases without them."""
         out = dataclasses.asdict(self)
-        if self.repeats == 1:
-            del out["repeats"]
+        for key in _RECORDED_WHEN_SET:
+            if out[key] == getattr(RunConfig, key):
+                del out[key]
         return out
 
     def draw_seeds(self) -> list[int]:
         """The corruption seeds of the repeated draws: ``seed, seed + 1, ..., seed + N - 1``."""
         return [self.seed + k for k in range(self.repeats)]
+
+
+#: Settings recorded only when they differ from their default (:meth:`RunConfig.to_dict`).
+_RECORDED_WHEN_SET = ("repeats", "fit_ambiguity_k")
 
 
 def _coerce(cls: type, name: str, value: Any, source: str) -> Any:

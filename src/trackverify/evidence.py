@@ -18,8 +18,9 @@
    ids; ``nearby`` exchanges ids within mutual nearest-neighbour pairs (frame-1 distance).
    Population = the clean frame-1 rows (correct) + the swapped rows (errors). The
    registration settings, the z scale and the ambiguity ``k`` for one example are chosen on
-   the *other* examples (leave-one-out: best median random-swap AUROC*), never on the one
-   scored.
+   the *other* examples (leave-one-out, :func:`choose_candidate`: best median random-swap
+   AUROC*, ties within ``TIE_TOLERANCE`` broken by the worst held-in example, then by the
+   fewest departures from the declared defaults, then grid order), never on the one scored.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
                 row["ambiguity_k"] = k
                 row["ambiguous_rows"] = sum(c.ambiguous for c in verifier.abstentions)
                 row["missing_evidence_rows"] = sum(c.missing_evidence for c in verifier.abstentions)
+                row["contradicted_rows"] = sum(c.contradicted for c in verifier.abstentions)
             rows.append(row)
     return rows
 
@@ -261,15 +263,68 @@ def _population(scores: dict[str, tuple], kind: str, band: float = 0.0) -> tuple
     return error, score
 
 
+#: Held-in AUROC* values closer than this count as tied (:func:`choose_candidate`): on
+#: pairs of 20-90 neurons a difference this small says nothing about the held-out example.
+TIE_TOLERANCE = 0.005
+#: The verifier's declared settings, against which :func:`departures` counts.
+DEFAULT_CHOICE = Choice(RegistrationSettings())
+
+
+def departures(choice: Choice, quantile: float | None) -> int:
+    """How many of a candidate's choices differ from the declared defaults: ``beta``,
+    ``lambda``, affine part, outlier weight ``w``, first-frame ``sigma`` (those of
+    ``RegistrationSettings()``), z scale x1 and no uniqueness abstention (``quantile`` None)."""
+    s, d = choice.settings, DEFAULT_CHOICE.settings
+    return (sum(getattr(s, f) != getattr(d, f)
+                for f in ("beta", "lam", "affine", "outlier_weight", "first_frame_sigma"))
+            + (choice.z_scale != DEFAULT_CHOICE.z_scale) + (quantile is not None))
+
+
+def choose_candidate(held_in: np.ndarray, departure: np.ndarray,
+                     tolerance: float = TIE_TOLERANCE) -> int:
+    """The leave-one-out choice among candidates, from their held-in results alone.
+
+    ``held_in[c, j]`` = random-swap AUROC* of candidate ``c`` on held-in example ``j``
+    (NaN = undefined); ``departure[c]`` = :func:`departures`. In turn, each step keeping
+    the candidates of the previous one that pass it:
+
+    1. median over the held-in examples ``>= max median - tolerance`` (the median is robust
+       to one example the registration cannot handle);
+    2. worst held-in example (minimum) ``>= max minimum - tolerance`` (among equally good
+       medians, the setting that fails least where it fails);
+    3. fewest ``departure`` from the declared defaults (which were chosen on other data);
+    4. the first in grid order.
+
+    A candidate with an undefined held-in value never passes step 1 or 2.
+    """
+    held_in = np.asarray(held_in, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        median, worst = np.median(held_in, axis=1), held_in.min(axis=1)
+    if not np.isfinite(median).any():
+        raise InputError("no candidate setting has a defined AUROC* on the held-in examples")
+    keep = median >= np.nanmax(median) - tolerance
+    keep &= worst >= np.nanmax(np.where(keep, worst, np.nan)) - tolerance
+    departure = np.asarray(departure)
+    keep &= departure == departure[keep].min()
+    return int(np.flatnonzero(keep)[0])
+
+
 def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
-    """Part 2: one row per (example, verifier); settings chosen leave-one-out over ``grid``."""
+    """Part 2: one row per (example, verifier); settings chosen leave-one-out over ``grid``
+    (:func:`choose_candidate`)."""
+    return pair_rows(*pair_scores(folder, grid), grid)
+
+
+def pair_scores(folder: Path, grid=FULL_GRID) -> tuple[dict, dict]:
+    """Every example's conditions per z scale, and ``registered_distance``'s scores per
+    (example, grid index): (scores, sigma of frame 1, clean ``d / sigma``)."""
     examples = sorted(p for p in Path(folder).iterdir() if p.is_dir())
     if len(examples) < 2:
         raise InputError("needs at least two example folders (settings are chosen on the "
                          "others)", source=str(folder))
     z_scales = sorted({c.z_scale for c in grid})
     by_scale = {z: {p.name: pair_conditions(*load_pair(p, z)) for p in examples} for z in z_scales}
-    cache = {}  # (example, grid index) -> (scores, sigma, clean d / sigma)
+    cache = {}
     for name in by_scale[z_scales[0]]:
         for index, choice in enumerate(grid):
             conds = by_scale[choice.z_scale][name]
@@ -279,23 +334,29 @@ def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
             sigma = float(registration.sigma[1])
             error, score, _ = scores["clean"]
             cache[name, index] = (scores, sigma, score[error == 0] / sigma)
+    return by_scale, cache
 
-    def k_of(names, index, quantile):
+
+def pair_rows(by_scale: dict, cache: dict, grid, choose=choose_candidate) -> list[dict]:
+    """The rows of :func:`pair_evidence` from :func:`pair_scores` (``choose`` picks a
+    candidate from ``(held_in, departures)``)."""
+    z_scales = sorted(by_scale)
+    names = list(by_scale[z_scales[0]])
+    candidates = list(itertools.product(range(len(grid)), QUANTILES))
+    departure = np.array([departures(grid[index], q) for index, q in candidates])
+
+    def k_of(others, index, quantile):
         if quantile is None:
             return 0.0
-        return float(np.quantile(np.concatenate([cache[o, index][2] for o in names]), quantile))
+        return float(np.quantile(np.concatenate([cache[o, index][2] for o in others]), quantile))
 
     rows = []
-    for name in by_scale[z_scales[0]]:
-        others = [o for o in by_scale[z_scales[0]] if o != name]
-
-        def criterion(option):  # median over the others: robust to one they cannot register
-            index, quantile = option
-            k = k_of(others, index, quantile)
-            return float(np.median([auroc_abstain_as_error(*_population(
-                cache[o, index][0], "random", k * cache[o, index][1])) for o in others]))
-
-        best, quantile = max(itertools.product(range(len(grid)), QUANTILES), key=criterion)
+    for name in names:
+        others = [o for o in names if o != name]
+        held_in = np.array([[_defined(auroc_abstain_as_error(*_population(
+            cache[o, index][0], "random", k_of(others, index, quantile) * cache[o, index][1])))
+            for o in others] for index, quantile in candidates])
+        best, quantile = candidates[choose(held_in, departure)]
         k = k_of(others, best, quantile)
         scores, sigma, _ = cache[name, best]
         fixed = _pair_scores(by_scale[1.0 if 1.0 in by_scale else z_scales[0]][name], FixedDistance())
@@ -307,6 +368,10 @@ def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
                          **{kind: summary(*_population(source, kind, band))
                             for kind in ("random", "nearby")}})
     return rows
+
+
+def _defined(value) -> float:
+    return np.nan if value is None else float(value)
 
 
 def _cell(value) -> str:

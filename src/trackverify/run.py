@@ -55,7 +55,7 @@ from trackverify.protocols.anatomical_verification import (
 from trackverify.report.html import render_report
 from trackverify.report.timeline import Timeline, control_states, reference_timeline
 from trackverify.tracking_gt import stack_by_recording
-from trackverify.verifiers import load_verifier
+from trackverify.verifiers import ABSTENTION_COUNTS, add_counts, load_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
 
@@ -106,7 +106,7 @@ class RecordingResult:
     chunk: tuple  # (spilled path, populations, pass-1 summaries) for the pooled metrics
     error: np.ndarray | None  # each row's label (1, 0, NaN), kept only for calibration
     scores: dict | None  # verifier name -> each row's score, kept only for calibration
-    abstention_reasons: dict  # verifier -> population -> {ambiguous, missing_evidence} or None
+    abstention_reasons: dict  # verifier -> population -> ABSTENTION_COUNTS or None
     scored: pd.DataFrame | None  # every scored row, when observations.parquet is written
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
     timeline: Timeline  # the control condition per reference track, for the report
@@ -237,8 +237,8 @@ def _sum_reasons(per_condition: dict) -> dict | None:
     if any(v is None for v in per_condition.values()):
         return None
     groups = {"six_corruptions": SIX_CORRUPTIONS, "nearby_swap": ("nearby_swap",)}
-    return {population: {key: int(sum(per_condition[c][key] for c in members if c in per_condition))
-                          for key in ("ambiguous", "missing_evidence")}
+    return {population: {key: add_counts(per_condition[c][key] for c in members if c in per_condition)
+                          for key in ABSTENTION_COUNTS}
             for population, members in groups.items()}
 
 
@@ -255,14 +255,18 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     (:func:`trackverify.io.paths.check_out_dir`; the command and ``trackverify.verify`` share
     this check).
 
-    ``target`` (or the older ``target_selective_risk``) fits the threshold first; with a fit,
-    ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
+    ``target`` (or the older ``target_selective_risk``) fits the threshold first (and, with
+    ``config.fit_ambiguity_k``, registered_distance's ambiguity band; without a target that
+    setting is a :class:`ConfigError`); with a fit, ``calibration.json`` is written too (:mod:`trackverify.certify.calibration_file`).
     ``data_options`` (``fmt``, ``columns``, ``pixel_size``) say how to read ``data``
     (:func:`trackverify.dataset.load_dataset`); its units warnings go to ``on_warnings``
     (a callable taking the list), into ``results.json`` (``input_warnings``) and the report.
     """
     if target is None and target_selective_risk is not None:
         target = CalibrationTarget(SELECTIVE_RISK_TARGET, float(target_selective_risk))
+    if config.fit_ambiguity_k and target is None:
+        raise ConfigError("fit_ambiguity_k needs --calibrate: the ambiguity band is fitted "
+                          "with the threshold, on the fit partitions")
     out = Path(out)
     check_out_dir(out, [data, partitions_path, *other_inputs])
     dataset = (load_dataset(data, **(data_options or {})) if data is not None
@@ -403,18 +407,24 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
                animal_of: dict) -> tuple[RunConfig, dict]:
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
-    First ``registered_distance``'s ambiguity band ``k`` (when that verifier is used), on the
-    clean recordings of its fit partitions; then the threshold of the primary verifier
-    reaching ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
+    First, only with the run setting ``fit_ambiguity_k`` (and when ``registered_distance``
+    is used), that verifier's ambiguity band ``k``, on the clean recordings of its fit
+    partitions; otherwise the declared ``ambiguity_k`` stays, so calibrating changes the
+    threshold and nothing else. Then the threshold of the primary verifier reaching
+    ``target`` (:func:`trackverify.certify.fit.calibrate_threshold`) on its own
     (:func:`trackverify.certify.fit.fit_roles`: for a guarantee, ``k`` on train and the
     threshold on calibration, never the same animals). Returns the fitted config (its
-    consistency rule keeps the declared threshold) and the record of what was fitted.
+    consistency rule keeps the declared threshold) and the record of what was fitted:
+    ``ambiguity_k`` = the band ``registered_distance`` uses (None when it does not run),
+    ``ambiguity_k_fitted`` and ``ambiguity_k_recordings`` (the recordings it was fitted on,
+    empty when declared).
     """
     config = dataclasses.replace(config, consistency_threshold_um=_consistency_threshold(config))
     k_names, fit_names = (_members(dataset, partitions, roles) for roles in fit_roles(target))
     precheck_target(target, len({animal_of[r] for r in fit_names}))
-    record: dict = {"recordings": fit_names, "ambiguity_k": None, "ambiguity_k_recordings": k_names}
-    if REGISTERED in (config.verifier, *config.compare_verifiers) and (k_names or fit_names == k_names):
+    registered = REGISTERED in (config.verifier, *config.compare_verifiers)
+    fit_k = registered and config.fit_ambiguity_k and (bool(k_names) or fit_names == k_names)
+    if fit_k:
         if not k_names:  # FitData names the partitions and their (empty) row counts
             FitData(partitions, pd.DataFrame({"recording": []})).labels_for_fit()
         tasks = [(source, partitions) for _, source in dataset.sources(k_names)]
@@ -425,8 +435,10 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
             raise ConfigError(f"calibration failed: {exc} in the fit recordings "
                               f"{fit_names[:5]}{' ...' if len(fit_names) > 5 else ''}") from None
         config = dataclasses.replace(config, ambiguity_k=k)
-        record["ambiguity_k"] = config.ambiguity_k
-    elif REGISTERED in (config.verifier, *config.compare_verifiers):
+    record: dict = {"recordings": fit_names,
+                    "ambiguity_k": config.ambiguity_k if registered else None,
+                    "ambiguity_k_fitted": fit_k, "ambiguity_k_recordings": k_names if fit_k else []}
+    if registered and config.fit_ambiguity_k and not fit_k:
         record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "
                                       "ambiguity_k (fitting it on the calibration animals would "
                                       "void the guarantee)")
@@ -538,8 +550,8 @@ def _comparison(populations: dict, reasons: dict, kinds: dict[str, str]) -> dict
                                           "max_false_certification_rate")}
         per_recording = reasons.get(name, [])
         block["abstentions"] = None if any(r is None for r in per_recording) else {
-            key: sum(r[population][key] for r in per_recording)
-            for key in ("ambiguous", "missing_evidence")}
+            key: add_counts(r[population][key] for r in per_recording)
+            for key in ABSTENTION_COUNTS}
         out.setdefault(name, {"evidence": kinds[name], "populations": {}})["populations"][population] = block
     return out
 

@@ -20,17 +20,17 @@ def cohort(tmp_path_factory):
     return make_cohort(tmp_path_factory.mktemp("certify"), "train=0.1,calibration=0.4,test=0.5")
 
 
-def _run(cohort, out_name, target):
+def _run(cohort, out_name, target, *options):
     root, data = cohort
     out = root / out_name
     result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
-                     "--calibrate", target, *SMALL, "--out", out)
+                     "--calibrate", target, *SMALL, *options, "--out", out)
     return result, out
 
 
 @pytest.fixture(scope="module")
 def crc_run(cohort):
-    result, out = _run(cohort, "crc", "target_false_certification_rate=0.2")
+    result, out = _run(cohort, "crc", "target_false_certification_rate=0.2", "--fit-ambiguity-k")
     assert result.returncode == 0, result.stderr
     return result, out
 
@@ -47,7 +47,9 @@ def test_crc_run_states_the_guarantee_and_checks_it_on_test_animals(cohort, crc_
     assert "smallest reachable target: 0.17" in result.stdout
     partitions = json.loads((cohort[0] / "partitions.json").read_text())["partitions"]
     assert results["calibration"]["recordings"] == sorted(partitions["calibration"])
+    # asked to fit k (--fit-ambiguity-k): on the train animal only, never the guarantee's
     assert results["calibration"]["ambiguity_k_recordings"] == partitions["train"]
+    assert results["calibration"]["ambiguity_k_fitted"] is True
     threshold = results["verifier"]["threshold_um"]
     assert threshold == certification["threshold_um"] != 5.0
     # The evaluated per-animal FCR, recomputed from the written rows (one recording per animal).
@@ -116,3 +118,27 @@ def test_trivial_selective_risk_target_warns_in_words(cohort):
     assert certification["guarantee"].startswith("No guarantee")
     assert any("at or below the selective-risk target" in w for w in certification["warnings"])
     assert "WARNING: The calibration rows' error prevalence" in result.stdout
+    # Not asked to fit k: registered_distance keeps its declared band, 0.
+    fit = json.loads((out / "results.json").read_text())["calibration"]
+    assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.0, False, [])
+
+
+def test_fitting_k_without_train_animals_keeps_the_declared_band(cohort, tmp_path):
+    """Asked to fit k for a guarantee, with every fit animal in calibration: k would have to
+    come from the guarantee's own animals, so the declared 0.7 stays and a note says why."""
+    root, data = cohort
+    split = run_cli("split", "--recordings", data / "recordings.csv", "--fractions",
+                    "calibration=0.5,test=0.5", "--seed", 3, "--out", tmp_path / "partitions.json")
+    assert split.returncode == 0, split.stderr
+    config = tmp_path / "run.toml"
+    config.write_text("[run]\nambiguity_k = 0.7\nfit_ambiguity_k = true\n")
+    out = tmp_path / "out"
+    result = run_cli("run", "--data", data, "--partitions", tmp_path / "partitions.json",
+                     "--calibrate", "target_false_certification_rate=0.2", *SMALL,
+                     "--config", config, "--no-rows", "--out", out)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((out / "results.json").read_text())
+    fit = results["calibration"]
+    assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.7, False, [])
+    assert "no train animals" in fit["ambiguity_k_note"] and results["settings"]["ambiguity_k"] == 0.7
+    assert load_calibration(out / "calibration.json").ambiguity_k == 0.7

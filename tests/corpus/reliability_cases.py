@@ -237,6 +237,8 @@ CONFIG = {
     "threshold_infinite": ("[run]\nthreshold_um = inf\n", ["threshold_um", "finite"]),
     "zero_distance_infinite": ("[run]\nzero_distance_um = inf\n", ["zero_distance_um", "finite"]),
     "ambiguity_k_infinite": ("[run]\nambiguity_k = inf\n", ["ambiguity_k", "finite"]),
+    "fit_ambiguity_k_not_bool": ("[run]\nfit_ambiguity_k = 1\n",
+                                 ["fit_ambiguity_k", "true or false"]),
 }
 
 

@@ -212,16 +212,17 @@ def _comparison_section(comparison: dict) -> str:
     if not comparison:
         return ""
     header = ["verifier", "evidence", "population", "errors", "abstained (ambiguous / no evidence)",
-              "AUROC", "AUROC, abstained ranked most suspicious", "AUPRC",
-              "correct coverage at FCR &le; 1%"]
+              "claims contradicted (scored)", "AUROC", "AUROC, abstained ranked most suspicious",
+              "AUPRC", "correct coverage at FCR &le; 1%"]
     rows = []
     for name, block in comparison.items():
         for population, b in block["populations"].items():
             why = b["abstentions"]
             abstained = cell(b["n_abstained"], "d") + (
-                f" ({why['ambiguous']} / {why['missing_evidence']})" if why else "")
+                f" ({cell(why['ambiguous'], 'd')} / {cell(why['missing_evidence'], 'd')})" if why else "")
+            contradicted = cell(why.get("contradicted"), "d") if why else ""
             rows.append([html.escape(name), html.escape(block["evidence"]), population.replace("_", " "),
-                         cell(b["n_errors"], "d"), abstained, cell(b["auroc"], "sig"),
+                         cell(b["n_errors"], "d"), abstained, contradicted, cell(b["auroc"], "sig"),
                          cell(b["auroc_abstain_as_error"], "sig"), cell(b["auprc"], "sig"),
                          cell(b["correct_coverage_at_fcr"], "sig")])
     return f"""<h2>Evidence, side by side</h2>
@@ -230,8 +231,10 @@ largest share of correct observations certified while at most 1 % of the errors 
 (prevalence is far below 1 %, so selective risk alone flatters every verifier); <i>six
 corruptions</i> pools the corrupted conditions of the suite, controls excluded, and
 <i>nearby swap</i> is the hardest of them alone. <i>Independent</i> evidence does not come
-from the candidate tracks; <i>consistency</i> evidence only checks an assumption. The same
-comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
+from the candidate tracks; <i>consistency</i> evidence only checks an assumption. A claim is
+<i>contradicted</i> when the verifier's own evidence gives the row's detection to another
+identity (registered_distance: its one-to-one assignment); such rows keep a (penalised) score,
+they are not abstentions. The same comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
 {table(header, rows)}"""
 
 

@@ -96,13 +96,28 @@ def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifi
     return verifier
 
 
+#: The counts :func:`abstention_breakdown` reports: rows abstained as ambiguous, rows
+#: abstained for missing evidence, and scored rows whose claim the verifier's own evidence
+#: contradicts (registered_distance: the one-to-one assignment gives the row's detection to
+#: another identity; not an abstention, the row keeps its penalised score).
+ABSTENTION_COUNTS = ("ambiguous", "missing_evidence", "contradicted")
+
+
 def abstention_breakdown(verifier: Verifier) -> dict | None:
-    """Why the last ``score`` call abstained, when the verifier says (``abstentions`` list)."""
+    """Why the last ``score`` call abstained, when the verifier says (``abstentions`` list):
+    each of :data:`ABSTENTION_COUNTS`, None for a count its record does not carry."""
     record = getattr(verifier, "abstentions", None)
     if not record:
         return None
     last = record[-1]
-    return {"ambiguous": int(last.ambiguous), "missing_evidence": int(last.missing_evidence)}
+    return {key: None if getattr(last, key, None) is None else int(getattr(last, key))
+            for key in ABSTENTION_COUNTS}
+
+
+def add_counts(values) -> int | None:
+    """The sum of counts, None (undefined) if any of them is None."""
+    values = list(values)
+    return None if any(v is None for v in values) else int(sum(values))
 
 
 def takes_detections(verifier: Verifier) -> bool:
