@@ -168,13 +168,16 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         stride = int(np.prod(n_cell[a + 1:]))
         g_local += g_cells[a] * stride
         p_local += p_cells[a] * stride
-        steps.append(np.where(toward[a], np.int32(stride), np.int32(-stride)))
+        step = toward[a].astype(np.int32)  # +stride toward the neighbour above, else -stride
+        step *= 2 * stride
+        step -= stride
+        steps.append(step)
     del g_cells, p_cells, toward
     # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
     # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
+    run_of = np.zeros(block * frame_stride, dtype=np.int64)  # read where occupied only
     parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
@@ -186,8 +189,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         keys = g_key[g_sorted]
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]  # runs: one per cube
         run_count = np.diff(np.r_[first, len(keys)])
-        occupied[keys[first]] = True
-        run_of[keys[first]] = np.arange(len(first), dtype=np.int32)
+        cubes = keys[first]
+        occupied[cubes] = True
+        run_of[cubes] = np.arange(len(first))
         # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits (built
         # corner by corner, then read prediction by prediction).
         query = np.empty((2 ** dim, ps.stop - ps.start), dtype=np.int32)
@@ -195,15 +199,15 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         for a, step in enumerate(steps):
             np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
         query = query.T.ravel()  # never outside the table: every point has a margin cube
-        hit = np.flatnonzero(occupied[query])
-        run = run_of[query[hit]]
+        hit = np.flatnonzero(occupied.take(query))  # take: int32 indices without a copy
+        run = run_of.take(query.take(hit))
         count, lo = run_count[run], first[run]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
-        occupied[keys[first]] = False
-        del query, run, count, keys, first, run_count
+        occupied[cubes] = False
+        del query, run, count, keys, first, run_count, cubes
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
@@ -245,26 +249,30 @@ def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | Non
     """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
     if order is None:
         return frame, axes
-    return frame[order], [x[order] for x in axes]
+    in_order = np.repeat(np.arange(int(frame.max()) + 1), np.bincount(frame))  # = frame[order]
+    return in_order, [x.take(order) for x in axes]
 
 
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
     """Keep the pairs with positive similarity; ``*_axes``: one coordinate array per axis.
 
-    The distance exactly as sqrt(sum of squared differences), axis by axis in order. The
-    partial sums only grow, so a pair already beyond the zero distance (with a margin far
-    above rounding) is dropped before the next axis.
+    The distance exactly as sqrt(sum of squared differences), axis by axis in order, over
+    every candidate (one pass, then one selection: most candidates are pairs).
     """
-    too_far = zero_distance * zero_distance * (1.0 + 1e-9)
     d2 = None
     for g_x, p_x in zip(g_axes, p_axes):
-        diff = g_x[gi] - p_x[pj]
-        d2 = diff * diff if d2 is None else d2 + diff * diff
-        near = np.flatnonzero(d2 <= too_far)
-        gi, pj, d2 = gi[near], pj[near], d2[near]
-    sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
-    keep = sim > 0
-    return gi[keep], pj[keep], sim[keep]
+        diff = g_x.take(gi)
+        diff -= p_x.take(pj)
+        diff *= diff
+        if d2 is None:
+            d2 = diff
+        else:
+            d2 += diff
+    sim = np.sqrt(d2, out=d2)  # in place from here: 1 - d / zero_distance
+    sim /= zero_distance
+    np.subtract(1.0, sim, out=sim)
+    keep = np.flatnonzero(sim > 0)
+    return gi.take(keep), pj.take(keep), sim.take(keep)
 
 
 def _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance):
