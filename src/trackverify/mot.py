@@ -499,15 +499,19 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
     pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
 
-    # Shared by HOTA and CLEAR: the pairs alone in the graph of all pairs (alone in any part
-    # of it), and the reference detections by (id, frame) (also for the diagnostics).
+    # Shared by HOTA, CLEAR and Identity: the id pair of every pair, the pairs alone in the
+    # graph of all pairs (the only pair of both their detections: matched outright by HOTA
+    # and, when candidates, by CLEAR) and the others (the only ones that need a matching),
+    # and the reference detections by (id, frame) (also for the diagnostics).
+    keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
     alone = _alone(pg, pp, n_gt, n_pred)
-    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone)
+    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone,
+                 (keys, inv))
     gt_order = stable_order(g_id, n_gid, gt_frame)
     clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
                    gt_order=gt_order, alone=alone)
     del alone
-    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
+    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, (keys, inv))
     return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
 
@@ -522,7 +526,9 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
 
 
 def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred,
-          alone: np.ndarray | None = None) -> dict:
+          alone: np.ndarray | None = None, pair_keys=None) -> dict:
+    """HOTA counts per alpha; ``alone``: :func:`_alone` of the pairs, ``pair_keys``: their id
+    pairs (:func:`_pair_keys` of ``g_id[pg], p_id[pp]``), when known."""
     n_alpha = len(ALPHAS)
     tp = np.zeros(n_alpha)
     loca_sum = np.zeros(n_alpha)
@@ -533,20 +539,27 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         rowsum = np.bincount(pg, weights=ps, minlength=n_gt)
         colsum = np.bincount(pp, weights=ps, minlength=n_pred)
         denom = colsum[pp] + rowsum[pg] - ps
-        sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
+        sim_iou = np.zeros(len(ps))  # s / denom where denom > eps, else 0
+        np.divide(ps, denom, out=sim_iou, where=denom > 0 + EPS)
         del rowsum, colsum, denom  # big temporaries go as soon as they are used
-        keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
+        keys, inv = pair_keys or _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
         del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
-        weight = align[inv] * ps
-        chosen = _max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
-                                      weight)
-        del weight
-        matched = np.zeros(len(pg), dtype=bool)
-        matched[chosen] = True
-        del chosen
+        # The pairs alone in the graph are matched whatever their weight; the others by a
+        # maximum-weight matching of their own graph (its components are the graph's).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
+        matched = alone.copy()
+        rest = np.flatnonzero(~alone)
+        if len(rest):
+            weight = align[inv[rest]] * ps[rest]
+            chosen = _max_weight_matching(_Graph(pg[rest], pp[rest], n_gt, n_pred),
+                                          np.arange(len(rest)), weight)
+            matched[rest[chosen]] = True
+            del weight, chosen
+        del rest
         ms, m_inv = ps[matched], inv[matched]
         n_pass = _alphas_passed(ms)
         hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
@@ -591,9 +604,8 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         (np.bincount(pred_frame, minlength=n_frames) > 0)
     n_proc = int(busy.sum())
     cand = ps >= threshold - EPS
-    cg, cp, cs = pg[cand], pp[cand], ps[cand]
-    edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
-    if n_proc and len(cg):
+    edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate pair matched to each gt det
+    if n_proc and cand.any():
         # Processed-frame rank of each reference detection (int32: exact, half the memory).
         proc = np.where(busy, np.cumsum(busy) - 1, -1).astype(np.int32)[gt_frame]
         # Reference detections of processed frames by (id, processed frame); each one's
@@ -605,13 +617,23 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
         prev_det = np.full(n_gt, -1, dtype=np.int64)
         prev_det[by_id[1:][follows]] = by_id[:-1][follows]
-        # Components of the candidate graph (all within one frame by construction).
-        graph = _Graph(cg, cp, n_gt, n_pred, None if alone is None else alone[cand])
+        # A candidate alone in the graph of all pairs is alone among the candidates: matched.
+        # The other candidates (``pairs``, indices into all pairs) form the graph to solve;
+        # components of one reference and one prediction there are matched too.
+        if alone is None:
+            pairs = np.flatnonzero(cand)
+        else:
+            matched_alone = np.flatnonzero(alone & cand)
+            edge_of_gt[pg[matched_alone]] = matched_alone
+            del matched_alone
+            pairs = np.flatnonzero(cand & ~alone)
+        cg, cp = pg[pairs], pp[pairs]
+        graph = _Graph(cg, cp, n_gt, n_pred)  # components all within one frame
         comp = graph.comp
-        single = graph.alone.copy()  # and components of one reference and one prediction
+        single = graph.alone.copy()
         others = np.flatnonzero(~single)
         single[others] = (graph.gt_in[comp[others]] == 1) & (graph.pr_in[comp[others]] == 1)
-        edge_of_gt[cg[single]] = np.flatnonzero(single)
+        edge_of_gt[cg[single]] = pairs[single]
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
         resolved[cg[pending]] = False
@@ -626,22 +648,22 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
                 raise RuntimeError("CLEAR matching could not be ordered")
             dep = prev_det[cg[ready]]
             prev_edge = np.where(dep >= 0, edge_of_gt[np.maximum(dep, 0)], -1)
-            prev_pid = np.where(prev_edge >= 0, p_id[cp[np.maximum(prev_edge, 0)]], -1)
+            prev_pid = np.where(prev_edge >= 0, p_id[pp[np.maximum(prev_edge, 0)]], -1)
             cont = prev_pid == p_id[cp[ready]]
-            w = CONTINUATION_BONUS * cont + cs[ready]
+            w = CONTINUATION_BONUS * cont + ps[pairs[ready]]
             chosen = _max_weight_matching(graph, ready, w)
-            edge_of_gt[cg[chosen]] = chosen
+            edge_of_gt[cg[chosen]] = pairs[chosen]
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
-        del graph, comp, single, others, resolved, prev_det, follows  # big, no longer needed
+        del graph, comp, single, others, resolved, prev_det, follows, pairs, cg, cp
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
-    m_pred = cp[m_edge]
+    m_pred = pp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
-        motp_sum = float(cs[m_edge].sum())
+        motp_sum = float(ps[m_edge].sum())
         # IDSW: a match whose predicted id differs from the id's previous match.
         pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
         pid_of_gt[m_gt] = p_id[m_pred]
@@ -677,14 +699,21 @@ def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
             "pt_pymotmetrics": int(np.count_nonzero(ratio >= 0.2)) - mt_mm}
 
 
-def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
+def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, pair_keys=None) -> dict:
+    """Identity counts; ``pair_keys``: the pairs' id pairs (:func:`_pair_keys` of
+    ``g_id[pg], p_id[pp]`` with ``n_b = p_id.max() + 1``), when known."""
     idtp = 0
     hit = ps >= threshold
     if hit.any():
-        gi, pi = g_id[pg[hit]], p_id[pp[hit]]
         n_p = int(p_id.max()) + 1
-        keys, inv = _pair_keys(gi, pi, int(g_id.max()) + 1, n_p)
-        counts = np.bincount(inv, minlength=len(keys)).astype(np.float64)
+        if pair_keys is None:
+            keys, inv = _pair_keys(g_id[pg[hit]], p_id[pp[hit]], int(g_id.max()) + 1, n_p)
+            counts = np.bincount(inv, minlength=len(keys))
+        else:  # the id pairs with a pair at the threshold, counted over all id pairs
+            keys, inv = pair_keys
+            counts = np.bincount(inv[hit], minlength=len(keys))
+            keys, counts = keys[counts > 0], counts[counts > 0]
+        counts = counts.astype(np.float64)
         rows, r = np.unique(keys // n_p, return_inverse=True)
         cols, c = np.unique(keys % n_p, return_inverse=True)
         weight = np.zeros((len(rows), len(cols)))
