@@ -461,43 +461,60 @@ class SequenceCounts:
 def _codes(values) -> tuple[np.ndarray, int]:
     """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``; small non-negative
     integers (e.g. codes already) by counting, anything else by a sorted factorisation."""
+    codes, n, _ = _codes_and_counts(values)
+    return codes, n
+
+
+def _codes_and_counts(values) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """:func:`_codes` and, for small non-negative integers, how many times each code occurs
+    (``None`` otherwise). Codes already (every value of ``0..n-1`` present) are kept as
+    they are."""
     values = np.asarray(values)
     if values.dtype.kind in "iu" and len(values):
         low, high = int(values.min()), int(values.max())
         if low >= 0 and high < 2 * len(values) + (1 << 16):
-            uniques, codes = unique_inverse(values, high + 1)
-            return codes, len(uniques)
+            counts = np.bincount(values)
+            if counts.all():  # dense codes already: each its own rank
+                return values.astype(np.int64, copy=False), len(counts), counts
+            present = counts > 0
+            codes = (np.cumsum(present) - 1)[values]
+            return codes, int(present.sum()), counts[present]
     import pandas as pd
 
     codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.int64), len(uniques)
+    return codes.astype(np.int64), len(uniques), None
 
 
 def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
-                    threshold: float = 0.5) -> SequenceCounts:
+                    threshold: float = 0.5, *, checked_pairs: bool = False) -> SequenceCounts:
     """HOTA, CLEAR and Identity statistics of one sequence.
 
     ``gt_frame``/``gt_id`` describe the reference detections, ``pred_frame``/``pred_id`` the
     predicted ones (each id at most once per frame); ``pair_*`` are the candidate pairs
     (indices into those arrays; similarity in (0, 1]; same frame). ``threshold`` is the
     CLEAR / Identity similarity threshold. See the module docstring for the definitions.
+    ``checked_pairs``: the pairs are known to join detections of one frame with a positive
+    similarity (as :func:`similarity_pairs` gives them), so they are not checked again.
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
-    g_id, n_gid = _codes(gt_id)
-    p_id, n_pid = _codes(pred_id)
+    g_id, n_gid, gt_count = _codes_and_counts(gt_id)
+    p_id, n_pid, pr_count = _codes_and_counts(pred_id)
     pg = np.asarray(pair_gt, dtype=np.int64)
     pp = np.asarray(pair_pred, dtype=np.int64)
     ps = np.asarray(pair_similarity, dtype=np.float64)
-    if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
-        raise ValueError("candidate pairs must join detections of the same frame")
-    keep = ps > 0
-    if not keep.all():
-        pg, pp, ps = pg[keep], pp[keep], ps[keep]
-    del keep
+    if not checked_pairs:
+        if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
+            raise ValueError("candidate pairs must join detections of the same frame")
+        keep = ps > 0
+        if not keep.all():
+            pg, pp, ps = pg[keep], pp[keep], ps[keep]
+        del keep
     n_gt, n_pred = len(gt_frame), len(pred_frame)
-    gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
-    pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
+    gt_count = (np.bincount(g_id, minlength=n_gid) if gt_count is None else gt_count
+                ).astype(np.float64)
+    pr_count = (np.bincount(p_id, minlength=n_pid) if pr_count is None else pr_count
+                ).astype(np.float64)
 
     # Shared by HOTA, CLEAR and Identity: the id pair of every pair, the pairs alone in the
     # graph of all pairs (the only pair of both their detections: matched outright by HOTA

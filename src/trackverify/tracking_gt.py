@@ -180,7 +180,9 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         pg, pp, ps = mot.similarity_pairs_by_axis(
             gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
             [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
-    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
+    # the pairs join detections of one frame with a positive similarity by construction
+    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps,
+                              checked_pairs=True)
     if by_detection:  # the prediction on an observation's detection (smallest id first)
         linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
     else:  # the prediction CLEAR matched to it; extras = the rest
