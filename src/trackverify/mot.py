@@ -553,30 +553,35 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
     assre = np.zeros(n_alpha)
     asspr = np.zeros(n_alpha)
     if n_gt and n_pred and len(pg):
-        rowsum = np.bincount(pg, weights=ps, minlength=n_gt)
-        colsum = np.bincount(pp, weights=ps, minlength=n_pred)
-        denom = colsum[pp] + rowsum[pg] - ps
-        sim_iou = np.zeros(len(ps))  # s / denom where denom > eps, else 0
-        np.divide(ps, denom, out=sim_iou, where=denom > 0 + EPS)
-        del rowsum, colsum, denom  # big temporaries go as soon as they are used
+        # The pairs alone in the graph (the only pair of both their detections) have
+        # denominator s + s - s = s, so s / s = 1 (where s > eps); they are matched whatever
+        # their weight. The others share their detections' row and column sums only with
+        # each other, and are matched by a maximum-weight matching of their own graph (its
+        # components are the graph's).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
+        rest = np.flatnonzero(~alone)
+        rg, rp, rs = pg[rest], pp[rest], ps[rest]
+        sim_iou = (ps > 0 + EPS).astype(np.float64)
+        rowsum = np.bincount(rg, weights=rs, minlength=n_gt)
+        colsum = np.bincount(rp, weights=rs, minlength=n_pred)
+        denom = colsum[rp] + rowsum[rg] - rs
+        rest_iou = np.zeros(len(rs))  # s / denom where denom > eps, else 0
+        np.divide(rs, denom, out=rest_iou, where=denom > 0 + EPS)
+        sim_iou[rest] = rest_iou
+        del rowsum, colsum, denom, rest_iou  # big temporaries go as soon as they are used
         keys, inv = pair_keys or _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
         del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
-        # The pairs alone in the graph are matched whatever their weight; the others by a
-        # maximum-weight matching of their own graph (its components are the graph's).
-        if alone is None:
-            alone = _alone(pg, pp, n_gt, n_pred)
         matched = alone.copy()
-        rest = np.flatnonzero(~alone)
         if len(rest):
-            weight = align[inv[rest]] * ps[rest]
-            chosen = _max_weight_matching(_Graph(pg[rest], pp[rest], n_gt, n_pred),
-                                          np.arange(len(rest)), weight)
+            chosen = _max_weight_matching(_Graph(rg, rp, n_gt, n_pred), np.arange(len(rest)),
+                                          align[inv[rest]] * rs)
             matched[rest[chosen]] = True
-            del weight, chosen
-        del rest
+            del chosen
+        del rest, rg, rp, rs
         ms, m_inv = ps[matched], inv[matched]
         n_pass = _alphas_passed(ms)
         hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
@@ -629,8 +634,13 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         # predecessor is the same id in the previous processed frame, if there.
         if gt_order is None:
             gt_order = stable_order(g_id, n_gid, gt_frame)
-        by_id = gt_order[proc[gt_order] >= 0] if n_proc < n_frames else gt_order
-        id_by, proc_by = g_id[by_id], proc[by_id]
+        if n_proc < n_frames:
+            by_id = gt_order[proc[gt_order] >= 0]
+            id_by = g_id[by_id]
+        else:  # every detection: the ids ascend, each repeated as often as it occurs
+            by_id = gt_order
+            id_by = np.repeat(np.arange(n_gid), np.bincount(g_id, minlength=n_gid))
+        proc_by = proc[by_id]
         follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
         prev_det = np.full(n_gt, -1, dtype=np.int64)
         prev_det[by_id[1:][follows]] = by_id[:-1][follows]
@@ -684,13 +694,13 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         # IDSW: a match whose predicted id differs from the id's previous match.
         pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
         pid_of_gt[m_gt] = p_id[m_pred]
-        is_match = edge_of_gt[by_id] >= 0
-        ms = by_id[is_match]  # matches by (id, frame)
-        gs, ps_id, proc_m = id_by[is_match], pid_of_gt[ms], proc_by[is_match]
-        del pid_of_gt, is_match
+        pid_by = pid_of_gt[by_id]  # by (id, frame); -1: not matched
+        is_match = pid_by >= 0
+        gs, ps_id, proc_m = id_by[is_match], pid_by[is_match], proc_by[is_match]
+        del pid_of_gt, pid_by
         switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
-            frame_m = gt_frame[ms]
+            frame_m = gt_frame[by_id[is_match]]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
