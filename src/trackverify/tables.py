@@ -425,6 +425,19 @@ def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     return inverse, len(present)
 
 
+def sorted_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(values, sort=True)``: each value's rank among the distinct values and
+    those values ascending; by counting for a numpy integer column of small non-negative
+    values (no hashing), else factorised."""
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu" and len(values):
+        array = values.to_numpy()
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < 2 * len(array) + (1 << 16):
+            present, codes = unique_inverse(array, high + 1)
+            return codes, pd.Index(present.astype(array.dtype, copy=False))
+    return pd.factorize(values, sort=True)
+
+
 def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``: the distinct
     values ascending and each value's rank among them; by counting (``O(n + span)``, no
