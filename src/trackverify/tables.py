@@ -332,6 +332,8 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
             raise InputError("coordinates must be numbers", source=source, column=column,
                              row=_first(not_number))
     values = numeric.to_numpy(dtype=np.float64)
+    if bool((np.abs(values) <= MAX_COORDINATE_UM).all()):  # finite and plausible: one pass
+        return numeric if numeric is series else pd.Series(values, index=series.index)
     bad = ~np.isfinite(values)
     if bad.any():
         raise InputError("coordinate is NaN or infinite", source=source, column=column,
@@ -464,7 +466,7 @@ def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarr
 
 def first_repeat(codes: np.ndarray, span: int) -> int | None:
     """Index of the first row whose code (``0 <= code < span``) appeared earlier, or None."""
-    if len(codes) == 0:
+    if len(codes) == 0 or np.bincount(codes, minlength=span).max() <= 1:  # no repeat at all
         return None
     order = np.arange(len(codes))
     first = np.full(span, len(codes), dtype=np.int64)
