@@ -77,7 +77,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from trackverify.tables import stable_order, unique_inverse
+from trackverify.tables import dense_ranks, stable_order, unique_inverse
 
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
@@ -477,7 +477,7 @@ def _codes_and_counts(values) -> tuple[np.ndarray, int, np.ndarray | None]:
             if counts.all():  # dense codes already: each its own rank
                 return values.astype(np.int64, copy=False), len(counts), counts
             present = counts > 0
-            codes = (np.cumsum(present) - 1)[values]
+            codes = dense_ranks(present, values)
             return codes, int(present.sum()), counts[present]
     import pandas as pd
 

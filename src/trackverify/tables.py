@@ -448,7 +448,17 @@ def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarra
         return np.unique(values, return_inverse=True)
     present = np.zeros(span, dtype=bool)
     present[values] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+    return np.flatnonzero(present), dense_ranks(present, values)
+
+
+def dense_ranks(present: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the ``True`` slots of ``present`` (``present[values]`` all
+    ``True``), as int64: ``(np.cumsum(present) - 1)[values]``. The running count is taken in
+    int32 (a count of slots never reaches 2**31 here), which numpy sums many times faster
+    than a boolean array into int64."""
+    ranks = np.cumsum(present, dtype=np.int32)[values].astype(np.int64)
+    ranks -= 1
+    return ranks
 
 
 def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarray:
