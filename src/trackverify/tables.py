@@ -404,7 +404,38 @@ def single_value(values) -> bool:
     first = values.iloc[0]
     if not isinstance(first, str) or values.iloc[-1] != first or values.hasnans:
         return False
-    return bool(values.eq(first).all())
+    same = _arrow_all_equal(values, first)
+    return bool(values.eq(first).all()) if same is None else same
+
+
+def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
+    """Whether an Arrow-backed text column without nulls holds ``text`` in every row, read
+    off its buffers (every row's offsets ``len(text)`` bytes apart, the bytes ``text``
+    repeated); ``None`` when the column is not laid out so (then compare row by row)."""
+    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+
+    arrow = values.array.__arrow_array__()  # the column's own Arrow data (no copy)
+    pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
+        if chunk.type == pa.large_string():
+            width = np.int64
+        elif chunk.type == pa.string():
+            width = np.int32
+        else:
+            return None
+        if chunk.null_count or len(chunk) == 0:
+            return None if chunk.null_count else True
+        _, offset_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offset_buffer, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
+        step = np.arange(len(chunk) + 1, dtype=np.int64) * len(pattern)
+        if not np.array_equal(offsets - offsets[0], step):
+            return False
+        data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if len(pattern) and not (data.reshape(-1, len(pattern)) == pattern).all():
+            return False
+    return True
 
 
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
