@@ -81,8 +81,14 @@ def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: 
     row_of = np.empty(n, dtype=np.int64)
     row_of[cols] = rows
     u, v = _dual_prices(overlap, col_of, row_of)
+    # Without a tie (no track has a tight positive-overlap id below its own partner) the
+    # pass below rotates nothing: the solved matching is the answer as it stands.
+    mates = row_of[:n_tracks]
+    own = np.where((mates < n_preds) & (overlap[mates, np.arange(n_tracks)] > 0), mates, n_preds)
+    tied = (overlap[:, :n_tracks] > 0) & (u[:, None] + v[None, :n_tracks] == overlap[:, :n_tracks]) \
+        & (np.arange(n)[:, None] < own[None, :])
     allowed = np.ones((n, n), dtype=bool)  # cleared by forcing and forbidding
-    for r in range(n_tracks):
+    for r in range(n_tracks) if tied.any() else ():
         mate = row_of[r]
         current = mate if mate < n_preds and overlap[mate, r] > 0 else n_preds
         for p in np.flatnonzero((overlap[:current, r] > 0) & allowed[:current, r]
