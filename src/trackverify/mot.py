@@ -641,9 +641,6 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             by_id = gt_order
             id_by = np.repeat(np.arange(n_gid), np.bincount(g_id, minlength=n_gid))
         proc_by = proc[by_id]
-        follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
-        prev_det = np.full(n_gt, -1, dtype=np.int64)
-        prev_det[by_id[1:][follows]] = by_id[:-1][follows]
         # A candidate alone in the graph of all pairs is alone among the candidates: matched.
         # The other candidates (``pairs``, indices into all pairs) form the graph to solve;
         # components of one reference and one prediction there are matched too.
@@ -664,16 +661,21 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
         resolved[cg[pending]] = False
+        # Each pending pair's reference predecessor (-1: none), found among the rows by
+        # (id, processed frame), whose keys id * n_proc + rank ascend (an id once a frame).
+        prev_det = np.full(len(pairs), -1, dtype=np.int64)
+        prev_det[pending] = _predecessors(cg[pending], g_id, proc, by_id,
+                                          id_by * n_proc + proc_by, n_proc)
         while len(pending):
             # A component is ready when the previous-frame matches of its ids are known.
-            dep = prev_det[cg[pending]]
+            dep = prev_det[pending]
             blocked = (dep >= 0) & ~resolved[np.maximum(dep, 0)]
             comp_blocked = np.zeros(len(graph.gt_in), dtype=bool)
             comp_blocked[comp[pending][blocked]] = True
             ready = pending[~comp_blocked[comp[pending]]]
             if len(ready) == 0:  # pragma: no cover - dependencies point to earlier frames
                 raise RuntimeError("CLEAR matching could not be ordered")
-            dep = prev_det[cg[ready]]
+            dep = prev_det[ready]
             prev_edge = np.where(dep >= 0, edge_of_gt[np.maximum(dep, 0)], -1)
             prev_pid = np.where(prev_edge >= 0, p_id[pp[np.maximum(prev_edge, 0)]], -1)
             cont = prev_pid == p_id[cp[ready]]
@@ -682,7 +684,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             edge_of_gt[cg[chosen]] = pairs[chosen]
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
-        del graph, comp, single, others, resolved, prev_det, follows, pairs, cg, cp
+        del graph, comp, single, others, resolved, prev_det, pairs, cg, cp
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
     m_pred = pp[m_edge]
@@ -710,6 +712,17 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,
             "frag": frag, "motp_sum": motp_sum, **_mostly_tracked(g_id, n_gid, m_gt),
             "clear_matches": (m_gt, m_pred)}
+
+
+def _predecessors(gts, g_id, proc, by_id, keys_by, n_proc) -> np.ndarray:
+    """The reference detection of the same id in the previous processed frame of each of
+    ``gts`` (-1: none); ``by_id``: reference rows by (id, processed frame), ``keys_by``
+    their ascending keys ``id * n_proc + processed-frame rank``."""
+    want = g_id[gts] * n_proc + proc[gts] - 1
+    at = np.searchsorted(keys_by, want, side="right") - 1
+    found = (proc[gts] > 0) & (at >= 0)
+    found[found] = keys_by[at[found]] == want[found]
+    return np.where(found, by_id[np.maximum(at, 0)], -1)
 
 
 def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
