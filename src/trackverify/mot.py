@@ -123,8 +123,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
     if len(gt_frame) == 0 or len(pred_frame) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    gt_axes = [np.asarray(x, dtype=np.float64) for x in gt_axes]
-    pred_axes = [np.asarray(x, dtype=np.float64) for x in pred_axes]
+    # contiguous (copied only when not): the distance checks read them with take
+    gt_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in gt_axes]
+    pred_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in pred_axes]
     dim = len(gt_axes)
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
