@@ -230,10 +230,11 @@ def _concatenate_freeing(parts: list) -> np.ndarray:
 
 def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for integers in ``0..span-1`` (``span <= 2**32``):
-    one or two stable radix passes of 16 bits."""
+    one or two stable radix passes of 16 bits (the second of 8 bits when they suffice)."""
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     if span > 1 << 16:
-        order = order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+        high = np.uint8 if span <= 1 << 24 else np.uint16
+        order = order[np.argsort((keys[order] >> 16).astype(high), kind="stable")]
     return order
 
 
