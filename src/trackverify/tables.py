@@ -302,14 +302,17 @@ def _frame_column(series: pd.Series, source: str) -> pd.Series:
         if fractional.any():
             raise InputError("frame must be an integer, found a fractional value",
                              source=source, column="frame", row=_first(fractional))
-    negative = values < 0
-    if negative.any():
-        raise InputError("frame must be >= 0", source=source, column="frame",
-                         row=_first(negative))
-    huge = values > np.iinfo(np.int32).max
-    if huge.any():
-        raise InputError("frame is implausibly large", source=source, column="frame",
-                         row=_first(huge))
+    if len(values) and not (values.min() >= 0 and values.max() <= np.iinfo(np.int32).max):
+        negative = values < 0
+        if negative.any():
+            raise InputError("frame must be >= 0", source=source, column="frame",
+                             row=_first(negative))
+        huge = values > np.iinfo(np.int32).max
+        if huge.any():
+            raise InputError("frame is implausibly large", source=source, column="frame",
+                             row=_first(huge))
+    if isinstance(dtype, np.dtype) and dtype == np.int64:  # as it is (not converted again)
+        return series
     return pd.Series(values.astype(np.int64), index=series.index)
 
 
