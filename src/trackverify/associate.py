@@ -81,8 +81,14 @@ def align_identities(track_codes: np.ndarray, pred_codes: np.ndarray, n_tracks: 
     row_of = np.empty(n, dtype=np.int64)
     row_of[cols] = rows
     u, v = _dual_prices(overlap, col_of, row_of)
+    # Without a tie (no track has a tight positive-overlap id below its own partner) the
+    # pass below rotates nothing: the solved matching is the answer as it stands.
+    mates = row_of[:n_tracks]
+    own = np.where((mates < n_preds) & (overlap[mates, np.arange(n_tracks)] > 0), mates, n_preds)
+    tied = (overlap[:, :n_tracks] > 0) & (u[:, None] + v[None, :n_tracks] == overlap[:, :n_tracks]) \
+        & (np.arange(n)[:, None] < own[None, :])
     allowed = np.ones((n, n), dtype=bool)  # cleared by forcing and forbidding
-    for r in range(n_tracks):
+    for r in range(n_tracks) if tied.any() else ():
         mate = row_of[r]
         current = mate if mate < n_preds and overlap[mate, r] > 0 else n_preds
         for p in np.flatnonzero((overlap[:current, r] > 0) & allowed[:current, r]
@@ -191,31 +197,35 @@ def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
     """The rows in (track, frame) order with what every identity count is made of.
 
     ``track``, ``pred``, ``valid``, ``frame``, ``correct`` (valid id aligned to the row's own
-    track) in that order; ``switch_at`` / ``switch_from``: positions of the later / earlier
-    row of each identity switch; ``run_start``: rows that start a run. ``order``: that row
-    order when the caller has it (``stable_order(track_codes, n_tracks, frame)``).
+    track) in that order; ``per_track``: rows per track; ``switch_at`` / ``switch_from``:
+    positions of the later / earlier row of each identity switch; ``run_start``: rows that
+    start a run. ``order``: that row order when the caller has it
+    (``stable_order(track_codes, n_tracks, frame)``).
     """
     track_codes = np.asarray(track_codes, dtype=np.int64)
     pred_codes = np.asarray(pred_codes, dtype=np.int64)
-    valid = pred_codes >= 0
-    valid_tracks = track_codes[valid]
-    used, pred_valid_codes = unique_inverse(pred_codes[valid], int(pred_codes.max()) + 1)
-    aligned = align_identities(valid_tracks, pred_valid_codes, n_tracks, len(used))
-    correct = np.zeros(len(track_codes), dtype=bool)
-    correct[valid] = aligned[pred_valid_codes] == valid_tracks
-    del valid_tracks, pred_valid_codes
     if order is None:
         order = stable_order(track_codes, n_tracks, frame)
-    t_sorted, p_sorted, v_sorted = track_codes[order], pred_codes[order], valid[order]
+    # In (track, frame) order the track codes ascend: each code repeated as often as it occurs.
+    per_track = np.bincount(track_codes, minlength=n_tracks)
+    t_sorted = np.repeat(np.arange(n_tracks), per_track)
+    p_sorted = pred_codes.take(order)
+    v_sorted = p_sorted >= 0
+    # The alignment counts overlaps, so the rows' order does not matter to it.
+    at_valid = np.flatnonzero(v_sorted)
+    vt, vp = t_sorted.take(at_valid), p_sorted.take(at_valid)
+    used, pred_valid_codes = unique_inverse(vp, int(pred_codes.max()) + 1)
+    aligned = align_identities(vt, pred_valid_codes, n_tracks, len(used))
+    correct = np.zeros(len(track_codes), dtype=bool)
+    correct[at_valid] = aligned[pred_valid_codes] == vt
+    del pred_valid_codes
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: each valid row against the previous valid row of the same track.
-    at_valid = np.flatnonzero(v_sorted)
-    vt, vp = t_sorted[at_valid], p_sorted[at_valid]
     switch = (vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     return {"track": t_sorted, "pred": p_sorted, "valid": v_sorted,
-            "frame": np.asarray(frame)[order], "correct": correct[order],
+            "frame": np.asarray(frame).take(order), "correct": correct, "per_track": per_track,
             "switch_at": at_valid[1:][switch], "switch_from": at_valid[:-1][switch],
             "run_start": v_sorted & ~continues}
 
@@ -276,13 +286,16 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
                               _empty(OBSERVATION_COLUMNS))
     n_tracks = len(tracks)
     a = _identity_arrays(frame, track_codes, n_tracks, pred_codes, order)
-    wrong = ~a["correct"]
+    # The first wrong row of each track is its earliest (rows by track, then frame).
+    wrong = np.flatnonzero(~a["correct"])
+    wrong_track = a["track"][wrong]
+    earliest = wrong[np.r_[True, wrong_track[1:] != wrong_track[:-1]]] if len(wrong) else wrong
     never = np.iinfo(np.int64).max
     first = np.full(n_tracks, never, dtype=np.int64)
-    np.minimum.at(first, a["track"][wrong], a["frame"][wrong].astype(np.int64))
+    first[a["track"][earliest]] = a["frame"][earliest]
     per_track = pd.DataFrame({
         "track": np.asarray(tracks),
-        "observations": np.bincount(a["track"], minlength=n_tracks),
+        "observations": a["per_track"],
         "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
         "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
         "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
@@ -296,7 +309,8 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
                            "track": track_ids[a["track"][a["switch_at"]]],
                            "from_id": preds[a["pred"][a["switch_from"]]],
                            "to_id": preds[a["pred"][a["switch_at"]]]})
-    observations = pd.DataFrame({"frame": a["frame"], "track": np.asarray(tracks)[a["track"]],
+    observations = pd.DataFrame({"frame": a["frame"],
+                                 "track": np.repeat(np.asarray(tracks), a["per_track"]),
                                  "predicted": a["valid"], "correct": a["correct"]})
     return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
                           events, observations)

@@ -77,7 +77,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from trackverify.tables import stable_order, unique_inverse
+from trackverify.tables import dense_ranks, stable_order, unique_inverse
 
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
@@ -123,8 +123,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
     if len(gt_frame) == 0 or len(pred_frame) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    gt_axes = [np.asarray(x, dtype=np.float64) for x in gt_axes]
-    pred_axes = [np.asarray(x, dtype=np.float64) for x in pred_axes]
+    # contiguous (copied only when not): the distance checks read them with take
+    gt_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in gt_axes]
+    pred_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in pred_axes]
     dim = len(gt_axes)
     side = 2.0 * zero_distance
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
@@ -168,13 +169,16 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         stride = int(np.prod(n_cell[a + 1:]))
         g_local += g_cells[a] * stride
         p_local += p_cells[a] * stride
-        steps.append(np.where(toward[a], np.int32(stride), np.int32(-stride)))
+        step = toward[a].astype(np.int32)  # +stride toward the neighbour above, else -stride
+        step *= 2 * stride
+        step -= stride
+        steps.append(step)
     del g_cells, p_cells, toward
     # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
     # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
+    run_of = np.zeros(block * frame_stride, dtype=np.int64)  # read where occupied only
     parts = []
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
@@ -186,8 +190,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         keys = g_key[g_sorted]
         first = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]  # runs: one per cube
         run_count = np.diff(np.r_[first, len(keys)])
-        occupied[keys[first]] = True
-        run_of[keys[first]] = np.arange(len(first), dtype=np.int32)
+        cubes = keys[first]
+        occupied[cubes] = True
+        run_of[cubes] = np.arange(len(first))
         # The 2 ** dim cubes of each prediction, corner c taking the axes of c's bits (built
         # corner by corner, then read prediction by prediction).
         query = np.empty((2 ** dim, ps.stop - ps.start), dtype=np.int32)
@@ -195,15 +200,15 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         for a, step in enumerate(steps):
             np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
         query = query.T.ravel()  # never outside the table: every point has a margin cube
-        hit = np.flatnonzero(occupied[query])
-        run = run_of[query[hit]]
+        hit = np.flatnonzero(occupied.take(query))  # take: int32 indices without a copy
+        run = run_of.take(query.take(hit))
         count, lo = run_count[run], first[run]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
             lo = np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))
             hit = np.repeat(hit, count)
-        occupied[keys[first]] = False
-        del query, run, count, keys, first, run_count
+        occupied[cubes] = False
+        del query, run, count, keys, first, run_count, cubes
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
@@ -225,10 +230,11 @@ def _concatenate_freeing(parts: list) -> np.ndarray:
 
 def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for integers in ``0..span-1`` (``span <= 2**32``):
-    one or two stable radix passes of 16 bits."""
+    one or two stable radix passes of 16 bits (the second of 8 bits when they suffice)."""
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     if span > 1 << 16:
-        order = order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+        high = np.uint8 if span <= 1 << 24 else np.uint16
+        order = order[np.argsort((keys[order] >> 16).astype(high), kind="stable")]
     return order
 
 
@@ -245,26 +251,30 @@ def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | Non
     """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
     if order is None:
         return frame, axes
-    return frame[order], [x[order] for x in axes]
+    in_order = np.repeat(np.arange(int(frame.max()) + 1), np.bincount(frame))  # = frame[order]
+    return in_order, [x.take(order) for x in axes]
 
 
 def _finish_pairs(gi, pj, g_axes, p_axes, zero_distance):
     """Keep the pairs with positive similarity; ``*_axes``: one coordinate array per axis.
 
-    The distance exactly as sqrt(sum of squared differences), axis by axis in order. The
-    partial sums only grow, so a pair already beyond the zero distance (with a margin far
-    above rounding) is dropped before the next axis.
+    The distance exactly as sqrt(sum of squared differences), axis by axis in order, over
+    every candidate (one pass, then one selection: most candidates are pairs).
     """
-    too_far = zero_distance * zero_distance * (1.0 + 1e-9)
     d2 = None
     for g_x, p_x in zip(g_axes, p_axes):
-        diff = g_x[gi] - p_x[pj]
-        d2 = diff * diff if d2 is None else d2 + diff * diff
-        near = np.flatnonzero(d2 <= too_far)
-        gi, pj, d2 = gi[near], pj[near], d2[near]
-    sim = np.maximum(0.0, 1.0 - np.sqrt(d2) / zero_distance)
-    keep = sim > 0
-    return gi[keep], pj[keep], sim[keep]
+        diff = g_x.take(gi)
+        diff -= p_x.take(pj)
+        diff *= diff
+        if d2 is None:
+            d2 = diff
+        else:
+            d2 += diff
+    sim = np.sqrt(d2, out=d2)  # in place from here: 1 - d / zero_distance
+    sim /= zero_distance
+    np.subtract(1.0, sim, out=sim)
+    keep = np.flatnonzero(sim > 0)
+    return gi.take(keep), pj.take(keep), sim.take(keep)
 
 
 def _similarity_pairs_tree(gt_frame, gt_axes, pred_frame, pred_axes, zero_distance):
@@ -453,53 +463,74 @@ class SequenceCounts:
 def _codes(values) -> tuple[np.ndarray, int]:
     """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``; small non-negative
     integers (e.g. codes already) by counting, anything else by a sorted factorisation."""
+    codes, n, _ = _codes_and_counts(values)
+    return codes, n
+
+
+def _codes_and_counts(values) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """:func:`_codes` and, for small non-negative integers, how many times each code occurs
+    (``None`` otherwise). Codes already (every value of ``0..n-1`` present) are kept as
+    they are."""
     values = np.asarray(values)
     if values.dtype.kind in "iu" and len(values):
         low, high = int(values.min()), int(values.max())
         if low >= 0 and high < 2 * len(values) + (1 << 16):
-            uniques, codes = unique_inverse(values, high + 1)
-            return codes, len(uniques)
+            counts = np.bincount(values)
+            if counts.all():  # dense codes already: each its own rank
+                return values.astype(np.int64, copy=False), len(counts), counts
+            present = counts > 0
+            codes = dense_ranks(present, values)
+            return codes, int(present.sum()), counts[present]
     import pandas as pd
 
     codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.int64), len(uniques)
+    return codes.astype(np.int64), len(uniques), None
 
 
 def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
-                    threshold: float = 0.5) -> SequenceCounts:
+                    threshold: float = 0.5, *, checked_pairs: bool = False) -> SequenceCounts:
     """HOTA, CLEAR and Identity statistics of one sequence.
 
     ``gt_frame``/``gt_id`` describe the reference detections, ``pred_frame``/``pred_id`` the
     predicted ones (each id at most once per frame); ``pair_*`` are the candidate pairs
     (indices into those arrays; similarity in (0, 1]; same frame). ``threshold`` is the
     CLEAR / Identity similarity threshold. See the module docstring for the definitions.
+    ``checked_pairs``: the pairs are known to join detections of one frame with a positive
+    similarity (as :func:`similarity_pairs` gives them), so they are not checked again.
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
-    g_id, n_gid = _codes(gt_id)
-    p_id, n_pid = _codes(pred_id)
+    g_id, n_gid, gt_count = _codes_and_counts(gt_id)
+    p_id, n_pid, pr_count = _codes_and_counts(pred_id)
     pg = np.asarray(pair_gt, dtype=np.int64)
     pp = np.asarray(pair_pred, dtype=np.int64)
     ps = np.asarray(pair_similarity, dtype=np.float64)
-    if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
-        raise ValueError("candidate pairs must join detections of the same frame")
-    keep = ps > 0
-    if not keep.all():
-        pg, pp, ps = pg[keep], pp[keep], ps[keep]
-    del keep
+    if not checked_pairs:
+        if len(pg) and np.any(gt_frame[pg] != pred_frame[pp]):
+            raise ValueError("candidate pairs must join detections of the same frame")
+        keep = ps > 0
+        if not keep.all():
+            pg, pp, ps = pg[keep], pp[keep], ps[keep]
+        del keep
     n_gt, n_pred = len(gt_frame), len(pred_frame)
-    gt_count = np.bincount(g_id, minlength=n_gid).astype(np.float64)
-    pr_count = np.bincount(p_id, minlength=n_pid).astype(np.float64)
+    gt_count = (np.bincount(g_id, minlength=n_gid) if gt_count is None else gt_count
+                ).astype(np.float64)
+    pr_count = (np.bincount(p_id, minlength=n_pid) if pr_count is None else pr_count
+                ).astype(np.float64)
 
-    # Shared by HOTA and CLEAR: the pairs alone in the graph of all pairs (alone in any part
-    # of it), and the reference detections by (id, frame) (also for the diagnostics).
+    # Shared by HOTA, CLEAR and Identity: the id pair of every pair, the pairs alone in the
+    # graph of all pairs (the only pair of both their detections: matched outright by HOTA
+    # and, when candidates, by CLEAR) and the others (the only ones that need a matching),
+    # and the reference detections by (id, frame) (also for the diagnostics).
+    keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
     alone = _alone(pg, pp, n_gt, n_pred)
-    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone)
+    hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone,
+                 (keys, inv))
     gt_order = stable_order(g_id, n_gid, gt_frame)
     clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
                    gt_order=gt_order, alone=alone)
     del alone
-    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold)
+    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, (keys, inv))
     return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
 
@@ -514,7 +545,9 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
 
 
 def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred,
-          alone: np.ndarray | None = None) -> dict:
+          alone: np.ndarray | None = None, pair_keys=None) -> dict:
+    """HOTA counts per alpha; ``alone``: :func:`_alone` of the pairs, ``pair_keys``: their id
+    pairs (:func:`_pair_keys` of ``g_id[pg], p_id[pp]``), when known."""
     n_alpha = len(ALPHAS)
     tp = np.zeros(n_alpha)
     loca_sum = np.zeros(n_alpha)
@@ -522,23 +555,35 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
     assre = np.zeros(n_alpha)
     asspr = np.zeros(n_alpha)
     if n_gt and n_pred and len(pg):
-        rowsum = np.bincount(pg, weights=ps, minlength=n_gt)
-        colsum = np.bincount(pp, weights=ps, minlength=n_pred)
-        denom = colsum[pp] + rowsum[pg] - ps
-        sim_iou = np.where(denom > 0 + EPS, ps / np.where(denom > 0, denom, 1.0), 0.0)
-        del rowsum, colsum, denom  # big temporaries go as soon as they are used
-        keys, inv = _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
+        # The pairs alone in the graph (the only pair of both their detections) have
+        # denominator s + s - s = s, so s / s = 1 (where s > eps); they are matched whatever
+        # their weight. The others share their detections' row and column sums only with
+        # each other, and are matched by a maximum-weight matching of their own graph (its
+        # components are the graph's).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
+        rest = np.flatnonzero(~alone)
+        rg, rp, rs = pg[rest], pp[rest], ps[rest]
+        sim_iou = (ps > 0 + EPS).astype(np.float64)
+        rowsum = np.bincount(rg, weights=rs, minlength=n_gt)
+        colsum = np.bincount(rp, weights=rs, minlength=n_pred)
+        denom = colsum[rp] + rowsum[rg] - rs
+        rest_iou = np.zeros(len(rs))  # s / denom where denom > eps, else 0
+        np.divide(rs, denom, out=rest_iou, where=denom > 0 + EPS)
+        sim_iou[rest] = rest_iou
+        del rowsum, colsum, denom, rest_iou  # big temporaries go as soon as they are used
+        keys, inv = pair_keys or _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
         del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
-        weight = align[inv] * ps
-        chosen = _max_weight_matching(_Graph(pg, pp, n_gt, n_pred, alone), np.arange(len(pg)),
-                                      weight)
-        del weight
-        matched = np.zeros(len(pg), dtype=bool)
-        matched[chosen] = True
-        del chosen
+        matched = alone.copy()
+        if len(rest):
+            chosen = _max_weight_matching(_Graph(rg, rp, n_gt, n_pred), np.arange(len(rest)),
+                                          align[inv[rest]] * rs)
+            matched[rest[chosen]] = True
+            del chosen
+        del rest, rg, rp, rs
         ms, m_inv = ps[matched], inv[matched]
         n_pass = _alphas_passed(ms)
         hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
@@ -583,67 +628,83 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         (np.bincount(pred_frame, minlength=n_frames) > 0)
     n_proc = int(busy.sum())
     cand = ps >= threshold - EPS
-    cg, cp, cs = pg[cand], pp[cand], ps[cand]
-    edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate edge matched to each gt det
-    if n_proc and len(cg):
+    edge_of_gt = np.full(n_gt, -1, dtype=np.int64)  # candidate pair matched to each gt det
+    if n_proc and cand.any():
         # Processed-frame rank of each reference detection (int32: exact, half the memory).
         proc = np.where(busy, np.cumsum(busy) - 1, -1).astype(np.int32)[gt_frame]
         # Reference detections of processed frames by (id, processed frame); each one's
         # predecessor is the same id in the previous processed frame, if there.
         if gt_order is None:
             gt_order = stable_order(g_id, n_gid, gt_frame)
-        by_id = gt_order[proc[gt_order] >= 0] if n_proc < n_frames else gt_order
-        id_by, proc_by = g_id[by_id], proc[by_id]
-        follows = (id_by[1:] == id_by[:-1]) & (proc_by[1:] == proc_by[:-1] + 1)
-        prev_det = np.full(n_gt, -1, dtype=np.int64)
-        prev_det[by_id[1:][follows]] = by_id[:-1][follows]
-        # Components of the candidate graph (all within one frame by construction).
-        graph = _Graph(cg, cp, n_gt, n_pred, None if alone is None else alone[cand])
+        if n_proc < n_frames:
+            by_id = gt_order[proc[gt_order] >= 0]
+            id_by = g_id[by_id]
+        else:  # every detection: the ids ascend, each repeated as often as it occurs
+            by_id = gt_order
+            id_by = np.repeat(np.arange(n_gid), np.bincount(g_id, minlength=n_gid))
+        proc_by = proc[by_id]
+        # A candidate alone in the graph of all pairs is alone among the candidates: matched.
+        # The other candidates (``pairs``, indices into all pairs) form the graph to solve;
+        # components of one reference and one prediction there are matched too.
+        if alone is None:
+            pairs = np.flatnonzero(cand)
+        else:
+            matched_alone = np.flatnonzero(alone & cand)
+            edge_of_gt[pg[matched_alone]] = matched_alone
+            del matched_alone
+            pairs = np.flatnonzero(cand & ~alone)
+        cg, cp = pg[pairs], pp[pairs]
+        graph = _Graph(cg, cp, n_gt, n_pred)  # components all within one frame
         comp = graph.comp
-        single = graph.alone.copy()  # and components of one reference and one prediction
+        single = graph.alone.copy()
         others = np.flatnonzero(~single)
         single[others] = (graph.gt_in[comp[others]] == 1) & (graph.pr_in[comp[others]] == 1)
-        edge_of_gt[cg[single]] = np.flatnonzero(single)
+        edge_of_gt[cg[single]] = pairs[single]
         pending = np.flatnonzero(~single)
         resolved = np.ones(n_gt, dtype=bool)
         resolved[cg[pending]] = False
+        # Each pending pair's reference predecessor (-1: none), found among the rows by
+        # (id, processed frame), whose keys id * n_proc + rank ascend (an id once a frame).
+        prev_det = np.full(len(pairs), -1, dtype=np.int64)
+        prev_det[pending] = _predecessors(cg[pending], g_id, proc, by_id,
+                                          id_by * n_proc + proc_by, n_proc)
         while len(pending):
             # A component is ready when the previous-frame matches of its ids are known.
-            dep = prev_det[cg[pending]]
+            dep = prev_det[pending]
             blocked = (dep >= 0) & ~resolved[np.maximum(dep, 0)]
             comp_blocked = np.zeros(len(graph.gt_in), dtype=bool)
             comp_blocked[comp[pending][blocked]] = True
             ready = pending[~comp_blocked[comp[pending]]]
             if len(ready) == 0:  # pragma: no cover - dependencies point to earlier frames
                 raise RuntimeError("CLEAR matching could not be ordered")
-            dep = prev_det[cg[ready]]
+            dep = prev_det[ready]
             prev_edge = np.where(dep >= 0, edge_of_gt[np.maximum(dep, 0)], -1)
-            prev_pid = np.where(prev_edge >= 0, p_id[cp[np.maximum(prev_edge, 0)]], -1)
+            prev_pid = np.where(prev_edge >= 0, p_id[pp[np.maximum(prev_edge, 0)]], -1)
             cont = prev_pid == p_id[cp[ready]]
-            w = CONTINUATION_BONUS * cont + cs[ready]
+            w = CONTINUATION_BONUS * cont + ps[pairs[ready]]
             chosen = _max_weight_matching(graph, ready, w)
-            edge_of_gt[cg[chosen]] = chosen
+            edge_of_gt[cg[chosen]] = pairs[chosen]
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
-        del graph, comp, single, others, resolved, prev_det, follows  # big, no longer needed
+        del graph, comp, single, others, resolved, prev_det, pairs, cg, cp
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
-    m_pred = cp[m_edge]
+    m_pred = pp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
-        motp_sum = float(cs[m_edge].sum())
+        motp_sum = float(ps[m_edge].sum())
         # IDSW: a match whose predicted id differs from the id's previous match.
         pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
         pid_of_gt[m_gt] = p_id[m_pred]
-        is_match = edge_of_gt[by_id] >= 0
-        ms = by_id[is_match]  # matches by (id, frame)
-        gs, ps_id, proc_m = id_by[is_match], pid_of_gt[ms], proc_by[is_match]
-        del pid_of_gt, is_match
+        pid_by = pid_of_gt[by_id]  # by (id, frame); -1: not matched
+        is_match = pid_by >= 0
+        gs, ps_id, proc_m = id_by[is_match], pid_by[is_match], proc_by[is_match]
+        del pid_of_gt, pid_by
         switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
-            frame_m = gt_frame[ms]
+            frame_m = gt_frame[by_id[is_match]]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
@@ -653,6 +714,17 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,
             "frag": frag, "motp_sum": motp_sum, **_mostly_tracked(g_id, n_gid, m_gt),
             "clear_matches": (m_gt, m_pred)}
+
+
+def _predecessors(gts, g_id, proc, by_id, keys_by, n_proc) -> np.ndarray:
+    """The reference detection of the same id in the previous processed frame of each of
+    ``gts`` (-1: none); ``by_id``: reference rows by (id, processed frame), ``keys_by``
+    their ascending keys ``id * n_proc + processed-frame rank``."""
+    want = g_id[gts] * n_proc + proc[gts] - 1
+    at = np.searchsorted(keys_by, want, side="right") - 1
+    found = (proc[gts] > 0) & (at >= 0)
+    found[found] = keys_by[at[found]] == want[found]
+    return np.where(found, by_id[np.maximum(at, 0)], -1)
 
 
 def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
@@ -669,14 +741,21 @@ def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
             "pt_pymotmetrics": int(np.count_nonzero(ratio >= 0.2)) - mt_mm}
 
 
-def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold) -> dict:
+def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, pair_keys=None) -> dict:
+    """Identity counts; ``pair_keys``: the pairs' id pairs (:func:`_pair_keys` of
+    ``g_id[pg], p_id[pp]`` with ``n_b = p_id.max() + 1``), when known."""
     idtp = 0
     hit = ps >= threshold
     if hit.any():
-        gi, pi = g_id[pg[hit]], p_id[pp[hit]]
         n_p = int(p_id.max()) + 1
-        keys, inv = _pair_keys(gi, pi, int(g_id.max()) + 1, n_p)
-        counts = np.bincount(inv, minlength=len(keys)).astype(np.float64)
+        if pair_keys is None:
+            keys, inv = _pair_keys(g_id[pg[hit]], p_id[pp[hit]], int(g_id.max()) + 1, n_p)
+            counts = np.bincount(inv, minlength=len(keys))
+        else:  # the id pairs with a pair at the threshold, counted over all id pairs
+            keys, inv = pair_keys
+            counts = np.bincount(inv[hit], minlength=len(keys))
+            keys, counts = keys[counts > 0], counts[counts > 0]
+        counts = counts.astype(np.float64)
         rows, r = np.unique(keys // n_p, return_inverse=True)
         cols, c = np.unique(keys % n_p, return_inverse=True)
         weight = np.zeros((len(rows), len(cols)))

@@ -302,14 +302,17 @@ def _frame_column(series: pd.Series, source: str) -> pd.Series:
         if fractional.any():
             raise InputError("frame must be an integer, found a fractional value",
                              source=source, column="frame", row=_first(fractional))
-    negative = values < 0
-    if negative.any():
-        raise InputError("frame must be >= 0", source=source, column="frame",
-                         row=_first(negative))
-    huge = values > np.iinfo(np.int32).max
-    if huge.any():
-        raise InputError("frame is implausibly large", source=source, column="frame",
-                         row=_first(huge))
+    if len(values) and not (values.min() >= 0 and values.max() <= np.iinfo(np.int32).max):
+        negative = values < 0
+        if negative.any():
+            raise InputError("frame must be >= 0", source=source, column="frame",
+                             row=_first(negative))
+        huge = values > np.iinfo(np.int32).max
+        if huge.any():
+            raise InputError("frame is implausibly large", source=source, column="frame",
+                             row=_first(huge))
+    if isinstance(dtype, np.dtype) and dtype == np.int64:  # as it is (not converted again)
+        return series
     return pd.Series(values.astype(np.int64), index=series.index)
 
 
@@ -332,6 +335,8 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
             raise InputError("coordinates must be numbers", source=source, column=column,
                              row=_first(not_number))
     values = numeric.to_numpy(dtype=np.float64)
+    if bool((np.abs(values) <= MAX_COORDINATE_UM).all()):  # finite and plausible: one pass
+        return numeric if numeric is series else pd.Series(values, index=series.index)
     bad = ~np.isfinite(values)
     if bad.any():
         raise InputError("coordinate is NaN or infinite", source=source, column=column,
@@ -402,7 +407,38 @@ def single_value(values) -> bool:
     first = values.iloc[0]
     if not isinstance(first, str) or values.iloc[-1] != first or values.hasnans:
         return False
-    return bool(values.eq(first).all())
+    same = _arrow_all_equal(values, first)
+    return bool(values.eq(first).all()) if same is None else same
+
+
+def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
+    """Whether an Arrow-backed text column without nulls holds ``text`` in every row, read
+    off its buffers (every row's offsets ``len(text)`` bytes apart, the bytes ``text``
+    repeated); ``None`` when the column is not laid out so (then compare row by row)."""
+    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+
+    arrow = values.array.__arrow_array__()  # the column's own Arrow data (no copy)
+    pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
+        if chunk.type == pa.large_string():
+            width = np.int64
+        elif chunk.type == pa.string():
+            width = np.int32
+        else:
+            return None
+        if chunk.null_count or len(chunk) == 0:
+            return None if chunk.null_count else True
+        _, offset_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offset_buffer, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
+        step = np.arange(len(chunk) + 1, dtype=np.int64) * len(pattern)
+        if not np.array_equal(offsets - offsets[0], step):
+            return False
+        data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if len(pattern) and not (data.reshape(-1, len(pattern)) == pattern).all():
+            return False
+    return True
 
 
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
@@ -425,6 +461,19 @@ def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     return inverse, len(present)
 
 
+def sorted_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(values, sort=True)``: each value's rank among the distinct values and
+    those values ascending; by counting for a numpy integer column of small non-negative
+    values (no hashing), else factorised."""
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu" and len(values):
+        array = values.to_numpy()
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < 2 * len(array) + (1 << 16):
+            present, codes = unique_inverse(array, high + 1)
+            return codes, pd.Index(present.astype(array.dtype, copy=False))
+    return pd.factorize(values, sort=True)
+
+
 def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` for integers in ``0..span-1``: the distinct
     values ascending and each value's rank among them; by counting (``O(n + span)``, no
@@ -433,7 +482,17 @@ def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarra
         return np.unique(values, return_inverse=True)
     present = np.zeros(span, dtype=bool)
     present[values] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+    return np.flatnonzero(present), dense_ranks(present, values)
+
+
+def dense_ranks(present: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the ``True`` slots of ``present`` (``present[values]`` all
+    ``True``), as int64: ``(np.cumsum(present) - 1)[values]``. The running count is taken in
+    int32 (a count of slots never reaches 2**31 here), which numpy sums many times faster
+    than a boolean array into int64."""
+    ranks = np.cumsum(present, dtype=np.int32)[values].astype(np.int64)
+    ranks -= 1
+    return ranks
 
 
 def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarray:
@@ -451,7 +510,7 @@ def stable_order(major: np.ndarray, n_major: int, minor: np.ndarray) -> np.ndarr
 
 def first_repeat(codes: np.ndarray, span: int) -> int | None:
     """Index of the first row whose code (``0 <= code < span``) appeared earlier, or None."""
-    if len(codes) == 0:
+    if len(codes) == 0 or np.bincount(codes, minlength=span).max() <= 1:  # no repeat at all
         return None
     order = np.arange(len(codes))
     first = np.full(span, len(codes), dtype=np.int64)

@@ -39,7 +39,7 @@ from trackverify.associate import (IdentityReport, identity_report, link_smalles
                                    pool_diagnostics, same_key)
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
-                                plain, single_value, validate_pair)
+                                plain, single_value, sorted_codes, validate_pair)
 
 POOLED = "pooled"
 
@@ -124,10 +124,22 @@ def stack_by_recording(tables: list[tuple[object, pd.DataFrame]]) -> pd.DataFram
     if len(tables) == 1:  # one recording: the table behind its name, no concatenation
         recording, table = tables[0]
         table = table.copy()
-        table.insert(0, "recording", recording)
+        table.insert(0, "recording", _repeated(recording, len(table)))
         return table
     return pd.concat([t.assign(recording=r)[["recording", *t.columns]] for r, t in tables],
                      ignore_index=True)
+
+
+def _repeated(value, n: int):
+    """A column of ``n`` copies of ``value``, of the type pandas gives the value (text built
+    in Arrow at once rather than value by value); other values as they are (pandas repeats
+    them)."""
+    dtype = pd.Series([value]).dtype
+    if isinstance(value, str) and isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        import pyarrow as pa
+
+        return pd.array(pa.repeat(pa.scalar(value, pa.large_string()), n), dtype=dtype)
+    return value
 
 
 def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
@@ -169,8 +181,8 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
-    track_codes, tracks = pd.factorize(ref_rec["track"], sort=True)
-    pred_codes, pred_ids = pd.factorize(pred_rec["pred_id"].iloc[rows], sort=True)
+    track_codes, tracks = sorted_codes(ref_rec["track"])
+    pred_codes, pred_ids = sorted_codes(pred_rec["pred_id"].iloc[rows])
     if by_detection:
         pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
                           [pred_frame, pred_rec["detection"].to_numpy()[rows]])
@@ -180,7 +192,9 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         pg, pp, ps = mot.similarity_pairs_by_axis(
             gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
             [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
-    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps)
+    # the pairs join detections of one frame with a positive similarity by construction
+    seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps,
+                              checked_pairs=True)
     if by_detection:  # the prediction on an observation's detection (smallest id first)
         linked, extra = link_smallest(len(gt_frame), pg, pred_codes[pp], len(pred_frame))
     else:  # the prediction CLEAR matched to it; extras = the rest
