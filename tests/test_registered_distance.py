@@ -15,8 +15,8 @@ from trackverify.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
-    RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
-    contradicted_claims, detection_of_points, fit_registration, global_pose)
+    Abstentions, RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
+    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -123,8 +123,10 @@ def test_scores_by_hand_on_a_translated_grid():
     # 10 + max(0, 10 - 0) + 10 = 30
     np.testing.assert_allclose(scores[rows.to_numpy()], [30.0, 30.0], atol=0.2)
     assert np.isnan(scores[(swapped["detection"] == 5).to_numpy()]).all()
-    last = verifier.abstentions[-1]
-    assert (last.missing_evidence, last.ambiguous, last.contradicted) == (3, 0, 2)
+    # the call's record: 54 rows, none ambiguous, 3 invalid (detection 5 in each frame), k 0,
+    # the 2 swapped rows contradicted
+    assert verifier.abstentions == [Abstentions(rows=54, ambiguous=0, missing_evidence=3,
+                                                ambiguity_k=0.0, contradicted=2)]
     # Without the assignment term: 10 + max(0, 10 - 0) = 20
     plain = RegisteredDistance(ambiguity_k=0.0, one_to_one=False).score(swapped)
     np.testing.assert_allclose(plain[rows.to_numpy()], [20.0, 20.0], atol=0.2)
@@ -428,3 +430,109 @@ def test_nearest_other_skips_the_point_itself():
     assert index.tolist() == [0, 2, 1]
     assert distance.dtype == np.float64
     np.testing.assert_allclose(distance, [0.2, np.sqrt(0.01 + 25.0), 1.0], rtol=1e-12)
+
+
+def test_score_registers_onto_the_detection_table_given():
+    """With a detection table the registration reads it, not the scored rows: a detection
+    table without frame 2 leaves frame 2 unregistered, so its 18 rows abstain for missing
+    evidence; without one, the rows' own detections register frame 2 and every row is
+    scored (a rigid 1 um per frame translation: d about 0)."""
+    table = grid_table(shift=1.0)
+    detections = table.loc[table["frame"] < 2, ["frame", "detection", "x_um", "y_um", "z_um"]]
+    verifier = RegisteredDistance()
+    scores = verifier.score(table, detections)
+    in_frame_2 = table["frame"].to_numpy() == 2
+    assert np.isnan(scores[in_frame_2]).all() and np.isfinite(scores[~in_frame_2]).all()
+    assert verifier.abstentions[-1].missing_evidence == 18
+    own = RegisteredDistance().score(table)
+    assert np.isfinite(own).all() and np.nanmax(own) < 0.1
+
+
+def test_frame_groups_by_hand():
+    """Groups by frame, frames ascending, each group in the order the rows are given."""
+    groups = frame_groups(np.array([2, 0, 2, 1, 0]))
+    assert [g.tolist() for g in groups] == [[1, 4], [3], [0, 2]]
+    groups = frame_groups(np.array([2, 0, 2, 1, 0]), np.array([4, 2, 0, 3]))
+    assert [g.tolist() for g in groups] == [[4], [3], [2, 0]]
+    # many ties (beyond the sizes a sort handles by insertion): still the given order
+    frames = np.random.default_rng(3).integers(0, 3, 200)
+    rows = np.arange(200)[::-1]
+    assert [g.tolist() for g in frame_groups(frames, rows)] == \
+        [rows[frames[rows] == f].tolist() for f in range(3)]
+
+
+def test_anchor_spacing_of_two_points_is_their_distance():
+    assert anchor_spacing(np.array([[0.0, 0, 0], [3, 4, 0]])) == 5.0
+
+
+def test_assignment_skips_frames_it_cannot_use_and_keeps_pairs_below_the_cap():
+    """c = 3. Frame 0 (the anchor frame, assigned like any other): points at x = 0 and 10,
+    detections at 0 (point 0, distance 0) and 13 (point 1 at exactly c: not kept). Frame 1
+    has a NaN point: skipped. Frame 2: the detection at 7.5 is 2.5 from point 1: kept.
+    Frame 3 lies beyond the registration: skipped."""
+    registered = np.zeros((3, 2, 3))
+    registered[:, 1, 0] = 10.0
+    registered[1, 1] = np.nan
+    frames = np.array([0, 0, 1, 2, 3])
+    points = np.zeros((5, 3))
+    points[:, 0] = [0.0, 13.0, 0.0, 7.5, 0.0]
+    owner, held = assign_detections(registered, frames, points, cap=3.0)
+    assert owner.tolist() == [0, -1, -1, 1, -1]
+    assert held.tolist() == [[0, -1], [-1, -1], [-1, 3]]
+    # no detection, or no anchor point: nothing is assigned
+    owner, held = assign_detections(registered, np.zeros(0, np.int64), np.zeros((0, 3)), 3.0)
+    assert owner.shape == (0,) and held.tolist() == [[-1, -1]] * 3
+    owner, held = assign_detections(np.zeros((2, 0, 3)), np.array([0, 1]), np.zeros((2, 3)), 3.0)
+    assert owner.tolist() == [-1, -1] and held.shape == (2, 0)
+
+
+def test_contradicted_claims_of_anchor_point_zero_holding_detection_zero():
+    """The scene of the assignment test above with the roles of the indices exchanged: p = 0
+    at x = 3 holds k = detection 0 (x = 4.5), q = 1 at x = 0 owns j = detection 1 (x = 1.8).
+    The claim "p is j": (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, 0, 0] = 3.0
+    points = np.zeros((2, 3))
+    points[:, 0] = [4.5, 1.8]
+    owner, held = assign_detections(registered, np.array([1, 1]), points, cap=10.0)
+    assert owner.tolist() == [0, 1] and held[1].tolist() == [0, 1]
+    refused = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1]),
+                                  np.array([0, 1]), np.array([1, 1]))
+    assert refused.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("epsilon, refused", [(5e-9, False), (2e-8, True)])
+def test_contradicted_claims_tolerance_is_1e_9_cap(epsilon, refused):
+    """Points at x = -1 (q) and 1 + epsilon (p), one detection at 0, c = 10: q gets it, p
+    holds nothing. Exchanging costs ((1 + epsilon) + 10) - (1 + 10) = epsilon: a tie below
+    1e-9 c = 1e-8, a refusal above."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, :, 0] = [-1.0, 1.0 + epsilon]
+    points = np.zeros((1, 3))
+    owner, held = assign_detections(registered, np.array([1]), points, cap=10.0)
+    assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
+    got = contradicted_claims(registered, points, owner, held, 10.0, np.array([1]),
+                              np.array([1]), np.array([0]))
+    assert got.tolist() == [refused]
+
+
+def test_detection_of_points_ids_on_one_side_only_or_repeated():
+    """Ids only for the points (the detection table has none): coordinates decide. Ids that
+    repeat in a frame (8 twice) identify nothing: coordinates decide. Every point found by
+    its id: the ids decide, even between two detections at the same place. One detection
+    and an id it does not carry: coordinates."""
+    det_frames = np.array([1, 1, 1])
+    det_points = np.array([[0.0, 0, 0], [5, 0, 0], [5, 0, 0]])
+    points = np.array([[5.0, 0, 0], [0.0, 0, 0]])
+    frames = np.array([1, 1])
+    found = detection_of_points(det_frames, det_points, frames, points, None, np.array([7, 8]))
+    assert found.tolist() == [1, 0]
+    found = detection_of_points(det_frames, det_points, frames, points, np.array([8, 8, 9]),
+                                np.array([9, 8]))
+    assert found.tolist() == [1, 0]
+    found = detection_of_points(det_frames, det_points, frames, points, np.array([7, 8, 9]),
+                                np.array([9, 7]))
+    assert found.tolist() == [2, 0]
+    found = detection_of_points(np.array([1]), np.array([[1.0, 0, 0]]), np.array([1]),
+                                np.array([[0.0, 0, 0]]), np.array([3]), np.array([4]))
+    assert found.tolist() == [0]
