@@ -574,3 +574,15 @@ def test_clear_pair_of_similarity_zero_is_no_candidate_even_at_threshold_zero():
     (MOTA = (0 - 1 - 0) / 1 = -1, MOTP undefined)."""
     m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [0.0], threshold=0.0)
     assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["mota"], m["motp"]) == (0, 1, 1, -1.0, None)
+
+
+def test_similarity_pairs_partner_of_a_point_on_its_cubes_half():
+    """Zero distance 1.7; the reference at -1000 lays the frame's cubes out from -1003.4.
+    The prediction at -376.1000000000001 lies (after rounding) exactly on its cube's half,
+    and its partner at -377.8 is 1.6999999999999318 < 1.7 below it, in the cube below once
+    rounded: with cubes of exactly 2 * 1.7 the lookup went the other way and missed the pair
+    (similarity 1 - 1.6999999999999318 / 1.7, about 4e-14)."""
+    gi, pj, sim = _by_axis([0, 0], [[-1000.0], [-377.8]], [0], [[-376.1000000000001]], 1.7)
+    assert gi.tolist() == [1] and pj.tolist() == [0]
+    np.testing.assert_array_equal(sim, [1.0 - abs(-377.8 + 376.1000000000001) / 1.7])
+
