@@ -586,3 +586,24 @@ def test_similarity_pairs_partner_of_a_point_on_its_cubes_half():
     assert gi.tolist() == [1] and pj.tolist() == [0]
     np.testing.assert_array_equal(sim, [1.0 - abs(-377.8 + 376.1000000000001) / 1.7])
 
+
+
+def test_similarity_pairs_cubes_are_not_narrower_than_twice_the_zero_distance():
+    """801 frames; in frame k a reference at 0 (3 zd from the rest: no partner) lays the
+    cubes out from one cube side below it, a prediction sits at 3 zd (1 + k * 1e-10) -- on,
+    or within 4e-8 zd of, the half of the third cube -- and references at zd (1 - 1e-12) on
+    either side of it are its two partners (similarity 1e-12 each, up to rounding).
+    Cubes even 1e-8 narrower than 2 zd would leave one of the two in a cube the lookup
+    skips for the predictions nearest the half."""
+    k = np.arange(-400, 401)
+    frames = np.arange(len(k))
+    p = 3 * ZD * (1 + k * 1e-10)
+    reach = ZD * (1 - 1e-12)
+    gt_frame = np.repeat(frames, 3)
+    gt_x = np.column_stack([np.zeros(len(k)), p - reach, p + reach]).ravel()[:, None]
+    gi, pj, sim = _by_axis(gt_frame, gt_x, frames, p[:, None])
+    want = _pairs_brute_force(gt_frame, gt_x, frames, p[:, None], ZD)
+    assert len(want[0]) == 2 * len(k)
+    order = np.lexsort(want[:2])
+    for a, b in zip((gi, pj, sim), want, strict=True):
+        np.testing.assert_array_equal(a, b[order])
