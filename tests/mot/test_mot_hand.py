@@ -607,3 +607,35 @@ def test_similarity_pairs_cubes_are_not_narrower_than_twice_the_zero_distance():
     order = np.lexsort(want[:2])
     for a, b in zip((gi, pj, sim), want, strict=True):
         np.testing.assert_array_equal(a, b[order])
+
+
+def test_clear_threshold_is_inclusive_down_to_threshold_minus_eps():
+    """A pair is matchable when s >= threshold - eps: at 0.5 - eps exactly it is a TP (MOTA
+    1), one ulp below it is not (a FN and a FP: MOTA -1)."""
+    at = 0.5 - mot.EPS
+    below = np.nextafter(at, 0.0)
+    m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [at])
+    assert (m["clr_tp"], m["mota"]) == (1, 1.0)
+    m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [below])
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["mota"]) == (0, 1, 1, -1.0)
+
+
+def test_identity_recall_with_as_many_misses_as_matches():
+    """Reference id 1 in frames 0 and 1, one prediction (id 7) on it in frame 0 only:
+    IDTP = 1, IDFN = 1, IDFP = 0: IDR = 1 / 2, IDP = 1, IDF1 = 2 / 3."""
+    m = mot.canonical_metrics([0, 1], [1, 1], [0], [7], [0], [0], [1.0])
+    assert (m["idtp"], m["idfn"], m["idfp"]) == (1, 1, 0)
+    assert (m["idr"], m["idp"]) == (0.5, 1.0)
+    assert m["idf1"] == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_clear_frames_without_a_reference_are_not_processed():
+    """Reference id 1 at frames 0, 2, 3; prediction 7 at 0 and 2 (similarity 0.6 at 2),
+    prediction 8 at 1 (no reference there) and 2 (similarity 1.0). Frame 1 has no reference
+    and frame 3 no prediction: neither is processed, so frame 2 follows frame 0 and the
+    continuation keeps 7 (no switch); frame 3's reference is a FN. TP 2, FN 1, FP 2 (8 at
+    frames 1 and 2): MOTA = (2 - 2 - 0) / 3 = 0."""
+    m = mot.clear_metrics([0, 2, 3], [1, 1, 1], [0, 2, 1, 2], [7, 7, 8, 8], [0, 1, 1],
+                          [0, 1, 3], [1.0, 0.6, 1.0])
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (2, 1, 2, 0)
+    assert m["mota"] == 0.0
