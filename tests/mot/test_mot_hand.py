@@ -639,3 +639,42 @@ def test_clear_frames_without_a_reference_are_not_processed():
                           [0, 1, 3], [1.0, 0.6, 1.0])
     assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (2, 1, 2, 0)
     assert m["mota"] == 0.0
+
+
+def test_clear_continuation_from_reference_detection_zero():
+    """Reference id 1 at frames 0 (detection 0) and 1; predictions 7 and 8 in both frames.
+    Frame 0: 7 at 1.0, 8 at 0.5: 7 is matched. Frame 1: 7 at 0.6, 8 at 1.0: the
+    continuation from detection 0's match keeps 7 (no switch). Both frames are conflicts,
+    so frame 1 must wait for frame 0's matching. TP 2, FP 2, IDSW 0."""
+    m = mot.clear_metrics([0, 1], [1, 1], [0, 0, 1, 1], [7, 8, 7, 8], [0, 0, 1, 1],
+                          [0, 1, 2, 3], [1.0, 0.5, 0.6, 1.0])
+    assert (m["clr_tp"], m["clr_fp"], m["idsw"]) == (2, 2, 0)
+    assert m["motp"] == pytest.approx(0.8, abs=1e-15)
+
+
+def test_combined_motp_ignores_sequences_without_a_match():
+    """One sequence with a match at 0.8, one with a lone reference: combined MOTP is the
+    mean similarity of the one match, 0.8."""
+    matched = mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.8])
+    lone = mot.sequence_counts([0], [1], [], [], [], [], [])
+    assert mot.finish(mot.combine([matched, lone]))["motp"] == 0.8
+
+
+def test_sequence_counts_drop_pairs_of_similarity_zero_even_at_threshold_zero():
+    """As for clear_metrics: a zero-similarity pair is no candidate, so at threshold 0 the
+    lone reference and prediction stay a FN and a FP for CLEAR and Identity (IDTP 0)."""
+    m = mot.canonical_metrics([0], [1], [0], [7], [0], [0], [0.0], threshold=0.0)
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idtp"]) == (0, 1, 1, 0)
+
+
+def test_ids_of_any_kind_give_the_same_metrics():
+    """Reference ids as strings or negative integers, predicted ids likewise: the metrics of
+    the same scene with ids 0, 1 (a swap at frame 1: IDSW 2 -- each reference id changes
+    prediction -- and IDTP 2 of 4)."""
+    gt_frame, pred_frame = [0, 0, 1, 1], [0, 0, 1, 1]
+    pairs = ([0, 1, 2, 3], [0, 1, 3, 2], [1.0, 1.0, 1.0, 1.0])
+    base = mot.canonical_metrics(gt_frame, [0, 1, 0, 1], pred_frame, [0, 1, 0, 1], *pairs)
+    assert (base["idsw"], base["idtp"]) == (2, 2)
+    for gt_id, pred_id in ((["a", "b", "a", "b"], ["x", "y", "x", "y"]),
+                           ([-5, 3, -5, 3], [-1, -2, -1, -2])):
+        assert mot.canonical_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs) == base
