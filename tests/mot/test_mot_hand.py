@@ -678,3 +678,20 @@ def test_ids_of_any_kind_give_the_same_metrics():
     for gt_id, pred_id in ((["a", "b", "a", "b"], ["x", "y", "x", "y"]),
                            ([-5, 3, -5, 3], [-1, -2, -1, -2])):
         assert mot.canonical_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs) == base
+
+
+def test_counts_from_compact_dtypes_equal_those_from_int64_and_float64():
+    """Frames, ids and pair indices as uint8 and similarities as float32 (as a compact table
+    stores them): CLEAR (clear_metrics and sequence_counts) and HOTA give exactly what the
+    same numbers give as int64 / float64 (MOTP and LocA sum the similarities in float64)."""
+    rng = np.random.default_rng(12)
+    n = 40
+    frame = np.arange(n) // 2
+    sim32 = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    ids = np.tile([1, 2], n // 2)
+    args64 = (frame, ids, frame, ids + 5, np.arange(n), np.arange(n), sim32.astype(np.float64))
+    args8 = tuple(a.astype(np.uint8) for a in args64[:6]) + (sim32,)
+    want = mot.canonical_metrics(*args64)
+    assert mot.canonical_metrics(*args8) == want
+    assert mot.clear_metrics(*args8) == mot.clear_metrics(*args64)
+    assert want["motp"] == pytest.approx(float(sim32.astype(np.float64).mean()), rel=1e-15)
