@@ -489,31 +489,32 @@ def test_assignment_skips_frames_it_cannot_use_and_keeps_pairs_below_the_cap():
 def test_contradicted_claims_of_anchor_point_zero_holding_detection_zero():
     """The scene of the assignment test above with the roles of the indices exchanged: p = 0
     at x = 3 holds k = detection 0 (x = 4.5), q = 1 at x = 0 owns j = detection 1 (x = 1.8).
-    The claim "p is j": (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused."""
+    The claim "p is j": (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused; q's own claim on j is
+    not. A row without an anchor point (-1) or without a detection (-1) claims nothing."""
     registered = np.zeros((2, 2, 3))
     registered[1, 0, 0] = 3.0
     points = np.zeros((2, 3))
     points[:, 0] = [4.5, 1.8]
     owner, held = assign_detections(registered, np.array([1, 1]), points, cap=10.0)
     assert owner.tolist() == [0, 1] and held[1].tolist() == [0, 1]
-    refused = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1]),
-                                  np.array([0, 1]), np.array([1, 1]))
-    assert refused.tolist() == [True, False]
+    refused = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1, 1, 1]),
+                                  np.array([0, 1, -1, 0]), np.array([1, 1, 1, -1]))
+    assert refused.tolist() == [True, False, False, False]
 
 
 @pytest.mark.parametrize("epsilon, refused", [(5e-9, False), (2e-8, True)])
 def test_contradicted_claims_tolerance_is_1e_9_cap(epsilon, refused):
-    """Points at x = -1 (q) and 1 + epsilon (p), one detection at 0, c = 10: q gets it, p
+    """Points at x = 4 (q) and 6 + epsilon (p), one detection at 5, c = 10: q gets it, p
     holds nothing. Exchanging costs ((1 + epsilon) + 10) - (1 + 10) = epsilon: a tie below
-    1e-9 c = 1e-8, a refusal above."""
+    1e-9 c = 1e-8, a refusal above (the claim made by two rows: each row on its own)."""
     registered = np.zeros((2, 2, 3))
-    registered[1, :, 0] = [-1.0, 1.0 + epsilon]
-    points = np.zeros((1, 3))
+    registered[1, :, 0] = [4.0, 6.0 + epsilon]
+    points = np.array([[5.0, 0, 0]])
     owner, held = assign_detections(registered, np.array([1]), points, cap=10.0)
     assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
-    got = contradicted_claims(registered, points, owner, held, 10.0, np.array([1]),
-                              np.array([1]), np.array([0]))
-    assert got.tolist() == [refused]
+    got = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1]),
+                              np.array([1, 1]), np.array([0, 0]))
+    assert got.tolist() == [refused, refused]
 
 
 def test_detection_of_points_ids_on_one_side_only_or_repeated():
@@ -536,3 +537,56 @@ def test_detection_of_points_ids_on_one_side_only_or_repeated():
     found = detection_of_points(np.array([1]), np.array([[1.0, 0, 0]]), np.array([1]),
                                 np.array([[0.0, 0, 0]]), np.array([3]), np.array([4]))
     assert found.tolist() == [0]
+
+
+def test_detection_of_points_by_id_between_coincident_detections():
+    """Detections 0 and 19 of a 20-detection frame lie at the same place: the point carrying
+    detection 0's id is detection 0 (its id, and it lies exactly there), whatever a k-d tree
+    would pick between the two. A second point whose id points elsewhere (it sits on
+    detection 5, its id is detection 7's) goes by coordinates: 5; the first keeps its id."""
+    rng = np.random.default_rng(0)
+    det_points = rng.uniform(0, 100, (20, 3))
+    det_points[19] = det_points[0]
+    det_frames, det_ids = np.ones(20, np.int64), 100 + np.arange(20)
+    found = detection_of_points(det_frames, det_points, np.array([1]), det_points[[0]],
+                                det_ids, np.array([100]))
+    assert found.tolist() == [0]
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[0, 5]],
+                                det_ids, np.array([100, 107]))
+    assert found.tolist() == [0, 5]
+
+
+def test_contradicted_claims_each_row_on_its_own_and_an_exchange_tie():
+    """One call, three frames, c = 10 (1-D unless said). Frame 1: q = 0 at 0 owns j at 1.8,
+    p = 1 at 3 holds k at 4.5: "p is j" costs (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused.
+    Frame 2: p = 0 at 0 holds k at 8, q = 1 at 20 owns j at 19: "p is j" costs
+    (19 + min(12, 10)) - (1 + 8) = 20, refused. Frame 3 (2-D): q, p at (0, 0), (2, 0) and
+    detections at (1, 1), (1, -1), every distance sqrt 2: whichever way the tie is assigned,
+    exchanging costs 0, so neither point's claim on the other's detection is refused."""
+    registered = np.zeros((4, 2, 3))
+    registered[1, :, 0] = [0.0, 3.0]
+    registered[2, :, 0] = [0.0, 20.0]
+    registered[3, 1, 0] = 2.0
+    frames = np.array([1, 1, 2, 2, 3, 3])
+    points = np.zeros((6, 3))
+    points[:, 0] = [1.8, 4.5, 8.0, 19.0, 1.0, 1.0]
+    points[4:, 1] = [1.0, -1.0]
+    owner, held = assign_detections(registered, frames, points, cap=10.0)
+    assert owner[:4].tolist() == [0, 1, 0, 1] and sorted(owner[4:].tolist()) == [0, 1]
+    other = 1 - owner[4:]  # the point that does not own each frame-3 detection
+    refused = contradicted_claims(registered, points, owner, held, 10.0,
+                                  np.array([1, 2, 3, 3]), np.r_[1, 0, other],
+                                  np.array([0, 3, 4, 5]))
+    assert refused.tolist() == [True, True, False, False]
+
+
+def test_contradicted_claims_at_exactly_1e_9_cap():
+    """c = 1e9, so the tolerance 1e-9 c is exactly 1. q at 0 owns the detection at 1; p at 3
+    holds nothing: exchanging costs (2 + c) - (1 + c) = 1 exactly, not above 1: no refusal."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, 1, 0] = 3.0
+    points = np.array([[1.0, 0, 0]])
+    owner, held = assign_detections(registered, np.array([1]), points, cap=1e9)
+    assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
+    assert contradicted_claims(registered, points, owner, held, 1e9, np.array([1]),
+                               np.array([1]), np.array([0])).tolist() == [False]
