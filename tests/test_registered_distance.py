@@ -590,3 +590,18 @@ def test_contradicted_claims_at_exactly_1e_9_cap():
     assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
     assert contradicted_claims(registered, points, owner, held, 1e9, np.array([1]),
                                np.array([1]), np.array([0])).tolist() == [False]
+
+
+def test_a_single_anchor_point_is_scored():
+    """Only detection 0 is trusted in the anchor frame: one anchor point. Its rows are
+    scored (the grid translates rigidly: d about 0, no other anchor to be nearer); every
+    other row's id has no anchor: 3 x 17 = 51 rows abstain for missing evidence."""
+    table = grid_table(shift=1.0)
+    table.loc[(table["frame"] == 0) & (table["detection"] != 0), "pred_valid"] = False
+    verifier = RegisteredDistance()
+    scores = verifier.score(table)
+    own = table["detection"].to_numpy() == 0
+    assert np.isfinite(scores[own]).all() and np.nanmax(scores[own]) < 0.1
+    assert np.isnan(scores[~own]).all()
+    assert verifier.abstentions[-1] == Abstentions(rows=54, ambiguous=0, missing_evidence=51,
+                                                   ambiguity_k=0.0, contradicted=0)
