@@ -695,3 +695,19 @@ def test_counts_from_compact_dtypes_equal_those_from_int64_and_float64():
     assert mot.canonical_metrics(*args8) == want
     assert mot.clear_metrics(*args8) == mot.clear_metrics(*args64)
     assert want["motp"] == pytest.approx(float(sim32.astype(np.float64).mean()), rel=1e-15)
+
+
+def test_clear_consecutive_switches_and_fragmentation_by_hand():
+    """Reference id 1 at frames 0, 1, 2, 3, 5 matched (similarity 1) to predictions 7, 7, 8,
+    9, 10; reference id 2 and prediction 11 at frame 4, no pair (so frame 4 is processed,
+    and id 2 is never matched). Switches at frames 2 (7 -> 8), 3 (8 -> 9) and 5 (9 -> 10):
+    all three count as last-matched switches; "consecutive" counts only those whose previous
+    match is at frame - 1: frames 2 and 3 (frame 5's previous match is at 3). Fragmentation:
+    id 1 has two runs over consecutive processed frames (0-3 and 5): 1; id 2 none: 0."""
+    gt_frame, gt_id = [0, 1, 2, 3, 5, 4], [1, 1, 1, 1, 1, 2]
+    pred_frame, pred_id = [0, 1, 2, 3, 5, 4], [7, 7, 8, 9, 10, 11]
+    pairs = ([0, 1, 2, 3, 4], [0, 1, 2, 3, 4], [1.0] * 5)
+    for rule, idsw in (("last_matched", 3), ("consecutive", 2)):
+        m = mot.clear_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs, idsw=rule)
+        assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"], m["frag"]) == (5, 1, 1, idsw, 1)
+        assert m["mota"] == pytest.approx((5 - 1 - idsw) / 6, abs=1e-15)
