@@ -444,8 +444,19 @@ def test_score_registers_onto_the_detection_table_given():
     in_frame_2 = table["frame"].to_numpy() == 2
     assert np.isnan(scores[in_frame_2]).all() and np.isfinite(scores[~in_frame_2]).all()
     assert verifier.abstentions[-1].missing_evidence == 18
+    # each row of frames 0 and 1 is its own detection, given to its own anchor point (row i
+    # of a frame is detection i, anchor i: the registration is a translation); frame 2's
+    # rows have no detection: -1
+    claimant = verifier.last_claimant
+    assert claimant.dtype == np.int64
+    assert claimant[~in_frame_2].tolist() == list(range(18)) * 2
+    assert claimant[in_frame_2].tolist() == [-1] * 18
     own = RegisteredDistance().score(table)
     assert np.isfinite(own).all() and np.nanmax(own) < 0.1
+    # without the assignment there is no claimant
+    plain = RegisteredDistance(one_to_one=False)
+    plain.score(table)
+    assert plain.last_claimant is None
 
 
 def test_frame_groups_by_hand():
@@ -605,3 +616,15 @@ def test_a_single_anchor_point_is_scored():
     assert np.isnan(scores[~own]).all()
     assert verifier.abstentions[-1] == Abstentions(rows=54, ambiguous=0, missing_evidence=51,
                                                    ambiguity_k=0.0, contradicted=0)
+
+
+def test_two_predictions_on_one_detection_register_it_once():
+    """A second (invalid) prediction row on detection 3 of frame 1 adds no detection: the
+    registration fitted on the table is exactly the one without that row."""
+    table = grid_table(shift=1.0)
+    extra = table[(table["frame"] == 1) & (table["detection"] == 3)].assign(pred_id=999,
+                                                                         pred_valid=False)
+    doubled = pd.concat([table, extra], ignore_index=True)
+    _, once = RegisteredDistance().register(table)
+    _, twice = RegisteredDistance().register(doubled)
+    np.testing.assert_array_equal(twice.positions, once.positions)
