@@ -628,3 +628,23 @@ def test_two_predictions_on_one_detection_register_it_once():
     _, once = RegisteredDistance().register(table)
     _, twice = RegisteredDistance().register(doubled)
     np.testing.assert_array_equal(twice.positions, once.positions)
+
+
+def test_detections_of_the_scored_rows_without_and_with_detection_ids():
+    """Without a detection column the rows' own detections are one per (frame, coordinates):
+    the registration is the one fitted on the grid's detections. With detection ids, two
+    detections at the same place (detection 1 moved onto detection 0 in frame 1) are two
+    points: the fit equals the one on that explicit detection table."""
+    table = grid_table(shift=1.0)
+    coords = ["x_um", "y_um", "z_um"]
+    detections = table[["frame", "detection", *coords]]
+    _, given = RegisteredDistance().register(table, detections)
+    _, without_ids = RegisteredDistance().register(table.drop(columns="detection"))
+    np.testing.assert_array_equal(without_ids.positions, given.positions)
+    moved = table.copy()
+    onto = (moved["frame"] == 1) & (moved["detection"] == 1)
+    moved.loc[onto, coords] = moved.loc[(moved["frame"] == 1) & (moved["detection"] == 0),
+                                        coords].to_numpy()
+    _, own = RegisteredDistance().register(moved)
+    _, explicit = RegisteredDistance().register(moved, moved[["frame", "detection", *coords]])
+    np.testing.assert_array_equal(own.positions, explicit.positions)
