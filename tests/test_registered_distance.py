@@ -648,3 +648,21 @@ def test_detections_of_the_scored_rows_without_and_with_detection_ids():
     _, own = RegisteredDistance().register(moved)
     _, explicit = RegisteredDistance().register(moved, moved[["frame", "detection", *coords]])
     np.testing.assert_array_equal(own.positions, explicit.positions)
+
+
+def test_score_rows_on_two_detections_at_one_place_keep_their_own_detections():
+    """Frame 2: detections 0 and 1 (ids 100, 101) both moved to (2, 0, 5), half way between
+    their anchors; the scored rows carry their detection ids. Each row's detection is its
+    own id's (it lies exactly there), so the two rows claim two detections, which the
+    assignment gives to the two anchor points: their claimants are anchor points 0 and 1,
+    one each, whichever way the exact tie between the two detections is assigned. Scored
+    without a detection column (the rows' own coordinates as detections), every row of the
+    translated grid stays near 0."""
+    table = grid_table(shift=1.0)
+    both = (table["frame"] == 2) & table["detection"].isin([0, 1])
+    table.loc[both, ["x_um", "y_um", "z_um"]] = [2.0, 0.0, 5.0]
+    verifier = RegisteredDistance()
+    verifier.score(table)
+    assert sorted(verifier.last_claimant[both.to_numpy()].tolist()) == [0, 1]
+    plain = RegisteredDistance().score(grid_table(shift=1.0).drop(columns="detection"))
+    assert np.isfinite(plain).all() and np.nanmax(plain) < 0.1
