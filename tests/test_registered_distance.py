@@ -15,8 +15,8 @@ from trackverify.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
-    RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
-    contradicted_claims, detection_of_points, fit_registration, global_pose)
+    Abstentions, RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
+    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -123,8 +123,10 @@ def test_scores_by_hand_on_a_translated_grid():
     # 10 + max(0, 10 - 0) + 10 = 30
     np.testing.assert_allclose(scores[rows.to_numpy()], [30.0, 30.0], atol=0.2)
     assert np.isnan(scores[(swapped["detection"] == 5).to_numpy()]).all()
-    last = verifier.abstentions[-1]
-    assert (last.missing_evidence, last.ambiguous, last.contradicted) == (3, 0, 2)
+    # the call's record: 54 rows, none ambiguous, 3 invalid (detection 5 in each frame), k 0,
+    # the 2 swapped rows contradicted
+    assert verifier.abstentions == [Abstentions(rows=54, ambiguous=0, missing_evidence=3,
+                                                ambiguity_k=0.0, contradicted=2)]
     # Without the assignment term: 10 + max(0, 10 - 0) = 20
     plain = RegisteredDistance(ambiguity_k=0.0, one_to_one=False).score(swapped)
     np.testing.assert_allclose(plain[rows.to_numpy()], [20.0, 20.0], atol=0.2)
@@ -428,3 +430,239 @@ def test_nearest_other_skips_the_point_itself():
     assert index.tolist() == [0, 2, 1]
     assert distance.dtype == np.float64
     np.testing.assert_allclose(distance, [0.2, np.sqrt(0.01 + 25.0), 1.0], rtol=1e-12)
+
+
+def test_score_registers_onto_the_detection_table_given():
+    """With a detection table the registration reads it, not the scored rows: a detection
+    table without frame 2 leaves frame 2 unregistered, so its 18 rows abstain for missing
+    evidence; without one, the rows' own detections register frame 2 and every row is
+    scored (a rigid 1 um per frame translation: d about 0)."""
+    table = grid_table(shift=1.0)
+    detections = table.loc[table["frame"] < 2, ["frame", "detection", "x_um", "y_um", "z_um"]]
+    verifier = RegisteredDistance()
+    scores = verifier.score(table, detections)
+    in_frame_2 = table["frame"].to_numpy() == 2
+    assert np.isnan(scores[in_frame_2]).all() and np.isfinite(scores[~in_frame_2]).all()
+    assert verifier.abstentions[-1].missing_evidence == 18
+    # each row of frames 0 and 1 is its own detection, given to its own anchor point (row i
+    # of a frame is detection i, anchor i: the registration is a translation); frame 2's
+    # rows have no detection: -1
+    claimant = verifier.last_claimant
+    assert claimant.dtype == np.int64
+    assert claimant[~in_frame_2].tolist() == list(range(18)) * 2
+    assert claimant[in_frame_2].tolist() == [-1] * 18
+    own = RegisteredDistance().score(table)
+    assert np.isfinite(own).all() and np.nanmax(own) < 0.1
+    # without the assignment there is no claimant
+    plain = RegisteredDistance(one_to_one=False)
+    plain.score(table)
+    assert plain.last_claimant is None
+
+
+def test_frame_groups_by_hand():
+    """Groups by frame, frames ascending, each group in the order the rows are given."""
+    groups = frame_groups(np.array([2, 0, 2, 1, 0]))
+    assert [g.tolist() for g in groups] == [[1, 4], [3], [0, 2]]
+    groups = frame_groups(np.array([2, 0, 2, 1, 0]), np.array([4, 2, 0, 3]))
+    assert [g.tolist() for g in groups] == [[4], [3], [2, 0]]
+    # many ties (beyond the sizes a sort handles by insertion): still the given order
+    frames = np.random.default_rng(3).integers(0, 3, 200)
+    rows = np.arange(200)[::-1]
+    assert [g.tolist() for g in frame_groups(frames, rows)] == \
+        [rows[frames[rows] == f].tolist() for f in range(3)]
+
+
+def test_anchor_spacing_of_two_points_is_their_distance():
+    assert anchor_spacing(np.array([[0.0, 0, 0], [3, 4, 0]])) == 5.0
+
+
+def test_assignment_skips_frames_it_cannot_use_and_keeps_pairs_below_the_cap():
+    """c = 3. Frame 0 (the anchor frame, assigned like any other): points at x = 0 and 10,
+    detections at 0 (point 0, distance 0) and 13 (point 1 at exactly c: not kept). Frame 1
+    has a NaN point: skipped. Frame 2: the detection at 7.5 is 2.5 from point 1: kept.
+    Frame 3 lies beyond the registration: skipped."""
+    registered = np.zeros((3, 2, 3))
+    registered[:, 1, 0] = 10.0
+    registered[1, 1] = np.nan
+    frames = np.array([0, 0, 1, 2, 3])
+    points = np.zeros((5, 3))
+    points[:, 0] = [0.0, 13.0, 0.0, 7.5, 0.0]
+    owner, held = assign_detections(registered, frames, points, cap=3.0)
+    assert owner.tolist() == [0, -1, -1, 1, -1]
+    assert held.tolist() == [[0, -1], [-1, -1], [-1, 3]]
+    # no detection, or no anchor point: nothing is assigned
+    owner, held = assign_detections(registered, np.zeros(0, np.int64), np.zeros((0, 3)), 3.0)
+    assert owner.shape == (0,) and held.tolist() == [[-1, -1]] * 3
+    owner, held = assign_detections(np.zeros((2, 0, 3)), np.array([0, 1]), np.zeros((2, 3)), 3.0)
+    assert owner.tolist() == [-1, -1] and held.shape == (2, 0)
+
+
+def test_contradicted_claims_of_anchor_point_zero_holding_detection_zero():
+    """The scene of the assignment test above with the roles of the indices exchanged: p = 0
+    at x = 3 holds k = detection 0 (x = 4.5), q = 1 at x = 0 owns j = detection 1 (x = 1.8).
+    The claim "p is j": (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused; q's own claim on j is
+    not. A row without an anchor point (-1) or without a detection (-1) claims nothing."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, 0, 0] = 3.0
+    points = np.zeros((2, 3))
+    points[:, 0] = [4.5, 1.8]
+    owner, held = assign_detections(registered, np.array([1, 1]), points, cap=10.0)
+    assert owner.tolist() == [0, 1] and held[1].tolist() == [0, 1]
+    refused = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1, 1, 1]),
+                                  np.array([0, 1, -1, 0]), np.array([1, 1, 1, -1]))
+    assert refused.tolist() == [True, False, False, False]
+
+
+@pytest.mark.parametrize("epsilon, refused", [(5e-9, False), (2e-8, True)])
+def test_contradicted_claims_tolerance_is_1e_9_cap(epsilon, refused):
+    """Points at x = 4 (q) and 6 + epsilon (p), one detection at 5, c = 10: q gets it, p
+    holds nothing. Exchanging costs ((1 + epsilon) + 10) - (1 + 10) = epsilon: a tie below
+    1e-9 c = 1e-8, a refusal above (the claim made by two rows: each row on its own)."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, :, 0] = [4.0, 6.0 + epsilon]
+    points = np.array([[5.0, 0, 0]])
+    owner, held = assign_detections(registered, np.array([1]), points, cap=10.0)
+    assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
+    got = contradicted_claims(registered, points, owner, held, 10.0, np.array([1, 1]),
+                              np.array([1, 1]), np.array([0, 0]))
+    assert got.tolist() == [refused, refused]
+
+
+def test_detection_of_points_ids_on_one_side_only_or_repeated():
+    """Ids only for the points (the detection table has none): coordinates decide. Ids that
+    repeat in a frame (8 twice) identify nothing: coordinates decide. Every point found by
+    its id: the ids decide, even between two detections at the same place. One detection
+    and an id it does not carry: coordinates."""
+    det_frames = np.array([1, 1, 1])
+    det_points = np.array([[0.0, 0, 0], [5, 0, 0], [5, 0, 0]])
+    points = np.array([[5.0, 0, 0], [0.0, 0, 0]])
+    frames = np.array([1, 1])
+    found = detection_of_points(det_frames, det_points, frames, points, None, np.array([7, 8]))
+    assert found.tolist() == [1, 0]
+    found = detection_of_points(det_frames, det_points, frames, points, np.array([8, 8, 9]),
+                                np.array([9, 8]))
+    assert found.tolist() == [1, 0]
+    found = detection_of_points(det_frames, det_points, frames, points, np.array([7, 8, 9]),
+                                np.array([9, 7]))
+    assert found.tolist() == [2, 0]
+    found = detection_of_points(np.array([1]), np.array([[1.0, 0, 0]]), np.array([1]),
+                                np.array([[0.0, 0, 0]]), np.array([3]), np.array([4]))
+    assert found.tolist() == [0]
+
+
+def test_detection_of_points_by_id_between_coincident_detections():
+    """Detections 0 and 19 of a 20-detection frame lie at the same place: the point carrying
+    detection 0's id is detection 0 (its id, and it lies exactly there), whatever a k-d tree
+    would pick between the two. A second point whose id points elsewhere (it sits on
+    detection 5, its id is detection 7's) goes by coordinates: 5; the first keeps its id."""
+    rng = np.random.default_rng(0)
+    det_points = rng.uniform(0, 100, (20, 3))
+    det_points[19] = det_points[0]
+    det_frames, det_ids = np.ones(20, np.int64), 100 + np.arange(20)
+    found = detection_of_points(det_frames, det_points, np.array([1]), det_points[[0]],
+                                det_ids, np.array([100]))
+    assert found.tolist() == [0]
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[0, 5]],
+                                det_ids, np.array([100, 107]))
+    assert found.tolist() == [0, 5]
+
+
+def test_contradicted_claims_each_row_on_its_own_and_an_exchange_tie():
+    """One call, three frames, c = 10 (1-D unless said). Frame 1: q = 0 at 0 owns j at 1.8,
+    p = 1 at 3 holds k at 4.5: "p is j" costs (1.2 + 4.5) - (1.8 + 1.5) = 2.4 > 0, refused.
+    Frame 2: p = 0 at 0 holds k at 8, q = 1 at 20 owns j at 19: "p is j" costs
+    (19 + min(12, 10)) - (1 + 8) = 20, refused. Frame 3 (2-D): q, p at (0, 0), (2, 0) and
+    detections at (1, 1), (1, -1), every distance sqrt 2: whichever way the tie is assigned,
+    exchanging costs 0, so neither point's claim on the other's detection is refused."""
+    registered = np.zeros((4, 2, 3))
+    registered[1, :, 0] = [0.0, 3.0]
+    registered[2, :, 0] = [0.0, 20.0]
+    registered[3, 1, 0] = 2.0
+    frames = np.array([1, 1, 2, 2, 3, 3])
+    points = np.zeros((6, 3))
+    points[:, 0] = [1.8, 4.5, 8.0, 19.0, 1.0, 1.0]
+    points[4:, 1] = [1.0, -1.0]
+    owner, held = assign_detections(registered, frames, points, cap=10.0)
+    assert owner[:4].tolist() == [0, 1, 0, 1] and sorted(owner[4:].tolist()) == [0, 1]
+    other = 1 - owner[4:]  # the point that does not own each frame-3 detection
+    refused = contradicted_claims(registered, points, owner, held, 10.0,
+                                  np.array([1, 2, 3, 3]), np.r_[1, 0, other],
+                                  np.array([0, 3, 4, 5]))
+    assert refused.tolist() == [True, True, False, False]
+
+
+def test_contradicted_claims_at_exactly_1e_9_cap():
+    """c = 1e9, so the tolerance 1e-9 c is exactly 1. q at 0 owns the detection at 1; p at 3
+    holds nothing: exchanging costs (2 + c) - (1 + c) = 1 exactly, not above 1: no refusal."""
+    registered = np.zeros((2, 2, 3))
+    registered[1, 1, 0] = 3.0
+    points = np.array([[1.0, 0, 0]])
+    owner, held = assign_detections(registered, np.array([1]), points, cap=1e9)
+    assert owner.tolist() == [0] and held[1].tolist() == [0, -1]
+    assert contradicted_claims(registered, points, owner, held, 1e9, np.array([1]),
+                               np.array([1]), np.array([0])).tolist() == [False]
+
+
+def test_a_single_anchor_point_is_scored():
+    """Only detection 0 is trusted in the anchor frame: one anchor point. Its rows are
+    scored (the grid translates rigidly: d about 0, no other anchor to be nearer); every
+    other row's id has no anchor: 3 x 17 = 51 rows abstain for missing evidence."""
+    table = grid_table(shift=1.0)
+    table.loc[(table["frame"] == 0) & (table["detection"] != 0), "pred_valid"] = False
+    verifier = RegisteredDistance()
+    scores = verifier.score(table)
+    own = table["detection"].to_numpy() == 0
+    assert np.isfinite(scores[own]).all() and np.nanmax(scores[own]) < 0.1
+    assert np.isnan(scores[~own]).all()
+    assert verifier.abstentions[-1] == Abstentions(rows=54, ambiguous=0, missing_evidence=51,
+                                                   ambiguity_k=0.0, contradicted=0)
+
+
+def test_two_predictions_on_one_detection_register_it_once():
+    """A second (invalid) prediction row on detection 3 of frame 1 adds no detection: the
+    registration fitted on the table is exactly the one without that row."""
+    table = grid_table(shift=1.0)
+    extra = table[(table["frame"] == 1) & (table["detection"] == 3)].assign(pred_id=999,
+                                                                         pred_valid=False)
+    doubled = pd.concat([table, extra], ignore_index=True)
+    _, once = RegisteredDistance().register(table)
+    _, twice = RegisteredDistance().register(doubled)
+    np.testing.assert_array_equal(twice.positions, once.positions)
+
+
+def test_detections_of_the_scored_rows_without_and_with_detection_ids():
+    """Without a detection column the rows' own detections are one per (frame, coordinates):
+    the registration is the one fitted on the grid's detections. With detection ids, two
+    detections at the same place (detection 1 moved onto detection 0 in frame 1) are two
+    points: the fit equals the one on that explicit detection table."""
+    table = grid_table(shift=1.0)
+    coords = ["x_um", "y_um", "z_um"]
+    detections = table[["frame", "detection", *coords]]
+    _, given = RegisteredDistance().register(table, detections)
+    _, without_ids = RegisteredDistance().register(table.drop(columns="detection"))
+    np.testing.assert_array_equal(without_ids.positions, given.positions)
+    moved = table.copy()
+    onto = (moved["frame"] == 1) & (moved["detection"] == 1)
+    moved.loc[onto, coords] = moved.loc[(moved["frame"] == 1) & (moved["detection"] == 0),
+                                        coords].to_numpy()
+    _, own = RegisteredDistance().register(moved)
+    _, explicit = RegisteredDistance().register(moved, moved[["frame", "detection", *coords]])
+    np.testing.assert_array_equal(own.positions, explicit.positions)
+
+
+def test_score_rows_on_two_detections_at_one_place_keep_their_own_detections():
+    """Frame 2: detections 0 and 1 (ids 100, 101) both moved to (2, 0, 5), half way between
+    their anchors; the scored rows carry their detection ids. Each row's detection is its
+    own id's (it lies exactly there), so the two rows claim two detections, which the
+    assignment gives to the two anchor points: their claimants are anchor points 0 and 1,
+    one each, whichever way the exact tie between the two detections is assigned. Scored
+    without a detection column (the rows' own coordinates as detections), every row of the
+    translated grid stays near 0."""
+    table = grid_table(shift=1.0)
+    both = (table["frame"] == 2) & table["detection"].isin([0, 1])
+    table.loc[both, ["x_um", "y_um", "z_um"]] = [2.0, 0.0, 5.0]
+    verifier = RegisteredDistance()
+    verifier.score(table)
+    assert sorted(verifier.last_claimant[both.to_numpy()].tolist()) == [0, 1]
+    plain = RegisteredDistance().score(grid_table(shift=1.0).drop(columns="detection"))
+    assert np.isfinite(plain).all() and np.nanmax(plain) < 0.1

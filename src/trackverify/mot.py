@@ -99,10 +99,13 @@ def similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance: floa
     Returns ``(gt index, pred index, similarity)`` with ``similarity = max(0, 1 - d /
     zero_distance) > 0`` and ``d`` the Euclidean distance (in a deterministic order).
 
-    Points are binned per frame into cubes of side ``2 * zero_distance`` (laid out from the
-    frame's own corner); along each axis a point can only have partners in its own cube and
-    in the neighbour on the side of the cube's half it lies in, so each prediction looks up
-    ``2 ** dim`` cubes, all at once, in a direct table of the cubes of a block of frames.
+    Points are binned per frame into cubes of side ``2 * zero_distance * (1 + 1e-8)`` (laid
+    out from the frame's own corner); along each axis a point can only have partners in its
+    own cube and in the neighbour on the side of the cube's half it lies in, so each
+    prediction looks up ``2 ** dim`` cubes, all at once, in a direct table of the cubes of a
+    block of frames. The ``1e-8`` keeps a partner of a point on (or rounded to) its cube's
+    half at least ``1e-8 * zero_distance`` inside the cube, far above the rounding of a
+    position within the table's ``2 ** 20`` cubes (about ``2e-10 * zero_distance``).
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
@@ -127,7 +130,7 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     gt_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in gt_axes]
     pred_axes = [np.ascontiguousarray(x, dtype=np.float64) for x in pred_axes]
     dim = len(gt_axes)
-    side = 2.0 * zero_distance
+    side = 2.0 * zero_distance * (1.0 + 1e-8)  # see similarity_pairs: rounding margin
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
     g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)

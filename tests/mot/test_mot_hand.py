@@ -422,3 +422,292 @@ def test_hota_alpha_boundary_and_a_match_at_the_first_alpha_only():
     assert c.hota_tp.tolist() == [1.0] * 6 + [0.0] * 13
     m = mot.finish(mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.07]))
     assert m["assa"] == pytest.approx(1 / 19, abs=1e-12)
+
+
+def _by_axis(gt_frame, gt_xyz, pred_frame, pred_xyz, zero_distance=ZD):
+    """similarity_pairs_by_axis on (n, dim) arrays, sorted by (gt, pred)."""
+    gt_xyz, pred_xyz = np.asarray(gt_xyz, dtype=float), np.asarray(pred_xyz, dtype=float)
+    got = mot.similarity_pairs_by_axis(gt_frame, list(gt_xyz.T), pred_frame, list(pred_xyz.T),
+                                       zero_distance)
+    order = np.lexsort(got[:2])
+    return tuple(a[order] for a in got)
+
+
+def test_similarity_pairs_by_axis_without_points_on_either_side():
+    """The axis-by-axis entry point returns empty int64, int64, float64 arrays when either
+    side has no point (its own early return, not similarity_pairs')."""
+    for gt, pred in (([], [0, 1]), ([0, 1], []), ([], [])):
+        got = mot.similarity_pairs_by_axis(gt, [np.zeros(len(gt))], pred,
+                                           [np.zeros(len(pred))], ZD)
+        assert [a.shape for a in got] == [(0,), (0,), (0,)]
+        assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
+
+
+def test_similarity_pairs_by_axis_frames_and_coordinates_of_any_numeric_dtype():
+    """Frames as uint8 and coordinates as float32 (compact table columns), or as pandas'
+    nullable Int64 / Float64 columns: the pairs and float64 similarities of the same
+    numbers in int64 / float64 (2-D points over 30 x 30 cubes, so a frame's stride of
+    cubes, 900, exceeds what uint8 holds)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    gt_frame, pred_frame = rng.integers(0, 4, 300), rng.integers(0, 4, 300)
+    gt_xyz = rng.uniform(0, 300, (300, 2)).astype(np.float32)
+    pred_xyz = rng.uniform(0, 300, (300, 2)).astype(np.float32)
+    want = _pairs_brute_force(gt_frame, gt_xyz.astype(float), pred_frame,
+                              pred_xyz.astype(float), ZD)
+    order = np.lexsort(want[:2])
+    want = tuple(a[order] for a in want)
+    assert len(want[0]) >= 10
+    for frame_of, axes_of in ((lambda f: f.astype(np.uint8), lambda x: list(x.T)),
+                              (lambda f: pd.Series(f, dtype="Int64"),
+                               lambda x: [pd.Series(c, dtype="Float64") for c in x.T])):
+        got = mot.similarity_pairs_by_axis(frame_of(gt_frame), axes_of(gt_xyz),
+                                           frame_of(pred_frame), axes_of(pred_xyz), ZD)
+        got_order = np.lexsort(got[:2])
+        assert got[2].dtype == np.float64
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a[got_order], b)
+
+
+def test_similarity_pairs_frames_in_blocks_of_one():
+    """1-D, zero distance 5 (cubes of side 10): frame 0 spans 6e6 (600,003 cubes with the
+    margins, so a block of the cube table holds 2^20 // 600,003 = 1 frame). Frame 0: two
+    references and a prediction 3e6 from both (its cubes are empty); frame 1: a prediction
+    only; frame 2: a reference at 0 with predictions at 1, 2 (similarities 0.8, 0.6) and at
+    6e6; frame 3: a reference only. Pairs: (2, 1, 0.8) and (2, 2, 0.6), by hand. Frames
+    0, 1 and 3 share no block with a partner; frame 2's block comes after empty ones."""
+    gt_frame, gt_x = [0, 0, 2, 3], [[0.0], [6e6], [0.0], [50.0]]
+    pred_frame, pred_x = [0, 1, 2, 2, 2], [[3e6], [3e6], [1.0], [2.0], [6e6]]
+    gi, pj, sim = _by_axis(gt_frame, gt_x, pred_frame, pred_x)
+    assert gi.tolist() == [2, 2] and pj.tolist() == [2, 3]
+    np.testing.assert_array_equal(sim, [1 - 1 / 5, 1 - 2 / 5])
+    # No block holds both a reference and a prediction: no pair, typed empty arrays.
+    got = mot.similarity_pairs_by_axis([0, 0], [np.array([0.0, 6e6])], [1], [np.zeros(1)], ZD)
+    assert [a.shape for a in got] == [(0,), (0,), (0,)]
+    assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
+
+
+def test_similarity_pairs_cube_keys_beyond_16_bits():
+    """1-D: a cube table over 65,539 cubes, so the keys need both 16-bit radix passes.
+    References at 0 and 1 share a cube and one 655,360 units away lies 65,536 cubes
+    further (the same low 16 bits); the prediction at -1 has both near ones as partners
+    (distances 1 and 2: similarities 0.8 and 0.6)."""
+    gi, pj, sim = _by_axis([0, 0, 0], [[0.0], [655360.0], [1.0]], [0], [[-1.0]])
+    assert gi.tolist() == [0, 2] and pj.tolist() == [0, 0]
+    np.testing.assert_array_equal(sim, [0.8, 0.6])
+
+
+@pytest.mark.parametrize("gt_frame, gt_x, pred_frame, pred_x, pairs", [
+    ([0, 0], [-2e7, 1.0], [0], [0.0], [(1, 0)]),  # a far reference first in its frame
+    ([0, 1, 1], [0.0, -2e7, 1.0], [0, 1], [1.0, 0.0], [(0, 0), (2, 1)]),  # in a later frame
+    ([0], [0.0], [0, 0], [-2e7, 1.0], [(0, 1)]),  # a far prediction first in its frame
+    ([0, 1], [0.0, 0.0], [0, 1, 1], [1.0, -2e7, 1.0], [(0, 0), (1, 2)]),  # in a later frame
+])
+def test_similarity_pairs_each_frame_laid_out_from_its_lowest_point(gt_frame, gt_x, pred_frame,
+                                                                    pred_x, pairs):
+    """A frame whose lowest point (2e7 below the others) comes first among its rows: the
+    frame's cubes start below it (2e6 cubes here: the k-d tree path). The pairs, by hand,
+    are the near ones: distance 1, similarity 1 - 1/5 = 0.8."""
+    gi, pj, sim = _by_axis(gt_frame, np.array(gt_x)[:, None], pred_frame,
+                           np.array(pred_x)[:, None])
+    assert list(zip(gi.tolist(), pj.tolist())) == pairs
+    np.testing.assert_array_equal(sim, np.full(len(pairs), 0.8))
+
+
+def test_similarity_pairs_unsorted_frames_beyond_16_bits_in_blocks():
+    """Frames 2, 65537, 1 (65537 and 1 agree in their low 16 bits), each frame a block of its
+    own (an extent of 6e6 in frame 65537): the points must be ordered by their full frame
+    numbers. Each frame has a reference at 0 and a prediction at 1 (similarity 0.8)."""
+    frames = np.array([2, 65537, 1])
+    gt_x = [[0.0], [0.0], [0.0], [6e6]]
+    gi, pj, sim = _by_axis(np.r_[frames, 65537], gt_x, frames, [[1.0], [1.0], [1.0]])
+    assert gi.tolist() == [0, 1, 2] and pj.tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(sim, [0.8, 0.8, 0.8])
+
+
+# One reference id A at frames 0, 1; predicted id X at frames 0, 1 and Y at frame 1 only.
+# Frame 1: A-X and A-Y both at similarity 0.52 (a conflict the alignment decides).
+HOTA_CONFLICT = dict(gt_frame=[0, 1], gt_id=[1, 1], pred_frame=[0, 1, 1], pred_id=[7, 7, 8],
+                     pair_gt=[1, 1], pair_pred=[1, 2])
+
+
+def test_hota_alignment_ignores_a_pair_whose_denominator_is_eps():
+    """Frame 0 adds A-X at similarity eps, the only pair of both detections, so its
+    denominator ``rowsum + colsum - s`` is eps itself: not above eps, its IoU-like
+    similarity is 0. Frame 1: denominators 0.52 + 1.04 - 0.52 = 1.04, similarities
+    0.52 / 1.04 = 0.5. Alignment A-X: 0.5 / (2 + 2 - 0.5) = 1/7; A-Y: 0.5 / (2 + 1 - 0.5) =
+    0.2, so A-Y is matched in frame 1 (were the eps pair counted as 1: A-X 1.5 / 2.5 = 0.6
+    would win). At alphas 0.05..0.50 one TP, AssA = 1 / (2 + 1 - 1) = 0.5; above, none."""
+    c = mot.sequence_counts(**HOTA_CONFLICT | dict(
+        pair_gt=[0, 1, 1], pair_pred=[0, 1, 2], pair_similarity=[mot.EPS, 0.52, 0.52]))
+    assert c.hota_tp.tolist() == [1.0] * 10 + [0.0] * 9
+    np.testing.assert_allclose(c.assa, [0.5] * 10 + [0.0] * 9, rtol=0, atol=1e-15)
+
+
+def test_hota_alignment_divides_each_similarity_by_its_own_denominator():
+    """Frame 0 adds A-X at similarity 0.12, alone: denominator 0.12, IoU-like similarity 1.
+    Alignment A-X: (1 + 0.5) / (2 + 2 - 1.5) = 0.6 beats A-Y's 0.2 (were the 0.12 not
+    divided by its denominator below 1: A-X (0.12 + 0.5) / 3.38 = 0.18 would lose).
+    Alphas 0.05, 0.10: both matches are A-X: AssA = 2 / (2 + 2 - 2) = 1; alphas
+    0.15..0.50: the frame-1 match only, 1 / (2 + 2 - 1) = 1/3; above: 0."""
+    c = mot.sequence_counts(**HOTA_CONFLICT | dict(
+        pair_gt=[0, 1, 1], pair_pred=[0, 1, 2], pair_similarity=[0.12, 0.52, 0.52]))
+    assert c.hota_tp.tolist() == [2.0] * 2 + [1.0] * 8 + [0.0] * 9
+    np.testing.assert_allclose(c.assa, [1.0] * 2 + [1 / 3] * 8 + [0.0] * 9, rtol=0, atol=1e-15)
+
+
+def test_hota_with_one_predicted_id_and_unequal_reference_counts():
+    """One predicted id X (3 detections) matched at similarity 1 to reference id A (1
+    detection) and B (2): AssA = (1 * 1/(1 + 3 - 1) + 2 * 2/(2 + 3 - 2)) / 3 = 5/9, AssRe =
+    (1 * 1/1 + 2 * 2/2) / 3 = 1, AssPr = (1 * 1/3 + 2 * 2/3) / 3 = 5/9, at every alpha."""
+    c = mot.sequence_counts([0, 1, 2], [1, 2, 2], [0, 1, 2], [7, 7, 7], [0, 1, 2], [0, 1, 2],
+                            [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(c.assa, np.full(19, 5 / 9), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(c.assre, np.full(19, 1.0), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(c.asspr, np.full(19, 5 / 9), rtol=0, atol=1e-15)
+
+
+def test_clear_pair_of_similarity_zero_is_no_candidate_even_at_threshold_zero():
+    """Candidate pairs have similarity > 0: a pair at 0 is dropped before the threshold
+    test, so even at threshold 0 the lone reference and prediction are a FN and a FP
+    (MOTA = (0 - 1 - 0) / 1 = -1, MOTP undefined)."""
+    m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [0.0], threshold=0.0)
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["mota"], m["motp"]) == (0, 1, 1, -1.0, None)
+
+
+def test_similarity_pairs_partner_of_a_point_on_its_cubes_half():
+    """Zero distance 1.7; the reference at -1000 lays the frame's cubes out from -1003.4.
+    The prediction at -376.1000000000001 lies (after rounding) exactly on its cube's half,
+    and its partner at -377.8 is 1.6999999999999318 < 1.7 below it, in the cube below once
+    rounded: with cubes of exactly 2 * 1.7 the lookup went the other way and missed the pair
+    (similarity 1 - 1.6999999999999318 / 1.7, about 4e-14)."""
+    gi, pj, sim = _by_axis([0, 0], [[-1000.0], [-377.8]], [0], [[-376.1000000000001]], 1.7)
+    assert gi.tolist() == [1] and pj.tolist() == [0]
+    np.testing.assert_array_equal(sim, [1.0 - abs(-377.8 + 376.1000000000001) / 1.7])
+
+
+
+def test_similarity_pairs_cubes_are_not_narrower_than_twice_the_zero_distance():
+    """801 frames; in frame k a reference at 0 (3 zd from the rest: no partner) lays the
+    cubes out from one cube side below it, a prediction sits at 3 zd (1 + k * 1e-10) -- on,
+    or within 4e-8 zd of, the half of the third cube -- and references at zd (1 - 1e-12) on
+    either side of it are its two partners (similarity 1e-12 each, up to rounding).
+    Cubes even 1e-8 narrower than 2 zd would leave one of the two in a cube the lookup
+    skips for the predictions nearest the half."""
+    k = np.arange(-400, 401)
+    frames = np.arange(len(k))
+    p = 3 * ZD * (1 + k * 1e-10)
+    reach = ZD * (1 - 1e-12)
+    gt_frame = np.repeat(frames, 3)
+    gt_x = np.column_stack([np.zeros(len(k)), p - reach, p + reach]).ravel()[:, None]
+    gi, pj, sim = _by_axis(gt_frame, gt_x, frames, p[:, None])
+    want = _pairs_brute_force(gt_frame, gt_x, frames, p[:, None], ZD)
+    assert len(want[0]) == 2 * len(k)
+    order = np.lexsort(want[:2])
+    for a, b in zip((gi, pj, sim), want, strict=True):
+        np.testing.assert_array_equal(a, b[order])
+
+
+def test_clear_threshold_is_inclusive_down_to_threshold_minus_eps():
+    """A pair is matchable when s >= threshold - eps: at 0.5 - eps exactly it is a TP (MOTA
+    1), one ulp below it is not (a FN and a FP: MOTA -1)."""
+    at = 0.5 - mot.EPS
+    below = np.nextafter(at, 0.0)
+    m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [at])
+    assert (m["clr_tp"], m["mota"]) == (1, 1.0)
+    m = mot.clear_metrics([0], [1], [0], [7], [0], [0], [below])
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["mota"]) == (0, 1, 1, -1.0)
+
+
+def test_identity_recall_with_as_many_misses_as_matches():
+    """Reference id 1 in frames 0 and 1, one prediction (id 7) on it in frame 0 only:
+    IDTP = 1, IDFN = 1, IDFP = 0: IDR = 1 / 2, IDP = 1, IDF1 = 2 / 3."""
+    m = mot.canonical_metrics([0, 1], [1, 1], [0], [7], [0], [0], [1.0])
+    assert (m["idtp"], m["idfn"], m["idfp"]) == (1, 1, 0)
+    assert (m["idr"], m["idp"]) == (0.5, 1.0)
+    assert m["idf1"] == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_clear_frames_without_a_reference_are_not_processed():
+    """Reference id 1 at frames 0, 2, 3; prediction 7 at 0 and 2 (similarity 0.6 at 2),
+    prediction 8 at 1 (no reference there) and 2 (similarity 1.0). Frame 1 has no reference
+    and frame 3 no prediction: neither is processed, so frame 2 follows frame 0 and the
+    continuation keeps 7 (no switch); frame 3's reference is a FN. TP 2, FN 1, FP 2 (8 at
+    frames 1 and 2): MOTA = (2 - 2 - 0) / 3 = 0."""
+    m = mot.clear_metrics([0, 2, 3], [1, 1, 1], [0, 2, 1, 2], [7, 7, 8, 8], [0, 1, 1],
+                          [0, 1, 3], [1.0, 0.6, 1.0])
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"]) == (2, 1, 2, 0)
+    assert m["mota"] == 0.0
+
+
+def test_clear_continuation_from_reference_detection_zero():
+    """Reference id 1 at frames 0 (detection 0) and 1; predictions 7 and 8 in both frames.
+    Frame 0: 7 at 1.0, 8 at 0.5: 7 is matched. Frame 1: 7 at 0.6, 8 at 1.0: the
+    continuation from detection 0's match keeps 7 (no switch). Both frames are conflicts,
+    so frame 1 must wait for frame 0's matching. TP 2, FP 2, IDSW 0."""
+    m = mot.clear_metrics([0, 1], [1, 1], [0, 0, 1, 1], [7, 8, 7, 8], [0, 0, 1, 1],
+                          [0, 1, 2, 3], [1.0, 0.5, 0.6, 1.0])
+    assert (m["clr_tp"], m["clr_fp"], m["idsw"]) == (2, 2, 0)
+    assert m["motp"] == pytest.approx(0.8, abs=1e-15)
+
+
+def test_combined_motp_ignores_sequences_without_a_match():
+    """One sequence with a match at 0.8, one with a lone reference: combined MOTP is the
+    mean similarity of the one match, 0.8."""
+    matched = mot.sequence_counts([0], [1], [0], [7], [0], [0], [0.8])
+    lone = mot.sequence_counts([0], [1], [], [], [], [], [])
+    assert mot.finish(mot.combine([matched, lone]))["motp"] == 0.8
+
+
+def test_sequence_counts_drop_pairs_of_similarity_zero_even_at_threshold_zero():
+    """As for clear_metrics: a zero-similarity pair is no candidate, so at threshold 0 the
+    lone reference and prediction stay a FN and a FP for CLEAR and Identity (IDTP 0)."""
+    m = mot.canonical_metrics([0], [1], [0], [7], [0], [0], [0.0], threshold=0.0)
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idtp"]) == (0, 1, 1, 0)
+
+
+def test_ids_of_any_kind_give_the_same_metrics():
+    """Reference ids as strings or negative integers, predicted ids likewise: the metrics of
+    the same scene with ids 0, 1 (a swap at frame 1: IDSW 2 -- each reference id changes
+    prediction -- and IDTP 2 of 4)."""
+    gt_frame, pred_frame = [0, 0, 1, 1], [0, 0, 1, 1]
+    pairs = ([0, 1, 2, 3], [0, 1, 3, 2], [1.0, 1.0, 1.0, 1.0])
+    base = mot.canonical_metrics(gt_frame, [0, 1, 0, 1], pred_frame, [0, 1, 0, 1], *pairs)
+    assert (base["idsw"], base["idtp"]) == (2, 2)
+    for gt_id, pred_id in ((["a", "b", "a", "b"], ["x", "y", "x", "y"]),
+                           ([-5, 3, -5, 3], [-1, -2, -1, -2])):
+        assert mot.canonical_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs) == base
+
+
+def test_counts_from_compact_dtypes_equal_those_from_int64_and_float64():
+    """Frames, ids and pair indices as uint8 and similarities as float32 (as a compact table
+    stores them): CLEAR (clear_metrics and sequence_counts) and HOTA give exactly what the
+    same numbers give as int64 / float64 (MOTP and LocA sum the similarities in float64)."""
+    rng = np.random.default_rng(12)
+    n = 40
+    frame = np.arange(n) // 2
+    sim32 = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    ids = np.tile([1, 2], n // 2)
+    args64 = (frame, ids, frame, ids + 5, np.arange(n), np.arange(n), sim32.astype(np.float64))
+    args8 = tuple(a.astype(np.uint8) for a in args64[:6]) + (sim32,)
+    want = mot.canonical_metrics(*args64)
+    assert mot.canonical_metrics(*args8) == want
+    assert mot.clear_metrics(*args8) == mot.clear_metrics(*args64)
+    assert want["motp"] == pytest.approx(float(sim32.astype(np.float64).mean()), rel=1e-15)
+
+
+def test_clear_consecutive_switches_and_fragmentation_by_hand():
+    """Reference id 1 at frames 0, 1, 2, 3, 5 matched (similarity 1) to predictions 7, 7, 8,
+    9, 10; reference id 2 and prediction 11 at frame 4, no pair (so frame 4 is processed,
+    and id 2 is never matched). Switches at frames 2 (7 -> 8), 3 (8 -> 9) and 5 (9 -> 10):
+    all three count as last-matched switches; "consecutive" counts only those whose previous
+    match is at frame - 1: frames 2 and 3 (frame 5's previous match is at 3). Fragmentation:
+    id 1 has two runs over consecutive processed frames (0-3 and 5): 1; id 2 none: 0."""
+    gt_frame, gt_id = [0, 1, 2, 3, 5, 4], [1, 1, 1, 1, 1, 2]
+    pred_frame, pred_id = [0, 1, 2, 3, 5, 4], [7, 7, 8, 9, 10, 11]
+    pairs = ([0, 1, 2, 3, 4], [0, 1, 2, 3, 4], [1.0] * 5)
+    for rule, idsw in (("last_matched", 3), ("consecutive", 2)):
+        m = mot.clear_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs, idsw=rule)
+        assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"], m["frag"]) == (5, 1, 1, idsw, 1)
+        assert m["mota"] == pytest.approx((5 - 1 - idsw) / 6, abs=1e-15)

@@ -1,6 +1,7 @@
 """Mutation testing of the definition modules with mutmut; prints the score per module.
 
     python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR]
+    python tests/mutation/run.py MODULE --names NAME [NAME ...]
 
 Each module is mutated on its own, in a scratch copy of ``src/`` and ``tests/`` under
 ``--work`` (default ``build/mutmut/``), with only the tests that exercise it (``MODULES``), so one
@@ -9,6 +10,10 @@ tests may have changed); ``--report-only`` prints the scores of the last run. A 
 (``mutant-name  reason``) behaves exactly like the original on every valid input; it is
 counted apart, and the score is ``killed / (mutants - equivalent)`` (a timeout counts as
 killed; "no tests", a mutant that no selected test reaches, as survived). Not part of ``make test``.
+
+``--names`` runs again only the given mutants of one module (mutmut names or patterns, e.g. the
+survivors printed on stderr), against fresh copies of ``src/`` and ``tests/``, keeping the
+verdicts of the module's last run for every other mutant.
 """
 
 from __future__ import annotations
@@ -75,12 +80,14 @@ DEFINITIONS = {
     "andi/single.py": ["first_match", "_regular", "_int_cp", "score_tables", "_drop_last_unless",
                        "check_prediction_length", "error_SingleTraj_dataset"],
 }
-# registered_distance.py: its scoring, abstention and helper functions (not the fit).
+# registered_distance.py: its scoring, abstention, one-to-one assignment and helper functions
+# (not the fit).
 FUNCTIONS["verifiers/registered_distance.py"] = [
     "trackverify.verifiers.registered_distance.xǁRegisteredDistanceǁscore__mutmut_*",
     *(f"trackverify.verifiers.registered_distance.x_{name}__mutmut_*" for name in (
         "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
-        "ambiguity_k_from_ratios"))]
+        "ambiguity_k_from_ratios", "assign_detections", "contradicted_claims",
+        "detection_of_points", "frame_groups", "anchor_spacing", "_unique_detections"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
@@ -104,11 +111,13 @@ def equivalents() -> dict[str, str]:
     return out
 
 
-def prepare(module: str, work: Path) -> Path:
-    """A scratch copy of the sources and tests, with a setup.cfg for this module only."""
+def prepare(module: str, work: Path, keep_results: bool = False) -> Path:
+    """A scratch copy of the sources and tests, with a setup.cfg for this module only;
+    ``mutants/`` (mutmut's mutants and verdicts) is removed unless ``keep_results``."""
     scratch = work / module.replace("/", "_").removesuffix(".py")
     scratch.mkdir(parents=True, exist_ok=True)
-    for folder in ("src", "tests", "mutants"):  # "mutants": a fresh run, tests may have changed
+    # "mutants": a fresh run, tests may have changed
+    for folder in ("src", "tests") if keep_results else ("src", "tests", "mutants"):
         if (scratch / folder).exists():
             shutil.rmtree(scratch / folder)
         if folder != "mutants":
@@ -139,20 +148,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", default=list(MODULES))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--work", type=Path, default=REPO / "build" / "mutmut")
+    parser.add_argument("--names", nargs="+", default=[], metavar="NAME",
+                        help="run again only these mutants (names or patterns) of one module")
     parser.add_argument("--report-only", action="store_true",
                         help="print the scores of earlier runs without running mutmut")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.modules) - set(MODULES))
     if unknown:
         parser.error(f"unknown module(s) {unknown}; known: {sorted(MODULES)}")
+    if args.names and len(args.modules) != 1:
+        parser.error("--names needs exactly one module")
     equivalent = equivalents()
     rows = []
     for module in args.modules:
         scratch = args.work / module.replace("/", "_").removesuffix(".py")
         if not args.report_only:
-            scratch = prepare(module, args.work)
+            keep = bool(args.names) and (scratch / "mutants").exists()
+            scratch = prepare(module, args.work, keep_results=keep)
             subprocess.run([*MUTMUT, "run", "--max-children", str(args.jobs),
-                            *FUNCTIONS.get(module, [])], cwd=scratch,
+                            *(args.names or FUNCTIONS.get(module, []))], cwd=scratch,
                            stdout=subprocess.DEVNULL, check=False)
         if not (scratch / "mutants").exists():
             rows.append((module, None))
