@@ -25,11 +25,13 @@ MUTMUT = [sys.executable, "-m", "mutmut"]
 
 # The unit and scoring-program tests of andi/ (the parity harness runs the reference library,
 # far too slow per mutant); the stage framework with each stage's tests; conversion/ without
-# the one test that loads a real sentence-embedding model.
-ANDI = ["tests/andi/test_units.py", "tests/andi/test_scoring_program.py"]
+# the two tests that load a real sentence-embedding model (14 s each).
+ANDI = ["tests/andi/test_units.py", "tests/andi/test_core_hand.py", "tests/andi/test_scoring_program.py"]
 STAGES = ["tests/stages/test_stage_framework.py"]
-CONVERSION = ["tests/conversion", "--deselect",
-              "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings"]
+REAL_EMBEDDINGS = [
+    "--deselect", "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings",
+    "--deselect", "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
+CONVERSION = ["tests/conversion", *REAL_EMBEDDINGS]
 
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
@@ -41,7 +43,7 @@ MODULES: dict[str, list[str]] = {
     "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
     "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
                "tests/mot/test_associate.py"],
-    "andi/core.py": ["tests/andi/test_units.py"],
+    "andi/core.py": ANDI,
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
@@ -50,16 +52,16 @@ MODULES: dict[str, list[str]] = {
        for name in ("body_tracking", "features", "gait", "keypoints", "registration", "stats",
                     "walking")},
     "stages/common.py": ["tests/stages"],
-    **{f"conversion/{name}.py": CONVERSION for name in ("checks", "matching", "judge", "summary")},
+    **{f"conversion/{name}.py": CONVERSION for name in ("judge", "summary")},
+    # the matching and the verdicts called directly; the checks' end-to-end tests run
+    # in-process on a small data set (a 5-epoch decoder)
+    "conversion/matching.py": ["tests/conversion/test_summary_matching.py", *REAL_EMBEDDINGS],
+    "conversion/checks.py": ["tests/conversion/test_checks.py",
+                             "tests/conversion/test_checks_cli.py", *REAL_EMBEDDINGS],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
-FUNCTIONS = {
-    "andi/core.py": ["trackverify.andi.core.x_single_changepoint_error*",
-                     "trackverify.andi.core.x_changepoint_alpha_beta*",
-                     "trackverify.andi.core.x_jaccard_index*",
-                     "trackverify.andi.core.x_metric_*"],
-}
+FUNCTIONS: dict[str, list[str]] = {}
 # The definition functions of the stages (scores, tolerance ratios, pass rules; not the file
 # readers and checks) and of andi/single.py (scoring, not parsing).
 DEFINITIONS = {
@@ -84,6 +86,13 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
+
+# A mutant whose tests run longer than TIMEOUT times (their unmutated time + one second)
+# is stopped and counted as killed (a mutated loop bound that never ends): mutmut's
+# timeout_multiplier (its default, 15, let one hanging mutant of the slow CLI tests run for
+# ten minutes). Low enough that a hang costs seconds; high enough that a loaded machine
+# does not turn a slow surviving mutant into a false kill.
+TIMEOUT = 5.0
 
 KILLED = {"killed", "timeout", "segfault", "suspicious"}
 
@@ -119,6 +128,7 @@ def prepare(module: str, work: Path) -> Path:
         "[mutmut]\nsource_paths=src\n"
         f"only_mutate=src/trackverify/{module}\n"
         f"pytest_add_cli_args_test_selection={tests}\n"
+        f"timeout_multiplier={TIMEOUT}\n"
         "pytest_add_cli_args=-x\n    -q\n    -p\n    no:cacheprovider\n")
     return scratch
 

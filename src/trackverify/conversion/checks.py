@@ -250,10 +250,16 @@ def run_checks(submission: str | os.PathLike, reference: str | os.PathLike | Non
         if check["required"] and check["passed"] is None and not check["summary"].startswith(
                 "skipped"):
             warnings.append(f"{name}: {check['summary']}")
-    required = [c["passed"] for c in checks.values() if c["required"]]
-    verdict = False if False in required else (None if None in required else True)
-    return {"checks": checks, "passed": verdict, "warnings": warnings,
+    return {"checks": checks, "passed": verdict(checks), "warnings": warnings,
             "mode": "supervised" if ref is not None else "unsupervised"}
+
+
+def verdict(checks: dict[str, dict]) -> bool | None:
+    """The report's verdict from its checks, counting only the required ones: False when
+    one failed, else None when one could not be decided (``passed`` None), else True
+    (also when no check is required)."""
+    required = [c["passed"] for c in checks.values() if c["required"]]
+    return False if False in required else (None if None in required else True)
 
 
 def _statistics_check(agent: dict, ref: dict) -> dict:

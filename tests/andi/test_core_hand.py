@@ -1,0 +1,166 @@
+"""Hand-computed cases of the andi/core.py helpers the scorers do not reach: label lists,
+field-of-view cutting, data-frame conversion and the VIP choice. Every expected value was
+worked out by hand from the definitions in the docstrings and agrees with andi-datasets
+2.1.13 (``andi_datasets.utils_challenge``) on the same input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import trackverify.andi as A
+
+PAD = -1
+
+
+def test_label_continuous_to_list_by_hand():
+    # a change in any column is a changepoint: alpha at t = 3, only D at t = 5
+    labs = np.array([[1, 0.5, 2], [1, 0.5, 2], [1, 0.5, 2], [0.7, 0.3, 1], [0.7, 0.3, 1],
+                     [0.7, 0.9, 1]])
+    cp, alphas, Ds, states = A.label_continuous_to_list(labs)
+    assert cp.tolist() == [3, 5, 6]
+    assert alphas.tolist() == [1, 0.7, 0.7] and Ds.tolist() == [0.5, 0.3, 0.9]
+    assert states.tolist() == [2, 1, 1]
+    out = A.label_continuous_to_list(labs[:, :2])
+    assert len(out) == 3 and out[0].tolist() == [3, 5, 6] and out[2].tolist() == [0.5, 0.3, 0.9]
+    # no change: one segment ending at T
+    cp, alphas, _ = A.label_continuous_to_list(np.array([[1.0, 2.0]] * 4))
+    assert cp.tolist() == [4] and alphas.tolist() == [1.0]
+
+
+def test_label_list_to_continuous_by_hand():
+    # official: segment k covers (b_k, b_{k+1}] plus t = 0, one step after each changepoint
+    assert A.label_list_to_continuous([3, 5], [1, 2]).tolist() == [1, 1, 1, 1, 2]
+    assert A.label_list_to_continuous([2, 3, 6], [1, 2, 3]).tolist() == [1, 1, 1, 2, 3, 3]
+    # corrected: [b_k, b_{k+1}), the inverse of label_continuous_to_list
+    assert A.label_list_to_continuous([3, 5], [1, 2], corrected=True).tolist() == \
+        [1, 1, 1, 2, 2]
+    assert A.label_list_to_continuous([2, 3, 6], [1, 2, 3], corrected=True).tolist() == \
+        [1, 1, 2, 3, 3, 3]
+
+
+def _fov_case():
+    """Three trajectories of 12 frames in the FOV (0, 10) x (0, 10), cutoff 3.
+
+    0: x = 10 at t = 3 is on the edge (outside): runs [0, 3) (length 3 = cutoff, kept) and
+       [4, 12); labels constant.
+    1: x = 0 at t = 2 and y = 10 at t = 11 are outside: [0, 2) (length 2, dropped) and
+       [3, 11) with alpha 1 -> 0.5 at t = 7 (changepoint 4 of the piece); the state change
+       at t = 9 leaves a last run of 2 inside the piece, which the filter removes.
+    2: entirely outside.
+    """
+    trajs = np.zeros((3, 12, 2))
+    trajs[..., 1] = 5
+    trajs[0, :, 0] = [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 9, 9]
+    trajs[1, :, 0] = [1, 2, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3]
+    trajs[1, 11, 1] = 10
+    trajs[2, :, 0] = 20
+    labels = np.zeros((3, 12, 3))
+    labels[..., 0], labels[..., 1], labels[..., 2] = 1, 0.1, 2
+    labels[1, :, 0] = [1] * 7 + [0.5] * 5
+    labels[1, :, 1] = 0.2
+    labels[1, :, 2] = [2] * 9 + [3] * 3
+    return trajs, labels
+
+
+def test_array_to_df_cuts_runs_strictly_inside_the_fov():
+    trajs, labels = _fov_case()
+    before = trajs.copy(), labels.copy()
+    df_in, df_out = A.array_to_df(trajs, labels, 10, [0, 0], 10.0, 3)
+    assert np.array_equal(trajs, before[0]) and np.array_equal(labels, before[1])
+    assert list(df_in.columns) == ["traj_idx", "x", "y"]
+    assert df_in.traj_idx.tolist() == [0.0] * 3 + [1.0] * 8 + [2.0] * 8
+    assert df_in.x.tolist() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9] + [3] * 8
+    assert df_in.y.tolist() == [5.0] * 19
+    assert list(df_out.columns) == ["traj_idx", "Ds", "alphas", "states", "changepoints"]
+    assert df_out.traj_idx.tolist() == [0, 1, 2]
+    assert [list(v) for v in df_out.changepoints] == [[3], [8], [4, 8]]
+    assert [list(v) for v in df_out.alphas] == [[1.0], [1.0], [1.0, 0.5]]
+    assert [list(v) for v in df_out.Ds] == [[0.1], [0.1], [0.2, 0.2]]
+    assert [list(v) for v in df_out.states] == [[2.0], [2.0], [2.0, 2.0]]
+
+
+def test_array_to_df_defaults_fov_100_and_cutoff_10():
+    # x = 0.5 and y = 0.5 are just inside the default FOV (0, 100)^2, x = 100 is outside:
+    # one run of exactly 10 points (the default cutoff)
+    trajs = np.zeros((1, 12, 2))
+    trajs[0, :, 0] = [0.5] + [50] * 9 + [100, 100]
+    trajs[0, :, 1] = [0.5] + [50] * 11
+    df_in, df_out = A.array_to_df(trajs, np.ones((1, 12, 3)))
+    assert df_in.x.tolist() == [0.5] + [50.0] * 9 and df_in.y.tolist() == [0.5] + [50.0] * 9
+    assert [list(v) for v in df_out.changepoints] == [[10]]
+    # a run of 9 is below the cutoff: nothing
+    trajs[0, 9, 0] = 100
+    df_in, df_out = A.array_to_df(trajs, np.ones((1, 12, 3)))
+    assert len(df_in) == 0 and len(df_out) == 0
+    assert list(df_in.columns) == ["traj_idx", "x", "y"]
+
+
+def test_df_to_array_by_hand():
+    df = pd.DataFrame({"traj_idx": [0, 0, 1, 1], "frame": [0, 1, 1, 2],
+                       "x": [1.0, 2, 3, 4], "y": [5.0, 6, 7, 8]})
+    out = A.df_to_array(df)
+    assert out.shape == (3, 2, 2)  # T = max frame + 1, N = last traj_idx + 1
+    assert out.tolist() == [[[1, 5], [PAD, PAD]], [[2, 6], [3, 7]], [[PAD, PAD], [4, 8]]]
+    assert A.df_to_array(df, pad=7)[0, 1].tolist() == [7, 7]
+
+
+def _vip_case():
+    """Frame 0: particles at x = 0, 1, 10, (padded), 2 on y = 0. Lengths (get_VIP counts
+    the index of the last padded frame, else T = 3): 1, 3, 2, -, 3. Longest first, ties
+    in index order: 1, 4, 2, 0."""
+    a = np.zeros((3, 5, 2))
+    a[0, :, 0] = [0, 1, 10, PAD, 2]
+    a[0, 3] = PAD
+    a[1:] = 5
+    a[1:, 3] = PAD
+    a[1, 0] = PAD
+    a[2, 2] = PAD
+    return a
+
+
+def test_get_vip_longest_first_greedy_with_strict_distance():
+    a = _vip_case()
+    # from 1: particle 4 is at distance 1 (not > 2), particle 2 at 9
+    assert [int(i) for i in A.get_VIP(a, 2, 2)] == [1, 2]
+    # distance exactly 1 is not farther than 1
+    assert [int(i) for i in A.get_VIP(a, 2, 1)] == [1, 2]
+    # min distance 0.5: 4 (distance 1), then 2 (distances 9 and 8)
+    assert [int(i) for i in A.get_VIP(a, 3, 0.5)] == [1, 4, 2]
+    with pytest.raises(ValueError, match="^Number of VIP demanded is bigger than available "
+                                         "particles.$"):
+        A.get_VIP(a, 5, 0.5)
+
+
+def test_get_vip_inside_the_boundary_box():
+    # box (0, 10)^2 shrunk by 1: (1, 9)^2 strictly; particles 0 (x = 1), 3 (x = 9) and
+    # 4 (y = 9) are on the edge, 6 is padded; 1, 2, 5 are inside and pairwise > 2 apart
+    b = np.full((2, 7, 2), 5.0)
+    b[0] = [[1, 5], [5, 5], [8.5, 5], [9, 5], [5, 9], [5, 1.5], [PAD, PAD]]
+    np.random.seed(0)
+    got = A.get_VIP(b, 3, 2, PAD, 10, (0, 0), 1, False)
+    assert sorted(int(i) for i in got) == [1, 2, 5]
+    with pytest.raises(ValueError, match="bigger than available"):
+        A.get_VIP(b, 4, 2, PAD, 10, (0, 0), 1, False)
+    # default origin (0, 0) and margin 0: only x = 0 / 10 and y = 0 / 10 are on the edge
+    c = np.full((1, 4, 2), 5.0)
+    c[0] = [[0, 5], [0.5, 9.5], [9.5, 0.5], [5, 10]]
+    assert sorted(int(i) for i in A.get_VIP(c, 2, 2, PAD, 10, sort_length=False)) == [1, 2]
+    with pytest.raises(ValueError, match="bigger than available"):
+        A.get_VIP(c, 3, 2, PAD, 10, sort_length=False)
+
+
+def test_get_vip_restarts_at_random_and_gives_up_after_100():
+    # from the longest (particle 0 at x = 3) nothing is farther than 4; a random restart
+    # from particle 1 (x = 0) or 2 (x = 6) takes the other one
+    c = np.zeros((1, 3, 2))
+    c[0, :, 0] = [3, 0, 6]
+    np.random.seed(1)
+    assert sorted(int(i) for i in A.get_VIP(c, 2, 4)) == [1, 2]
+    d = np.zeros((1, 3, 2))
+    d[0, :, 0] = [0, 0.5, 1]
+    with pytest.raises(ValueError, match="^Could not find suitable VIP particles. This is due "
+                                         "to either having to few particles or them being too "
+                                         "close$"):
+        A.get_VIP(d, 2, 5)

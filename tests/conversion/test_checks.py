@@ -1,0 +1,122 @@
+"""The verdict rules of the converted-dataset verifier, called directly with hand-built
+inputs: the decoder fraction (agent BA >= 0.95 x reference BA), the output-class
+comparison, the missing-pairing rules, the required-files rule and the overall verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trackverify.conversion import checks as C
+from trackverify.conversion.decoder import DecoderResult
+
+
+def _decoded(names, ba):
+    return DecoderResult(output_names=list(names), balanced_accuracy=list(ba),
+                         chance=[0.5] * len(names), chance_normalised=[None] * len(names),
+                         n_classes=[2] * len(names), n_train_trials=8, n_test_trials=2)
+
+
+def test_decoder_fraction_boundary_is_inclusive():
+    # reference output i is paired with agent output j: {0: 1, 1: 0, 2: 2, 3: 3}
+    ref = _decoded(["a", "b", "c", "d"], [1.0, 0.5, 0.8, None])
+    agent = _decoded(["B", "A", "C", "D"], [0.475, 0.95, None, 0.9])
+    out = C._decoder_comparison(agent, ref, {0: 1, 1: 0, 2: 2, 3: 3}, {"passed": True})
+    rows = out["details"]["outputs"]
+    assert [(r["reference"], r["agent"]) for r in rows] == [("a", "A"), ("b", "B"), ("c", "C"),
+                                                            ("d", "D")]
+    # 0.95 = 0.95 x 1.0 and 0.475 = 0.95 x 0.5 pass (>=); undefined BA on either side fails
+    assert [r["passed"] for r in rows] == [True, True, False, False]
+    assert [r["agent_ba"] for r in rows] == [0.95, 0.475, None, 0.9]
+    assert [r["reference_ba"] for r in rows] == [1.0, 0.5, 0.8, None]
+    assert rows[0]["ratio"] == 0.95 and rows[1]["ratio"] == 0.95
+    assert rows[2]["ratio"] is None and rows[3]["ratio"] is None
+    assert [r["band"] for r in rows] == ["agreement", "agreement", None, None]
+    assert out["passed"] is False and out["required"] is True
+    assert out["summary"] == ("BA agent/reference: A 0.95/1, B 0.475/0.5, C undefined, "
+                              "D undefined")
+    assert out["details"]["threshold"] == 0.95
+    assert out["details"]["agent"] == agent.to_dict()
+    assert out["details"]["reference"] == ref.to_dict()
+
+
+def test_decoder_fraction_just_below_fails():
+    ref = _decoded(["a"], [1.0])
+    below = C._decoder_comparison(_decoded(["a"], [0.9499]), ref, {0: 0}, {"passed": True})
+    assert below["passed"] is False and below["details"]["outputs"][0]["passed"] is False
+    above = C._decoder_comparison(_decoded(["a"], [1.2]), ref, {0: 0}, {"passed": True})
+    assert above["passed"] is True and above["details"]["outputs"][0]["band"] == "blue"
+    assert above["summary"] == "BA agent/reference: a 1.2/1"
+
+
+@pytest.mark.parametrize("matching, passed, summary", [
+    (None, None, "unavailable: needs the output matching (B4)"),
+    (False, False, "no one-to-one output pairing (B4)"),
+])
+def test_missing_pairing(matching, passed, summary):
+    ref, agent = _decoded(["a"], [1.0]), _decoded(["a"], [1.0])
+    out = C._decoder_comparison(agent, ref, None, {"passed": matching})
+    assert (out["passed"], out["summary"], out["required"]) == (passed, summary, True)
+    assert out["details"] == {"agent": agent.to_dict(), "reference": ref.to_dict()}
+    classes = C._output_classes({}, {}, None, {"passed": matching})
+    assert (classes["passed"], classes["summary"], classes["details"]) == (passed, summary, {})
+
+
+def _outputs(names, rows):
+    """One session of one trial whose output variables take the values ``rows``."""
+    return {"output_names": list(names), "output": [[np.array(rows, dtype=float)]]}
+
+
+def test_output_classes_compare_paired_class_counts():
+    # reference: "x" 0..2 (3 classes), "y" 0..1 (2); agent: "Y" 0..1 (2), "X" 1..2 (2)
+    ref = _outputs(["x", "y"], [[0, 1, 2], [0, 1, 1]])
+    agent = _outputs(["Y", "X"], [[0, 1, 0], [1, 2, 2]])
+    out = C._output_classes(agent, ref, {0: 1, 1: 0}, {"passed": True})
+    rows = out["details"]["outputs"]
+    assert rows == [
+        {"reference": "x", "agent": "X", "reference_classes": 3, "agent_classes": 2,
+         "passed": False},
+        {"reference": "y", "agent": "Y", "reference_classes": 2, "agent_classes": 2,
+         "passed": True}]
+    assert out["passed"] is False and out["summary"] == "differ: X"
+    same = C._output_classes(agent, _outputs(["y", "x"], [[0, 1, 1], [2, 2, 1]]),
+                             {0: 0, 1: 1}, {"passed": True})
+    assert same["passed"] is True and same["summary"] == "equal for every output"
+
+
+def _check(passed, required=True):
+    return {"passed": passed, "required": required, "summary": "", "details": {}}
+
+
+@pytest.mark.parametrize("states, want", [
+    ([True, True], True),
+    ([True, None], None),
+    ([None, False], False),
+    ([False, True], False),
+    ([], True),
+])
+def test_verdict_of_required_checks(states, want):
+    checks = {f"c{k}": _check(p) for k, p in enumerate(states)}
+    assert C.verdict(checks) is want
+    # a check that is not required never changes the verdict
+    for extra in (False, None, True):
+        assert C.verdict({**checks, "recorded": _check(extra, required=False)}) is want
+
+
+def test_required_files_present_and_non_empty(tmp_path):
+    for name in C.REQUIRED_FILES:
+        (tmp_path / name).write_text("x")
+    out = C.check_required_files(tmp_path)
+    assert out["passed"] is True and out["summary"] == "all 5 present and non-empty"
+    assert out["details"]["files"]["README.md"] == {"path": "README.md", "present": True,
+                                                    "non_empty": True}
+    # the logs are recorded, never required
+    assert out["details"]["expected_logs"]["conversion_full_out.txt"] == {
+        "path": None, "present": False, "non_empty": False}
+    (tmp_path / "README.md").write_text("")
+    (tmp_path / "convert_data.py").unlink()
+    out = C.check_required_files(tmp_path)
+    assert out["passed"] is False
+    assert out["summary"] == "missing or empty: convert_data.py, README.md"
+    assert out["details"]["files"]["README.md"] == {"path": "README.md", "present": True,
+                                                    "non_empty": False}
