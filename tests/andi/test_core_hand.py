@@ -164,3 +164,145 @@ def test_get_vip_restarts_at_random_and_gives_up_after_100():
                                          "to either having to few particles or them being too "
                                          "close$"):
         A.get_VIP(d, 2, 5)
+
+
+def test_majority_filter_edges():
+    with pytest.raises(ValueError, match="^Window size must be odd$"):
+        A.majority_filter(np.array([1, 2, 3]), 4)
+    empty = A.majority_filter(np.array([], dtype=float), 5)
+    assert empty.shape == (0,)
+    assert A.majority_filter(np.array([7]), 3).tolist() == [7]
+
+
+def test_unique_labelled_edges():
+    values, index = A.unique_labelled(np.array([]))
+    assert values.shape == (0,) and index.shape == (0,)
+    values, index = A.unique_labelled([7])
+    assert values.tolist() == [7.0] and index.tolist() == [0.0]
+    # order of first appearance, not of value
+    values, index = A.unique_labelled([5, 5, 2, 9, 2])
+    assert values.tolist() == [5.0, 2.0, 9.0] and index.tolist() == [0, 0, 1, 2, 1]
+
+
+def test_label_filter_keeps_a_run_of_min_seg_and_reads_lists():
+    # the run of three 2s survives the window-5 majority filter (3 of 5 in its windows)
+    # and is exactly min_seg = 3 long: kept; with min_seg = 4 it joins the previous run
+    lab = [1.0] * 6 + [2.0] * 3 + [1.0] * 6
+    assert A.label_filter(np.array(lab)).tolist() == lab
+    assert A.label_filter(lab).tolist() == lab  # a list is read as an array
+    assert A.label_filter(np.array(lab), min_seg=4).tolist() == [1.0] * 15
+    same = A.label_filter([1.0, 1.0, 1.0])  # no change: returned as an array, unchanged
+    assert isinstance(same, np.ndarray) and same.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_segments_inside_a_shifted_fov():
+    # FOV (10, 15) x (20, 25): x = 10 and y = 20 are on the edges; x = 12 alone is inside
+    # but y = 20 is not; cutoff 3. An all-outside trajectory comes first.
+    trajs = np.zeros((2, 10, 2))
+    trajs[0] = [[0, 0]] * 10
+    trajs[1, :, 0] = [11, 12, 13, 10, 11, 12, 11, 14, 14.9, 12]
+    trajs[1, :, 1] = [21, 21, 21, 21, 24.9, 24, 20, 21, 22, 23]
+    labels = np.ones((2, 10, 3))
+    df_in, df_out = A.array_to_df(trajs, labels, 10, [10, 20], 5.0, 3)
+    # runs [0, 3) (length 3) and [4, 6) (length 2 < 3, dropped) and [7, 10) (length 3)
+    assert df_in.traj_idx.tolist() == [0.0] * 3 + [1.0] * 3
+    assert df_in.x.tolist() == [11, 12, 13, 14, 14.9, 12]
+    assert [list(v) for v in df_out.changepoints] == [[3], [3]]
+
+
+def test_df_to_array_counts_particles_from_the_last_row():
+    df = pd.DataFrame({"traj_idx": [0, 0, 1], "frame": [0, 1, 0], "x": [1.0, 2, 3],
+                       "y": [4.0, 5, 6]})
+    assert A.df_to_array(df).tolist() == [[[1, 4], [3, 6]], [[2, 5], [PAD, PAD]]]
+
+
+def test_get_vip_defaults_five_particles_farther_than_2():
+    # five particles 2.5 apart on a line: all five are farther than 2 from each other
+    a = np.zeros((2, 5, 2))
+    a[:, :, 0] = np.arange(5) * 2.5
+    assert [int(i) for i in A.get_VIP(a)] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="bigger than available"):
+        A.get_VIP(a, 6)
+    with pytest.raises(ValueError, match="Could not find"):
+        A.get_VIP(a, 5, 3)
+
+
+def test_get_vip_distance_to_every_elected_particle():
+    # from 0 (x = 0): 1 (x = 10) is taken; 2 (x = 1) is close to 0 but far from 1, so it
+    # is refused; 3 (x = 20) is taken
+    a = np.zeros((1, 4, 2))
+    a[0, :, 0] = [0, 10, 1, 20]
+    assert [int(i) for i in A.get_VIP(a, 3, 2)] == [0, 1, 3]
+
+
+def test_get_vip_lengths_come_from_the_x_coordinate_and_the_frame():
+    # 10 frames, 2 particles: particle 0 is padded from frame 5 (length 9, the index of
+    # its last padded frame), particle 1 never (length 10): particle 1 goes first
+    a = np.zeros((10, 2, 2))
+    a[:, 1, 0] = 5
+    a[5:, 0] = PAD
+    assert [int(i) for i in A.get_VIP(a, 2, 2)] == [1, 0]
+    # lengths 5, 2, 5, 1 (particle 1 padded at frame 2 only, 3 at frame 1 only): order
+    # 0, 2, 1, 3; a y coordinate equal to the pad value is a position, not padding
+    b = np.zeros((5, 4, 2))
+    b[:, :, 0] = [0, 10, 20, 30]
+    b[2, 1] = PAD
+    b[1, 3] = PAD
+    b[3, 0, 1] = PAD
+    assert [int(i) for i in A.get_VIP(b, 4, 2)] == [0, 2, 1, 3]
+    # at frame 0 only x decides whether a particle is present
+    c = np.zeros((1, 3, 2))
+    c[0] = [[0, PAD], [PAD, 5], [10, 0]]
+    assert [int(i) for i in A.get_VIP(c, 2, 2)] == [0, 2]
+    got = A.get_VIP(c, 2, 2, PAD, 20, (-5, -5), 0, False)
+    assert sorted(int(i) for i in got) == [0, 2]
+    with pytest.raises(ValueError, match="bigger than available"):
+        A.get_VIP(c, 3, 2, PAD, 20, (-5, -5), 0, False)
+
+
+def test_get_vip_boundary_box_is_not_square_around_the_origin():
+    # box x in (10 + 1, 10 + 5 - 1), y in (20 + 1, 20 + 5 - 1): (12, 22) and (13.5, 23.5)
+    # inside; (12, 21) and (12, 19.5) below the y margin, (14, 22) right of the x margin
+    b = np.zeros((1, 5, 2))
+    b[0] = [[12, 22], [13.5, 23.5], [12, 21], [12, 19.5], [14, 22]]
+    got = A.get_VIP(b, 2, 1, PAD, 5, (10, 20), 1, False)
+    assert sorted(int(i) for i in got) == [0, 1]
+    with pytest.raises(ValueError, match="bigger than available"):
+        A.get_VIP(b, 3, 1, PAD, 5, (10, 20), 1, False)
+
+
+def test_changepoint_assignment_cost_is_the_absolute_difference():
+    (rows, cols), cost = A.changepoint_assignment([10, 50], [48, 12])
+    assert cost.tolist() == [[38, 2], [2, 38]]
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+
+
+def test_jaccard_between_segments_counts():
+    # TP 2, FP 1 (t = 3), FN 1 (t = 0)
+    assert A.jaccard_between_segments(np.array([1, 1, 1, 0]), np.array([0, 1, 1, 1])) == 0.5
+    # the shorter prediction is padded with zeros: TP 1, FN 2
+    assert A.jaccard_between_segments(np.array([1, 1, 1]), np.array([1])) == 1 / 3
+    # TP 1, FP 0, FN 1
+    assert A.jaccard_between_segments(np.array([1, 1]), np.array([1, 0])) == 0.5
+
+
+@pytest.mark.parametrize("seed, first_hit", [(476, 100), (287, 101)])
+def test_get_vip_gives_up_after_100_random_starts(seed, first_hit):
+    # 198 particles at (1, 1) and two at (2, 1) and (0, 1), 2 apart: only a start at one
+    # of the two (particle 198 or 199) finds two particles farther than 1.5. Without
+    # sort_length every start is np.random.choice(candidates); with these seeds the first
+    # such start is draw 100 or 101. The attempt counter is checked after every attempt,
+    # also a successful one, so a success at draw 101 still gives up (andi-datasets
+    # 2.1.13 gives the same two outcomes).
+    a = np.ones((1, 200, 2))
+    a[0, 198] = [2, 1]
+    a[0, 199] = [0, 1]
+    np.random.seed(seed)
+    draws = [int(np.random.choice(np.arange(200))) for _ in range(first_hit)]
+    assert [i + 1 for i, d in enumerate(draws) if d >= 198] == [first_hit]
+    np.random.seed(seed)
+    if first_hit <= 100:
+        assert sorted(int(i) for i in A.get_VIP(a, 2, 1.5, sort_length=False)) == [198, 199]
+    else:
+        with pytest.raises(ValueError, match="Could not find suitable VIP"):
+            A.get_VIP(a, 2, 1.5, sort_length=False)
