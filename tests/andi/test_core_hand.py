@@ -306,3 +306,85 @@ def test_get_vip_gives_up_after_100_random_starts(seed, first_hit):
     else:
         with pytest.raises(ValueError, match="Could not find suitable VIP"):
             A.get_VIP(a, 2, 1.5, sort_length=False)
+
+
+def _pairs(out):
+    return [None if x is None else (x if isinstance(x, bool) else np.asarray(x).tolist())
+            for x in out]
+
+
+def test_check_no_changepoints_without_a_gt_changepoint():
+    # GT one segment (all 200 frames); prediction (0..50] (51 frames), (50..200) (149):
+    # Jaccard 51/200 and 149/200, so the GT segment takes predicted segment 1
+    want = [True, [[0.5, 0.9]], [[1.0, 1.2]], [[2, 3]]]
+    args = ([0.5], [1.0], [2], [50, 200], [0.3, 0.9], [1.1, 1.2], [1, 3])
+    assert _pairs(A.check_no_changepoints([200], *args)) == want
+    assert _pairs(A.check_no_changepoints(200, *args)) == want  # a bare int is one changepoint
+    both = A.check_no_changepoints([50, 200], [0.5], [1.0], [2], [30, 200], [0.1, 0.7], [1, 2],
+                                   [0, 1])
+    assert _pairs(both) == [False, None, None, None]
+
+
+def test_check_no_changepoints_without_a_predicted_changepoint():
+    # GT (0..50] 51, (50..120] 70, (120..200) 79 frames; the prediction's full segment best
+    # matches GT segment 2. Official: the GT segment at the position of that pair in the
+    # assignment (1); corrected: the matched GT segment (2)
+    args = ([50, 120, 200], [0.1, 0.2, 0.3], [1, 2, 3], [0, 1, 2], [200], [0.9, 0.0], [5, 0],
+            [3, 0])
+    assert _pairs(A.check_no_changepoints(*args)) == [True, [[0.2, 0.9]], [[2, 5]], [[1, 3]]]
+    assert _pairs(A.check_no_changepoints(*args, corrected=True)) == \
+        [True, [[0.3, 0.9]], [[3, 5]], [[2, 3]]]
+
+
+def test_check_no_changepoints_uses_the_corrected_segments():
+    # prediction changepoint 100 of T = 201. Official segments (0..100] 101 frames and
+    # (100..201) 100: the single GT segment takes segment 0; corrected [0, 100) 100 and
+    # [100, 201) 101: segment 1
+    args = ([201], [0.5], [1.0], [2], [100, 201], [0.1, 0.7], [1, 2], [0, 1])
+    assert _pairs(A.check_no_changepoints(*args))[1] == [[0.5, 0.1]]
+    assert _pairs(A.check_no_changepoints(*args, corrected=True))[1] == [[0.5, 0.7]]
+    assert A.segment_property_errors(*args, return_pairs=True)[0].tolist() == [[0.5, 0.1]]
+    assert A.segment_property_errors(*args, return_pairs=True,
+                                     corrected=True)[0].tolist() == [[0.5, 0.7]]
+
+
+def test_segment_functions_with_an_explicit_length():
+    # with T the lists hold only the inner changepoints; an empty prediction is [T - 1]
+    out = A.check_no_changepoints([50], [0.5], [1.0], [2], [], [0.7], [1.0], [2], T=100)
+    assert _pairs(out) == [True, [[0.5, 0.7]], [[1.0, 1.0]], [[2, 2]]]
+    pa, pd_, ps = A.segment_property_errors([50], [0.5, 1.0], [1.0, 2.0], [2, 1], [], [0.7],
+                                            [1.0], [2], T=100, return_pairs=True)
+    assert pa.tolist() == [[0.5, 0.7]]
+    # GT (0..50], (50..120], (120..150); prediction (0..30], (30..70], (70..90], (90..150)
+    pa, pd_, ps = A.segment_property_errors(
+        [50, 120], [0.5, 1.0, 1.5], [1.0, 2.0, 3.0], [2, 1, 0], [30, 70, 90],
+        [0.7, 1.2, 0.1, 0.4], [1.0, 3.0, 9.0, 4.0], [2, 0, 3, 1], T=150, return_pairs=True)
+    assert pa.tolist() == [[0.5, 0.7], [1.0, 0.1], [1.5, 0.4]]
+    assert pd_.tolist() == [[1, 1], [2, 9], [3, 4]] and ps.tolist() == [[2, 2], [1, 3], [0, 1]]
+
+
+def test_segment_property_errors_by_hand():
+    # GT (0..50], (50..200); prediction (0..48], (48..120], (120..200): GT 0 -> 0, GT 1 -> 2
+    args = ([50, 200], [0.5, 1.0], [1.0, 2.0], [2, 1], [48, 120, 200], [0.7, 1.2, 0.1],
+            [1.0, 3.0, 9.0], [2, 0, 3])
+    pa, pd_, ps = A.segment_property_errors(*args, return_pairs=True)
+    assert pa.tolist() == [[0.5, 0.7], [1.0, 0.1]] and ps.tolist() == [[2, 2], [1, 3]]
+    alpha, d, state = A.segment_property_errors(*args)
+    assert alpha == pytest.approx((0.2 + 0.9) / 2, rel=1e-12)
+    assert d == pytest.approx((np.log(3) - np.log(10)) ** 2 / 2, rel=1e-12)
+    assert state == 0.5
+    # only as many GT segments as GT values are paired (min of the alpha and D lists)
+    pa, _, _ = A.segment_property_errors([50, 120, 200], [0.5, 1.0], [1.0, 2.0, 3.0],
+                                         [2, 1, 0], [48, 118, 200], [0.7, 1.2, 0.1],
+                                         [1.0, 3.0, 9.0], [2, 0, 3], return_pairs=True)
+    assert pa.tolist() == [[0.5, 0.7], [1.0, 1.2]]
+
+
+def test_segment_assignment_corrected_breaks_the_official_tie():
+    # T = 12. Corrected segments: GT [0, 1), [1, 12); prediction [0, 1), [1, 6), [6, 12):
+    # GT 1 overlaps prediction 1 by 5 of 11 and prediction 2 by 6 of 11 -> prediction 2
+    g, p = [1, 12], [1, 6, 12]
+    pa, _, _ = A.segment_property_errors(g, [0, 1], [0, 1], [0, 1], p, [10, 11, 12],
+                                         [10, 11, 12], [10, 11, 12], return_pairs=True,
+                                         corrected=True)
+    assert pa.tolist() == [[0, 10], [1, 12]]
