@@ -56,7 +56,8 @@ MODULES: dict[str, list[str]] = {
     **{f"conversion/{name}.py": CONVERSION for name in ("judge", "summary")},
     # the matching and the verdicts called directly; the checks' end-to-end tests run
     # in-process on a small data set (a 5-epoch decoder)
-    "conversion/matching.py": ["tests/conversion/test_summary_matching.py", *REAL_EMBEDDINGS],
+    "conversion/matching.py": ["tests/conversion/test_matching_hand.py",
+                               "tests/conversion/test_summary_matching.py", *REAL_EMBEDDINGS],
     "conversion/checks.py": ["tests/conversion/test_checks.py",
                              "tests/conversion/test_checks_cli.py", *REAL_EMBEDDINGS],
 }
