@@ -388,3 +388,46 @@ def test_segment_assignment_corrected_breaks_the_official_tie():
                                          [10, 11, 12], [10, 11, 12], return_pairs=True,
                                          corrected=True)
     assert pa.tolist() == [[0, 10], [1, 12]]
+
+
+def test_create_binary_segment_official_corrected_and_negative():
+    # official: (0, 3] plus t = 0, then (3, 5); corrected: [0, 3), [3, 5)
+    assert A.create_binary_segment([3], 5).tolist() == [[1, 1, 1, 1, 0], [0, 0, 0, 0, 1]]
+    assert A.create_binary_segment([3], 5, corrected=True).tolist() == \
+        [[1, 1, 1, 0, 0], [0, 0, 0, 1, 1]]
+    # negative changepoints follow python slicing (andi-datasets): [1:-1] and [-1:]
+    assert A.create_binary_segment([-2], 5).tolist() == [[1, 1, 1, 1, 0], [0, 0, 0, 0, 1]]
+    assert A.create_binary_segment([2, -1], 6).tolist() == \
+        [[1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]]
+
+
+def test_segment_assignment_with_an_explicit_length_by_hand():
+    # T = 100: GT (0..50] 51, (50..100) 49 frames; prediction (0..30] 31, (30..60] 30,
+    # (60..100) 39: Jaccard 31/51, 20/61, 0 / 0, 10/69, 39/49
+    want = [[1 - 31 / 51, 1 - 20 / 61, 1.0], [1.0, 1 - 10 / 69, 1 - 39 / 49]]
+    for gt in ([50], 50):
+        (rows, cols), cost = A.segment_assignment(gt, [30, 60], T=100)
+        np.testing.assert_allclose(cost, want, rtol=1e-12)
+        assert rows.tolist() == [0, 1] and cols.tolist() == [0, 2]
+    # an empty list is one changepoint at T - 1: official, one full segment and an empty one
+    (_, cols), cost = A.segment_assignment([], [30], T=100)
+    np.testing.assert_allclose(cost, [[1 - 31 / 100, 1 - 69 / 100], [1, 1]], rtol=1e-12)
+    (_, cols), cost = A.segment_assignment([40], [], T=100)
+    np.testing.assert_allclose(cost, [[1 - 41 / 100, 1], [1 - 59 / 100, 1]], rtol=1e-12)
+    # corrected: [0, 99) and [99, 100) against [0, 30) and [30, 100)
+    _, cost = A.segment_assignment([], [30], T=100, corrected=True)
+    np.testing.assert_allclose(cost, [[1 - 30 / 99, 1 - 69 / 100], [1, 1 - 1 / 70]], rtol=1e-12)
+    _, cost = A.segment_assignment([40], [], T=100, corrected=True)
+    np.testing.assert_allclose(cost, [[1 - 40 / 99, 1], [1 - 59 / 100, 1 - 1 / 60]],
+                               rtol=1e-12)
+
+
+def test_segment_assignment_without_length_by_hand():
+    # the last element is the length; a single one is a changepoint at the end (a full
+    # segment and an empty one): GT all 200 frames vs (0..50] 51 and (50..200) 149
+    (rows, cols), cost = A.segment_assignment([200], [50, 200])
+    np.testing.assert_allclose(cost, [[1 - 51 / 200, 1 - 149 / 200], [1, 1]], rtol=1e-12)
+    assert cols.tolist() == [1, 0]
+    # two elements: one inner changepoint -> two GT segments
+    _, cost = A.segment_assignment([50, 200], [200])
+    assert cost.shape == (2, 2)
