@@ -431,3 +431,30 @@ def test_segment_assignment_without_length_by_hand():
     # two elements: one inner changepoint -> two GT segments
     _, cost = A.segment_assignment([50, 200], [200])
     assert cost.shape == (2, 2)
+
+
+def test_enforce_min_segment_length_by_hand():
+    # default min_seg 3: runs of 3 stay; a leading short run takes the following value
+    assert A.enforce_min_segment_length(np.array([1, 1, 1, 2, 2, 2])).tolist() == \
+        [1, 1, 1, 2, 2, 2]
+    assert A.enforce_min_segment_length(np.array([1, 2, 2, 2, 2])).tolist() == [2] * 5
+    # a later short run takes the value of the previous long run; integers stay integers
+    out = A.enforce_min_segment_length(np.array([5, 5, 5, 7, 5, 5, 5, 9, 9]))
+    assert out.tolist() == [5, 5, 5, 5, 5, 5, 5, 5, 5] and out.dtype == np.int64
+    # min_seg 4: the leading run of 3 is short and takes the following value
+    assert A.enforce_min_segment_length(np.array([1, 1, 1, 2, 2, 2]), 4).tolist() == [2] * 6
+
+
+def test_get_vip_many_equal_lengths_keep_index_order():
+    # 50 particles 3 apart, lengths 3, 1, 3, 2, 3, ... (padded at frame 1 or 2): the order
+    # is longest first and, among equal lengths, by index (a stable sort; numpy's default
+    # sort does not keep it for this many ties)
+    n = 50
+    lengths = [3, 1, 3, 2, 3] * 10
+    a = np.zeros((3, n, 2))
+    a[:, :, 0] = np.arange(n) * 3.0
+    for i, length in enumerate(lengths):
+        if length < 3:
+            a[length, i] = PAD
+    want = sorted(range(n), key=lambda i: -lengths[i])  # Python's sort is stable
+    assert [int(i) for i in A.get_VIP(a, n, 2)] == want
