@@ -27,7 +27,8 @@ MUTMUT = [sys.executable, "-m", "mutmut"]
 # far too slow per mutant); the stage framework with each stage's tests; conversion/ without
 # the two tests that load a real sentence-embedding model (14 s each).
 ANDI = ["tests/andi/test_units.py", "tests/andi/test_core_hand.py", "tests/andi/test_ensemble_hand.py",
-        "tests/andi/test_codalab_hand.py", "tests/andi/test_scoring_program.py"]
+        "tests/andi/test_codalab_hand.py", "tests/andi/test_single_hand.py",
+        "tests/andi/test_scoring_program.py"]
 STAGES = ["tests/stages/test_stage_framework.py"]
 REAL_EMBEDDINGS = [
     "--deselect", "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings",
