@@ -458,3 +458,24 @@ def test_get_vip_many_equal_lengths_keep_index_order():
             a[length, i] = PAD
     want = sorted(range(n), key=lambda i: -lengths[i])  # Python's sort is stable
     assert [int(i) for i in A.get_VIP(a, n, 2)] == want
+
+
+def test_integer_predictions_and_output_dtypes():
+    # a bare int prediction is one changepoint, as a bare int truth
+    args = ([50, 120, 200], [0.1, 0.2, 0.3], [1, 2, 3], [0, 1, 2])
+    assert _pairs(A.check_no_changepoints(*args, 200, [0.9, 0.0], [5, 0], [3, 0])) == \
+        [True, [[0.2, 0.9]], [[2, 5]], [[1, 3]]]
+    _, cost = A.segment_assignment([30, 60], 50, T=100)
+    np.testing.assert_allclose(cost, [[1 - 31 / 51, 1.0], [1 - 20 / 61, 1 - 10 / 69],
+                                      [1.0, 1 - 39 / 49]], rtol=1e-12)
+    # the majority filter keeps the input's dtype
+    out = A.majority_filter(np.array([1, 2, 2, 1, 1]), 3)
+    assert out.tolist() == [1, 2, 2, 1, 1] and out.dtype == np.int64
+
+
+def test_fov_upper_x_edge_uses_the_x_length():
+    # FOV (10, 15) x (20, 25): x = 16 is right of the FOV even though 16 < 20 + 5
+    trajs = np.full((1, 4, 2), 22.0)
+    trajs[0, :, 0] = [11, 12, 16, 13]
+    df_in, _ = A.array_to_df(trajs, np.ones((1, 4, 3)), 10, [10, 20], 5.0, 2)
+    assert df_in.x.tolist() == [11, 12]
