@@ -123,3 +123,28 @@ def test_printed_summary_equals_the_reference(capsys):
     A.error_SingleTraj_dataset(TRUE, TRUE)
     text = capsys.readouterr().out
     assert "missing" not in text and "RMSE: 0 \nJaccard Index: 1 \n" in text
+
+
+def test_negative_changepoints_take_the_reference_path():
+    """Negative changepoints on both sides: segments follow python slicing (andi-datasets),
+    GT [0, 95] and [96, 99], prediction [0, 40] and [41, 99]; Jaccard 41/96, 55/100, 0,
+    4/59 pairs GT 0 with prediction 1 and GT 1 with prediction 0 (the interval engine
+    would see {0} and everything on both sides and pair them in order)."""
+    true = _frame([[0.0, [1.0, 2.0], [1.0, 0.5], [2.0, 1.0], [-5.0, 100.0]]])
+    pred = _frame([[0.0, [1.0, 2.0], [0.3, 0.9], [2.0, 1.0], [-60.0, 100.0]]])
+    rmse, ji, alpha, d, state = A.error_SingleTraj_dataset(pred, true, prints=False)
+    assert (rmse, ji, state) == (0, 0.0, 0.0)  # |-5 - -60| = 55: FP + FN
+    assert alpha == pytest.approx((0.1 + 0.2) / 2, rel=1e-12)
+    assert d == pytest.approx(((math.log(2) - math.log(3)) ** 2
+                               + (math.log(3) - math.log(2)) ** 2) / 2, rel=1e-12)
+
+
+def test_printed_changepoint_scores_are_rounded_to_3_digits(capsys):
+    # changepoint distances 1 and 2: RMSE sqrt(2.5) = 1.5811..., printed 1.581
+    true = _frame([[0.0, [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [40.0, 100.0]],
+                   [1.0, [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [60.0, 100.0]]])
+    pred = _frame([[0.0, [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [41.0, 100.0]],
+                   [1.0, [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [62.0, 100.0]]])
+    rmse, ji, *_ = A.error_SingleTraj_dataset(pred, true)
+    assert rmse == pytest.approx(math.sqrt(2.5), rel=1e-12) and ji == 1.0
+    assert "\nRMSE: 1.581 \nJaccard Index: 1.0 \n" in capsys.readouterr().out
