@@ -120,3 +120,86 @@ def test_required_files_present_and_non_empty(tmp_path):
     assert out["summary"] == "missing or empty: convert_data.py, README.md"
     assert out["details"]["files"]["README.md"] == {"path": "README.md", "present": True,
                                                     "non_empty": False}
+
+
+def _data(in_names, out_names, inputs, outputs, n_trials=2, neurons=3):
+    """One session of ``n_trials`` trials of 4 bins; every trial has the same inputs and
+    outputs (rows = variables)."""
+    trial = lambda rows, d: np.array(rows, dtype=float).reshape(d, 4)  # noqa: E731
+    return {"neural": [[np.zeros((neurons, 4)) for _ in range(n_trials)]],
+            "input": [[trial(inputs, len(in_names)) for _ in range(n_trials)]],
+            "output": [[trial(outputs, len(out_names)) for _ in range(n_trials)]],
+            "input_names": list(in_names), "output_names": list(out_names),
+            "subjects": ["m1"]}
+
+
+def _no_embed(names):
+    raise AssertionError(f"identical names need no embedding ({names})")
+
+
+def test_matching_identical_names():
+    ref = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2])
+    inp, out, pairing = C._matching(ref, ref, _no_embed)
+    assert (inp["passed"], inp["summary"]) == (True, "mean cost 0 (< 1.0)")
+    assert set(inp["details"]) == {"mean_cost", "threshold", "pairs", "n_reference", "n_agent"}
+    assert inp["details"]["pairs"][0]["reference"] == "speed"
+    assert (out["passed"], out["summary"]) == (True, "mean cost 0 (< 1.0)")
+    assert pairing == {0: 0}
+
+
+def test_matching_passes_the_embedding_on():
+    calls = []
+
+    def embed(names):
+        calls.append(list(names))
+        return np.array([[1.0, 0.0]] * len(names))  # every cosine 1
+
+    ref = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2])
+    agent = _data(["velocity"], ["decision"], [0, 1, 2, 3], [0, 1, 1, 2])
+    inp, out, pairing = C._matching(agent, ref, embed)
+    assert calls == [["speed", "velocity"], ["choice", "decision"]]
+    assert inp["passed"] is True and out["passed"] is True and pairing == {0: 0}
+
+
+def test_matching_unavailable_and_incomplete():
+    def unavailable(names):
+        raise C.EmbeddingsUnavailable("no model here")
+
+    ref = _data(["speed"], ["choice", "lick"], [0, 1, 2, 3], [[0, 1, 1, 2], [0, 1, 0, 1]])
+    agent = _data(["velocity"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2])
+    inp, out, pairing = C._matching(agent, ref, unavailable)
+    assert inp == {"passed": None, "required": True, "summary": "unavailable: no model here",
+                   "details": {"available": False, "reason": "no model here"}}
+    # one agent output for two reference outputs: no pairing, the reason as summary
+    assert out["passed"] is False and pairing is None
+    assert out["summary"] == "1 output variables, the reference has 2"
+    # an input pairing is never taken as the output pairing
+    same_inputs = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2])
+    _, out, pairing = C._matching(same_inputs, ref, _no_embed)
+    assert pairing is None and out["passed"] is False
+
+
+def test_matching_summaries():
+    # outputs recoded 0..2 -> 0..4: paired by name at cost 0, but the ranges differ
+    ref = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2])
+    agent = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 2, 2, 4])
+    _, out, pairing = C._matching(agent, ref, _no_embed)
+    assert out["summary"] == "mean cost 0 (< 1.0); output ranges differ"
+    assert out["passed"] is False and pairing == {0: 0}
+    # no input variable on either side: nothing to pair
+    empty = _data([], ["choice"], [], [0, 1, 1, 2])
+    inp, _, _ = C._matching(empty, empty, _no_embed)
+    assert (inp["passed"], inp["summary"]) == (True, "no variables")
+
+
+def test_statistics_check_summaries():
+    ref = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2], n_trials=10)
+    same = C._statistics_check(ref, ref)
+    assert (same["passed"], same["summary"]) == (True, "all within tolerance")
+    assert same["details"]["n_trials_total"]["ratio"] == 1.0
+    # 8 of 10 trials (ratio 0.8) and 2 of 3 neurons (0.667): both out of [0.9, 1.1]
+    fewer = _data(["speed"], ["choice"], [0, 1, 2, 3], [0, 1, 1, 2], n_trials=8, neurons=2)
+    out = C._statistics_check(fewer, ref)
+    assert out["passed"] is False
+    assert out["summary"] == "out of tolerance: n_trials_total, n_neurons_total"
+    assert out["details"]["n_trials_total"]["ratio"] == 0.8
