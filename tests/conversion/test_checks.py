@@ -203,3 +203,10 @@ def test_statistics_check_summaries():
     assert out["passed"] is False
     assert out["summary"] == "out of tolerance: n_trials_total, n_neurons_total"
     assert out["details"]["n_trials_total"]["ratio"] == 0.8
+
+
+def test_output_classes_name_every_differing_output():
+    ref = _outputs(["x", "y"], [[0, 1, 2], [0, 1, 1]])
+    agent = _outputs(["X", "Y"], [[0, 1, 1], [0, 1, 2]])
+    out = C._output_classes(agent, ref, {0: 0, 1: 1}, {"passed": True})
+    assert out["summary"] == "differ: X, Y" and out["passed"] is False
