@@ -479,3 +479,20 @@ def test_fov_upper_x_edge_uses_the_x_length():
     trajs[0, :, 0] = [11, 12, 16, 13]
     df_in, _ = A.array_to_df(trajs, np.ones((1, 4, 3)), 10, [10, 20], 5.0, 2)
     assert df_in.x.tolist() == [11, 12]
+
+
+def test_segment_costs_of_empty_and_one_frame_segments():
+    # official single changepoints: a full and an empty segment on each side; two empty
+    # segments have Jaccard 0 (cost 1), not 1
+    _, cost = A.segment_assignment([200], [200])
+    assert cost.tolist() == [[0.0, 1.0], [1.0, 1.0]]
+    # corrected [0, 1) against [0, 1): one frame, Jaccard 1
+    _, cost = A.segment_assignment([1, 12], [1, 6, 12], corrected=True)
+    assert cost[0, 0] == 0.0
+    np.testing.assert_allclose(cost[1], [1.0, 1 - 5 / 11, 1 - 6 / 11], rtol=1e-12)
+
+
+def test_create_binary_segment_negative_with_a_middle_segment():
+    # bounds (0, 2, 4, -1): [1:3], [3:5], [5:0] (empty), then [0:] for the last
+    assert A.create_binary_segment([2, 4, -1], 6).tolist() == [
+        [1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]]
