@@ -148,3 +148,60 @@ def test_printed_changepoint_scores_are_rounded_to_3_digits(capsys):
     rmse, ji, *_ = A.error_SingleTraj_dataset(pred, true)
     assert rmse == pytest.approx(math.sqrt(2.5), rel=1e-12) and ji == 1.0
     assert "\nRMSE: 1.581 \nJaccard Index: 1.0 \n" in capsys.readouterr().out
+
+
+def test_predicted_changepoints_are_truncated_to_integers():
+    # 40.7 is read as 40 (as andi-datasets): distance 0, RMSE 0
+    true = _frame([[0.0, [1.0, 2.0], [1.0, 0.5], [2.0, 1.0], [40.0, 100.0]]])
+    pred = _frame([[0.0, [1.0, 2.0], [1.0, 0.5], [2.0, 1.0], [40.7, 100.0]]])
+    assert A.error_SingleTraj_dataset(pred, true, prints=False) == (0.0, 1.0, 0.0, 0.0, 1.0)
+
+
+def test_missing_substitute_keeps_a_fractional_threshold():
+    # the missing trajectory's changepoints are 10 vs 10 + 2.5 (not truncated to 12):
+    # distance 2.5 is not < 2.5, an FP + FN; trajectory 0 is a TP. (andi-datasets raises
+    # on a fractional threshold.)
+    true = _frame([[0.0, [1.0, 2.0], [1.0, 0.5], [2.0, 1.0], [40.0, 100.0]],
+                   [1.0, [2.0], [0.5], [1.0], [100.0]]])
+    pred = _frame([[0.0, [1.0, 2.0], [1.0, 0.5], [2.0, 1.0], [40.0, 100.0]]])
+    assert A.error_SingleTraj_dataset(pred, true, threshold_cp=2.5, prints=False)[:2] == \
+        (0.0, 1 / 3)
+
+
+def test_invalid_state_of_a_state_0_truth():
+    # state 7 > 4 is invalid and replaced by threshold_error_s (default 0): correct
+    true = _frame([[0.0, [1.0], [1.0], [0.0], [100.0]]])
+    pred = _frame([[0.0, [1.0], [1.0], [7.0], [100.0]]])
+    assert A.error_SingleTraj_dataset(pred, true, prints=False)[4] == 1.0
+    assert A.error_SingleTraj_dataset(pred, true, threshold_error_s=3, prints=False)[4] == 0.0
+
+
+def test_a_prediction_without_changepoints_is_missing():
+    true = _frame([[0.0, [1.0], [1.0], [2.0], [100.0]], [1.0, [2.0], [0.5], [1.0], [100.0]]])
+    empty = _frame([[0.0, [1.0], [1.0], [2.0], [100.0]], [1.0, [], [], [], []]])
+    got = A.error_SingleTraj_dataset(empty, true, prints=False)
+    assert got == A.error_SingleTraj_dataset(empty.iloc[:1], true, prints=False)
+    assert got[1] == pytest.approx(1 / 3)
+
+
+def test_score_tables_defaults_and_groups():
+    from trackverify.andi.single import Table, score_tables
+
+    true = Table.from_df(_frame([[0.0, [1.0], [1.0], [2.0], [100.0]],
+                                 [0.0, [1.0], [1.0], [2.0], [100.0]]]))
+
+    def pred(D, alpha):
+        return Table.from_df(_frame([[0.0, [1.0], [1.0], [2.0], [100.0]],
+                                     [0.0, [D], [alpha], [2.0], [100.0]]]))
+
+    # the same traj_idx in groups 0 and 1: each truth takes its own group's prediction
+    # (alpha 1.4 in group 1): MAE 0.2 over the two
+    got = score_tables(true, pred(1.0, 1.4), true_group=[0, 1], pred_group=[0, 1])
+    assert got.alpha == pytest.approx(0.2, rel=1e-12) and got.missing.tolist() == []
+    # official by default: a negative D counts as |D|
+    assert score_tables(true, pred(-1.0, 1.0), true_group=[0, 1], pred_group=[0, 1]).D == 0.0
+    # corrected, default bounds alpha <= 2 and D <= 1e6: 2.5 and 1e6 + 0.5 are invalid
+    got = score_tables(true, pred(1e6 + 0.5, 2.5), true_group=[0, 1], pred_group=[0, 1],
+                       corrected=True)
+    assert got.alpha == pytest.approx(2 / 2, rel=1e-12)  # replaced by truth + 2
+    assert got.D == pytest.approx((math.log(2 + 1e5) - math.log(2)) ** 2 / 2, rel=1e-12)
