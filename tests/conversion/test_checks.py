@@ -210,3 +210,81 @@ def test_output_classes_name_every_differing_output():
     agent = _outputs(["X", "Y"], [[0, 1, 1], [0, 1, 2]])
     out = C._output_classes(agent, ref, {0: 0, 1: 1}, {"passed": True})
     assert out["summary"] == "differ: X, Y" and out["passed"] is False
+
+
+def _submission(folder, data=None, sample=None):
+    """A submission folder of the synthetic dataset; ``sample`` replaces sample_data.pkl
+    (bytes), or removes it (False)."""
+    from trackverify.conversion.synthetic import SyntheticSpec, make_dataset, write_submission
+
+    data = make_dataset(SyntheticSpec(n_sessions=3, n_trials=4, n_neurons=6, n_bins=5)) \
+        if data is None else data
+    write_submission(folder, data)
+    if sample is False:
+        (folder / "sample_data.pkl").unlink()
+    elif sample is not None:
+        (folder / "sample_data.pkl").write_bytes(sample)
+    return folder
+
+
+def _spec_data():
+    from trackverify.conversion.synthetic import SyntheticSpec, make_dataset
+
+    return make_dataset(SyntheticSpec(n_sessions=3, n_trials=4, n_neurons=6, n_bins=5))
+
+
+def test_check_format_valid_missing_and_unloadable(tmp_path):
+    check, data, warnings = C.check_format(_submission(tmp_path / "ok"))
+    assert (check["passed"], check["summary"], warnings) == (True, "valid", [])
+    assert data is not None and check["details"]["sample_data.pkl"]["n_errors"] == 0
+    # the sample is optional
+    check, _, _ = C.check_format(_submission(tmp_path / "nosample", sample=False))
+    assert (check["passed"], check["summary"]) == (True, "valid")
+    assert check["details"]["sample_data.pkl"] == {"present": False}
+    folder = _submission(tmp_path / "nodata")
+    (folder / "converted_data.pkl").unlink()
+    check, data, _ = C.check_format(folder)
+    assert (check["passed"], check["summary"], data) == (False, "converted_data.pkl missing",
+                                                         None)
+    folder = _submission(tmp_path / "garbage")
+    (folder / "converted_data.pkl").write_bytes(b"not a pickle")
+    check, _, _ = C.check_format(folder)
+    assert check["passed"] is False
+    assert check["summary"].startswith("converted_data.pkl not loadable: ")
+    assert check["summary"] == "converted_data.pkl not loadable: " + \
+        check["details"]["converted_data.pkl"]["error"]
+
+
+def test_check_format_counts_errors_of_both_files(tmp_path):
+    from trackverify.conversion.synthetic import malformed_variants
+
+    bad = malformed_variants(_spec_data())
+    # converted_data.pkl with errors, no sample: only its errors are counted
+    check, data, _ = C.check_format(_submission(tmp_path / "a", bad["time_mismatch"],
+                                                sample=False))
+    n = check["details"]["converted_data.pkl"]["n_errors"]
+    assert n >= 1 and data is None
+    assert check["summary"] == f"{n} error(s): time_mismatch"
+    # a valid dataset with an invalid sample: the sample's errors fail the check
+    sample = _submission(tmp_path / "s", bad["non_finite"])
+    check, data, _ = C.check_format(
+        _submission(tmp_path / "b", sample=(sample / "sample_data.pkl").read_bytes()))
+    m = check["details"]["sample_data.pkl"]["n_errors"]
+    assert check["passed"] is False and data is not None
+    assert check["summary"] == f"{m} error(s): non_finite"
+    # an unloadable sample fails the check and says so
+    check, _, _ = C.check_format(_submission(tmp_path / "c", sample=b"not a pickle"))
+    assert check["passed"] is False
+    assert check["summary"] == "sample_data.pkl not loadable: " + \
+        check["details"]["sample_data.pkl"]["error"]
+
+
+def test_check_format_warnings_name_file_count_and_first_message(tmp_path):
+    from trackverify.conversion.synthetic import warning_variants
+
+    data = warning_variants(_spec_data())["neural_not_float"]
+    check, _, warnings = C.check_format(_submission(tmp_path, data, sample=False))
+    entry = check["details"]["converted_data.pkl"]["warnings"]["neural_not_float"]
+    assert check["passed"] is True
+    assert warnings == [f"converted_data.pkl: {entry['count']} x neural_not_float (e.g. "
+                        f"{entry['messages'][0]})"]
