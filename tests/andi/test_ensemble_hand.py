@@ -16,7 +16,7 @@ TWO_D = np.array([[1.0, 2.0], [3.0, 4.0]])
 
 
 @pytest.mark.parametrize("model, labels, counts", [
-    ("dimerization", [0, 1, 1, 2], [1, 2]),          # states 0 and 1
+    ("dimerization", [0, 1, 1, 1, 2], [1, 3]),       # states 0 and 1
     ("confinement", [1, 2, 2, 2, 0], [3, 1]),        # "f" (2) then "c" (1)
 ])
 def test_extract_ensemble_two_state_models(model, labels, counts):
@@ -36,9 +36,9 @@ def test_extract_ensemble_single_multi_and_traps():
     full = A.extract_ensemble(np.array([0, 1, 1, 2]), three)
     assert full.tolist() == [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6], [1, 3, 5], [2, 4, 6], [1, 2, 1]]
     # immobile traps: "i" (0) immobile with alpha = D = 0, then "f" (2)
-    traps = A.extract_ensemble(np.array([0, 0, 2, 2, 2, 1]),
+    traps = A.extract_ensemble(np.array([0, 0, 2, 2, 2, 2, 1]),
                                {"model": "immobile_traps", "alphas": [0.1, 0.2], "Ds": [1, 2]})
-    assert traps.tolist() == [[0, 0.1], [0, 0.2], [0, 1], [0, 2], [2, 3]]
+    assert traps.tolist() == [[0, 0.1], [0, 0.2], [0, 1], [0, 2], [2, 4]]
     with pytest.raises(UnboundLocalError, match="unknown model 'other'"):
         A.extract_ensemble(np.array([0]), {"model": "other", "alphas": TWO_ALPHA, "Ds": TWO_D})
 
