@@ -182,3 +182,14 @@ def test_corrected_distance_with_a_mean_far_outside_the_bounds():
             - truncnorm.mean(-50, 149.9, loc=0.5, scale=0.01))
     a, d = A.error_Ensemble_dataset(true, pred, size_support=200_000, corrected=True)
     assert a == pytest.approx(want, abs=1e-6) and d == pytest.approx(0.0, abs=1e-12)
+
+
+def test_corrected_distance_normalises_weights_below_1():
+    # counts 0.2 and 0.3 (summing to 0.5) are kept as weights; each mixture CDF is
+    # divided by their sum, so a shift of every alpha mean by 0.1 is still W1 = 0.1
+    true = TRUE.copy()
+    true[4] = [0.2, 0.3]
+    shifted = true.copy()
+    shifted[0] += 0.1
+    a, d = A.error_Ensemble_dataset(true, shifted, size_support=2000, corrected=True)
+    assert a == pytest.approx(0.1, abs=1e-7) and d == pytest.approx(0.0, abs=1e-12)

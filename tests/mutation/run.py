@@ -1,11 +1,12 @@
 """Mutation testing of the definition modules with mutmut; prints the score per module.
 
-    python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR]
+    python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR] [--recheck | --report-only]
 
 Each module is mutated on its own, in a scratch copy of ``src/`` and ``tests/`` under
 ``--work`` (default ``build/mutmut/``), with only the tests that exercise it (``MODULES``), so one
 module takes minutes rather than the whole suite per mutant. Each run starts afresh (the
-tests may have changed); ``--report-only`` prints the scores of the last run. A mutant listed in ``tests/mutation/equivalent.txt``
+tests may have changed); ``--report-only`` prints the scores of the last run; ``--recheck``
+runs the current tests against that run's survivors (``recheck``). A mutant listed in ``tests/mutation/equivalent.txt``
 (``mutant-name  reason``) behaves exactly like the original on every valid input; it is
 counted apart, and the score is ``killed / (mutants - equivalent)`` (a timeout counts as
 killed; "no tests", a mutant that no selected test reaches, as survived). Not part of ``make test``.
@@ -15,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,11 +170,60 @@ def statuses(scratch: Path) -> dict[str, str]:
     return result
 
 
+def recheck(module: str, scratch: Path, names: list[str]) -> dict[str, str]:
+    """Run the module's current tests against each named mutant of an earlier run.
+
+    mutmut itself re-runs a mutant only by resetting the whole module's results, so after
+    new tests are written the survivors are checked here the way mutmut checks a mutant:
+    the selected tests, with ``MUTANT_UNDER_TEST`` naming it, against the mutated copy in
+    ``mutants/src`` (a failing test kills it; a run longer than TIMEOUT times the
+    unmutated run, plus a minute, counts as a timeout). The module's source must be the
+    one that was mutated. Verdicts are kept in ``recheck.json`` and override mutmut's.
+    """
+    source = f"src/trackverify/{module}"
+    if (REPO / source).read_bytes() != (scratch / source).read_bytes():
+        raise SystemExit(f"{module} changed since it was mutated: run it again")
+    shutil.rmtree(scratch / "tests")
+    shutil.copytree(REPO / "tests", scratch / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for path in (REPO / "src").rglob("*.py"):  # the other modules as they are now
+        relative = path.relative_to(REPO)
+        if relative != Path(source):
+            (scratch / "mutants" / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, scratch / "mutants" / relative)
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+               *MODULES[module]]
+    scratch = scratch.resolve()  # the tests run inside it
+    env = {**os.environ, "PYTHONPATH": str(scratch / "mutants" / "src")}
+
+    def run_tests(name: str, timeout: float | None):
+        return subprocess.run(command, cwd=scratch, env={**env, "MUTANT_UNDER_TEST": name},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=timeout, check=False).returncode
+
+    start = time.monotonic()
+    if run_tests("", None) != 0:
+        raise SystemExit(f"the tests of {module} fail without a mutant")
+    limit = TIMEOUT * (time.monotonic() - start) + 60
+    path = scratch / "recheck.json"
+    verdicts = json.loads(path.read_text()) if path.exists() else {}
+    for name in names:
+        try:
+            verdicts[name] = "killed" if run_tests(name, limit) != 0 else "survived"
+        except subprocess.TimeoutExpired:
+            verdicts[name] = "timeout"
+        path.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
+    return verdicts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=list(MODULES))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--work", type=Path, default=REPO / "build" / "mutmut")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run the current tests against the survivors of the last run "
+                             "(see recheck) and print the scores")
     parser.add_argument("--report-only", action="store_true",
                         help="print the scores of earlier runs without running mutmut")
     args = parser.parse_args(argv)
@@ -181,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for module in args.modules:
         scratch = args.work / module.replace("/", "_").removesuffix(".py")
-        if not args.report_only:
+        if not (args.report_only or args.recheck):
             scratch = prepare(module, args.work)
             subprocess.run([*MUTMUT, "run", "--max-children", str(args.jobs),
                             *FUNCTIONS.get(module, [])], cwd=scratch,
@@ -190,6 +243,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((module, None))
             continue
         found = statuses(scratch)
+        if args.recheck:
+            recheck(module, scratch, sorted(
+                n for n, st in found.items() if st in ("survived", "no tests")
+                and n not in equivalent and any(fnmatch.fnmatch(n, p) for p in
+                                                FUNCTIONS.get(module, ["*"]))))
+        if (scratch / "recheck.json").exists():
+            found.update(json.loads((scratch / "recheck.json").read_text()))
         if module in FUNCTIONS:
             found = {n: s for n, s in found.items()
                      if any(fnmatch.fnmatch(n, p) for p in FUNCTIONS[module])}
