@@ -288,3 +288,96 @@ def test_check_format_warnings_name_file_count_and_first_message(tmp_path):
     assert check["passed"] is True
     assert warnings == [f"converted_data.pkl: {entry['count']} x neural_not_float (e.g. "
                         f"{entry['messages'][0]})"]
+
+
+def _fake_decoder(monkeypatch, ba, cn):
+    """run_checks with a decoder that returns fixed balanced accuracies (and records the
+    configuration it was given)."""
+    seen = []
+
+    def run_decoder(data, config):
+        seen.append(config)
+        names = list(data["output_names"])
+        return DecoderResult(output_names=names, balanced_accuracy=list(ba[:len(names)]),
+                             chance=[0.5] * len(names),
+                             chance_normalised=list(cn[:len(names)]),
+                             n_classes=[2] * len(names), n_train_trials=8, n_test_trials=2)
+
+    monkeypatch.setattr(C, "run_decoder", run_decoder)
+    return seen
+
+
+def test_run_checks_unsupervised_report(tmp_path, monkeypatch):
+    from trackverify.conversion.decoder import DecoderConfig
+
+    seen = _fake_decoder(monkeypatch, [0.9, 0.6], [None, 0.5])
+    config = DecoderConfig(epochs=3)
+    report = C.run_checks(_submission(tmp_path), None, config)
+    assert seen == [config]
+    checks = report["checks"]
+    assert report["mode"] == "unsupervised" and report["passed"] is True
+    assert list(checks) == ["required_files", "format", "variables", "decoder"]
+    assert {k: checks["variables"][k] for k in ("passed", "required", "summary")} == \
+        {"passed": None, "required": False, "summary": "recorded (no threshold)"}
+    assert set(checks["variables"]["details"]) == {"input_ranges", "output_ranges",
+                                                   "output_class_counts",
+                                                   "output_class_fractions"}
+    names = checks["decoder"]["details"]["outputs"]
+    first, second = list(names)
+    assert checks["decoder"]["summary"] == \
+        f"chance-normalised BA (no threshold): {first} undefined, {second} 0.5"
+    assert (checks["decoder"]["passed"], checks["decoder"]["required"]) == (None, False)
+    assert report["warnings"] == ["expected logs missing or empty: " + ", ".join(C.EXPECTED_LOGS)]
+
+
+def test_run_checks_skips_the_rest_after_a_format_error(tmp_path, monkeypatch):
+    from trackverify.conversion.synthetic import malformed_variants
+
+    _fake_decoder(monkeypatch, [1.0, 1.0], [1.0, 1.0])
+    sub = _submission(tmp_path / "bad", malformed_variants(_spec_data())["time_mismatch"])
+    ref = _submission(tmp_path / "ref")
+    for reference, names in ((None, ["variables", "decoder"]),
+                             (ref, ["summary_statistics", "input_matching", "output_matching",
+                                    "output_classes", "decoder"])):
+        report = C.run_checks(sub, reference)
+        assert list(report["checks"]) == ["required_files", "format", *names]
+        for name in names:
+            assert report["checks"][name] == {
+                "passed": None, "required": reference is not None, "details": {},
+                "summary": "skipped: converted_data.pkl failed format validation"}
+        assert report["passed"] is False
+        assert not any("skipped" in w for w in report["warnings"])
+
+
+def test_run_checks_supervised_warns_about_undecided_checks(tmp_path, monkeypatch):
+    _fake_decoder(monkeypatch, [0.9, 0.9], [0.8, 0.8])
+    folder = _submission(tmp_path / "sub")
+    for name in C.EXPECTED_LOGS:
+        (folder / name).write_text("log")
+
+    def unavailable(names):
+        raise C.EmbeddingsUnavailable("no model")
+
+    data = _spec_data()
+    data["input_names"] = [n + "_renamed" for n in data["input_names"]]
+    sub = _submission(tmp_path / "renamed", data)
+    for name in C.EXPECTED_LOGS:
+        (sub / name).write_text("log")
+    report = C.run_checks(sub, _submission(tmp_path / "ref"), embed=unavailable)
+    assert report["mode"] == "supervised" and report["passed"] is None
+    assert report["checks"]["input_matching"]["passed"] is None
+    assert report["warnings"] == ["input_matching: unavailable: no model"]
+    # the same decoder accuracy on both sides passes the decoder check
+    assert report["checks"]["decoder"]["passed"] is True
+    report = C.run_checks(folder, _submission(tmp_path / "ref2"), embed=unavailable)
+    assert report["passed"] is True and report["warnings"] == []
+
+
+def test_run_checks_refuses_a_missing_folder_or_a_file(tmp_path):
+    with pytest.raises(C.InputError, match="folder not found") as exc:
+        C.run_checks(tmp_path / "nope")
+    assert exc.value.source == str(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(C.InputError, match="not a folder") as exc:
+        C.run_checks(tmp_path / "file")
+    assert exc.value.source == str(tmp_path / "file")
