@@ -49,17 +49,18 @@ MODULES: dict[str, list[str]] = {
     "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
     "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
                "tests/mot/test_associate.py"],
-    "andi/core.py": ["tests/andi/test_units.py", "tests/andi/test_core_hand.py",
-                     "tests/andi/test_single_hand.py", "tests/andi/test_scoring_program.py"],
+    "andi/core.py": ["tests/andi/test_core_hand.py", "tests/andi/test_single_hand.py",
+                     "tests/andi/test_units.py", "tests/andi/test_scoring_program.py"],
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
     "andi/_engine.py": ANDI,
-    # each with the tests that call it directly (the scoring-program tests run every
-    # module; the ensemble distance on its default million-point grid is slow per mutant)
-    "andi/single.py": ["tests/andi/test_units.py", "tests/andi/test_single_hand.py",
+    # each with the tests that call it directly, hand-computed ones first (the
+    # scoring-program tests run every module; the ensemble distance on its default
+    # million-point grid is slow per mutant)
+    "andi/single.py": ["tests/andi/test_single_hand.py", "tests/andi/test_units.py",
                        "tests/andi/test_scoring_program.py"],
-    "andi/ensemble.py": ["tests/andi/test_units.py", "tests/andi/test_ensemble_hand.py",
+    "andi/ensemble.py": ["tests/andi/test_ensemble_hand.py", "tests/andi/test_units.py",
                          "tests/andi/test_scoring_program.py"],
     "andi/codalab.py": ["tests/andi/test_codalab_hand.py", "tests/andi/test_scoring_program.py"],
     **{f"stages/{name}.py": [f"tests/stages/test_stage_{name}.py", *STAGES]
