@@ -172,3 +172,26 @@ def test_missing_tracks(tmp_path):
                               *((f"tr1.ta1.{k}", v) for k, v in MAX_SINGLE.items())]
         assert rep.tables == {}
         assert "no submission for this track" in rep.problems[0].message
+
+
+def test_public_tasks_official_by_default_and_their_maxima(tmp_path):
+    # a negative predicted D: official |D| (exact), corrected invalid (truth + 1e5)
+    _experiment(tmp_path, 2, 0, [(["0,1.0,1.0,2,200"], ["0,-1.0,1.0,2,200"])],
+                ens_pred="nan;0.01;1.0;0.1;1")
+    avg, _ = codalab.run_single_task([0], 2, tmp_path / "res", tmp_path / "ref")
+    assert avg[3] == 0.0
+    avg, _ = codalab.run_single_task([0], 2, tmp_path / "res", tmp_path / "ref", corrected=True)
+    assert avg[3] == pytest.approx((math.log(2 + 1e5) - math.log(2)) ** 2, rel=1e-12)
+    # the public ensemble task reports a failure by its maxima too
+    (alpha, d), _ = codalab.run_ensemble_task([0], 2, tmp_path / "res", tmp_path / "ref")
+    assert (alpha, d) == (1.999, 1e6 - 1e-12)
+
+
+def test_task_maximum_message(tmp_path):
+    one = ["0,1.0,1.0,2,200"]
+    _experiment(tmp_path, 2, 0, [(one, None)])
+    problems = []
+    codalab._run_single([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"), False, problems)
+    assert [str(p) for p in problems] == [
+        f"{tmp_path / 'res' / 'track_2' / 'exp_0' / 'fov_0.txt'}: missing file; the "
+        "single-trajectory task of this track gets the maximum errors (official rule)"]
