@@ -193,3 +193,10 @@ def test_corrected_distance_normalises_weights_below_1():
     shifted[0] += 0.1
     a, d = A.error_Ensemble_dataset(true, shifted, size_support=2000, corrected=True)
     assert a == pytest.approx(0.1, abs=1e-7) and d == pytest.approx(0.0, abs=1e-12)
+
+
+def test_distribution_distance_refuses_zero_weights_as_scipy():
+    x, q = np.array([0.0, 1.0, 3.0]), np.array([0.0, 0.0, 1.0])
+    for p_, q_ in ((np.zeros(3), q), (q, np.zeros(3))):
+        with pytest.raises(ValueError, match="sum must be positive"):
+            A.distribution_distance(p_, q_, x)
