@@ -172,7 +172,9 @@ def statuses(scratch: Path) -> dict[str, str]:
 
 
 def recheck(module: str, scratch: Path, names: list[str]) -> dict[str, str]:
-    """Run the module's current tests against each named mutant of an earlier run.
+    """Run the module's current tests against each named mutant of an earlier run (its
+    survivors, and its timeouts: on a loaded machine a mutant that fails at once can
+    still miss mutmut's tight time limit).
 
     mutmut itself re-runs a mutant only by resetting the whole module's results, so after
     new tests are written the survivors are checked here the way mutmut checks a mutant:
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         found = statuses(scratch)
         if args.recheck:
             recheck(module, scratch, sorted(
-                n for n, st in found.items() if st in ("survived", "no tests")
+                n for n, st in found.items() if st in ("survived", "no tests", "timeout")
                 and n not in equivalent and any(fnmatch.fnmatch(n, p) for p in
                                                 FUNCTIONS.get(module, ["*"]))))
         if (scratch / "recheck.json").exists():
