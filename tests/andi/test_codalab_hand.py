@@ -195,3 +195,47 @@ def test_task_maximum_message(tmp_path):
     assert [str(p) for p in problems] == [
         f"{tmp_path / 'res' / 'track_2' / 'exp_0' / 'fov_0.txt'}: missing file; the "
         "single-trajectory task of this track gets the maximum errors (official rule)"]
+
+
+def test_tracks_are_scored_independently(tmp_path):
+    one = ["0,1.0,1.0,2,200"]
+    # reference tracks 1 and 2; only track 2 submitted, and a stray file in the reference
+    ref1, _ = _experiment(tmp_path, 1, 0, [(one, one)])
+    (ref1 / "vip_idx_fov_0.txt").write_text("0\n")
+    _experiment(tmp_path, 2, 0, [(one, one)])
+    shutil.rmtree(tmp_path / "res" / "track_1")
+    (tmp_path / "ref" / "track_2" / "notes.txt").write_text("x")
+    rep = codalab.score(tmp_path)
+    scores = _scores(rep)
+    assert [k for k, _ in rep.scores][:2] == ["tr1.ta2.D", "tr1.ta2.alpha"]
+    assert scores["tr1.ta1.alpha"] == 2 and scores["tr2.ta1.alpha"] == 0
+    assert scores["tr2.ta1.JI"] == 1 and len(rep.scores) == 14
+    assert [(p.source, p.message, p.severity) for p in rep.problems] == [
+        (str(tmp_path / "res" / "track_1"), "no submission for this track; both tasks get "
+         "the maximum errors", "error"),
+        (str(tmp_path / "ref" / "track_2" / "notes.txt"), "not an experiment folder; ignored",
+         "warning")]
+    # track 1 submitted, track 2 not: track 1's scores are kept
+    shutil.copytree(tmp_path / "res" / "track_2", tmp_path / "res" / "track_1")
+    shutil.rmtree(tmp_path / "res" / "track_2")
+    scores = _scores(codalab.score(tmp_path))
+    assert scores["tr1.ta1.alpha"] == 0 and scores["tr2.ta1.alpha"] == 2
+    assert len(scores) == 14
+
+
+def test_no_reference_track_is_reported_by_folder(tmp_path):
+    one = ["0,1.0,1.0,2,200"]
+    _experiment(tmp_path, 2, 0, [(one, one)])
+    (tmp_path / "res" / "track_1").mkdir()
+    rep = codalab.score(tmp_path)
+    assert [(p.source, p.message) for p in rep.problems] == [
+        (str(tmp_path / "ref" / "track_1"), "no reference for this track; it is not scored")]
+
+
+def test_corrected_ensemble_distance_of_d(tmp_path):
+    # D means 1 and 2 (sd 0.1, corrected): W1 = 1 (the official log-grid number is 1.216)
+    one = ["0,1.0,1.0,2,200"]
+    _experiment(tmp_path, 2, 0, [(one, one)], ens_pred="0.5;0.01;2.0;0.1;1")
+    scores = _scores(codalab.score(tmp_path, corrected=True))
+    assert scores["tr2.ta2.D"] == pytest.approx(1.0, abs=1e-6)
+    assert scores["tr2.ta2.alpha"] == pytest.approx(0.0, abs=1e-12)
