@@ -205,3 +205,34 @@ def test_score_tables_defaults_and_groups():
                        corrected=True)
     assert got.alpha == pytest.approx(2 / 2, rel=1e-12)  # replaced by truth + 2
     assert got.D == pytest.approx((math.log(2 + 1e5) - math.log(2)) ** 2 / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("corrected", [False, True])
+def test_validity_bounds_are_inclusive(corrected):
+    """alpha exactly 0 or 2, D exactly 1e-6 (corrected bound) and states exactly 0 or 4 are
+    valid predictions, scored as they are: truth alpha 1, D 1, state 3."""
+    true = _frame([[0.0, [1.0], [1.0], [3.0], [100.0]], [1.0, [1.0], [1.0], [3.0], [100.0]]])
+    pred = _frame([[0.0, [1e-6], [0.0], [0.0], [100.0]], [1.0, [1.0], [2.0], [4.0], [100.0]]])
+    _, _, alpha, d, state = A.error_SingleTraj_dataset(pred, true, threshold_error_s=3,
+                                                       prints=False, corrected=corrected)
+    assert alpha == 1.0
+    assert d == pytest.approx((math.log(2) - math.log1p(1e-6)) ** 2 / 2, rel=1e-12)
+    assert state == 0.0  # 0 and 4 vs 3: both valid, both wrong (the substitute 3 is not)
+
+
+def test_fast_path_segment_pairing_official_and_corrected():
+    # GT (0..50], (50..120], (120..200); no predicted changepoint. Official: the GT
+    # segment at the position of the pair in the assignment (1, alpha 0.2); corrected:
+    # the matched GT segment (2, alpha 0.3)
+    true = _frame([[0.0, [1.0, 1.0, 1.0], [0.1, 0.2, 0.3], [1.0, 1.0, 1.0],
+                    [50.0, 120.0, 200.0]]])
+    pred = _frame([[0.0, [1.0], [0.9], [1.0], [200.0]]])
+    assert A.error_SingleTraj_dataset(pred, true, prints=False)[2] == pytest.approx(0.7)
+    assert A.error_SingleTraj_dataset(pred, true, prints=False, corrected=True)[2] == \
+        pytest.approx(0.6)
+    # corrected segments T = 12: GT [0, 1), [1, 12) against [0, 1), [1, 6), [6, 12):
+    # GT 1 takes prediction 2 (6/11 > 5/11)
+    true = _frame([[0.0, [1.0, 1.0], [0.1, 0.2], [1.0, 1.0], [1.0, 12.0]]])
+    pred = _frame([[0.0, [1.0, 1.0, 1.0], [0.3, 0.5, 0.9], [1.0, 1.0, 1.0], [1.0, 6.0, 12.0]]])
+    assert A.error_SingleTraj_dataset(pred, true, prints=False, corrected=True)[2] == \
+        pytest.approx((0.2 + 0.7) / 2)
