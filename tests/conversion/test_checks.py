@@ -381,3 +381,21 @@ def test_run_checks_refuses_a_missing_folder_or_a_file(tmp_path):
     with pytest.raises(C.InputError) as exc:
         C.run_checks(tmp_path / "file")
     assert (exc.value.problem, exc.value.source) == ("not a folder", str(tmp_path / "file"))
+
+
+def test_check_format_summary_lists_codes_and_parts(tmp_path):
+    from trackverify.conversion.synthetic import malformed_variants
+
+    bad = malformed_variants(_spec_data())
+    sample = _submission(tmp_path / "s", bad["non_finite"])
+    # errors in both files: the codes of both, sorted
+    check, _, _ = C.check_format(_submission(tmp_path / "a", bad["time_mismatch"],
+                                             sample=(sample / "sample_data.pkl").read_bytes()))
+    n = sum(check["details"][f]["n_errors"] for f in ("converted_data.pkl", "sample_data.pkl"))
+    assert check["summary"] == f"{n} error(s): non_finite, time_mismatch"
+    # errors in the data and an unloadable sample: both parts
+    check, _, _ = C.check_format(_submission(tmp_path / "b", bad["time_mismatch"],
+                                             sample=b"not a pickle"))
+    m = check["details"]["converted_data.pkl"]["n_errors"]
+    assert check["summary"] == (f"{m} error(s): time_mismatch; sample_data.pkl not loadable: "
+                                + check["details"]["sample_data.pkl"]["error"])
