@@ -200,3 +200,12 @@ def test_distribution_distance_refuses_zero_weights_as_scipy():
     for p_, q_ in ((np.zeros(3), q), (q, np.zeros(3))):
         with pytest.raises(ValueError, match="sum must be positive"):
             A.distribution_distance(p_, q_, x)
+
+
+def test_counts_summing_to_2_are_normalised():
+    # counts (1, 1) become weights (0.5, 0.5); the mae compares the unnormalised densities,
+    # so the weights show (andi-datasets 2.1.13, size_support=2000)
+    true, pred = TRUE.copy(), PRED.copy()
+    true[4] = pred[4] = [1, 1]
+    assert A.error_Ensemble_dataset(true, pred, size_support=2000, metric="mae") == \
+        pytest.approx((0.19146095253474013, 0.016329684517743148), rel=1e-9)
