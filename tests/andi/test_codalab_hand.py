@@ -239,3 +239,18 @@ def test_corrected_ensemble_distance_of_d(tmp_path):
     scores = _scores(codalab.score(tmp_path, corrected=True))
     assert scores["tr2.ta2.D"] == pytest.approx(1.0, abs=1e-6)
     assert scores["tr2.ta2.alpha"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_reference_lines_are_read_strictly_and_reported_as_reference(tmp_path):
+    # a blank line (warning) and a line of length 0 (rejected by the strict reader, so
+    # trajectory 1 is not in the reference)
+    true = ["0,1.0,1.0,2,200", "", "1,1.0,1.0,2,0"]
+    ref, _ = _experiment(tmp_path, 2, 0, [(true, ["0,1.0,1.0,2,200"])])
+    problems = []
+    avg, frame = codalab._run_single([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"), False,
+                                     problems)
+    assert frame.num_trajs.tolist() == [1] and tuple(avg) == (0, 1, 0, 0, 1)
+    source = str(ref / "traj_labs_fov_0.txt")
+    assert [(p.source, p.line, p.message, p.severity) for p in problems] == [
+        (source, 2, "reference: blank line ignored", "warning"),
+        (source, 3, "reference: trajectory length 0 < 1; line rejected", "error")]
