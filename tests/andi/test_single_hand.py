@@ -236,3 +236,13 @@ def test_fast_path_segment_pairing_official_and_corrected():
     pred = _frame([[0.0, [1.0, 1.0, 1.0], [0.3, 0.5, 0.9], [1.0, 1.0, 1.0], [1.0, 6.0, 12.0]]])
     assert A.error_SingleTraj_dataset(pred, true, prints=False, corrected=True)[2] == \
         pytest.approx((0.2 + 0.7) / 2)
+
+
+def test_negative_changepoints_corrected_take_the_corrected_slicing():
+    """Corrected segments with python slicing, T = 10: GT [0:-4] = 0..5 and [-4:] = 6..9,
+    prediction [0:-1] = 0..8 and [-1:] = {9}; Jaccard 6/9, 0, 3/10, 1/4 pairs GT 0 with
+    prediction 0 and GT 1 with prediction 1 (the official segments pair them crosswise)."""
+    true = _frame([[0.0, [1.0, 1.0], [0.1, 1.0], [1.0, 1.0], [-4.0, 10.0]]])
+    pred = _frame([[0.0, [1.0, 1.0], [0.3, 1.5], [1.0, 1.0], [-1.0, 10.0]]])
+    out = A.error_SingleTraj_dataset(pred, true, prints=False, corrected=True)
+    assert out[2] == pytest.approx((0.2 + 0.5) / 2, rel=1e-12)
