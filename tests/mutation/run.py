@@ -6,10 +6,11 @@ Each module is mutated on its own, in a scratch copy of ``src/`` and ``tests/`` 
 ``--work`` (default ``build/mutmut/``), with only the tests that exercise it (``MODULES``), so one
 module takes minutes rather than the whole suite per mutant. Each run starts afresh (the
 tests may have changed); ``--report-only`` prints the scores of the last run; ``--recheck``
-runs the current tests against that run's survivors (``recheck``). A mutant listed in ``tests/mutation/equivalent.txt``
-(``mutant-name  reason``) behaves exactly like the original on every valid input; it is
-counted apart, and the score is ``killed / (mutants - equivalent)`` (a timeout counts as
-killed; "no tests", a mutant that no selected test reaches, as survived). Not part of ``make test``.
+runs the current tests against that run's survivors (``recheck``). A mutant listed in
+``tests/mutation/equivalent.txt`` (``mutant-name  reason``) behaves exactly like the original
+on every valid input; it is counted apart, and the score is ``killed / (mutants -
+equivalent)`` (a timeout counts as killed; "no tests", a mutant that no selected test
+reaches, as survived). Not part of ``make test``.
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ MUTMUT = [sys.executable, "-m", "mutmut"]
 # The unit and scoring-program tests of andi/ (the parity harness runs the reference library,
 # far too slow per mutant); the stage framework with each stage's tests; conversion/ without
 # the two tests that load a real sentence-embedding model (14 s each).
-ANDI = ["tests/andi/test_units.py", "tests/andi/test_core_hand.py", "tests/andi/test_ensemble_hand.py",
-        "tests/andi/test_codalab_hand.py", "tests/andi/test_single_hand.py",
-        "tests/andi/test_scoring_program.py"]
+ANDI = ["tests/andi/test_units.py", "tests/andi/test_core_hand.py",
+        "tests/andi/test_ensemble_hand.py", "tests/andi/test_codalab_hand.py",
+        "tests/andi/test_single_hand.py", "tests/andi/test_scoring_program.py"]
 STAGES = ["tests/stages/test_stage_framework.py"]
 REAL_EMBEDDINGS = [
-    "--deselect", "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings",
-    "--deselect", "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
+    "--deselect",
+    "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings",
+    "--deselect",
+    "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
 CONVERSION = ["tests/conversion", *REAL_EMBEDDINGS]
 
 # module (path under src/trackverify) -> the tests that exercise it
