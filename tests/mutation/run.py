@@ -1,28 +1,36 @@
 """Mutation testing of the definition modules with mutmut; prints the score per module.
 
-    python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR]
+    python tests/mutation/run.py [MODULE ...] [--jobs N] [--work DIR] [--recheck | --report-only]
     python tests/mutation/run.py MODULE --names NAME [NAME ...]
 
 Each module is mutated on its own, in a scratch copy of ``src/`` and ``tests/`` under
 ``--work`` (default ``build/mutmut/``), with only the tests that exercise it (``MODULES``), so one
 module takes minutes rather than the whole suite per mutant. Each run starts afresh (the
-tests may have changed); ``--report-only`` prints the scores of the last run. A mutant listed in ``tests/mutation/equivalent.txt``
-(``mutant-name  reason``) behaves exactly like the original on every valid input; it is
-counted apart, and the score is ``killed / (mutants - equivalent)`` (a timeout counts as
-killed; "no tests", a mutant that no selected test reaches, as survived). Not part of ``make test``.
+tests may have changed); ``--report-only`` prints the scores of the last run; ``--recheck``
+runs the current tests against that run's survivors (``recheck``). A mutant listed in
+``tests/mutation/equivalent.txt`` (``mutant-name  reason``) behaves exactly like the original
+on every valid input; it is counted apart, and the score is ``killed / (mutants -
+equivalent)`` (a timeout counts as killed; "no tests", a mutant that no selected test
+reaches, as survived). Not part of ``make test``.
 
-``--names`` runs again only the given mutants of one module (mutmut names or patterns, e.g. the
-survivors printed on stderr), against fresh copies of ``src/`` and ``tests/``, keeping the
-verdicts of the module's last run for every other mutant.
+``--names`` asks mutmut to run again only the given mutants of one module (mutmut names or
+patterns, e.g. the survivors printed on stderr), against fresh copies of ``src/`` and
+``tests/``, keeping the verdicts of the module's last run for every other mutant.
+``--recheck`` instead re-runs every survivor *and timeout* of the last run outside mutmut, with
+a generous time limit: on a loaded machine mutmut's tight limit can call a surviving mutant a
+timeout (see ``recheck``).
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,11 +38,17 @@ MUTMUT = [sys.executable, "-m", "mutmut"]
 
 # The unit and scoring-program tests of andi/ (the parity harness runs the reference library,
 # far too slow per mutant); the stage framework with each stage's tests; conversion/ without
-# the one test that loads a real sentence-embedding model.
-ANDI = ["tests/andi/test_units.py", "tests/andi/test_scoring_program.py"]
+# the two tests that load a real sentence-embedding model (14 s each).
+ANDI = ["tests/andi/test_units.py", "tests/andi/test_core_hand.py",
+        "tests/andi/test_ensemble_hand.py", "tests/andi/test_codalab_hand.py",
+        "tests/andi/test_single_hand.py", "tests/andi/test_scoring_program.py"]
 STAGES = ["tests/stages/test_stage_framework.py"]
-CONVERSION = ["tests/conversion", "--deselect",
-              "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings"]
+REAL_EMBEDDINGS = [
+    "--deselect",
+    "tests/conversion/test_checks_cli.py::test_renamed_variables_match_with_real_embeddings",
+    "--deselect",
+    "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
+CONVERSION = ["tests/conversion", *REAL_EMBEDDINGS]
 
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
@@ -46,27 +60,38 @@ MODULES: dict[str, list[str]] = {
     "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
     "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
                "tests/mot/test_associate.py"],
-    "andi/core.py": ["tests/andi/test_units.py"],
+    "andi/core.py": ["tests/andi/test_core_hand.py", "tests/andi/test_single_hand.py",
+                     "tests/andi/test_units.py", "tests/andi/test_scoring_program.py"],
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
-    **{f"andi/{name}.py": ANDI for name in ("_engine", "single", "ensemble", "codalab")},
+    "andi/_engine.py": ANDI,
+    # each with the tests that call it directly, hand-computed ones first (the
+    # scoring-program tests run every module; the ensemble distance on its default
+    # million-point grid is slow per mutant)
+    "andi/single.py": ["tests/andi/test_single_hand.py", "tests/andi/test_units.py",
+                       "tests/andi/test_scoring_program.py"],
+    "andi/ensemble.py": ["tests/andi/test_ensemble_hand.py", "tests/andi/test_units.py",
+                         "tests/andi/test_scoring_program.py"],
+    "andi/codalab.py": ["tests/andi/test_codalab_hand.py", "tests/andi/test_scoring_program.py"],
     **{f"stages/{name}.py": [f"tests/stages/test_stage_{name}.py", *STAGES]
        for name in ("body_tracking", "features", "gait", "keypoints", "registration", "stats",
                     "walking")},
     "stages/common.py": ["tests/stages"],
-    **{f"conversion/{name}.py": CONVERSION for name in ("checks", "matching", "judge", "summary")},
+    **{f"conversion/{name}.py": CONVERSION for name in ("judge", "summary")},
+    # the matching and the verdicts called directly; the checks' end-to-end tests run
+    # in-process on a small data set (a 5-epoch decoder)
+    "conversion/matching.py": ["tests/conversion/test_matching_hand.py",
+                               "tests/conversion/test_summary_matching.py", *REAL_EMBEDDINGS],
+    "conversion/checks.py": ["tests/conversion/test_checks.py",
+                             "tests/conversion/test_checks_cli.py", *REAL_EMBEDDINGS],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
-FUNCTIONS = {
-    "andi/core.py": ["trackverify.andi.core.x_single_changepoint_error*",
-                     "trackverify.andi.core.x_changepoint_alpha_beta*",
-                     "trackverify.andi.core.x_jaccard_index*",
-                     "trackverify.andi.core.x_metric_*"],
-}
+FUNCTIONS: dict[str, list[str]] = {}
 # The definition functions of the stages (scores, tolerance ratios, pass rules; not the file
-# readers and checks) and of andi/single.py (scoring, not parsing).
+# readers and checks), of andi/single.py (scoring, not parsing), andi/codalab.py and
+# conversion/checks.py.
 DEFINITIONS = {
     "stages/common.py": ["summarise_ratios", "ratio_entry", "wrapped", "align_trajectories",
                          "dense", "total_frames"],
@@ -79,6 +104,16 @@ DEFINITIONS = {
     "stages/walking.py": ["expand_bouts", "collect"],
     "andi/single.py": ["first_match", "_regular", "_int_cp", "score_tables", "_drop_last_unless",
                        "check_prediction_length", "error_SingleTraj_dataset"],
+    # the scoring program's scores, maxima and averages; not the reference checks, the
+    # VIP-file reader, the problem messages or the HTML / Markdown / file writers
+    "andi/codalab.py": ["when_error_single", "_max_single", "_run_single", "run_single_task",
+                        "_run_ensemble", "run_ensemble_task", "score"],
+    # the B1-B6 rules and the verdict; not the file search, the pickle loading and the
+    # unsupervised record (no threshold)
+    "conversion/checks.py": ["_file_state", "_check", "check_required_files", "check_format",
+                             "_matching", "_pairing_missing", "_output_classes",
+                             "_decoder_comparison", "run_checks", "verdict",
+                             "_statistics_check"],
 }
 # registered_distance.py: its scoring, abstention, one-to-one assignment and helper functions
 # (not the fit).
@@ -91,6 +126,13 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
+
+# A mutant whose tests run longer than TIMEOUT times (their unmutated time + one second)
+# is stopped and counted as killed (a mutated loop bound that never ends): mutmut's
+# timeout_multiplier (its default, 15, let one hanging mutant of the slow CLI tests run for
+# ten minutes). Low enough that a hang costs seconds; high enough that a loaded machine
+# does not turn a slow surviving mutant into a false kill.
+TIMEOUT = 5.0
 
 KILLED = {"killed", "timeout", "segfault", "suspicious"}
 
@@ -128,6 +170,7 @@ def prepare(module: str, work: Path, keep_results: bool = False) -> Path:
         "[mutmut]\nsource_paths=src\n"
         f"only_mutate=src/trackverify/{module}\n"
         f"pytest_add_cli_args_test_selection={tests}\n"
+        f"timeout_multiplier={TIMEOUT}\n"
         "pytest_add_cli_args=-x\n    -q\n    -p\n    no:cacheprovider\n")
     return scratch
 
@@ -143,6 +186,59 @@ def statuses(scratch: Path) -> dict[str, str]:
     return result
 
 
+def recheck(module: str, scratch: Path, names: list[str]) -> dict[str, str]:
+    """Run the module's current tests against each named mutant of an earlier run (its
+    survivors, and its timeouts: on a loaded machine a mutant that fails at once can
+    still miss mutmut's tight time limit).
+
+    mutmut itself re-runs a mutant only by resetting the whole module's results, so after
+    new tests are written the survivors are checked here the way mutmut checks a mutant:
+    the selected tests, with ``MUTANT_UNDER_TEST`` naming it, against the mutated copy in
+    ``mutants/src`` (a failing test kills it; a run longer than TIMEOUT times the
+    unmutated run, plus a minute, counts as a timeout). The module's source must be the
+    one that was mutated. Verdicts are kept in ``recheck.json`` and override mutmut's.
+    """
+    source = f"src/trackverify/{module}"
+    if (REPO / source).read_bytes() != (scratch / source).read_bytes():
+        raise SystemExit(f"{module} changed since it was mutated: run it again")
+    shutil.rmtree(scratch / "tests")
+    shutil.copytree(REPO / "tests", scratch / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for path in (REPO / "src").rglob("*.py"):  # the other modules as they are now
+        relative = path.relative_to(REPO)
+        if relative != Path(source):
+            (scratch / "mutants" / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, scratch / "mutants" / relative)
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+               *MODULES[module]]
+    scratch = scratch.resolve()  # the tests run inside it
+    env = {**os.environ, "PYTHONPATH": str(scratch / "mutants" / "src")}
+
+    def run_tests(name: str, timeout: float | None, tests=None):
+        return subprocess.run(command if tests is None else [*command[:7], *tests], cwd=scratch,
+                              env={**env, "MUTANT_UNDER_TEST": name},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=timeout, check=False).returncode
+
+    start = time.monotonic()
+    if run_tests("", None) != 0:
+        raise SystemExit(f"the tests of {module} fail without a mutant")
+    limit = TIMEOUT * (time.monotonic() - start) + 60
+    path = scratch / "recheck.json"
+    verdicts = json.loads(path.read_text()) if path.exists() else {}
+    for name in names:
+        if name in verdicts:  # checked by an earlier, interrupted recheck
+            continue
+        try:  # the first test file alone first: most mutants fail there, quickly
+            failed = (run_tests(name, limit, MODULES[module][:1]) != 0
+                      or run_tests(name, limit) != 0)
+            verdicts[name] = "killed" if failed else "survived"
+        except subprocess.TimeoutExpired:
+            verdicts[name] = "timeout"
+        path.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
+    return verdicts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=list(MODULES))
@@ -150,19 +246,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=REPO / "build" / "mutmut")
     parser.add_argument("--names", nargs="+", default=[], metavar="NAME",
                         help="run again only these mutants (names or patterns) of one module")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run the current tests against the survivors of the last run "
+                             "(see recheck) and print the scores")
     parser.add_argument("--report-only", action="store_true",
                         help="print the scores of earlier runs without running mutmut")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.modules) - set(MODULES))
     if unknown:
         parser.error(f"unknown module(s) {unknown}; known: {sorted(MODULES)}")
-    if args.names and len(args.modules) != 1:
-        parser.error("--names needs exactly one module")
+    if args.names and (len(args.modules) != 1 or args.recheck):
+        parser.error("--names needs exactly one module (and no --recheck)")
     equivalent = equivalents()
     rows = []
     for module in args.modules:
         scratch = args.work / module.replace("/", "_").removesuffix(".py")
-        if not args.report_only:
+        if not (args.report_only or args.recheck):
             keep = bool(args.names) and (scratch / "mutants").exists()
             scratch = prepare(module, args.work, keep_results=keep)
             subprocess.run([*MUTMUT, "run", "--max-children", str(args.jobs),
@@ -172,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((module, None))
             continue
         found = statuses(scratch)
+        if args.recheck:
+            recheck(module, scratch, sorted(
+                n for n, st in found.items() if st in ("survived", "no tests", "timeout")
+                and n not in equivalent and any(fnmatch.fnmatch(n, p) for p in
+                                                FUNCTIONS.get(module, ["*"]))))
+        if (scratch / "recheck.json").exists():
+            found.update(json.loads((scratch / "recheck.json").read_text()))
         if module in FUNCTIONS:
             found = {n: s for n, s in found.items()
                      if any(fnmatch.fnmatch(n, p) for p in FUNCTIONS[module])}

@@ -49,14 +49,19 @@ def extract_ensemble(state_label, dic):
 _LOG_SQRT_2PI = np.log(np.sqrt(2 * np.pi))
 
 
-def _log_mass(a: float, b: float) -> float:
-    """log(Phi(b) - Phi(a)), accurate in both tails."""
-    if b <= 0:
-        la, lb = log_ndtr(a), log_ndtr(b)
-        return float(lb + np.log1p(-np.exp(la - lb)))
-    if a > 0:
-        return _log_mass(-b, -a)
-    return float(np.log1p(-ndtr(a) - ndtr(-b)))
+def _log_mass(a, b):
+    """``log(Phi(b) - Phi(a))`` for ``a <= b`` (elementwise), accurate in both tails: with
+    ``(lo, hi) = (a, b)``, or ``(-b, -a)`` when ``a > 0``, it is ``log Phi(hi) +
+    log1p(-exp(log Phi(lo) - log Phi(hi)))`` when ``hi <= 0``, else ``log1p(-Phi(lo) -
+    Phi(-hi))``; ``-inf`` when ``a = b``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    flip = a > 0
+    lo, hi = np.where(flip, -b, a), np.where(flip, -a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        la, lb = log_ndtr(lo), log_ndtr(hi)
+        out = np.where(hi <= 0, lb + np.log1p(-np.exp(la - lb)),
+                       np.log1p(-ndtr(lo) - ndtr(-hi)))
+    return float(out) if out.ndim == 0 else out
 
 
 def _truncnorm_pdf(x, lower, upper, mean, sd):
@@ -68,11 +73,12 @@ def _truncnorm_pdf(x, lower, upper, mean, sd):
 
 
 def _truncnorm_cdf(x, lower, upper, mean, sd):
+    """``exp(log_mass(a, z) - log_mass(a, b))`` with ``z`` clipped to [a, b]: in log space,
+    so a mean many sd outside the bounds (both masses below the smallest float) still
+    gives the distribution piled at the nearer bound (``scipy.stats.truncnorm.cdf``)."""
     a, b = (lower - mean) / sd, (upper - mean) / sd
     z = np.clip((np.asarray(x, dtype=float) - mean) / sd, a, b)
-    if a > 0:  # right tail: use survival functions for accuracy
-        return (ndtr(-a) - ndtr(-z)) / np.exp(_log_mass(a, b))
-    return (ndtr(z) - ndtr(a)) / np.exp(_log_mass(a, b))
+    return np.exp(_log_mass(a, z) - _log_mass(a, b))
 
 
 def multimode_dist(params, weights, bound, x, normalized=False, min_var=1e-9):

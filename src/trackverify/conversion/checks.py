@@ -97,7 +97,7 @@ def check_format(folder: Path) -> tuple[dict[str, Any], Any, list[str]]:
             data = loaded
             ok &= loaded is not None
         elif info["present"]:
-            ok &= info.get("loadable", False) and info.get("n_errors", 1) == 0
+            ok &= info["loadable"] and info["n_errors"] == 0
         for code, entry in info.get("warnings", {}).items():
             warnings.append(f"{name}: {entry['count']} x {code} (e.g. {entry['messages'][0]})")
     full = details[DATA_FILE]
@@ -105,12 +105,16 @@ def check_format(folder: Path) -> tuple[dict[str, Any], Any, list[str]]:
         summary = f"{DATA_FILE} missing"
     elif not full["loadable"]:
         summary = f"{DATA_FILE} not loadable: {full['error']}"
+    elif ok:
+        summary = "valid"
     else:
         n_err = sum(d.get("n_errors", 0) for d in details.values())
-        summary = "valid" if ok else f"{n_err} error(s): " + ", ".join(
-            sorted({c for d in details.values() for c in d.get("errors", {})}))
-        if ok and not details["sample_data.pkl"].get("loadable", True):
-            summary = "sample_data.pkl not loadable"
+        parts = [f"{n_err} error(s): " + ", ".join(
+            sorted({c for d in details.values() for c in d.get("errors", {})}))] if n_err else []
+        sample = details["sample_data.pkl"]
+        if sample["present"] and not sample["loadable"]:
+            parts.append(f"sample_data.pkl not loadable: {sample['error']}")
+        summary = "; ".join(parts)
     return _check(bool(ok), summary, details), data, warnings
 
 
@@ -250,10 +254,16 @@ def run_checks(submission: str | os.PathLike, reference: str | os.PathLike | Non
         if check["required"] and check["passed"] is None and not check["summary"].startswith(
                 "skipped"):
             warnings.append(f"{name}: {check['summary']}")
-    required = [c["passed"] for c in checks.values() if c["required"]]
-    verdict = False if False in required else (None if None in required else True)
-    return {"checks": checks, "passed": verdict, "warnings": warnings,
+    return {"checks": checks, "passed": verdict(checks), "warnings": warnings,
             "mode": "supervised" if ref is not None else "unsupervised"}
+
+
+def verdict(checks: dict[str, dict]) -> bool | None:
+    """The report's verdict from its checks, counting only the required ones: False when
+    one failed, else None when one could not be decided (``passed`` None), else True
+    (also when no check is required)."""
+    required = [c["passed"] for c in checks.values() if c["required"]]
+    return False if False in required else (None if None in required else True)
 
 
 def _statistics_check(agent: dict, ref: dict) -> dict:
