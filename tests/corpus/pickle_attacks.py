@@ -273,7 +273,6 @@ def pickle_attack_cases(root: Path) -> list[Case]:
     data = C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4, n_bins=5))
     valid_submission = C.write_submission(root / "attack_conversion_world" / "submission", data)
     cases = []
-    trx = stage.STAGE_FILE["body-tracking"]
     for attack in ATTACKS:
         sides = ["sub"] + (["ref", "gt", "features"] if attack.name in ALL_SIDES else [])
         for side in sides:

@@ -13,8 +13,6 @@ checked by hand at buffer 1 in test_graph_hand).
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 import tifffile

@@ -60,7 +60,6 @@ def plain(value):
 
 
 def run(gt, pred, matcher, frame_buffer):
-    from traccuracy.matchers import Matched  # noqa: F401
     from traccuracy.metrics import CHOTAMetric, CTCMetrics, DivisionMetrics
 
     t0 = time.perf_counter()
