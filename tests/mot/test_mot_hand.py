@@ -711,3 +711,14 @@ def test_clear_consecutive_switches_and_fragmentation_by_hand():
         m = mot.clear_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs, idsw=rule)
         assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"], m["frag"]) == (5, 1, 1, idsw, 1)
         assert m["mota"] == pytest.approx((5 - 1 - idsw) / 6, abs=1e-15)
+
+
+def test_similarity_pairs_by_axis_reads_frames_given_as_floats():
+    # Frame numbers held as floats (e.g. a column read with a missing-value dtype) are frame
+    # numbers: gt 0 (frame 0, x 0) meets pred 1 (frame 0, x 3): 1 - 3/5 = 0.4; gt 1 (frame
+    # 1, x 0) meets pred 0 (frame 1, x 1): 1 - 1/5 = 0.8.
+    gi, pj, sim = mot.similarity_pairs_by_axis(
+        np.array([0.0, 1.0]), [np.zeros(2), np.zeros(2)], np.array([1.0, 0.0]),
+        [np.array([1.0, 3.0]), np.zeros(2)], ZD)
+    got = sorted(zip(gi.tolist(), pj.tolist(), sim.tolist()))
+    assert got == [(0, 1, pytest.approx(0.4)), (1, 0, pytest.approx(0.8))]
