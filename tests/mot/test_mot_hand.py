@@ -750,3 +750,13 @@ def test_hota_iou_of_a_pair_whose_denominator_is_eps_is_zero():
     assert c.assa.tolist() == pytest.approx([0.5] * 11 + [0.0] * 8)
     assert c.assre.tolist() == pytest.approx([0.5] * 11 + [0.0] * 8)
     assert c.asspr.tolist() == pytest.approx([1.0] * 11 + [0.0] * 8)
+
+
+def test_identity_counts_its_id_pairs_itself():
+    # Pairs at the threshold 0.5: (gt 0, pred 0) ids (0, 0); (1, 1) ids (0, 1); (2, 2) ids
+    # (1, 1); (2, 0) at 0.3 is below it. One match per id pair: (0, 0) and (1, 1) give
+    # IDTP 2 (taking (0, 1) leaves 1); IDFN = 3 - 2, IDFP = 3 - 2.
+    got = mot._identity(np.array([0, 1, 2, 2]), np.array([0, 1, 2, 0]),
+                        np.array([0.9, 0.8, 0.9, 0.3]), np.array([0, 0, 1]),
+                        np.array([0, 1, 1]), 3, 3, 0.5)  # pair_keys not given
+    assert got == {"idtp": 2, "idfn": 1, "idfp": 1}
