@@ -335,3 +335,116 @@ def test_switches_do_not_leak_across_the_boundary_between_tracks():
     assert per_track["identity_switches"].tolist() == [0, 0]
     assert per_track["fragmentations"].tolist() == [0, 0]
     assert len(switch_events(table(rows))) == 0
+
+
+def test_tracks_and_tied_ids_by_ascending_id_whatever_the_row_order():
+    # Track 2's rows come first, and p8 appears before p7. Track 1: p8 on frames 0, 1, p7 on
+    # frames 2, 3 (O[7, 1] = O[8, 1] = 2, a tie: the smaller id 7 is aligned, so frames 0, 1
+    # are wrong). Track 2: p9 throughout. Tracks are listed 1, 2.
+    rows = [(f, 2, 9) for f in range(4)] + [(0, 1, 8), (1, 1, 8), (2, 1, 7), (3, 1, 7)]
+    per_track = track_breakdown(table(rows))
+    assert per_track["track"].tolist() == [1, 2]
+    assert per_track["correct"].tolist() == [2, 4]
+    assert per_track["first_wrong_frame"].iloc[0] == 0 and pd.isna(per_track["first_wrong_frame"].iloc[1])
+
+
+def test_pred_valid_given_as_integers_is_a_mask():
+    # pred_valid 1 / 0 reads as True / False: rows 0, 1, 3 carry p7, row 2 none.
+    t = pd.DataFrame({"frame": [0, 1, 2, 3], "track": 1, "pred_id": [7, 7, 8, 7],
+                      "pred_valid": [1, 1, 0, 1]})
+    d = association_diagnostics(t)
+    assert (d["correct_observations"], d["identity_switches"], d["fragmentations"]) == (3, 0, 1)
+
+
+def test_identity_diagnostics_and_report_default_to_no_extras():
+    from trackverify.associate import identity_diagnostics, identity_report
+
+    frame, tracks, preds = np.array([0, 1]), np.array([0, 0]), np.array([0, -1])
+    d = identity_diagnostics(frame, tracks, 1, preds)
+    assert d == {"reference_observations": 2, "correct_observations": 1,
+                 "correct_observation_rate": 0.5, "identity_switches": 0, "fragmentations": 0,
+                 "extra_predicted_observations": 0}
+    assert identity_report(frame, tracks, [5], preds, [7]).diagnostics == d
+    # one observation: its report is not the empty one
+    one = identity_report(frame[:1], tracks[:1], [5], preds[:1], [7])
+    assert one.diagnostics["reference_observations"] == 1
+    assert one.tracks["track"].tolist() == [5] and one.observations["correct"].tolist() == [True]
+
+
+def test_identity_report_of_no_observation():
+    from trackverify.associate import (EVENT_COLUMNS, OBSERVATION_COLUMNS, TRACK_COLUMNS,
+                                       identity_report)
+
+    none = np.array([], dtype=np.int64)
+    report = identity_report(none, none, [], none, [])
+    assert report.diagnostics == {"reference_observations": 0, "correct_observations": 0,
+                                  "correct_observation_rate": None, "identity_switches": 0,
+                                  "fragmentations": 0, "extra_predicted_observations": 0}
+    for frame, columns in ((report.tracks, TRACK_COLUMNS), (report.events, EVENT_COLUMNS),
+                           (report.observations, OBSERVATION_COLUMNS)):
+        assert list(frame.columns) == list(columns) and len(frame) == 0
+    assert identity_report(none, none, [], none, [], 3).diagnostics[
+        "extra_predicted_observations"] == 3
+
+
+def test_link_smallest_by_hand():
+    from trackverify.associate import link_smallest
+
+    # reference rows 0 and 2 carry predictions of ranks (5, 3) and (4); row 1 none; one of
+    # the four valid predictions lies on no reference row: extras 4 - 2 = 2.
+    linked, extra = link_smallest(3, np.array([0, 0, 2]), np.array([5, 3, 4]), 4)
+    assert linked.tolist() == [3, -1, 4] and extra == 2
+
+
+def test_link_predictions_id_dtypes_and_column_order():
+    # pred_id in the middle of the reference table: the old columns go, the new ones are
+    # appended; integer ids come back as nullable Int64 (None where nothing is linked), other
+    # ids as objects (None where nothing is linked).
+    reference = pd.DataFrame({"recording": "r", "frame": [0, 0], "pred_id": [1, 1],
+                              "track": [1, 2], "detection": [3, 4]})
+    for ids, dtype in (([8], "Int64"), (["b"], object), ([2.5], object)):
+        predictions = pd.DataFrame({"recording": "r", "frame": [0], "detection": [4],
+                                    "pred_id": ids, "pred_valid": [True]})
+        linked, _ = link_predictions(reference, predictions)
+        assert list(linked.columns) == ["recording", "frame", "track", "detection", "pred_id",
+                                        "pred_valid"]
+        assert linked["pred_id"].dtype == dtype
+        assert linked["pred_id"].iloc[0] is (pd.NA if dtype == "Int64" else None)
+        assert linked["pred_id"].iloc[1] == ids[0]
+
+
+def test_track_breakdown_of_a_last_track_without_any_prediction():
+    # Track 1: p7 throughout (correct); track 2, the last, never has a valid prediction:
+    # no correct observation, no run, no fragmentation (not -1), wrong from its first frame.
+    rows = [(0, 1, 7), (1, 1, 7), (0, 2, None), (1, 2, None)]
+    per_track = track_breakdown(table(rows))
+    assert per_track.drop(columns="first_wrong_frame").to_dict("list") == {
+        "track": [1, 2], "observations": [2, 2], "correct": [2, 0],
+        "identity_switches": [0, 0], "fragmentations": [0, 0]}
+    assert pd.isna(per_track["first_wrong_frame"].iloc[0])
+    assert per_track["first_wrong_frame"].iloc[1] == 0
+
+
+def test_report_columns_keep_their_types_when_all_is_correct():
+    # Every observation correct: first_wrong_frame all null, still nullable Int64; the ids of
+    # the switch events are kept as objects (one column for ids of any type).
+    rows = [(0, 1, 7), (1, 1, 7), (2, 1, 8), (0, 2, 9)]
+    per_track = track_breakdown(table([r for r in rows if r[2] != 8]))
+    assert per_track["first_wrong_frame"].dtype == "Int64"
+    assert per_track["first_wrong_frame"].isna().all()
+    events = switch_events(table(rows))
+    assert events.to_dict("list") == {"frame": [2], "track": [1], "from_id": [7], "to_id": [8]}
+    assert (events["track"].dtype, events["from_id"].dtype, events["to_id"].dtype) == (
+        object, object, object)
+
+
+def test_identity_report_observations_in_track_then_frame_order():
+    from trackverify.associate import identity_report
+
+    # Rows given out of order: track 4 (code 0) carries p7 on frames 1, 0; track 6 (code 1)
+    # has no valid prediction on frames 0, 1.
+    report = identity_report(np.array([1, 0, 0, 1]), np.array([0, 1, 0, 1]), [4, 6],
+                             np.array([0, -1, 0, -1]), [7])
+    assert report.observations.to_dict("list") == {
+        "frame": [0, 1, 0, 1], "track": [4, 4, 6, 6], "predicted": [True, True, False, False],
+        "correct": [True, True, False, False]}

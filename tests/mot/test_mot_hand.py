@@ -711,3 +711,52 @@ def test_clear_consecutive_switches_and_fragmentation_by_hand():
         m = mot.clear_metrics(gt_frame, gt_id, pred_frame, pred_id, *pairs, idsw=rule)
         assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"], m["frag"]) == (5, 1, 1, idsw, 1)
         assert m["mota"] == pytest.approx((5 - 1 - idsw) / 6, abs=1e-15)
+
+
+def test_similarity_pairs_by_axis_reads_frames_given_as_floats():
+    # Frame numbers held as floats (e.g. a column read with a missing-value dtype) are frame
+    # numbers: gt 0 (frame 0, x 0) meets pred 1 (frame 0, x 3): 1 - 3/5 = 0.4; gt 1 (frame
+    # 1, x 0) meets pred 0 (frame 1, x 1): 1 - 1/5 = 0.8.
+    gi, pj, sim = mot.similarity_pairs_by_axis(
+        np.array([0.0, 1.0]), [np.zeros(2), np.zeros(2)], np.array([1.0, 0.0]),
+        [np.array([1.0, 3.0]), np.zeros(2)], ZD)
+    got = sorted(zip(gi.tolist(), pj.tolist(), sim.tolist()))
+    assert got == [(0, 1, pytest.approx(0.4)), (1, 0, pytest.approx(0.8))]
+
+
+def test_hota_finds_the_alone_pairs_itself():
+    # One reference and one prediction joined by one pair of similarity 0.62: alone in the
+    # graph, matched outright; it passes the alphas 0.05 .. 0.6 (12 of 19).
+    one, zero = np.array([0]), np.array([0])
+    counts = mot._hota(zero, zero, np.array([0.62]), one * 0, one * 0, 1, 1, np.ones(1),
+                       np.ones(1), 1, 1)  # alone not given
+    assert counts["hota_tp"].tolist() == [1.0] * 12 + [0.0] * 7
+
+
+def test_hota_iou_of_a_pair_whose_denominator_is_eps_is_zero():
+    # TrackEval divides s / (row sum + column sum - s) only where the denominator > eps.
+    # Frame 0: reference A (id 1) has two partners P (id 7) and R (id 9), both of similarity
+    # t = 2^-53: denominator t + 2t - t = 2t = eps, so both IoU terms are 0 (not 1/2).
+    # Frame 1: A has partners P and Q (id 8), both 0.55 (IoU terms 0.55 / 1.1 = 1/2 each).
+    # Potentials (1, 7) = (1, 8) = 1/2; align (1, 7) = 0.5 / (2 + 2 - 0.5) = 1/7 < align
+    # (1, 8) = 0.5 / (2 + 1 - 0.5) = 0.2, so frame 1 matches Q (with the frame-0 terms at 1/2
+    # it would match P). The match passes the alphas 0.05 .. 0.55 (11 of 19); the frame-0
+    # match (similarity t) passes none. AssA = 1 / (2 + 1 - 1) = 0.5, AssRe = 1 / 2,
+    # AssPr = 1 / 1.
+    t = 2.0 ** -53
+    c = mot.sequence_counts([0, 1], [1, 1], [0, 0, 1, 1], [7, 9, 7, 8], [0, 0, 1, 1],
+                            [0, 1, 2, 3], [t, t, 0.55, 0.55])
+    assert c.hota_tp.tolist() == [1.0] * 11 + [0.0] * 8
+    assert c.assa.tolist() == pytest.approx([0.5] * 11 + [0.0] * 8)
+    assert c.assre.tolist() == pytest.approx([0.5] * 11 + [0.0] * 8)
+    assert c.asspr.tolist() == pytest.approx([1.0] * 11 + [0.0] * 8)
+
+
+def test_identity_counts_its_id_pairs_itself():
+    # Pairs at the threshold 0.5: (gt 0, pred 0) ids (0, 0); (1, 1) ids (0, 1); (2, 2) ids
+    # (1, 1); (2, 0) at 0.3 is below it. One match per id pair: (0, 0) and (1, 1) give
+    # IDTP 2 (taking (0, 1) leaves 1); IDFN = 3 - 2, IDFP = 3 - 2.
+    got = mot._identity(np.array([0, 1, 2, 2]), np.array([0, 1, 2, 0]),
+                        np.array([0.9, 0.8, 0.9, 0.3]), np.array([0, 0, 1]),
+                        np.array([0, 1, 1]), 3, 3, 0.5)  # pair_keys not given
+    assert got == {"idtp": 2, "idfn": 1, "idfp": 1}
