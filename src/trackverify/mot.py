@@ -303,18 +303,10 @@ class _Graph:
     Components never span frames, because candidate pairs never do.
     """
 
-    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int,
-                 alone: np.ndarray | None = None):
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
         n = len(pg)
         # An edge that is the only edge of both its detections is a component by itself.
-        # ``alone``: edges known to be so (alone in a graph this one is part of); the others
-        # are checked among themselves (an alone edge's detections have no other edge).
-        if alone is None:
-            alone = _alone(pg, pp, n_gt, n_pred)
-        else:
-            alone = alone.copy()
-            others = np.flatnonzero(~alone)
-            alone[others] = _alone(pg[others], pp[others], n_gt, n_pred)
+        alone = _alone(pg, pp, n_gt, n_pred)
         n_alone = int(alone.sum())
         self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
@@ -548,9 +540,9 @@ def _pair_keys(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int
 
 
 def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred,
-          alone: np.ndarray | None = None, pair_keys=None) -> dict:
+          alone: np.ndarray, pair_keys: tuple[np.ndarray, np.ndarray]) -> dict:
     """HOTA counts per alpha; ``alone``: :func:`_alone` of the pairs, ``pair_keys``: their id
-    pairs (:func:`_pair_keys` of ``g_id[pg], p_id[pp]``), when known."""
+    pairs (:func:`_pair_keys` of ``g_id[pg], p_id[pp]``)."""
     n_alpha = len(ALPHAS)
     tp = np.zeros(n_alpha)
     loca_sum = np.zeros(n_alpha)
@@ -563,8 +555,6 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         # their weight. The others share their detections' row and column sums only with
         # each other, and are matched by a maximum-weight matching of their own graph (its
         # components are the graph's).
-        if alone is None:
-            alone = _alone(pg, pp, n_gt, n_pred)
         rest = np.flatnonzero(~alone)
         rg, rp, rs = pg[rest], pp[rest], ps[rest]
         sim_iou = (ps > 0 + EPS).astype(np.float64)
@@ -575,7 +565,7 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         np.divide(rs, denom, out=rest_iou, where=denom > 0 + EPS)
         sim_iou[rest] = rest_iou
         del rowsum, colsum, denom, rest_iou  # big temporaries go as soon as they are used
-        keys, inv = pair_keys or _pair_keys(g_id[pg], p_id[pp], n_gid, n_pid)
+        keys, inv = pair_keys
         potential = np.bincount(inv, weights=sim_iou, minlength=len(keys))
         del sim_iou
         kg, kp = keys // max(n_pid, 1), keys % max(n_pid, 1)
@@ -744,21 +734,17 @@ def _mostly_tracked(g_id, n_gid, m_gt) -> dict:
             "pt_pymotmetrics": int(np.count_nonzero(ratio >= 0.2)) - mt_mm}
 
 
-def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, pair_keys=None) -> dict:
+def _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold,
+              pair_keys: tuple[np.ndarray, np.ndarray]) -> dict:
     """Identity counts; ``pair_keys``: the pairs' id pairs (:func:`_pair_keys` of
-    ``g_id[pg], p_id[pp]`` with ``n_b = p_id.max() + 1``), when known."""
+    ``g_id[pg], p_id[pp]`` with ``n_b = p_id.max() + 1``)."""
     idtp = 0
     hit = ps >= threshold
     if hit.any():
         n_p = int(p_id.max()) + 1
-        if pair_keys is None:
-            keys, inv = _pair_keys(g_id[pg[hit]], p_id[pp[hit]], int(g_id.max()) + 1, n_p)
-            counts = np.bincount(inv, minlength=len(keys))
-        else:  # the id pairs with a pair at the threshold, counted over all id pairs
-            keys, inv = pair_keys
-            counts = np.bincount(inv[hit], minlength=len(keys))
-            keys, counts = keys[counts > 0], counts[counts > 0]
-        counts = counts.astype(np.float64)
+        keys, inv = pair_keys  # the id pairs with a pair at the threshold, over all id pairs
+        counts = np.bincount(inv[hit], minlength=len(keys))
+        keys, counts = keys[counts > 0], counts[counts > 0].astype(np.float64)
         rows, r = np.unique(keys // n_p, return_inverse=True)
         cols, c = np.unique(keys % n_p, return_inverse=True)
         weight = np.zeros((len(rows), len(cols)))

@@ -724,13 +724,11 @@ def test_similarity_pairs_by_axis_reads_frames_given_as_floats():
     assert got == [(0, 1, pytest.approx(0.4)), (1, 0, pytest.approx(0.8))]
 
 
-def test_hota_finds_the_alone_pairs_itself():
+def test_hota_matches_a_pair_alone_in_the_graph():
     # One reference and one prediction joined by one pair of similarity 0.62: alone in the
     # graph, matched outright; it passes the alphas 0.05 .. 0.6 (12 of 19).
-    one, zero = np.array([0]), np.array([0])
-    counts = mot._hota(zero, zero, np.array([0.62]), one * 0, one * 0, 1, 1, np.ones(1),
-                       np.ones(1), 1, 1)  # alone not given
-    assert counts["hota_tp"].tolist() == [1.0] * 12 + [0.0] * 7
+    counts = mot.sequence_counts([0], [0], [0], [0], [0], [0], [0.62])
+    assert counts.hota_tp.tolist() == [1.0] * 12 + [0.0] * 7
 
 
 def test_hota_iou_of_a_pair_whose_denominator_is_eps_is_zero():
@@ -752,11 +750,13 @@ def test_hota_iou_of_a_pair_whose_denominator_is_eps_is_zero():
     assert c.asspr.tolist() == pytest.approx([1.0] * 11 + [0.0] * 8)
 
 
-def test_identity_counts_its_id_pairs_itself():
+def test_identity_counts_only_the_id_pairs_at_the_threshold():
     # Pairs at the threshold 0.5: (gt 0, pred 0) ids (0, 0); (1, 1) ids (0, 1); (2, 2) ids
-    # (1, 1); (2, 0) at 0.3 is below it. One match per id pair: (0, 0) and (1, 1) give
-    # IDTP 2 (taking (0, 1) leaves 1); IDFN = 3 - 2, IDFP = 3 - 2.
-    got = mot._identity(np.array([0, 1, 2, 2]), np.array([0, 1, 2, 0]),
-                        np.array([0.9, 0.8, 0.9, 0.3]), np.array([0, 0, 1]),
-                        np.array([0, 1, 1]), 3, 3, 0.5)  # pair_keys not given
+    # (1, 1); (2, 0) at 0.3 is below it, so its id pair (1, 0) has no count. One match per
+    # id pair: (0, 0) and (1, 1) give IDTP 2 (taking (0, 1) leaves 1); IDFN = 3 - 2,
+    # IDFP = 3 - 2.
+    pg, pp = np.array([0, 1, 2, 2]), np.array([0, 1, 2, 0])
+    g_id, p_id = np.array([0, 0, 1]), np.array([0, 1, 1])
+    got = mot._identity(pg, pp, np.array([0.9, 0.8, 0.9, 0.3]), g_id, p_id, 3, 3, 0.5,
+                        mot._pair_keys(g_id[pg], p_id[pp], 2, 2))
     assert got == {"idtp": 2, "idfn": 1, "idfp": 1}
