@@ -284,9 +284,13 @@ def main(argv: list[str] | None = None) -> int:
         pending = sum(s == "not checked" for s in found.values())
         survived = sorted(n for n, s in found.items()
                           if s not in KILLED and s != "not checked" and n not in equivalent)
+        # A listed mutant that mutmut kills is a stale entry (the function changed since it
+        # was argued): counted as killed only, and named below.
+        stale = sorted(n for n, s in found.items() if s in KILLED and n in equivalent)
         rows.append((module, (len(found) - pending, sum(s in KILLED for s in found.values()),
-                              sum(n in equivalent for n, s in found.items() if s != "not checked"),
-                              survived, pending)))
+                              sum(n in equivalent for n, s in found.items()
+                                  if s != "not checked" and s not in KILLED),
+                              survived, pending, stale)))
     print("| module | mutants | killed | equivalent | survived | score |")
     print("|---|---:|---:|---:|---:|---:|")
     for module, counts in rows:
@@ -295,13 +299,15 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if module in FUNCTIONS:
             module += " (" + ", ".join(map(function_name, FUNCTIONS[module])) + ")"
-        total, killed, eq, survived, pending = counts
+        total, killed, eq, survived, pending, _ = counts
         score = killed / (total - eq) if total > eq else float("nan")
         note = f" ({pending} not yet run)" if pending else ""
         print(f"| {module}{note} | {total} | {killed} | {eq} | {len(survived)} | {score:.1%} |")
     for module, counts in rows:
         for name in counts[3] if counts else []:
             print(f"survived: {name}", file=sys.stderr)
+        for name in counts[5] if counts else []:
+            print(f"stale equivalent entry (mutmut kills it): {name}", file=sys.stderr)
     return 0
 
 
