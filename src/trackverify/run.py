@@ -328,7 +328,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if fitted is not None:
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
-            ambiguity_k=config.ambiguity_k, record=fitted, target=target,
+            ambiguity_k=config.ambiguity_k if verifiers[0].name == REGISTERED else None,
+            record=fitted, target=target,
             partitions_sha256=partitions.sha256))
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
                                                          results.pop("_timelines")))
