@@ -200,13 +200,13 @@ def _three_ids() -> pd.DataFrame:
 
 def test_an_id_first_seen_after_the_anchor_frame_abstains_and_ranks_last():
     # The verifier scores id 2 (0.5 um, under the 1 um threshold), but the anchor frame never
-    # held it: nothing a person checked covers it, so its rows abstain (new_identity, no
+    # held it: nothing a person checked covers it, so its rows abstain (not_in_anchor_frame, no
     # score). Id 0 is flagged at frame 3 (2 um); id 1 abstains at frame 1 (NaN).
     verifier = ScoresByRow({(3, 0): 2.0, (1, 1): np.nan})
     result = trackverify.audit(_three_ids(), verifier=verifier, threshold_um=1.0)
     obs = result.observations.set_index(["frame", "pred_id"])
     assert obs.loc[(2, 2), "verdict"] == obs.loc[(3, 2), "verdict"] == "abstained"
-    assert obs.loc[(2, 2), "reason"] == obs.loc[(3, 2), "reason"] == "new_identity"
+    assert obs.loc[(2, 2), "reason"] == obs.loc[(3, 2), "reason"] == "not_in_anchor_frame"
     assert np.isnan(obs.loc[(2, 2), "score"]) and np.isnan(obs.loc[(3, 2), "relative_score"])
     assert (obs.loc[(1, 1), "verdict"], obs.loc[(1, 1), "reason"]) == ("abstained",
                                                                        "verifier_abstained")
@@ -218,12 +218,12 @@ def test_an_id_first_seen_after_the_anchor_frame_abstains_and_ranks_last():
     assert segs[["rank", "pred_id", "first_frame", "last_frame", "frames", "flagged",
                  "abstained"]].values.tolist() == [[1, 0, 3, 3, 1, 1, 0], [2, 1, 1, 1, 1, 0, 1],
                                                    [3, 2, 2, 3, 2, 0, 2]]
-    assert segs["reason"].tolist() == [None, "verifier_abstained", "new_identity"]
+    assert segs["reason"].tolist() == [None, "verifier_abstained", "not_in_anchor_frame"]
     counts = result.summary["counts"]
     # audited: ids 0 and 1 at frames 1-3, id 2 at frames 2-3
     assert (counts["audited"], counts["certified"], counts["flagged"], counts["abstained"]) == (
         8, 4, 1, 3)
-    assert counts["abstained_by_reason"] == {"new_identity": 2, "verifier_abstained": 1}
+    assert counts["abstained_by_reason"] == {"not_in_anchor_frame": 2, "verifier_abstained": 1}
     assert result.tracks.set_index("pred_id").loc[2, "share_abstained"] == 1.0
 
 
@@ -234,11 +234,11 @@ def test_an_id_twice_in_the_anchor_frame_has_no_anchor_identity():
     obs = trackverify.audit(tracks, verifier=ScoresByRow({}), threshold_um=1.0).observations
     later = obs[obs["frame"] > 0].set_index(["frame", "pred_id"])
     assert later.loc[[(1, 1), (2, 1), (3, 1)], "reason"].tolist() == ["no_anchor_identity"] * 3
-    assert later.loc[[(2, 2), (3, 2)], "reason"].tolist() == ["new_identity"] * 2
+    assert later.loc[[(2, 2), (3, 2)], "reason"].tolist() == ["not_in_anchor_frame"] * 2
     assert later.loc[[(1, 0), (2, 0), (3, 0)], "verdict"].tolist() == ["certified"] * 3
 
 
-def test_registered_distance_names_a_new_identity_on_the_real_path():
+def test_registered_distance_names_an_id_not_in_the_anchor_frame_on_the_real_path():
     # A seventh neuron appears at frame 10, still at x = 40 um (8 um beyond the grid's last
     # column): the registration has no anchor place for it, and the audit says why.
     tracks = six_neurons(frames=20, swap=None)
@@ -246,10 +246,10 @@ def test_registered_distance_names_a_new_identity_on_the_real_path():
                         "pred_id": 6, "x_um": 40.0, "y_um": 0.0})
     result = trackverify.audit(pd.concat([tracks, new], ignore_index=True))
     obs = result.observations
-    assert set(obs.loc[obs["pred_id"] == 6, "reason"]) == {"new_identity"}
+    assert set(obs.loc[obs["pred_id"] == 6, "reason"]) == {"not_in_anchor_frame"}
     assert set(obs.loc[(obs["pred_id"] < 6) & (obs["frame"] > 0), "verdict"]) == {"certified"}
     assert result.segments[["pred_id", "first_frame", "last_frame", "frames",
-                            "reason"]].values.tolist() == [[6, 10, 19, 10, "new_identity"]]
+                            "reason"]].values.tolist() == [[6, 10, 19, 10, "not_in_anchor_frame"]]
 
 
 def test_detections_table_adds_evidence_but_no_rows():

@@ -15,17 +15,17 @@ Per observation (a row after the anchor frame with a valid predicted id):
   distance from ``p`` to its nearest other identity, :class:`AnchorIdentities`);
 - ``verdict`` = ``certified`` when ``score <= threshold_um``, ``flagged`` when ``score >
   threshold_um``, ``abstained`` when the verifier gave no score (NaN);
-- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false), ``new_identity``
-  (the id has no valid row in the anchor frame: first seen later), ``no_anchor_identity``
-  (it has several there), ``frame_not_registered``, ``ambiguous``
-  (the margin to the nearest other identity is inside the registration's uncertainty), or
-  ``verifier_abstained`` for a verifier that does not say why; ``anchor_frame`` on the
-  anchor frame's own rows (verdict ``certified``: trusted, not audited) and
-  ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An id that is not
-  an *anchor identity* (one valid row in the anchor frame) is not covered by the anchor's
-  trust: its rows are ``abstained`` with ``new_identity`` / ``no_anchor_identity`` and no
-  score, whatever the verifier returns (a certificate says "the identity the person checked";
-  such an id has none to check against);
+- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false),
+  ``not_in_anchor_frame`` (the id has no valid row in the anchor frame: first seen later, or
+  missing there), ``no_anchor_identity`` (it has several there), ``frame_not_registered``,
+  ``ambiguous`` (the margin to the nearest other identity is inside the registration's
+  uncertainty), or ``verifier_abstained`` for a verifier that does not say why;
+  ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted, not
+  audited) and ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An
+  id that is not an *anchor identity* (one valid row in the anchor frame) is not covered by
+  the anchor's trust: its rows are ``abstained`` with ``not_in_anchor_frame`` /
+  ``no_anchor_identity`` and no score, whatever the verifier returns (a certificate says
+  "the identity the person checked"; such an id has none to check against);
 - ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
   registered anchor position is nearest to the row, and that distance (verifiers that
   register the anchor only; null otherwise).
@@ -34,13 +34,13 @@ Suspect segments: per predicted id, its audited observations in frame order; a s
 maximal run of consecutive observations none of which is certified (missing frames of that
 id do not break a run); each observation's ``segment`` column holds its segment's rank.
 A segment's ``reason`` is the abstention reason all of its observations share (else null).
-Segments are ranked, after putting last those whose ``reason`` is ``new_identity`` or
-``no_anchor_identity`` (an uncovered id: not evidence of an error, but one identity to check
-by hand at its ``first_frame``), by the number of flagged observations (descending), then
-by the largest relative score, then the largest score (both rounded to 1e-6), then by length, then by
-recording, id and first frame: flagged rows are direct evidence of a wrong identity, a long
-wrong stretch corrupts more data, and a displacement means more where the neighbours are
-close, so the top of the list is where a reviewer's time finds the most.
+Segments whose ``reason`` is ``not_in_anchor_frame`` or ``no_anchor_identity`` (an uncovered
+id: no evidence of an error, but an identity to check by hand at its ``first_frame``) come
+last; the others are ranked by the number of flagged observations (descending), then by the
+largest relative score, then the largest score (both rounded to 1e-6), then by length, then
+by recording, id and first frame: flagged rows are direct evidence of a wrong identity, a
+long wrong stretch corrupts more data, and a displacement means more where the neighbours
+are close, so the top of the list is where a reviewer's time finds the most.
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
 run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``
@@ -361,16 +361,16 @@ def anchor_identities(table: pd.DataFrame) -> AnchorIdentities:
 
 def _uncovered(table: pd.DataFrame, anchor_ids: pd.Index) -> tuple[np.ndarray, np.ndarray]:
     """The rows after the anchor frame (frame 0 of ``table``) whose valid id is not one of
-    ``anchor_ids``, and per row the reason: ``new_identity`` when the id has no valid row in
-    the anchor frame (first seen later), ``no_anchor_identity`` when it has several there;
-    None elsewhere."""
+    ``anchor_ids``, and per row the reason: ``not_in_anchor_frame`` when the id has no valid
+    row in the anchor frame, ``no_anchor_identity`` when it has several there; None
+    elsewhere."""
     frames = table["frame"].to_numpy()
     valid = table["pred_valid"].to_numpy(dtype=bool)
     pred = table["pred_id"]
     in_anchor = pred.isin(pd.unique(pred[(frames == 0) & valid])).to_numpy()
     later = (frames > 0) & valid & ~pred.isin(anchor_ids).to_numpy()
     why = np.full(len(table), None, dtype=object)
-    why[later & ~in_anchor], why[later & in_anchor] = "new_identity", "no_anchor_identity"
+    why[later & ~in_anchor], why[later & in_anchor] = "not_in_anchor_frame", "no_anchor_identity"
     return later, why
 
 
@@ -414,7 +414,7 @@ SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", 
                    "flagged", "abstained", "max_score", "max_relative_score", "lookalike_id",
                    "reason")
 #: Abstention reasons of an id the anchor frame does not cover: nothing to check it against.
-UNCOVERED = ("new_identity", "no_anchor_identity")
+UNCOVERED = ("not_in_anchor_frame", "no_anchor_identity")
 
 
 def suspect_segments(observations: pd.DataFrame) -> pd.DataFrame:
