@@ -153,6 +153,18 @@ def test_segments_are_maximal_runs_that_do_not_cross_ids():
     assert segs["max_score"].tolist()[:3] == [2.0, 1.0, 5.0]
 
 
+def test_a_segments_reason_is_the_one_every_row_shares():
+    # id 5: A A (ambiguous, frame_not_registered) -> mixed: none; id 6: A A (both ambiguous);
+    # id 7: F A -> a flagged row has no reason: none. Id 8's uncovered run (3 rows) is last.
+    rows = _verdict_rows({5: "AA", 6: "AA", 7: "FA", 8: "AAA"})
+    rows["reason"] = (["ambiguous", "frame_not_registered", "ambiguous", "ambiguous", None,
+                       "ambiguous"] + ["not_in_anchor_frame"] * 3)
+    segs = suspect_segments(rows).set_index("pred_id")
+    assert segs["reason"].to_dict() == {7: None, 5: None, 6: "ambiguous",
+                                        8: "not_in_anchor_frame"}
+    assert segs["rank"].to_dict() == {7: 1, 5: 2, 6: 3, 8: 4}
+
+
 def test_track_summary_shares_by_hand():
     rows = _verdict_rows({5: "CFFA", 6: "CC"})
     per = track_summary(rows).set_index("pred_id")
