@@ -133,9 +133,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     side = 2.0 * zero_distance * (1.0 + 1e-8)  # see similarity_pairs: rounding margin
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
-    g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, g_axes = _in_order(gt_frame, gt_axes, g_by_frame)
-    p_frames, p_axes = _in_order(pred_frame, pred_axes, p_by_frame)
+    g_by_frame, p_by_frame = frame_order(gt_frame, n_frames), frame_order(pred_frame, n_frames)
+    g_frames, g_axes = in_frame_order(gt_frame, gt_axes, g_by_frame)
+    p_frames, p_axes = in_frame_order(pred_frame, pred_axes, p_by_frame)
     g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
     p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
     g_cells, p_cells, toward, n_cell = [], [], [], []
@@ -241,17 +241,18 @@ def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
     return order
 
 
-def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
-    """Stable order by frame (a radix sort for frame numbers below 65536); None when the
-    points are in frame order already."""
+def frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
+    """Stable order by frame (``frame`` int64, below ``n_frames``; a radix sort for frame
+    numbers below 65536); None when the points are in frame order already."""
     if np.all(frame[1:] >= frame[:-1]):
         return None
     small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
     return np.argsort(small, kind="stable")
 
 
-def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
-    """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
+def in_frame_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
+    """Frames and the arrays of ``axes`` (e.g. one per coordinate axis) in ``order``
+    (:func:`frame_order`; as given when None)."""
     if order is None:
         return frame, axes
     in_order = np.repeat(np.arange(int(frame.max()) + 1), np.bincount(frame))  # = frame[order]

@@ -183,6 +183,15 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
     track_codes, tracks = sorted_codes(ref_rec["track"])
     pred_codes, pred_ids = sorted_codes(pred_rec["pred_id"].iloc[rows])
+    if not by_detection and len(pred_frame):
+        # The valid predictions in frame order (stable) from here on, as the candidate pairs
+        # and every matching read them: gathered once, then read in place. Renumbering keeps
+        # each frame's predictions in table order, so ties break as before, and the pairs
+        # come in the same order (the similarity puts predictions in this order anyway).
+        by_frame = mot.frame_order(pred_frame, int(pred_frame.max()) + 1)
+        if by_frame is not None:
+            rows = by_frame if isinstance(rows, slice) else rows[by_frame]
+            pred_frame, (pred_codes,) = mot.in_frame_order(pred_frame, [pred_codes], by_frame)
     if by_detection:
         pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
                           [pred_frame, pred_rec["detection"].to_numpy()[rows]])
