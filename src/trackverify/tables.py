@@ -461,17 +461,30 @@ def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     return inverse, len(present)
 
 
-def sorted_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """``pd.factorize(values, sort=True)``: each value's rank among the distinct values and
-    those values ascending; by counting for a numpy integer column of small non-negative
-    values (no hashing), else factorised."""
-    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu" and len(values):
-        array = values.to_numpy()
+def sorted_codes(values) -> tuple[np.ndarray, pd.Index, np.ndarray | None]:
+    """``pd.factorize(values, sort=True)`` -- each value's rank among the distinct values
+    (int64) and those values ascending (an Index) -- and how many times each distinct value
+    occurs (``None`` where not counted). ``values``: a Series or anything ``np.asarray``
+    takes. Small non-negative integers (a numpy integer column or array, ``0 <= v < 2 n +
+    2**16``) are counted, without hashing: codes already (every value of ``0..k-1``
+    present) are their own ranks, others are ranked by :func:`dense_ranks`; anything else
+    is factorised (then the counts are ``None``)."""
+    series = isinstance(values, pd.Series)
+    array = values.to_numpy() if series and isinstance(values.dtype, np.dtype) else \
+        (None if series else np.asarray(values))
+    if array is not None and array.dtype.kind in "iu" and len(array):
         low, high = int(array.min()), int(array.max())
         if low >= 0 and high < 2 * len(array) + (1 << 16):
-            present, codes = unique_inverse(array, high + 1)
-            return codes, pd.Index(present.astype(array.dtype, copy=False))
-    return pd.factorize(values, sort=True)
+            counts = np.bincount(array.astype(np.intp, copy=False))  # exact: high is small
+            if counts.all():  # codes already: each its own rank
+                return (array.astype(np.int64, copy=False),
+                        pd.Index(np.arange(len(counts), dtype=array.dtype)), counts)
+            present = counts > 0
+            return (dense_ranks(present, array),
+                    pd.Index(np.flatnonzero(present).astype(array.dtype, copy=False)),
+                    counts[present])
+    codes, uniques = pd.factorize(values if series else array, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques, dtype=uniques.dtype), None
 
 
 def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

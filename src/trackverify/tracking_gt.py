@@ -181,8 +181,8 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
-    track_codes, tracks = sorted_codes(ref_rec["track"])
-    pred_codes, pred_ids = sorted_codes(pred_rec["pred_id"].iloc[rows])
+    track_codes, tracks, _ = sorted_codes(ref_rec["track"])
+    pred_codes, pred_ids, _ = sorted_codes(pred_rec["pred_id"].iloc[rows])
     if not by_detection and len(pred_frame):
         # The valid predictions in frame order (stable) from here on, as the candidate pairs
         # and every matching read them: gathered once, then read in place. Renumbering keeps
