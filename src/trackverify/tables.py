@@ -446,9 +446,10 @@ def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]
     (:func:`column_codes`), and ``k``; compacted, then hashed, when the space grows large."""
     code, span = columns[0]
     for part, k in columns[1:]:
-        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):  # the values present only
             part, k = _compact(part, k)
-            code, span = _compact(code, span)
+            if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+                code, span = _compact(code, span)
         code, span = code * max(k, 1) + part, span * max(k, 1)
         if span > max(DIRECT_KEYS, 4 * len(code)):
             code, span = column_codes(code)

@@ -238,12 +238,13 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
         name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
-    valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
-    again = first_repeat(*joint_codes([(pred_recording[valid], len(recordings)),
-                                       column_codes(pred["frame"].iloc[valid]),
+    is_valid = pred["pred_valid"].to_numpy(dtype=bool)
+    valid = slice(None) if is_valid.all() else np.flatnonzero(is_valid)  # the columns as they are
+    keys = [] if len(recordings) == 1 else [(pred_recording[valid], len(recordings))]
+    again = first_repeat(*joint_codes([*keys, column_codes(pred["frame"].iloc[valid]),
                                        column_codes(pred["pred_id"].iloc[valid])]))
     if again is not None:
-        row = int(valid[again])
+        row = int(again if isinstance(valid, slice) else valid[again])
         pid = plain(pred["pred_id"].iloc[row])
         raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",
