@@ -5,7 +5,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from trackverify.tables import dense_ranks, single_value, sorted_codes, unique_inverse
+from trackverify.tables import _empty_text, dense_ranks, single_value, sorted_codes, unique_inverse
 
 
 def _arrow_text(*chunks, large=True):
@@ -27,6 +27,8 @@ def _arrow_text(*chunks, large=True):
     (pd.Series(["x"] * 10).iloc[3:], True),  # a slice: the buffers start past the first row
     (_arrow_text(["q", "q"], ["q", "q", "q"]), True),  # two chunks
     (_arrow_text(["q", "q"], ["q", "r", "q"]), False),
+    (_arrow_text([], ["q", "r", "q"]), False),  # an empty first chunk: the others still read
+    (_arrow_text([], ["q"], [], ["q"]), True),
     (_arrow_text(["xy", "xy"], ["xy"], large=False), True),  # 32-bit offsets
     (_arrow_text(["xy", "x"], ["yx", "xy"], large=False), False),
     (pd.Series(["a", None, "a"]), False),  # nulls: never one value
@@ -37,6 +39,20 @@ def _arrow_text(*chunks, large=True):
 ])
 def test_single_value_is_one_text_value_in_every_row(series, expected):
     assert single_value(series) is expected
+
+
+@pytest.mark.parametrize("series", [
+    pd.Series(["a", "", "bc", ""]),
+    pd.Series(["a", None, "", None, "b"]),  # a null is not empty (its offsets are equal too)
+    pd.Series(["", "x"] * 5).iloc[3:],  # a slice: the offsets start past the first row
+    _arrow_text(["a", ""], [], ["", "b"], large=False),  # chunks, 32-bit offsets, one empty
+    _arrow_text([None, ""], ["c"]),
+    pd.Series(["a", "", None], dtype=pd.StringDtype("python")),  # not Arrow: by lengths
+    pd.Series(["x", "y"]),
+])
+def test_empty_text_equals_pandas_lengths(series):
+    want = (series.astype(object).map(lambda v: isinstance(v, str) and len(v) == 0)).to_numpy(bool)
+    np.testing.assert_array_equal(_empty_text(series), want)
 
 
 @pytest.mark.parametrize("values, counted", [

@@ -234,8 +234,8 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         except (OverflowError, TypeError, ValueError):
             return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
     if kind == "string":
-        if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: lengths, no objects
-            empty = (series.str.len() == 0).to_numpy(dtype=bool, na_value=False)
+        if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: no objects
+            empty = _empty_text(series)
         else:
             empty = (series.to_numpy(dtype=object) == "") & ~null
         if empty.any():
@@ -415,12 +415,46 @@ def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
     """Whether an Arrow-backed text column without nulls holds ``text`` in every row, read
     off its buffers (every row's offsets ``len(text)`` bytes apart, the bytes ``text``
     repeated); ``None`` when the column is not laid out so (then compare row by row)."""
+    chunks = _arrow_text_chunks(values)
+    if chunks is None or any(chunk.null_count for chunk, _, _ in chunks):
+        return None
+    pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    for _, offsets, data_buffer in chunks:
+        step = np.arange(len(offsets), dtype=np.int64) * len(pattern)
+        if not np.array_equal(offsets - offsets[0], step):
+            return False
+        data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if len(pattern) and not (data.reshape(-1, len(pattern)) == pattern).all():
+            return False
+    return True
+
+
+def _empty_text(values: pd.Series) -> np.ndarray:
+    """Which rows of a text column hold the empty string (a null is not empty): read off the
+    Arrow offsets (an empty row's two offsets are equal) when the column is Arrow-backed,
+    else from the rows' lengths."""
+    chunks = _arrow_text_chunks(values)
+    if chunks is None:
+        return (values.str.len() == 0).to_numpy(dtype=bool, na_value=False)
+    parts = [np.zeros(0, dtype=bool)]
+    for chunk, offsets, _ in chunks:
+        empty = offsets[1:] == offsets[:-1]
+        if chunk.null_count:
+            empty &= ~chunk.is_null().to_numpy(zero_copy_only=False)
+        parts.append(empty)
+    return np.concatenate(parts)
+
+
+def _arrow_text_chunks(values: pd.Series) -> list | None:
+    """``(chunk, offsets, data buffer)`` of each non-empty chunk of an Arrow-backed text
+    column (its own buffers, no copy; ``offsets``: the chunk's ``len + 1`` row offsets);
+    ``None`` when the column is not laid out so."""
     if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
         return None
     import pyarrow as pa
 
     arrow = values.array.__arrow_array__()  # the column's own Arrow data (no copy)
-    pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    chunks = []
     for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
         if chunk.type == pa.large_string():
             width = np.int64
@@ -428,17 +462,12 @@ def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
             width = np.int32
         else:
             return None
-        if chunk.null_count or len(chunk) == 0:
-            return None if chunk.null_count else True
+        if len(chunk) == 0:  # nothing to read (an empty chunk may come first)
+            continue
         _, offset_buffer, data_buffer = chunk.buffers()
         offsets = np.frombuffer(offset_buffer, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
-        step = np.arange(len(chunk) + 1, dtype=np.int64) * len(pattern)
-        if not np.array_equal(offsets - offsets[0], step):
-            return False
-        data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
-        if len(pattern) and not (data.reshape(-1, len(pattern)) == pattern).all():
-            return False
-    return True
+        chunks.append((chunk, offsets, data_buffer))
+    return chunks
 
 
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
