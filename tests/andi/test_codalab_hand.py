@@ -116,8 +116,9 @@ def test_ensemble_means_over_experiments_corrected(tmp_path):
     (alpha, d), frame = codalab.run_ensemble_task([0, 3], 2, tmp_path / "res", tmp_path / "ref",
                                                   corrected=True)
     assert alpha == pytest.approx(0.1, abs=1e-7) and d == pytest.approx(0.0, abs=1e-12)
-    assert frame.Exp.tolist() == [0, 3]
+    assert list(frame.columns) == ["Exp", "alpha", "K"] and frame.Exp.tolist() == [0, 3]
     assert frame.alpha.tolist() == pytest.approx([0.0, 0.2], abs=1e-7)
+    assert frame.K.tolist() == pytest.approx([0.0, 0.0], abs=1e-12)
     scores = _scores(codalab.score(tmp_path, corrected=True))
     assert scores["tr2.ta2.alpha"] == pytest.approx(0.1, abs=1e-7)
     assert scores["tr2.ta2.D"] == pytest.approx(0.0, abs=1e-12)
@@ -143,7 +144,9 @@ def test_a_non_finite_ensemble_distance_gives_the_maximum(tmp_path):
                                               str(tmp_path / "ref"), True, problems)
     assert (alpha, d) == (1.999, 1e6 - 1e-12)
     assert list(frame.columns) == ["Exp", "alpha", "K"] and frame.iloc[0].isna().all()
-    assert "(ValueError: the distance is not finite);" in problems[0].message
+    assert problems[0].message == (
+        "cannot score the ensemble prediction (ValueError: the distance is not finite); the "
+        "ensemble task of this track gets the maximum errors (official rule)")
     assert problems[0].source == str(tmp_path / "res" / "track_2" / "exp_0" /
                                      "ensemble_labels.txt")
 
