@@ -310,11 +310,22 @@ def test_a_missing_reference_ensemble_file_is_the_scoring_programs_error(tmp_pat
 
 
 def test_only_an_empty_file_warning_fails_the_ensemble_task(tmp_path, monkeypatch):
-    """loadtxt's UserWarning (an empty file) is a failure; a RuntimeWarning raised while the
-    distance is computed is not: the finite distances (0.25, 0.5) stand."""
+    """An empty predicted ensemble file (header only): loadtxt's UserWarning is the failure,
+    named in the problem. A RuntimeWarning while the distance is computed is no failure:
+    the finite distances (0.25, 0.5) stand."""
     import warnings
 
-    _experiment(tmp_path, 2, 0, [(["0,1.0,1.0,2,200"], ["0,1.0,1.0,2,200"])])
+    _, res = _experiment(tmp_path, 2, 0, [(["0,1.0,1.0,2,200"], ["0,1.0,1.0,2,200"])])
+    pred = res / "ensemble_labels.txt"
+    pred.write_text("model: single_state; num_state: 1\n")
+    problems = []
+    (alpha, d), _ = codalab._run_ensemble([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"),
+                                          True, problems)
+    assert (alpha, d) == (1.999, 1e6 - 1e-12)
+    assert problems[0].message.startswith(
+        f'cannot score the ensemble prediction (UserWarning: loadtxt: input contained no data: '
+        f'"{pred}"); ')
+    pred.write_text(ENS.format(EXACT))
 
     def warns(*args, **kwargs):
         warnings.warn("overflow", RuntimeWarning)
