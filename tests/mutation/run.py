@@ -126,7 +126,8 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
     *(f"trackverify.verifiers.registered_distance.x_{name}__mutmut_*" for name in (
         "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
         "ambiguity_k_from_ratios", "assign_detections", "contradicted_claims",
-        "detection_of_points", "frame_groups", "anchor_spacing", "_unique_detections"))]
+        "detection_of_points", "nearest_smallest_index", "frame_groups", "anchor_spacing",
+        "_unique_detections"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
