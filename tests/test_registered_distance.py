@@ -16,7 +16,8 @@ from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     Abstentions, RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
-    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose)
+    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose,
+    nearest_smallest_index)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -565,6 +566,11 @@ def test_detection_of_points_by_id_between_coincident_detections():
     found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[0, 5]],
                                 det_ids, np.array([100, 107]))
     assert found.tolist() == [0, 5]
+    # the point carrying detection 19's id is 19 (by coordinates the tie rule would give 0),
+    # also next to a point whose id points elsewhere
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[19, 5]],
+                                det_ids, np.array([119, 107]))
+    assert found.tolist() == [19, 5]
 
 
 def test_detection_of_points_tie_goes_to_the_first_detection_in_row_order():
@@ -596,6 +602,9 @@ def test_detection_of_points_tie_among_many():
     frames, points = np.array([1, 2, 3]), np.array([[0.0, 0, 0], [15, 15, 15], [4, 4, 4]])
     found = detection_of_points(det_frames, det_points, frames, points)
     assert found.tolist() == [3, 9 + same.min(), 49]
+    # the helper itself: indices into the candidates, as int64
+    got = nearest_smallest_index(det_points, np.arange(9), np.zeros((1, 3)))
+    assert got.tolist() == [3] and got.dtype == np.int64
 
 
 def test_contradicted_claims_each_row_on_its_own_and_an_exchange_tie():
