@@ -36,6 +36,14 @@ def _experiment(root: Path, track: int, exp: int, fovs, ens_true=EXACT, ens_pred
     return ref, res
 
 
+def _single_task(root: Path, track: int = 2):
+    """``_run_single`` on experiment 0 of ``root``'s folders: (averages, problems)."""
+    problems = []
+    avg, _ = codalab._run_single([0], track, str(root / "res"), str(root / "ref"), False,
+                                 problems)
+    return avg, problems
+
+
 def _scores(rep) -> dict:
     return dict(rep.scores)
 
@@ -193,8 +201,7 @@ def test_public_tasks_official_by_default_and_their_maxima(tmp_path):
 def test_task_maximum_message(tmp_path):
     one = ["0,1.0,1.0,2,200"]
     _experiment(tmp_path, 2, 0, [(one, None)])
-    problems = []
-    codalab._run_single([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"), False, problems)
+    _, problems = _single_task(tmp_path)
     assert [str(p) for p in problems] == [
         f"{tmp_path / 'res' / 'track_2' / 'exp_0' / 'fov_0.txt'}: missing file; the "
         "single-trajectory task of this track gets the maximum errors (official rule)"]
@@ -263,9 +270,7 @@ def test_wrong_vip_indices_are_reported_on_the_prediction_file(tmp_path):
     true = ["0,1.0,1.0,2,200", "1,1.0,1.0,2,200"]
     ref, res = _experiment(tmp_path, 1, 0, [(true, ["0,1.0,1.0,2,200"])])
     (ref / "vip_idx_fov_0.txt").write_text("1\n")
-    problems = []
-    avg, _ = codalab._run_single([0], 1, str(tmp_path / "res"), str(tmp_path / "ref"), False,
-                                 problems)
+    avg, problems = _single_task(tmp_path, track=1)
     assert tuple(avg) == (10, 0, 2, 1e5, 0)
     assert [(p.source, p.message.split(";")[0]) for p in problems] == [
         (str(res / "fov_0.txt"), "predicted VIP indices differ from vip_idx_fov_0.txt")]
@@ -290,9 +295,7 @@ def test_a_scoring_failure_gives_the_task_maximum_and_names_the_folder(tmp_path,
         raise ValueError("boom")
 
     monkeypatch.setattr(codalab, "score_tables", fails)
-    problems = []
-    avg, _ = codalab._run_single([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"), False,
-                                 problems)
+    avg, problems = _single_task(tmp_path)
     assert tuple(avg) == (10, 0, 2, 1e5, 0)
     assert [str(p) for p in problems] == [
         f"{res}: cannot score (ValueError: boom); the single-trajectory task of this track "
