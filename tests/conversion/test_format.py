@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from trackverify.conversion.format import (ERROR_CODES, WARNING_CODES, load_converted,
+from trackverify.conversion.format import (ERROR_CODES, WARNING_CODES, load_converted, load_valid,
                                            validate_format)
 from trackverify.conversion.synthetic import (SyntheticSpec, make_dataset, malformed_variants,
                                               warning_variants)
@@ -98,3 +98,33 @@ def test_load_round_trip(tmp_path):
     path = tmp_path / "converted_data.pkl"
     path.write_bytes(pickle.dumps(VALID))
     assert validate_format(load_converted(path)).ok
+
+
+def test_summary_counts_every_issue_and_keeps_the_first_five_messages():
+    """An empty dict misses all 11 required keys: 11 errors of one code, the first 5
+    messages in key order. A dataset of zeros: 3 sessions x 4 trials all-zero warnings."""
+    summary = validate_format({}).summary()
+    assert summary["n_errors"] == 11 and summary["n_warnings"] == 0
+    assert summary["errors"] == {"missing_key": {"count": 11, "messages": [
+        f"required key '{key}' is missing"
+        for key in ("neural", "input", "output", "subjects", "subject_idx")]}}
+    assert summary["warnings"] == {}
+    data = dict(VALID)
+    data["neural"] = [[np.zeros_like(x) for x in session] for session in VALID["neural"]]
+    summary = validate_format(data).summary()
+    assert summary["n_warnings"] == 12
+    assert summary["warnings"]["all_zero_trial"] == {"count": 12, "messages": [
+        f"session 0, trial {t}: neural is all zeros" for t in range(4)]
+        + ["session 1, trial 0: neural is all zeros"]}
+
+
+def test_load_valid_returns_a_valid_dataset_and_names_the_first_error(tmp_path):
+    path = tmp_path / "converted_data.pkl"
+    path.write_bytes(pickle.dumps(VALID))
+    assert pickle.dumps(load_valid(path)) == pickle.dumps(VALID)
+    path.write_bytes(pickle.dumps({}))
+    with pytest.raises(InputError) as info:
+        load_valid(path, what="reference dataset")
+    assert info.value.source == str(path)
+    assert info.value.problem == ("not a valid reference dataset (11 format error(s); first "
+                                  "missing_key: required key 'neural' is missing)")
