@@ -1,5 +1,6 @@
 """Format validation (EVALUATORS B2): each error and warning triggered alone by one variant."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -128,3 +129,38 @@ def test_load_valid_returns_a_valid_dataset_and_names_the_first_error(tmp_path):
     assert info.value.source == str(path)
     assert info.value.problem == ("not a valid reference dataset (11 format error(s); first "
                                   "missing_key: required key 'neural' is missing)")
+    with pytest.raises(InputError, match=r"^not a valid converted dataset \(11 format"):
+        load_valid(path)
+
+
+def test_every_session_and_trial_is_checked_after_a_bad_one():
+    """One problem per place, each check going on to the next session, trial or variable:
+    session 0's input is not a list; session 1's trial 0 neural is 1-D, trial 1's input 3-D
+    and its output one bin too long (T = 6 for 5), trial 2's neural not an array, trial 3's
+    neural holds a NaN; session 2 has 1 neural trial for 4 input and output trials."""
+    data = copy.deepcopy(VALID)
+    data["input"][0] = "not a list"
+    data["neural"][1][0] = data["neural"][1][0][0]
+    data["input"][1][1] = data["input"][1][1][None]
+    data["output"][1][1] = np.zeros((2, 6), np.int64)
+    data["neural"][1][2] = "x"
+    data["neural"][1][3][0, 0] = np.nan
+    data["neural"][2] = data["neural"][2][:1]
+    report = validate_format(data)
+    assert [(issue.code, issue.message) for issue in report.errors] == [
+        ("session_not_list", "input[0] is a str, not a list"),
+        ("neural_not_2d", "session 1, trial 0: neural has 1 dimensions, not 2"),
+        ("io_bad_ndim", "session 1, trial 1: input has 3 dimensions, not 1 or 2"),
+        ("time_mismatch", "session 1, trial 1: output has T = 6, neural has T = 5"),
+        ("trial_not_array", "session 1, trial 2: neural is not a numeric ndarray"),
+        ("non_finite", "session 1, trial 3: neural holds NaN or Inf"),
+        ("trial_count_mismatch", "session 2: neural/input/output have 1/4/4 trials"),
+        ("too_few_trials", "session 2 has 1 trial; at least 2 are needed")]
+    assert report.warnings == []
+    # no neural trial in session 2 (4 input and output trials): an empty session
+    data = copy.deepcopy(VALID)
+    data["neural"][2] = []
+    report = validate_format(data)
+    assert [issue.code for issue in report.errors] == ["trial_count_mismatch"]
+    assert [(issue.code, issue.message) for issue in report.warnings] == [
+        ("empty_session", "session 2 has 0 trials")]
