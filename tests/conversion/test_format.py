@@ -129,8 +129,9 @@ def test_load_valid_returns_a_valid_dataset_and_names_the_first_error(tmp_path):
     assert info.value.source == str(path)
     assert info.value.problem == ("not a valid reference dataset (11 format error(s); first "
                                   "missing_key: required key 'neural' is missing)")
-    with pytest.raises(InputError, match=r"^not a valid converted dataset \(11 format"):
+    with pytest.raises(InputError) as info:
         load_valid(path)
+    assert info.value.problem.startswith("not a valid converted dataset (11 format error(s)")
 
 
 def test_every_session_and_trial_is_checked_after_a_bad_one():
