@@ -165,3 +165,21 @@ def test_every_session_and_trial_is_checked_after_a_bad_one():
     assert [issue.code for issue in report.errors] == ["trial_count_mismatch"]
     assert [(issue.code, issue.message) for issue in report.warnings] == [
         ("empty_session", "session 2 has 0 trials")]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("not_dict", "the top level is a list, not a dict"),                  # list(items())
+    ("not_list", "'subjects' is a tuple, not a list"),
+    ("metadata_not_dict", "'metadata' is a str, not a dict"),
+    ("subject_idx_not_int", "subject_idx is not an integer ndarray (ndarray of float64)"),
+    ("no_variability", "every neural value in the dataset equals 1"),     # ones everywhere
+    ("no_trials", "the dataset holds no trial (0 session(s))"),
+])
+def test_error_messages_name_what_was_found(code, message):
+    assert [issue.message for issue in validate_format(VARIANTS[code]).errors] == [message]
+
+
+def test_every_issue_of_every_variant_carries_a_message():
+    for report in map(validate_format, [*VARIANTS.values(), *WARNINGS.values()]):
+        for issue in report.errors + report.warnings:
+            assert isinstance(issue.message, str) and issue.message, issue.code
