@@ -183,3 +183,22 @@ def test_every_issue_of_every_variant_carries_a_message():
     for report in map(validate_format, [*VARIANTS.values(), *WARNINGS.values()]):
         for issue in report.errors + report.warnings:
             assert isinstance(issue.message, str) and issue.message, issue.code
+
+
+def test_float_outputs_and_sessions_without_trials():
+    """Whole-number outputs stored as floats are valid class codes; a NaN output is
+    non-finite only (not also "not whole"); three sessions, none with a trial, hold no
+    trial (one empty-session warning each)."""
+    data = copy.deepcopy(VALID)
+    data["output"] = [[y.astype(np.float64) for y in session] for session in VALID["output"]]
+    assert validate_format(data).ok
+    data["output"][0][1][0, 0] = np.nan
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("non_finite", "session 0, trial 1: output holds NaN or Inf")]
+    data = copy.deepcopy(VALID)
+    for key in ("neural", "input", "output"):
+        data[key] = [[], [], []]
+    report = validate_format(data)
+    assert [(issue.code, issue.message) for issue in report.errors] == [
+        ("no_trials", "the dataset holds no trial (3 session(s))")]
+    assert [issue.code for issue in report.warnings] == ["empty_session"] * 3
