@@ -16,7 +16,8 @@ from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     Abstentions, RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
-    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose)
+    contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose,
+    nearest_smallest_index)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -565,6 +566,45 @@ def test_detection_of_points_by_id_between_coincident_detections():
     found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[0, 5]],
                                 det_ids, np.array([100, 107]))
     assert found.tolist() == [0, 5]
+    # the point carrying detection 19's id is 19 (by coordinates the tie rule would give 0),
+    # also next to a point whose id points elsewhere
+    found = detection_of_points(det_frames, det_points, np.array([1, 1]), det_points[[19, 5]],
+                                det_ids, np.array([119, 107]))
+    assert found.tolist() == [19, 5]
+
+
+def test_detection_of_points_tie_goes_to_the_first_detection_in_row_order():
+    """Frame 1's detections 2 (1, 0, 0), 4 (-1, 0, 0) and 5 (0, 0, 1) are all exactly 1 from
+    the origin (detection 1 is 2 away): the smallest index, 2. Frame 2's detections 0 and 3
+    lie at one place: 0. The same table in reverse row order (index i becomes 5 - i): the
+    tie goes to the first row again, now detection 0 (the old 5) and 2 (the old 3)."""
+    det_frames = np.array([2, 1, 1, 2, 1, 1])
+    det_points = np.array([[7.0, 7, 0], [0, 2, 0], [1, 0, 0], [7, 7, 0], [-1, 0, 0], [0, 0, 1]])
+    frames, points = np.array([1, 2]), np.array([[0.0, 0, 0], [7, 7, 0]])
+    assert detection_of_points(det_frames, det_points, frames, points).tolist() == [2, 0]
+    assert detection_of_points(det_frames[::-1], det_points[::-1], frames,
+                               points).tolist() == [0, 2]
+
+
+def test_detection_of_points_tie_among_many():
+    """Frame 1: detections 0-2 at distance 3 from the origin, 3-8 on the six axes at distance
+    exactly 1: detection 3, the first of six tied (more than the 2 and 4 nearest asked for
+    first). Frame 2: 40 detections, 25 of them (shuffled row positions) at one place: the
+    smallest of the 25 indices. Frame 3 has one detection: it."""
+    axes = np.vstack([np.eye(3), -np.eye(3)])
+    frame1 = np.vstack([[[3.0, 0, 0], [0, -3, 0], [0, 0, 3]], axes[[4, 0, 5, 2, 1, 3]]])
+    rng = np.random.default_rng(3)
+    frame2 = rng.uniform(10, 20, (40, 3))
+    same = rng.permutation(40)[:25]
+    frame2[same] = [15.0, 15, 15]
+    det_points = np.vstack([frame1, frame2, [[0.0, 0, 0]]])
+    det_frames = np.repeat([1, 2, 3], [9, 40, 1])
+    frames, points = np.array([1, 2, 3]), np.array([[0.0, 0, 0], [15, 15, 15], [4, 4, 4]])
+    found = detection_of_points(det_frames, det_points, frames, points)
+    assert found.tolist() == [3, 9 + same.min(), 49]
+    # the helper itself: indices into the candidates, as int64
+    got = nearest_smallest_index(det_points, np.arange(9), np.zeros((1, 3)))
+    assert got.tolist() == [3] and got.dtype == np.int64
 
 
 def test_contradicted_claims_each_row_on_its_own_and_an_exchange_tie():

@@ -36,6 +36,14 @@ def _experiment(root: Path, track: int, exp: int, fovs, ens_true=EXACT, ens_pred
     return ref, res
 
 
+def _single_task(root: Path, track: int = 2):
+    """``_run_single`` on experiment 0 of ``root``'s folders: (averages, problems)."""
+    problems = []
+    avg, _ = codalab._run_single([0], track, str(root / "res"), str(root / "ref"), False,
+                                 problems)
+    return avg, problems
+
+
 def _scores(rep) -> dict:
     return dict(rep.scores)
 
@@ -116,8 +124,9 @@ def test_ensemble_means_over_experiments_corrected(tmp_path):
     (alpha, d), frame = codalab.run_ensemble_task([0, 3], 2, tmp_path / "res", tmp_path / "ref",
                                                   corrected=True)
     assert alpha == pytest.approx(0.1, abs=1e-7) and d == pytest.approx(0.0, abs=1e-12)
-    assert frame.Exp.tolist() == [0, 3]
+    assert list(frame.columns) == ["Exp", "alpha", "K"] and frame.Exp.tolist() == [0, 3]
     assert frame.alpha.tolist() == pytest.approx([0.0, 0.2], abs=1e-7)
+    assert frame.K.tolist() == pytest.approx([0.0, 0.0], abs=1e-12)
     scores = _scores(codalab.score(tmp_path, corrected=True))
     assert scores["tr2.ta2.alpha"] == pytest.approx(0.1, abs=1e-7)
     assert scores["tr2.ta2.D"] == pytest.approx(0.0, abs=1e-12)
@@ -143,7 +152,9 @@ def test_a_non_finite_ensemble_distance_gives_the_maximum(tmp_path):
                                               str(tmp_path / "ref"), True, problems)
     assert (alpha, d) == (1.999, 1e6 - 1e-12)
     assert list(frame.columns) == ["Exp", "alpha", "K"] and frame.iloc[0].isna().all()
-    assert "the distance is not finite" in problems[0].message
+    assert problems[0].message == (
+        "cannot score the ensemble prediction (ValueError: the distance is not finite); the "
+        "ensemble task of this track gets the maximum errors (official rule)")
     assert problems[0].source == str(tmp_path / "res" / "track_2" / "exp_0" /
                                      "ensemble_labels.txt")
 
@@ -190,8 +201,7 @@ def test_public_tasks_official_by_default_and_their_maxima(tmp_path):
 def test_task_maximum_message(tmp_path):
     one = ["0,1.0,1.0,2,200"]
     _experiment(tmp_path, 2, 0, [(one, None)])
-    problems = []
-    codalab._run_single([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"), False, problems)
+    _, problems = _single_task(tmp_path)
     assert [str(p) for p in problems] == [
         f"{tmp_path / 'res' / 'track_2' / 'exp_0' / 'fov_0.txt'}: missing file; the "
         "single-trajectory task of this track gets the maximum errors (official rule)"]
@@ -254,3 +264,77 @@ def test_reference_lines_are_read_strictly_and_reported_as_reference(tmp_path):
     assert [(p.source, p.line, p.message, p.severity) for p in problems] == [
         (source, 2, "reference: blank line ignored", "warning"),
         (source, 3, "reference: trajectory length 0 < 1; line rejected", "error")]
+
+
+def test_wrong_vip_indices_are_reported_on_the_prediction_file(tmp_path):
+    true = ["0,1.0,1.0,2,200", "1,1.0,1.0,2,200"]
+    ref, res = _experiment(tmp_path, 1, 0, [(true, ["0,1.0,1.0,2,200"])])
+    (ref / "vip_idx_fov_0.txt").write_text("1\n")
+    avg, problems = _single_task(tmp_path, track=1)
+    assert tuple(avg) == (10, 0, 2, 1e5, 0)
+    assert [(p.source, p.message.split(";")[0]) for p in problems] == [
+        (str(res / "fov_0.txt"), "predicted VIP indices differ from vip_idx_fov_0.txt")]
+
+
+def test_an_experiment_without_fovs_is_skipped_not_the_rest(tmp_path):
+    """exp 0 has no reference FOV file (nothing to score); exp 1 one exact trajectory and one
+    with alpha 1.4 for 1.0: its mean alpha error 0.2 is the task's, and its frame one row."""
+    (tmp_path / "ref" / "track_2" / "exp_0").mkdir(parents=True)
+    _experiment(tmp_path, 2, 1, [(["0,1.0,1.0,2,200", "1,1.0,1.0,2,200"],
+                                  ["0,1.0,1.0,2,200", "1,1.0,1.4,2,200"])])
+    avg, frame = codalab.run_single_task([0, 1], 2, tmp_path / "res", tmp_path / "ref")
+    assert frame.Exp.tolist() == [1] and frame.num_trajs.tolist() == [2]
+    assert avg[2] == pytest.approx(0.2, rel=1e-12) and avg[1] == 1.0
+
+
+def test_a_scoring_failure_gives_the_task_maximum_and_names_the_folder(tmp_path, monkeypatch):
+    one = ["0,1.0,1.0,2,200"]
+    _, res = _experiment(tmp_path, 2, 0, [(one, one)])
+
+    def fails(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(codalab, "score_tables", fails)
+    avg, problems = _single_task(tmp_path)
+    assert tuple(avg) == (10, 0, 2, 1e5, 0)
+    assert [str(p) for p in problems] == [
+        f"{res}: cannot score (ValueError: boom); the single-trajectory task of this track "
+        "gets the maximum errors (official rule)"]
+
+
+def test_a_missing_reference_ensemble_file_is_the_scoring_programs_error(tmp_path):
+    one = ["0,1.0,1.0,2,200"]
+    ref, _ = _experiment(tmp_path, 2, 0, [(one, one)])
+    (ref / "ensemble_labels.txt").unlink()
+    with pytest.raises(codalab.InputError) as info:
+        codalab.run_ensemble_task([0], 2, tmp_path / "res", tmp_path / "ref")
+    assert info.value.problem == "reference file not found"
+    assert info.value.source == str(ref / "ensemble_labels.txt")
+
+
+def test_only_an_empty_file_warning_fails_the_ensemble_task(tmp_path, monkeypatch):
+    """An empty predicted ensemble file (header only): loadtxt's UserWarning is the failure,
+    named in the problem. A RuntimeWarning while the distance is computed is no failure:
+    the finite distances (0.25, 0.5) stand."""
+    import warnings
+
+    _, res = _experiment(tmp_path, 2, 0, [(["0,1.0,1.0,2,200"], ["0,1.0,1.0,2,200"])])
+    pred = res / "ensemble_labels.txt"
+    pred.write_text("model: single_state; num_state: 1\n")
+    problems = []
+    (alpha, d), _ = codalab._run_ensemble([0], 2, str(tmp_path / "res"), str(tmp_path / "ref"),
+                                          True, problems)
+    assert (alpha, d) == (1.999, 1e6 - 1e-12)
+    assert problems[0].message.startswith(
+        f'cannot score the ensemble prediction (UserWarning: loadtxt: input contained no data: '
+        f'"{pred}"); ')
+    pred.write_text(ENS.format(EXACT))
+
+    def warns(*args, **kwargs):
+        warnings.warn("overflow", RuntimeWarning)
+        return 0.25, 0.5
+
+    monkeypatch.setattr(codalab, "error_Ensemble_dataset", warns)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        (alpha, d), _ = codalab.run_ensemble_task([0], 2, tmp_path / "res", tmp_path / "ref")
+    assert (alpha, d) == (0.25, 0.5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
 from scipy.stats import norm, truncnorm, wasserstein_distance
 
 import trackverify.andi as A
@@ -209,3 +210,25 @@ def test_counts_summing_to_2_are_normalised():
     true[4] = pred[4] = [1, 1]
     assert A.error_Ensemble_dataset(true, pred, size_support=2000, metric="mae") == \
         pytest.approx((0.19146095253474013, 0.016329684517743148), rel=1e-9)
+
+
+def _quad_w1(true, pred, lower, upper):
+    """W1 = integral |F_true - F_pred| dx between two truncated normals (mean, sd), by
+    scipy's adaptive quadrature on scipy's truncated-normal CDF (independent of the grid)."""
+    def cdf(m, s, x):
+        return truncnorm.cdf(x, (lower - m) / s, (upper - m) / s, loc=m, scale=s)
+
+    edges = sorted({lower, upper, *(min(max(m + k * s, lower), upper)
+                                    for m, s in (true, pred) for k in (-8, -2, 0, 2, 8))})
+    return sum(quad(lambda x: abs(cdf(*true, x) - cdf(*pred, x)), a, b, epsabs=1e-13,
+                    epsrel=1e-13, limit=200)[0] for a, b in zip(edges[:-1], edges[1:]))
+
+
+def test_corrected_distance_equals_quadrature_within_its_precision():
+    """One state each, equal means, sd 0.1 vs 0.3 (alpha) and 0.1 vs 0.4 (D): the CDFs cross
+    at the mean, so the refinement around the modes carries the whole integral on a
+    50-point support. Tolerance: the precision _exact_w1 states, 1e-5 x the largest sd."""
+    true, pred = np.array([1.0, 0.1, 1.0, 0.1, 1.0]), np.array([1.0, 0.3, 1.0, 0.4, 1.0])
+    a, d = A.error_Ensemble_dataset(true, pred, size_support=50, corrected=True)
+    assert a == pytest.approx(_quad_w1((1.0, 0.1), (1.0, 0.3), 0.0, 1.999), abs=1e-5 * 0.3)
+    assert d == pytest.approx(_quad_w1((1.0, 0.1), (1.0, 0.4), 1e-12, 1e6), abs=1e-5 * 0.4)

@@ -36,6 +36,20 @@ def test_first_match_by_hand():
     # a NaN query does not take the code of another id
     assert first_match([0, 0], [np.nan, 7.0], [0, 0], [5.0, 7.0]).tolist() == [-1, 1]
     assert first_match([0], [5.0], [], []).tolist() == [-1]
+    # ... nor, in group 1, the key of group 0's largest id: with m = 1 distinct id a NaN
+    # query's key 1 x 1 - 1 = 0 is the key of (0, 5)
+    assert first_match([1], [np.nan], [0], [5.0]).tolist() == [-1]
+
+
+def test_first_match_takes_the_first_of_many_repeated_rows():
+    """300 reference rows in one group, ids 0..4 each repeated 60 times in a shuffled order:
+    each query gets the first row carrying its id (the smallest row index), whatever order a
+    sort of the repeated keys leaves them in."""
+    rng = np.random.default_rng(7)
+    r_idx = rng.permutation(np.repeat(np.arange(5.0), 60))
+    got = first_match(np.zeros(6, int), [0.0, 1, 2, 3, 4, 5], np.zeros(300, int), r_idx)
+    first = [int(np.flatnonzero(r_idx == k)[0]) for k in range(5)]
+    assert got.tolist() == first + [-1]
 
 
 def _frame(rows):

@@ -398,3 +398,18 @@ def test_assign_blocks_skips_empty_and_unselected_blocks():
     nrow, ncol = np.array([1, 1, 3, 2]), np.array([0, 3, 1, 2])
     b, r, c = assign_blocks(cost, nrow, ncol, np.array([True, True, True, False]))
     assert b.tolist() == [1, 2] and r.tolist() == [0, 1] and c.tolist() == [1, 0]
+
+
+def test_assign_blocks_near_tie_of_large_totals_goes_to_the_hungarian_solver():
+    """True changepoints 10.1, 40.3 and predicted ones 635307.2, 1212757.2: every prediction
+    lies after every truth, so both pairings cost sum(pred) - sum(truth) -- a real tie. In
+    floats the crossed pairing's total comes out one ulp (2.3e-10) lower; the engine counts
+    totals within 1e-9 x |total| of the lowest as tied and leaves the block to the Hungarian
+    solver, whose choice (scipy's, as the reference's) is the straight pairing."""
+    gt, pred = np.array([10.1, 40.3]), np.array([635307.2, 1212757.2])
+    block = np.abs(gt[:, None] - pred[None, :])
+    assert block[0, 1] + block[1, 0] < block[0, 0] + block[1, 1]  # the ulp the tie hides
+    rr, cc = linear_sum_assignment(block)
+    assert rr.tolist() == [0, 1] and cc.tolist() == [0, 1]
+    b, r, c = assign_blocks(block.ravel(), np.array([2]), np.array([2]), np.array([True]))
+    assert b.tolist() == [0, 0] and r.tolist() == [0, 1] and c.tolist() == [0, 1]

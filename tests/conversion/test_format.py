@@ -1,11 +1,12 @@
 """Format validation (EVALUATORS B2): each error and warning triggered alone by one variant."""
 
+import copy
 import pickle
 
 import numpy as np
 import pytest
 
-from trackverify.conversion.format import (ERROR_CODES, WARNING_CODES, load_converted,
+from trackverify.conversion.format import (ERROR_CODES, WARNING_CODES, load_converted, load_valid,
                                            validate_format)
 from trackverify.conversion.synthetic import (SyntheticSpec, make_dataset, malformed_variants,
                                               warning_variants)
@@ -98,3 +99,106 @@ def test_load_round_trip(tmp_path):
     path = tmp_path / "converted_data.pkl"
     path.write_bytes(pickle.dumps(VALID))
     assert validate_format(load_converted(path)).ok
+
+
+def test_summary_counts_every_issue_and_keeps_the_first_five_messages():
+    """An empty dict misses all 11 required keys: 11 errors of one code, the first 5
+    messages in key order. A dataset of zeros: 3 sessions x 4 trials all-zero warnings."""
+    summary = validate_format({}).summary()
+    assert summary["n_errors"] == 11 and summary["n_warnings"] == 0
+    assert summary["errors"] == {"missing_key": {"count": 11, "messages": [
+        f"required key '{key}' is missing"
+        for key in ("neural", "input", "output", "subjects", "subject_idx")]}}
+    assert summary["warnings"] == {}
+    data = dict(VALID)
+    data["neural"] = [[np.zeros_like(x) for x in session] for session in VALID["neural"]]
+    summary = validate_format(data).summary()
+    assert summary["n_warnings"] == 12
+    assert summary["warnings"]["all_zero_trial"] == {"count": 12, "messages": [
+        f"session 0, trial {t}: neural is all zeros" for t in range(4)]
+        + ["session 1, trial 0: neural is all zeros"]}
+
+
+def test_load_valid_returns_a_valid_dataset_and_names_the_first_error(tmp_path):
+    path = tmp_path / "converted_data.pkl"
+    path.write_bytes(pickle.dumps(VALID))
+    assert pickle.dumps(load_valid(path)) == pickle.dumps(VALID)
+    path.write_bytes(pickle.dumps({}))
+    with pytest.raises(InputError) as info:
+        load_valid(path, what="reference dataset")
+    assert info.value.source == str(path)
+    assert info.value.problem == ("not a valid reference dataset (11 format error(s); first "
+                                  "missing_key: required key 'neural' is missing)")
+    with pytest.raises(InputError) as info:
+        load_valid(path)
+    assert info.value.problem.startswith("not a valid converted dataset (11 format error(s)")
+
+
+def test_every_session_and_trial_is_checked_after_a_bad_one():
+    """One problem per place, each check going on to the next session, trial or variable:
+    session 0's input is not a list; session 1's trial 0 neural is 1-D, trial 1's input 3-D
+    and its output one bin too long (T = 6 for 5), trial 2's neural not an array, trial 3's
+    neural holds a NaN; session 2 has 1 neural trial for 4 input and output trials."""
+    data = copy.deepcopy(VALID)
+    data["input"][0] = "not a list"
+    data["neural"][1][0] = data["neural"][1][0][0]
+    data["input"][1][1] = data["input"][1][1][None]
+    data["output"][1][1] = np.zeros((2, 6), np.int64)
+    data["neural"][1][2] = "x"
+    data["neural"][1][3][0, 0] = np.nan
+    data["neural"][2] = data["neural"][2][:1]
+    report = validate_format(data)
+    assert [(issue.code, issue.message) for issue in report.errors] == [
+        ("session_not_list", "input[0] is a str, not a list"),
+        ("neural_not_2d", "session 1, trial 0: neural has 1 dimensions, not 2"),
+        ("io_bad_ndim", "session 1, trial 1: input has 3 dimensions, not 1 or 2"),
+        ("time_mismatch", "session 1, trial 1: output has T = 6, neural has T = 5"),
+        ("trial_not_array", "session 1, trial 2: neural is not a numeric ndarray"),
+        ("non_finite", "session 1, trial 3: neural holds NaN or Inf"),
+        ("trial_count_mismatch", "session 2: neural/input/output have 1/4/4 trials"),
+        ("too_few_trials", "session 2 has 1 trial; at least 2 are needed")]
+    assert report.warnings == []
+    # no neural trial in session 2 (4 input and output trials): an empty session
+    data = copy.deepcopy(VALID)
+    data["neural"][2] = []
+    report = validate_format(data)
+    assert [issue.code for issue in report.errors] == ["trial_count_mismatch"]
+    assert [(issue.code, issue.message) for issue in report.warnings] == [
+        ("empty_session", "session 2 has 0 trials")]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("not_dict", "the top level is a list, not a dict"),                  # list(items())
+    ("not_list", "'subjects' is a tuple, not a list"),
+    ("metadata_not_dict", "'metadata' is a str, not a dict"),
+    ("subject_idx_not_int", "subject_idx is not an integer ndarray (ndarray of float64)"),
+    ("no_variability", "every neural value in the dataset equals 1"),     # ones everywhere
+    ("no_trials", "the dataset holds no trial (0 session(s))"),
+])
+def test_error_messages_name_what_was_found(code, message):
+    assert [issue.message for issue in validate_format(VARIANTS[code]).errors] == [message]
+
+
+def test_every_issue_of_every_variant_carries_a_message():
+    for report in map(validate_format, [*VARIANTS.values(), *WARNINGS.values()]):
+        for issue in report.errors + report.warnings:
+            assert isinstance(issue.message, str) and issue.message, issue.code
+
+
+def test_float_outputs_and_sessions_without_trials():
+    """Whole-number outputs stored as floats are valid class codes; a NaN output is
+    non-finite only (not also "not whole"); three sessions, none with a trial, hold no
+    trial (one empty-session warning each)."""
+    data = copy.deepcopy(VALID)
+    data["output"] = [[y.astype(np.float64) for y in session] for session in VALID["output"]]
+    assert validate_format(data).ok
+    data["output"][0][1][0, 0] = np.nan
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("non_finite", "session 0, trial 1: output holds NaN or Inf")]
+    data = copy.deepcopy(VALID)
+    for key in ("neural", "input", "output"):
+        data[key] = [[], [], []]
+    report = validate_format(data)
+    assert [(issue.code, issue.message) for issue in report.errors] == [
+        ("no_trials", "the dataset holds no trial (3 session(s))")]
+    assert [issue.code for issue in report.warnings] == ["empty_session"] * 3

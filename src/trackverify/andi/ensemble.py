@@ -148,7 +148,16 @@ def _mixture_cdf(params, weights, bound, x):
 
 def _exact_w1(true_params, true_w, pred_params, pred_w, bound, base):
     """W1 = integral |F_true - F_pred| dx between truncated-normal mixtures (sd given),
-    by the trapezoid rule on ``base`` refined around every mode."""
+    by the trapezoid rule on ``base`` refined around every mode: 4001 points on
+    ``mean + sd [-10, 10]`` (spacing sd / 200; sd at least sqrt(1e-9)).
+
+    Precision: the trapezoid error is at most about ``h^2 / 12 integral |g''|`` for
+    ``g = F_true - F_pred`` (``integral |f'| = 0.8 / sd`` per unit-weight mode, ``h <= sd /
+    200`` near it), about ``3e-6 x sd``, plus ``h^2 / 4 |g'|`` at each crossing of the two
+    CDFs, where ``|g|`` has a kink; the result is accurate to ``1e-5 x`` the largest sd of
+    the two mixtures (tests: against ``scipy.integrate.quad``, and by hand). Beyond 10 sd of
+    every mode both CDFs are constant to ``exp(-50)``, so the base grid alone suffices there.
+    """
     pts = [base]
     for params in (true_params, pred_params):
         arr = np.atleast_2d(params)

@@ -543,7 +543,9 @@ def detection_of_points(det_frames: np.ndarray, det_points: np.ndarray, frames: 
                         points: np.ndarray, det_ids: np.ndarray | None = None,
                         ids: np.ndarray | None = None) -> np.ndarray:
     """Index (into ``det_points``) of the detection each point is: the frame's detection
-    nearest it; -1 where the frame has none.
+    nearest it; -1 where the frame has none. Among detections exactly as near (two at one
+    place, or two at equal distances) the smallest index, i.e. the first in the table's row
+    order (``nearest_smallest_index``).
 
     With detection ids on both sides (``det_ids``, ``ids``) the detection of the same
     (frame, id) is taken first, and kept where it lies exactly at the point; every other
@@ -570,8 +572,30 @@ def detection_of_points(det_frames: np.ndarray, det_points: np.ndarray, frames: 
             np.searchsorted(det_sorted, frames[group[0]], side="right")
         if hi > lo:
             members = det_order[lo:hi]
-            out[group] = members[cKDTree(det_points[members]).query(points[group])[1]]
+            out[group] = nearest_smallest_index(det_points, members, points[group])
     return out
+
+
+def nearest_smallest_index(candidates: np.ndarray, members: np.ndarray,
+                           points: np.ndarray) -> np.ndarray:
+    """Per point, the index ``j`` among ``members`` (indices into ``candidates``) minimising
+    ``|candidates[j] - point|``; among indices at exactly the same distance, the smallest.
+
+    A k-d tree's choice between equally near neighbours follows how it was built (the order
+    of ``members``), so the tie is settled here: the ``k`` nearest are asked for, ``k``
+    doubling for the points whose ``k`` nearest are all tied.
+    """
+    tree = cKDTree(candidates[members])
+    best = np.empty(len(points), dtype=np.int64)
+    rows, k = np.arange(len(points)), min(2, len(members))
+    while len(rows):
+        dist, idx = tree.query(points[rows], k=k)
+        dist, idx = dist.reshape(len(rows), k), idx.reshape(len(rows), k)
+        tied = dist == dist[:, :1]
+        best[rows] = np.where(tied, members[idx], np.iinfo(np.int64).max).min(axis=1)
+        more = tied[:, -1] & (k < len(members))
+        rows, k = rows[more], min(2 * k, len(members))
+    return best
 
 
 def _unique_detections(table: pd.DataFrame, coords: list[str]) -> pd.DataFrame:
