@@ -111,6 +111,19 @@ def test_track_1_scores_only_the_vip_trajectories(tmp_path):
         assert tuple(avg) == (10, 0, 2, 1e5, 0), vip
 
 
+
+def test_a_non_integer_vip_index_is_truncated_as_the_reference_does(tmp_path):
+    """andi-datasets' run_single_task compares ``traj_idx.values.astype(int)`` with the VIP
+    file: 2.5 passes the check as VIP 2, then matches no reference trajectory (trajectory 2
+    gets the maximum errors) -- not the task maximum. Expected values recorded from
+    andi-datasets 2.1.13 (.venv-andi) on this folder."""
+    true = ["0,1.0,1.0,2,200", "1,1.0,1.0,2,200", "2,1.0,1.0,2,200"]
+    ref, _ = _experiment(tmp_path, 1, 0, [(true, ["2.5,1.0,1.2,2,200", "0,1.0,1.0,2,200"])])
+    (ref / "vip_idx_fov_0.txt").write_text("2\n0\n")
+    avg, frame = codalab.run_single_task([0], 1, tmp_path / "res", tmp_path / "ref")
+    assert frame.num_trajs.tolist() == [2]
+    assert list(avg) == pytest.approx([0.0, 1 / 3, 1.0, 58.53401745549993, 0.5], rel=1e-12)
+
 def _ensemble_case(root: Path) -> None:
     # exp 0 exact; exp 3: predicted alpha mean 0.7 for 0.5 (sd 0.01, D the same)
     one = ["0,1.0,1.0,2,200"]
