@@ -105,8 +105,10 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     place gt[i] is another anchor: 2 d; 0 for clean rows); the fixed reference does not
     register: ||tar[i] - gt[pred_id]||. A wrong claim's detection is, in the one-to-one
     assignment, its true anchor's (distance 0; exchanging costs 2 d > 0), so it also pays
-    c = the median nearest-neighbour distance of gt. A verifier that ranked rows right
-    but measured the wrong distance (unregistered, wrong anchor) fails here, not on AUROC."""
+    c = the median nearest-neighbour distance of gt. The default (relative) score is that
+    times c / s_p, s_p = gt[pred_id]'s distance to its nearest other gt point. A verifier
+    that ranked rows right but measured the wrong distance (unregistered, wrong anchor)
+    fails here, not on AUROC."""
     from trackverify.evidence import _pair_scores
     from trackverify.verifiers.fixed_distance import FixedDistance
     from trackverify.verifiers.registered_distance import RegisteredDistance
@@ -116,11 +118,13 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=0)
     tar = (gt - gt.mean(0)) @ turn.T + gt.mean(0)
     conditions = pair_conditions(gt, tar, seed=0)
-    registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0))
+    registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0, score="distance"))
+    relative = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0, score="relative"))
     fixed = _pair_scores(conditions, FixedDistance())
     between = np.linalg.norm(gt[:, None, :] - gt[None, :, :], axis=2)
     np.fill_diagonal(between, np.inf)
-    c = float(np.median(between.min(axis=1)))
+    own = between.min(axis=1)
+    c = float(np.median(own))
     for kind in ("clean", "random", "nearby"):
         rows = frame1(conditions, kind)
         detection, claimed = rows.index.to_numpy(), rows["pred_id"].to_numpy()
@@ -130,6 +134,7 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
         alt = to_all.min(axis=1)
         expected = d + np.maximum(0.0, d - alt) + np.where(claimed != detection, c, 0.0)
         np.testing.assert_allclose(registered[kind][1], expected, atol=0.04)
+        np.testing.assert_allclose(relative[kind][1], expected * c / own[claimed], atol=0.04)
         np.testing.assert_allclose(fixed[kind][1],
                                    np.linalg.norm(tar[detection] - gt[claimed], axis=1), atol=1e-9)
     assert int(registered["random"][0].sum()) == 30 and int(registered["clean"][0].sum()) == 0

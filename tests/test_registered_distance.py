@@ -699,7 +699,7 @@ def test_relative_score_orders_two_rows_unlike_the_distance():
                                [1.0, 1.0, 0.25])
     later = table["frame"].to_numpy() == 1
     distance = RegisteredDistance(score="distance").score(table, detections)[later]
-    relative = RegisteredDistance().score(table, detections)[later]
+    relative = RegisteredDistance(score="relative").score(table, detections)[later]
     np.testing.assert_allclose(distance, [1.0, 0.0, 3.0], atol=1e-3)
     np.testing.assert_allclose(relative, [1.0, 0.0, 0.75], atol=1e-3)
     assert distance[0] < distance[2] and relative[0] > relative[2]
@@ -735,7 +735,7 @@ def test_identities_on_one_anchor_position_abstain_under_the_relative_score():
     table.loc[on, ["x_um", "y_um", "z_um"]] = table.loc[table["detection"] == 0,
                                                         ["x_um", "y_um", "z_um"]].to_numpy()
     pair = np.isin(table["detection"].to_numpy(), [0, 1])
-    verifier = RegisteredDistance()
+    verifier = RegisteredDistance(score="relative")
     scores = verifier.score(table)
     assert np.isnan(scores[pair]).all() and np.isfinite(scores[~pair]).all()
     assert verifier.abstentions[-1].missing_evidence == 6
