@@ -97,13 +97,20 @@ def test_global_pose_keeps_a_still_frame_in_place():
     np.testing.assert_allclose(moved, centred + 0.2, atol=1e-9)
 
 
-def test_registration_ignores_predicted_ids_after_the_anchor():
-    table = animal_observations(SpecimenConfig(frames=40, motion="free"), 0)
+def scrambled_after_the_anchor(table: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """A copy of ``table`` whose later frames' ``pred_id`` are permuted and ``pred_valid``
+    redrawn (half true), and the mask of those later rows."""
     shuffled = table.copy()
     later = shuffled["frame"].to_numpy() > 0
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     shuffled.loc[later, "pred_id"] = rng.permutation(shuffled.loc[later, "pred_id"].to_numpy())
     shuffled.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
+    return shuffled, later
+
+
+def test_registration_ignores_predicted_ids_after_the_anchor():
+    table = animal_observations(SpecimenConfig(frames=40, motion="free"), 0)
+    shuffled, _ = scrambled_after_the_anchor(table, 0)
     _, clean = RegisteredDistance().register(table)
     _, scrambled = RegisteredDistance().register(shuffled)
     np.testing.assert_array_equal(clean.positions, scrambled.positions)
@@ -710,12 +717,8 @@ def test_spacing_reads_the_anchor_frame_coordinates_only():
     every later frame's pred_id and pred_valid and moving every later row leaves the factors
     bit-identical; moving one anchor-frame point changes them."""
     table = animal_observations(SpecimenConfig(frames=20, motion="free"), 0)
-    changed = table.copy()
-    later = changed["frame"].to_numpy() > 0
-    rng = np.random.default_rng(1)
-    changed.loc[later, "pred_id"] = rng.permutation(changed.loc[later, "pred_id"].to_numpy())
-    changed.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
-    changed.loc[later, "x_um"] += rng.normal(0, 5.0, int(later.sum()))
+    changed, later = scrambled_after_the_anchor(table, 1)
+    changed.loc[later, "x_um"] += np.random.default_rng(2).normal(0, 5.0, int(later.sum()))
     verifier, other = RegisteredDistance(), RegisteredDistance()
     verifier.register(table)
     other.register(changed)
