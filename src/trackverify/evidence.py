@@ -332,8 +332,12 @@ def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> tup
             scores = _pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
             sigma = float(registration.sigma[1])
-            error, score, _ = scores["clean"]
-            cache[name, index] = (scores, sigma, score[error == 0] / sigma)
+            error, clean, _ = scores["clean"]
+            # the band's d / sigma is of the plain distance whatever the score: divide the
+            # clean rows' factor (1 for the distance score) back out
+            verifier.score(conds["clean"].drop(columns="error"))
+            factor = verifier.last_factor[conds["clean"]["frame"].to_numpy() == 1]
+            cache[name, index] = (scores, sigma, (clean / factor)[error == 0] / sigma)
     return by_scale, cache
 
 

@@ -414,6 +414,8 @@ class RegisteredDistance:
         self.one_to_one = bool(one_to_one)
         self.abstentions: list[Abstentions] = []  # one entry per score() call
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
+        self.last_factor: np.ndarray | None = None  # the last call's c / s_p per row (1:
+        # distance score; NaN: not scored)
         self.last_claimant: np.ndarray | None = None  # assignment's anchor index per row
         self._cache: tuple[bytes, Registration] | None = None
         self._owners: tuple | None = None  # (key, frames, points, ids, c, owner, held)
@@ -486,15 +488,17 @@ class RegisteredDistance:
                 np.where(usable, which, -1), detection)
             scores = np.where(contradicted, scores + cap, scores)
             self.last_claimant = np.where(detection >= 0, owner[np.maximum(detection, 0)], -1)
+        factor = np.ones(len(table))
         if self.score_kind == "relative":
-            factor = self.spacing_factor[np.maximum(which, 0)] if len(self.spacing_factor) \
-                else np.ones(len(table))
+            if len(self.spacing_factor):
+                factor = np.where(usable, self.spacing_factor[np.maximum(which, 0)], np.nan)
             spaced = np.isfinite(factor)  # an identity on another's anchor position: no s_p
             missing = usable & ~spaced
             usable &= spaced
             ambiguous &= spaced
             contradicted &= spaced
             scores = np.where(missing, np.nan, scores * factor)
+        self.last_factor = factor
         self.last_margin = margin
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k,
