@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.corpus.make_corpus import clean_observations
-from trackverify import cli
+from trackverify import cli, stop
 from trackverify.corrupt import equal_ids, label_errors
 from trackverify.io.tabular import load_table
 from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
@@ -52,7 +52,7 @@ def test_the_debug_variable_shows_the_traceback(monkeypatch, tmp_path):
 
 
 def test_the_termination_signal_is_not_an_exception_a_reader_could_swallow():
-    assert not issubclass(cli._Terminated, Exception)
+    assert not issubclass(stop.Terminated, Exception)
 
 
 # ------------------------------------------------------------ inputs that once raised

@@ -10,7 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 from tests.conftest import observation_table, run_cli
+from trackverify import stop
+from trackverify.io.atomic import write_text_atomic
+from trackverify.io.tabular import ParquetStream
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -69,6 +75,52 @@ def test_sigterm_midway_leaves_previous_results_or_none_and_rerun_succeeds(tmp_p
     rerun = run_cli("run", "--frames", 400, "--motion", "still", "--start", 100, "--recovery-end", 200,
                     "--out", out)
     assert rerun.returncode == 0 and (out / "results.json").read_bytes() == previous
+
+
+SWALLOWING_CHILD = """
+import signal, sys
+import trackverify.run as run
+
+original = run.process_recording
+
+def swallowing(task):  # a library that swallows every exception, the SIGTERM's among them
+    try:
+        signal.raise_signal(signal.SIGTERM)
+    except BaseException:
+        pass
+    return original(task)
+
+run.process_recording = swallowing
+from trackverify.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_sigterm_whose_exception_is_swallowed_still_commits_nothing_and_exits_143(tmp_path):
+    """The handler records the signal: every later rename is refused and the exit is 143."""
+    out = tmp_path / "results"
+    arguments = ["run", "--frames", "60", "--motion", "still", "--start", "10",
+                 "--recovery-end", "30", "--out", str(out)]
+    first = run_cli(*arguments)
+    assert first.returncode == 0, first.stderr
+    previous = digest(out)
+    child = subprocess.run([sys.executable, "-c", SWALLOWING_CHILD, *arguments],
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 143, (child.returncode, child.stderr)
+    assert "terminated" in child.stderr and "Traceback" not in child.stderr
+    assert digest(out) == previous  # nothing renamed into place, no temporary file left
+
+
+def test_after_a_sigterm_no_output_is_renamed_into_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(stop, "_requested", False)
+    write_text_atomic(tmp_path / "before.txt", "kept")
+    stop.record()
+    with pytest.raises(stop.Terminated):
+        write_text_atomic(tmp_path / "after.txt", "never")
+    with pytest.raises(stop.Terminated):
+        with ParquetStream(tmp_path / "rows.parquet") as rows:
+            rows.write(pd.DataFrame({"a": [1, 2]}))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["before.txt"]
 
 
 STARTING_CHILD = """

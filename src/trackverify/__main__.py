@@ -3,8 +3,11 @@
 import signal
 import sys
 
+from trackverify import stop  # light: the package imports its API lazily
+
 
 def _terminated_while_starting(signum, frame):  # pragma: no cover - a subprocess race
+    stop.record()  # should an import swallow the SystemExit, ``main`` still exits 143
     sys.exit(143)  # nothing has been written yet: exit as the CLI does on SIGTERM
 
 

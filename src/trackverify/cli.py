@@ -15,27 +15,13 @@ from pathlib import Path
 
 import click
 
-from trackverify import __version__
+from trackverify import __version__, stop
 from trackverify.cli_inputs import echo_warnings, input_options
 from trackverify.errors import TrackverifyError
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 
 
 DEBUG_VARIABLE = "TRACKVERIFY_DEBUG"
-
-
-class _Terminated(BaseException):
-    """Raised by the SIGTERM handler so that cleanup (temporary files) runs.
-
-    A ``BaseException`` (like ``KeyboardInterrupt``), so that no ``except Exception`` of a
-    reader or scorer can swallow it.
-    """
-
-
-def _on_sigterm(signum, frame):  # pragma: no cover - exercised by a subprocess test
-    # One-shot: a second SIGTERM during cleanup must not interrupt the cleanup.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise _Terminated()
 
 
 def describe_invocation(argv: list[str]) -> str:
@@ -57,10 +43,12 @@ def main(argv: list[str] | None = None) -> None:
     one line and exit 2 naming the command and its input paths; ``TRACKVERIFY_DEBUG=1``
     shows the traceback instead (for developers).
     """
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGTERM, stop.on_sigterm)
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        stop.raise_if_requested()  # one that arrived during start-up
         code = cli.main(args=argv, prog_name="trackverify", standalone_mode=False)
+        stop.raise_if_requested()  # one whose exception a library swallowed
     except TrackverifyError as exc:
         click.echo(f"trackverify: error: {exc}", err=True)
         sys.exit(2)
@@ -70,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.ClickException as exc:
         exc.show()
         sys.exit(2)
-    except _Terminated:
+    except stop.Terminated:
         click.echo("trackverify: terminated; no partial output was left", err=True)
         sys.exit(143)
     except KeyboardInterrupt:

@@ -153,6 +153,18 @@ def test_segments_are_maximal_runs_that_do_not_cross_ids():
     assert segs["max_score"].tolist()[:3] == [2.0, 1.0, 5.0]
 
 
+def test_a_segments_reason_is_the_one_every_row_shares():
+    # id 5: A A (ambiguous, frame_not_registered) -> mixed: none; id 6: A A (both ambiguous);
+    # id 7: F A -> a flagged row has no reason: none. Id 8's uncovered run (3 rows) is last.
+    rows = _verdict_rows({5: "AA", 6: "AA", 7: "FA", 8: "AAA"})
+    rows["reason"] = (["ambiguous", "frame_not_registered", "ambiguous", "ambiguous", None,
+                       "ambiguous"] + ["not_in_anchor_frame"] * 3)
+    segs = suspect_segments(rows).set_index("pred_id")
+    assert segs["reason"].to_dict() == {7: None, 5: None, 6: "ambiguous",
+                                        8: "not_in_anchor_frame"}
+    assert segs["rank"].to_dict() == {7: 1, 5: 2, 6: 3, 8: 4}
+
+
 def test_track_summary_shares_by_hand():
     rows = _verdict_rows({5: "CFFA", 6: "CC"})
     per = track_summary(rows).set_index("pred_id")
@@ -175,6 +187,81 @@ def test_frames_from_one_and_an_explicit_anchor_frame():
     assert later.summary["counts"]["audited"] == 6 * 8  # frames 5..12
     with pytest.raises(InputError, match="no rows in the anchor frame 99"):
         trackverify.audit(tracks, anchor_frame=99)
+
+
+class ScoresByRow:
+    """A verifier that scores every row 0.5 um except the (frame, pred_id) pairs it is given."""
+
+    name = "scores_by_row"
+    evidence = "independent"
+
+    def __init__(self, scores: dict[tuple[int, int], float]):
+        self.scores = scores
+
+    def score(self, table: pd.DataFrame) -> np.ndarray:
+        keys = zip(table["frame"], table["pred_id"])
+        return np.array([self.scores.get((int(t), int(p)), 0.5) for t, p in keys])
+
+
+def _three_ids() -> pd.DataFrame:
+    """Ids 0 and 1 from frame 0 (the anchor), id 2 first seen at frame 2; frames 0..3."""
+    rows = [(t, p, 10.0 * p, 0.0) for t in range(4) for p in (0, 1)]
+    rows += [(t, 2, 20.0, 0.0) for t in (2, 3)]
+    return pd.DataFrame(rows, columns=["frame", "pred_id", "x_um", "y_um"])
+
+
+def test_an_id_first_seen_after_the_anchor_frame_abstains_and_ranks_last():
+    # The verifier scores id 2 (0.5 um, under the 1 um threshold), but the anchor frame never
+    # held it: nothing a person checked covers it, so its rows abstain (not_in_anchor_frame, no
+    # score). Id 0 is flagged at frame 3 (2 um); id 1 abstains at frame 1 (NaN).
+    verifier = ScoresByRow({(3, 0): 2.0, (1, 1): np.nan})
+    result = trackverify.audit(_three_ids(), verifier=verifier, threshold_um=1.0)
+    obs = result.observations.set_index(["frame", "pred_id"])
+    assert obs.loc[(2, 2), "verdict"] == obs.loc[(3, 2), "verdict"] == "abstained"
+    assert obs.loc[(2, 2), "reason"] == obs.loc[(3, 2), "reason"] == "not_in_anchor_frame"
+    assert np.isnan(obs.loc[(2, 2), "score"]) and np.isnan(obs.loc[(3, 2), "relative_score"])
+    assert (obs.loc[(1, 1), "verdict"], obs.loc[(1, 1), "reason"]) == ("abstained",
+                                                                       "verifier_abstained")
+    assert [obs.loc[k, "verdict"] for k in [(1, 0), (2, 0), (3, 0), (2, 1), (3, 1)]] == [
+        "certified", "certified", "flagged", "certified", "certified"]
+    # Review list: the flagged run, the one-frame abstention, then the uncovered id (2 rows:
+    # longer, but no evidence of an error), whose first frame is where to check it.
+    segs = result.segments
+    assert segs[["rank", "pred_id", "first_frame", "last_frame", "frames", "flagged",
+                 "abstained"]].values.tolist() == [[1, 0, 3, 3, 1, 1, 0], [2, 1, 1, 1, 1, 0, 1],
+                                                   [3, 2, 2, 3, 2, 0, 2]]
+    assert segs["reason"].tolist() == [None, "verifier_abstained", "not_in_anchor_frame"]
+    counts = result.summary["counts"]
+    # audited: ids 0 and 1 at frames 1-3, id 2 at frames 2-3
+    assert (counts["audited"], counts["certified"], counts["flagged"], counts["abstained"]) == (
+        8, 4, 1, 3)
+    assert counts["abstained_by_reason"] == {"not_in_anchor_frame": 2, "verifier_abstained": 1}
+    assert result.tracks.set_index("pred_id").loc[2, "share_abstained"] == 1.0
+
+
+def test_an_id_twice_in_the_anchor_frame_has_no_anchor_identity():
+    # Id 1 names two detections of the anchor frame: neither is "the" checked one.
+    tracks = pd.concat([_three_ids(), pd.DataFrame({"frame": [0], "pred_id": [1],
+                                                    "x_um": [30.0], "y_um": [0.0]})])
+    obs = trackverify.audit(tracks, verifier=ScoresByRow({}), threshold_um=1.0).observations
+    later = obs[obs["frame"] > 0].set_index(["frame", "pred_id"])
+    assert later.loc[[(1, 1), (2, 1), (3, 1)], "reason"].tolist() == ["no_anchor_identity"] * 3
+    assert later.loc[[(2, 2), (3, 2)], "reason"].tolist() == ["not_in_anchor_frame"] * 2
+    assert later.loc[[(1, 0), (2, 0), (3, 0)], "verdict"].tolist() == ["certified"] * 3
+
+
+def test_registered_distance_names_an_id_not_in_the_anchor_frame_on_the_real_path():
+    # A seventh neuron appears at frame 10, still at x = 40 um (8 um beyond the grid's last
+    # column): the registration has no anchor place for it, and the audit says why.
+    tracks = six_neurons(frames=20, swap=None)
+    new = pd.DataFrame({"recording": "worm", "frame": range(10, 20), "detection": 6,
+                        "pred_id": 6, "x_um": 40.0, "y_um": 0.0})
+    result = trackverify.audit(pd.concat([tracks, new], ignore_index=True))
+    obs = result.observations
+    assert set(obs.loc[obs["pred_id"] == 6, "reason"]) == {"not_in_anchor_frame"}
+    assert set(obs.loc[(obs["pred_id"] < 6) & (obs["frame"] > 0), "verdict"]) == {"certified"}
+    assert result.segments[["pred_id", "first_frame", "last_frame", "frames",
+                            "reason"]].values.tolist() == [[6, 10, 19, 10, "not_in_anchor_frame"]]
 
 
 def test_detections_table_adds_evidence_but_no_rows():

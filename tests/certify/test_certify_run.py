@@ -141,4 +141,9 @@ def test_fitting_k_without_train_animals_keeps_the_declared_band(cohort, tmp_pat
     fit = results["calibration"]
     assert (fit["ambiguity_k"], fit["ambiguity_k_fitted"], fit["ambiguity_k_recordings"]) == (0.7, False, [])
     assert "no train animals" in fit["ambiguity_k_note"] and results["settings"]["ambiguity_k"] == 0.7
-    assert load_calibration(out / "calibration.json").ambiguity_k == 0.7
+    # The file's threshold is fixed_distance's (the primary verifier), which has no band: null,
+    # so applying the file sets no option of another verifier.
+    written = json.loads((out / "calibration.json").read_text())["verifier"]
+    assert written["name"] == "fixed_distance" and written["options"] == {"ambiguity_k": None}
+    assert load_calibration(out / "calibration.json").ambiguity_k is None
+

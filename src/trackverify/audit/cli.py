@@ -36,7 +36,7 @@ def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um,
     ranked review list), tracks.csv, audit.json and report.html to --out.
     """
     from trackverify.audit.core import audit as run_audit
-    from trackverify.audit.write import one_line, write_audit
+    from trackverify.audit.write import one_line, write_outputs
     from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
     from trackverify.io.tabular import read_table
@@ -57,5 +57,5 @@ def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um,
                            threshold_um=threshold_um, calibration=calibration,
                            source=str(tracks), detections_source=str(detections),
                            progress=report)
-    write_audit(result, out)
+    write_outputs(result, out)  # --out checked above, before any work
     click.echo(f"{one_line(result)}; wrote {out}")

@@ -12,15 +12,20 @@ Per observation (a row after the anchor frame with a valid predicted id):
   position to the identity-free registered anchor position of its predicted id);
 - ``threshold_um`` = the threshold the row is judged by (below); ``relative_score`` =
   ``score / s_p`` with ``s_p`` the *spacing* of its predicted id ``p`` (anchor-frame
-  distance from ``p`` to its nearest other identity, :func:`identity_spacing`);
+  distance from ``p`` to its nearest other identity, :class:`AnchorIdentities`);
 - ``verdict`` = ``certified`` when ``score <= threshold_um``, ``flagged`` when ``score >
   threshold_um``, ``abstained`` when the verifier gave no score (NaN);
-- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false), ``no_anchor_identity``
-  (the id is not in the anchor frame, or twice), ``frame_not_registered``, ``ambiguous``
-  (the margin to the nearest other identity is inside the registration's uncertainty), or
-  ``verifier_abstained`` for a verifier that does not say why; ``anchor_frame`` on the
-  anchor frame's own rows (verdict ``certified``: trusted, not audited) and
-  ``before_anchor`` on rows before it (verdict ``abstained``: not audited);
+- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false),
+  ``not_in_anchor_frame`` (the id has no valid row in the anchor frame: first seen later, or
+  missing there), ``no_anchor_identity`` (it has several there), ``frame_not_registered``,
+  ``ambiguous`` (the margin to the nearest other identity is inside the registration's
+  uncertainty), or ``verifier_abstained`` for a verifier that does not say why;
+  ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted, not
+  audited) and ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An
+  id that is not an *anchor identity* (one valid row in the anchor frame) is not covered by
+  the anchor's trust: its rows are ``abstained`` with ``not_in_anchor_frame`` /
+  ``no_anchor_identity`` and no score, whatever the verifier returns (a certificate says
+  "the identity the person checked"; such an id has none to check against);
 - ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
   registered anchor position is nearest to the row, and that distance (verifiers that
   register the anchor only; null otherwise).
@@ -28,11 +33,14 @@ Per observation (a row after the anchor frame with a valid predicted id):
 Suspect segments: per predicted id, its audited observations in frame order; a segment is a
 maximal run of consecutive observations none of which is certified (missing frames of that
 id do not break a run); each observation's ``segment`` column holds its segment's rank.
-Segments are ranked by the number of flagged observations (descending), then by the largest
-relative score, then the largest score (both rounded to 1e-6), then by length, then by
-recording, id and first frame: flagged rows are direct evidence of a wrong identity, a long
-wrong stretch corrupts more data, and a displacement means more where the neighbours are
-close, so the top of the list is where a reviewer's time finds the most.
+A segment's ``reason`` is the abstention reason all of its observations share (else null).
+Segments whose ``reason`` is ``not_in_anchor_frame`` or ``no_anchor_identity`` (an uncovered
+id: no evidence of an error, but an identity to check by hand at its ``first_frame``) come
+last; the others are ranked by the number of flagged observations (descending), then by the
+largest relative score, then the largest score (both rounded to 1e-6), then by length, then
+by recording, id and first frame: flagged rows are direct evidence of a wrong identity, a
+long wrong stretch corrupts more data, and a displacement means more where the neighbours
+are close, so the top of the list is where a reviewer's time finds the most.
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
 run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``
@@ -180,10 +188,10 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
                        detections is not None)
     summary["inputs"] = inputs
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
-    if out is not None:
-        from trackverify.audit.write import write_audit
+    if out is not None:  # checked above, before any work
+        from trackverify.audit.write import write_outputs
 
-        write_audit(result, out)
+        write_outputs(result, out)
     return result
 
 
@@ -271,9 +279,15 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
         dets = dets.assign(frame=dets["frame"] - anchor)
     scores = run_verifier(scorer, shifted, dets)
     reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
-    spacing = identity_spacing(shifted)
+    identities = anchor_identities(shifted)
+    # An id the anchor frame does not hold once is not covered by its trust, whatever the
+    # verifier says: no score, abstained with the reason (docs/audit.md).
+    uncovered, why = _uncovered(shifted, identities.ids)
+    scores = np.where(uncovered, np.nan, scores)
+    reasons = np.where(uncovered, why, reasons)
+    spacing = identities.spacing_of(shifted["pred_id"])
     if threshold.value_um is None:  # the default rule: half of each identity's own spacing
-        value = default_threshold(shifted)
+        value = identities.default_threshold()
         limit = DEFAULT_THRESHOLD_SPACINGS * spacing
     else:
         limit = np.full(len(shifted), threshold.value_um)
@@ -299,36 +313,40 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     return rows, float(value)
 
 
-def identity_spacing(table: pd.DataFrame) -> np.ndarray:
-    """Per row, the spacing of its predicted id: the anchor-frame distance (um) from the id's
-    position to the nearest *other* identity's, ``s_p = min_{q != p} |a_p - a_q|``.
+@dataclass(frozen=True)
+class AnchorIdentities:
+    """The anchor identities of one recording and each one's spacing.
 
-    Anchor identities are the valid rows of the anchor frame (frame 0 of ``table``) whose id
-    occurs there once. A row whose id has no such position (absent, twice, invalid) gets the
-    median of ``s_p`` over the anchor identities (the recording's typical spacing); with
-    fewer than two anchor identities every row gets NaN.
-    """
-    ids, own = _anchor_spacings(table)
-    if not len(own):
-        return np.full(len(table), np.nan)
-    which = ids.get_indexer(table["pred_id"])
-    return np.where(which >= 0, own[np.maximum(which, 0)], float(np.median(own)))
+    ``ids``: the predicted ids of the valid rows of the anchor frame (frame 0 of the table)
+    that occur there once; ``spacing``: per id, ``s_p = min_{q != p} |a_p - a_q|``, the
+    anchor-frame distance (um) from its position ``a_p`` to the nearest other identity's
+    (empty, with ``ids``, when fewer than two)."""
+
+    ids: pd.Index
+    spacing: np.ndarray
+
+    def spacing_of(self, pred_id: pd.Series) -> np.ndarray:
+        """Per row, ``s_p`` of its predicted id; a row whose id has no anchor position
+        (absent, twice, invalid) gets the median of ``s_p`` over the anchor identities (the
+        recording's typical spacing); with fewer than two anchor identities, NaN."""
+        if not len(self.spacing):
+            return np.full(len(pred_id), np.nan)
+        which = self.ids.get_indexer(pred_id)
+        return np.where(which >= 0, self.spacing[np.maximum(which, 0)],
+                        float(np.median(self.spacing)))
+
+    def default_threshold(self) -> float:
+        """The recording's typical default threshold (quoted in ``audit.json``):
+        :data:`DEFAULT_THRESHOLD_SPACINGS` x the median of ``s_p``, i.e. the median of the
+        per-identity thresholds."""
+        if not len(self.spacing):
+            raise InputError("the anchor frame holds fewer than two identities: no default "
+                             "threshold (give --threshold-um)", column="frame")
+        return DEFAULT_THRESHOLD_SPACINGS * float(np.median(self.spacing))
 
 
-def default_threshold(table: pd.DataFrame) -> float:
-    """The recording's typical default threshold (quoted in ``audit.json``):
-    :data:`DEFAULT_THRESHOLD_SPACINGS` x the median of ``s_p`` over the anchor identities
-    (:func:`identity_spacing`), i.e. the median of the per-identity thresholds."""
-    own = _anchor_spacings(table)[1]
-    if not len(own):
-        raise InputError("the anchor frame holds fewer than two identities: no default "
-                         "threshold (give --threshold-um)", column="frame")
-    return DEFAULT_THRESHOLD_SPACINGS * float(np.median(own))
-
-
-def _anchor_spacings(table: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
-    """The anchor identities (valid, once in frame 0) and each one's ``s_p`` (none for
-    fewer than two)."""
+def anchor_identities(table: pd.DataFrame) -> AnchorIdentities:
+    """:class:`AnchorIdentities` of ``table`` (anchor frame = frame 0), one k-d tree query."""
     from scipy.spatial import cKDTree
 
     at_anchor = (table["frame"].to_numpy() == 0) & table["pred_valid"].to_numpy(dtype=bool)
@@ -337,8 +355,23 @@ def _anchor_spacings(table: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
     unique = ~ids.duplicated(keep=False)
     ids, points = ids[unique], points[unique]
     if len(points) < 2:
-        return ids[:0], np.zeros(0)
-    return ids, cKDTree(points).query(points, k=2)[0][:, 1]
+        return AnchorIdentities(ids, np.zeros(0))
+    return AnchorIdentities(ids, cKDTree(points).query(points, k=2)[0][:, 1])
+
+
+def _uncovered(table: pd.DataFrame, anchor_ids: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """The rows after the anchor frame (frame 0 of ``table``) whose valid id is not one of
+    ``anchor_ids``, and per row the reason: ``not_in_anchor_frame`` when the id has no valid
+    row in the anchor frame, ``no_anchor_identity`` when it has several there; None
+    elsewhere."""
+    frames = table["frame"].to_numpy()
+    valid = table["pred_valid"].to_numpy(dtype=bool)
+    pred = table["pred_id"]
+    in_anchor = pred.isin(pd.unique(pred[(frames == 0) & valid])).to_numpy()
+    later = (frames > 0) & valid & ~pred.isin(anchor_ids).to_numpy()
+    why = np.full(len(table), None, dtype=object)
+    why[later & ~in_anchor], why[later & in_anchor] = "not_in_anchor_frame", "no_anchor_identity"
+    return later, why
 
 
 def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, scores: np.ndarray):
@@ -364,7 +397,6 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
     positions = registration.positions
     registered = (np.isfinite(positions[frames, 0, 0]) if positions.shape[1]
                   else np.zeros(n, dtype=bool))
-    reasons[abstained & valid & (which < 0)] = "no_anchor_identity"
     reasons[abstained & valid & (which >= 0) & ~registered] = "frame_not_registered"
     reasons[abstained & valid & (which >= 0) & registered] = "ambiguous"
     rows = np.flatnonzero(registered & valid)
@@ -379,7 +411,10 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
 
 
 SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", "frames",
-                   "flagged", "abstained", "max_score", "max_relative_score", "lookalike_id")
+                   "flagged", "abstained", "max_score", "max_relative_score", "lookalike_id",
+                   "reason")
+#: Abstention reasons of an id the anchor frame does not cover: nothing to check it against.
+UNCOVERED = ("not_in_anchor_frame", "no_anchor_identity")
 
 
 def suspect_segments(observations: pd.DataFrame) -> pd.DataFrame:
@@ -417,18 +452,32 @@ def _segments(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
         "max_score": grouped["score"].max(),
         "max_relative_score": grouped["_relative"].max(),
         "lookalike_id": _mode_lookalike(picked),
+        "reason": _shared_reason(picked, grouped),
     })
     # Values equal to 1e-6 tie (so floating-point noise of the registration never decides).
     key = segments.assign(_relative=segments["max_relative_score"].round(6).fillna(-np.inf),
-                          _score=segments["max_score"].round(6).fillna(-np.inf))
+                          _score=segments["max_score"].round(6).fillna(-np.inf),
+                          _uncovered=segments["reason"].isin(UNCOVERED))
     segments = segments.loc[key.sort_values(
-        ["flagged", "_relative", "_score", "frames", "recording", "pred_id", "first_frame"],
-        ascending=[False, False, False, False, True, True, True], kind="stable").index]
+        ["_uncovered", "flagged", "_relative", "_score", "frames", "recording", "pred_id",
+         "first_frame"],
+        ascending=[True, False, False, False, False, True, True, True], kind="stable").index]
     segments.insert(0, "rank", np.arange(1, len(segments) + 1))
     rank_of_run = pd.Series(segments["rank"].to_numpy(), index=segments.index)
     membership[picked["_position"].to_numpy()] = rank_of_run.reindex(
         picked["_run"].to_numpy()).to_numpy()
     return segments.reset_index(drop=True), pd.Series(membership, index=observations.index)
+
+
+def _shared_reason(picked: pd.DataFrame, grouped) -> pd.Series:
+    """Per run: the abstention reason when every observation of it is abstained for that one
+    reason, else None."""
+    reason = grouped["reason"]
+    one = picked["reason"].notna().groupby(picked["_run"]).all() & reason.nunique().eq(1)
+    keep = (one & grouped["_abstained"].all()).to_numpy()
+    first = reason.first()
+    return pd.Series(np.where(keep, first.to_numpy(dtype=object), None), index=first.index,
+                     dtype=object)
 
 
 def _mode_lookalike(picked: pd.DataFrame) -> pd.Series:

@@ -92,12 +92,13 @@ def render_audit_report(result) -> str:
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     header = ["rank", "recording", "predicted id", "frames", "observations", "flagged",
-              "abstained", "max score (µm)", "max relative score", "looks like"]
+              "abstained", "max score (µm)", "max relative score", "looks like", "reason"]
     review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
                f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
                cell(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
                cell(None if pd.isna(s.max_relative_score) else float(s.max_relative_score), "sig"),
-               html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id))]
+               html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id)),
+               html.escape("" if s.reason is None or pd.isna(s.reason) else str(s.reason))]
               for s in result.segments.head(REVIEW_ROWS).itertuples()]
     timelines = "".join(timeline_svg(identity_timeline(str(name), rows))
                         for name, rows in result.observations.groupby("recording", sort=False))
@@ -117,6 +118,8 @@ suspect segment is a run of one id's observations none of which is certified.</p
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
 <h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>
 <p>Ranked by flagged observations, then the largest relative score (score / the identity's
-anchor spacing), then the largest score, then length: work down from the top.
+anchor spacing), then the largest score, then length: work down from the top. Ids the
+anchor frame does not hold once (reason <i>not_in_anchor_frame</i> / <i>no_anchor_identity</i>)
+come last: nothing checked them; check each by hand at its first frame.
 The full list is <code>segments.csv</code>.</p>
 {table(header, review)}""")

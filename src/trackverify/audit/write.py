@@ -17,9 +17,15 @@ def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
     inside or contains an input the audit read (``result.summary["inputs"]``), as the
     command's ``--out``.
     """
+    check_out_overlap(out, result.summary.get("inputs", {}))
+    return write_outputs(result, out)
+
+
+def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
+    """:func:`write_audit` without its ``--out`` check, for a caller that made it before the
+    work (``audit(out=)``, the command)."""
     from trackverify.audit.report import render_audit_report
 
-    check_out_overlap(out, result.summary.get("inputs", {}))
     out = ensure_folder(out)
     observations = result.observations.assign(
         lookalike_id=result.observations["lookalike_id"].map(

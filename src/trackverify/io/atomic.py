@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from trackverify import stop
 from trackverify.errors import InputError
 
 
@@ -52,7 +53,14 @@ def temporary_beside(path: Path) -> Path:
 
 
 def commit_temporary(tmp_path: Path, path: Path) -> Path:
-    """Flush ``tmp_path`` to disk, give it ordinary permissions and rename it to ``path``."""
+    """Flush ``tmp_path`` to disk, give it ordinary permissions and rename it to ``path``.
+
+    After a SIGTERM nothing is renamed into place: the temporary file is removed and
+    :class:`trackverify.stop.Terminated` raised (see :mod:`trackverify.stop`).
+    """
+    if stop.requested():
+        tmp_path.unlink(missing_ok=True)
+        stop.raise_if_requested()
     with open(tmp_path, "rb+") as handle:
         os.fsync(handle.fileno())
     os.chmod(tmp_path, 0o666 & ~_UMASK)

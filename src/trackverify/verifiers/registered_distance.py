@@ -68,8 +68,9 @@ Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
 - the row abstains for **ambiguity** when ``|alt - d| < k * sigma[t]`` (the margin lies inside
   the registration's calibrated uncertainty; ``k`` = ``ambiguity_k``), and for **missing
   evidence** when the prediction is invalid, ``p`` has no anchor, frame ``t`` could not be
-  registered, or (relative score) ``s_p = 0``. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
-  keeps its (large) score. ``one_to_one=False`` drops the assignment term.
+  registered, or (relative score) ``s_p = 0``. A row much nearer another anchor
+  (``alt - d <= -k sigma``) is not ambiguous: it keeps its (large) score.
+  ``one_to_one=False`` drops the assignment term.
 
 ``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0: with the assignment no band is
 needed; the rule that chose it is at the constant); ``calibrate_ambiguity_k`` fits a band on
