@@ -18,6 +18,9 @@ own mistakes, and the ZephIR demo; the registration's previous defaults beside t
 freely moving recording (8 EM iterations run to the end, the mixture started at the
 prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, lambda 3),
 for the regression check; its score is the current one (distance plus margin excess).
+``registered_distance (relative score)`` is the current verifier with ``score="relative"``
+(its score times median spacing / the claimed identity's own anchor spacing; a setting,
+docs/verifiers.md).
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ PREVIOUS = RegistrationSettings(beta=0.8, lam=3.0, iterations=8, frame_sigma=Non
 def verifiers(k: float) -> dict:
     return {"fixed_distance": lambda: FixedDistance(),
             "registered_distance": lambda: RegisteredDistance(ambiguity_k=k),
+            "registered_distance (relative score)": lambda: RegisteredDistance(
+                ambiguity_k=k, score="relative"),
             "registered_distance (previous)": lambda: RegisteredDistance(ambiguity_k=k,
                                                                          settings=PREVIOUS)}
 

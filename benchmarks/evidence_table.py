@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]
                                                  [--pairs ../shared/data/targettrack-point-pairs]
+                                                 [--score relative|distance]
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from trackverify.evidence import (FULL_GRID, LEVELS, PAIR_COLUMNS, SPECIMEN_COLUMNS,
                                   build_evidence, markdown)
+from trackverify.verifiers.registered_distance import SCORES
 
 PAIRS = Path(__file__).resolve().parents[2] / "shared" / "data" / "targettrack-point-pairs"
 
@@ -21,10 +23,12 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=1000)
     parser.add_argument("--levels", default=",".join(LEVELS))
     parser.add_argument("--pairs", type=Path, default=PAIRS)
+    parser.add_argument("--score", choices=SCORES, default=None,
+                        help="registered_distance's score [its default]")
     args = parser.parse_args()
     levels = [level for level in args.levels.split(",") if level]
     pairs = args.pairs if args.pairs.is_dir() else None
-    result = build_evidence(levels, args.frames, pairs, FULL_GRID)
+    result = build_evidence(levels, args.frames, pairs, FULL_GRID, score=args.score)
     if result["specimen"]:
         k = result["specimen"][1]["ambiguity_k"]
         print(f"ambiguity k of registered_distance (its default): {k:.3f}")

@@ -2,7 +2,7 @@
 that level, and the verifiers' numbers on both.
 
     .venv/bin/python benchmarks/real_motion_stats.py [--data ../shared/data/fdnc-nerve-freely-moving]
-        [--draws 4] [--fit] [--seed 20261007]
+        [--draws 4] [--fit] [--seed 20261007] [--score relative|distance]
 
 1. **Statistics** (:func:`stats`, the same function on both tables): from
    ``observations.parquet`` (+ ``detections.parquet``) of the data folder, and from animal 0 of
@@ -512,8 +512,9 @@ def affine_residuals(observations: pd.DataFrame) -> np.ndarray:
     return np.concatenate(out)
 
 
-def verifier_numbers(tables, draws: int, seed: int) -> dict:
-    """Per verifier: six corruptions pooled, AUROC* and cov@1 %, mean over ``draws`` draws.
+def verifier_numbers(tables, draws: int, seed: int, score: str | None = None) -> dict:
+    """Per verifier: six corruptions pooled, AUROC* and cov@1 %, mean over ``draws`` draws
+    (``score``: registered_distance's score, None = its default).
 
     ``tables(k)`` = (observations, detections) of draw ``k``: the same recording every draw
     for the real data, animal ``k`` for the specimen (its expectation, not one animal's)."""
@@ -525,10 +526,12 @@ def verifier_numbers(tables, draws: int, seed: int) -> dict:
 
     out = {}
     with threadpool_limits(1):
-        for make in (FixedDistance, RegisteredDistance):
+        options = {} if score is None else {"score": score}
+        for name, make in ((FixedDistance.name, FixedDistance),
+                           (RegisteredDistance.name, lambda: RegisteredDistance(**options))):
             per_draw = [repeated_draws(*tables(k), make(), 1, "r", seed=seed + k)["per_draw"][0]
                         for k in range(draws)]
-            out[make.name] = {m: [d["pooled"][m] for d in per_draw]
+            out[name] = {m: [d["pooled"][m] for d in per_draw]
                               for m in ("auroc_abst", "cov_at_fcr1")}
     return out
 
@@ -547,6 +550,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=4, help="draws of the suite (0 = skip)")
     parser.add_argument("--seed", type=int, default=20261007)
     parser.add_argument("--fit", action="store_true", help="print the fitted level's values")
+    parser.add_argument("--score", choices=("relative", "distance"), default=None,
+                        help="registered_distance's score [its default]")
     args = parser.parse_args()
     (name, source), = load_dataset(args.data).sources()
     real_obs, real_det = source.load(), source.load_detections()
@@ -567,8 +572,8 @@ def main() -> None:
             print(f"{key} | {_show(value)} | {_show(now)}")
     if args.draws > 0:
         start = time.perf_counter()
-        r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed)
-        s = verifier_numbers(lambda k: animal_tables(config, k), args.draws, args.seed)
+        r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed, args.score)
+        s = verifier_numbers(lambda k: animal_tables(config, k), args.draws, args.seed, args.score)
         print(f"\nsix corruptions pooled, mean (sd) over {args.draws} draws (suite seed "
               f"{args.seed}+k; specimen animal k) | real | specimen | specimen - real")
         print("---|---|---|---")

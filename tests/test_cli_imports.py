@@ -59,3 +59,10 @@ def test_evidence_levels_are_the_motion_levels():
     from trackverify.synth.motion import MOTION_LEVELS
 
     assert LEVELS == tuple(MOTION_LEVELS)
+
+
+def test_evidence_scores_are_the_verifiers_scores():
+    from trackverify.evidence_cli import SCORES
+    from trackverify.verifiers.registered_distance import SCORES as VERIFIER_SCORES
+
+    assert SCORES == VERIFIER_SCORES

@@ -105,8 +105,10 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     place gt[i] is another anchor: 2 d; 0 for clean rows); the fixed reference does not
     register: ||tar[i] - gt[pred_id]||. A wrong claim's detection is, in the one-to-one
     assignment, its true anchor's (distance 0; exchanging costs 2 d > 0), so it also pays
-    c = the median nearest-neighbour distance of gt. A verifier that ranked rows right
-    but measured the wrong distance (unregistered, wrong anchor) fails here, not on AUROC."""
+    c = the median nearest-neighbour distance of gt. The default (relative) score is that
+    times c / s_p, s_p = gt[pred_id]'s distance to its nearest other gt point. A verifier
+    that ranked rows right but measured the wrong distance (unregistered, wrong anchor)
+    fails here, not on AUROC."""
     from trackverify.evidence import _pair_scores
     from trackverify.verifiers.fixed_distance import FixedDistance
     from trackverify.verifiers.registered_distance import RegisteredDistance
@@ -116,11 +118,13 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=0)
     tar = (gt - gt.mean(0)) @ turn.T + gt.mean(0)
     conditions = pair_conditions(gt, tar, seed=0)
-    registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0))
+    registered = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0, score="distance"))
+    relative = _pair_scores(conditions, RegisteredDistance(ambiguity_k=0.0, score="relative"))
     fixed = _pair_scores(conditions, FixedDistance())
     between = np.linalg.norm(gt[:, None, :] - gt[None, :, :], axis=2)
     np.fill_diagonal(between, np.inf)
-    c = float(np.median(between.min(axis=1)))
+    own = between.min(axis=1)
+    c = float(np.median(own))
     for kind in ("clean", "random", "nearby"):
         rows = frame1(conditions, kind)
         detection, claimed = rows.index.to_numpy(), rows["pred_id"].to_numpy()
@@ -130,6 +134,7 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
         alt = to_all.min(axis=1)
         expected = d + np.maximum(0.0, d - alt) + np.where(claimed != detection, c, 0.0)
         np.testing.assert_allclose(registered[kind][1], expected, atol=0.04)
+        np.testing.assert_allclose(relative[kind][1], expected * c / own[claimed], atol=0.04)
         np.testing.assert_allclose(fixed[kind][1],
                                    np.linalg.norm(tar[detection] - gt[claimed], axis=1), atol=1e-9)
     assert int(registered["random"][0].sum()) == 30 and int(registered["clean"][0].sum()) == 0
@@ -213,3 +218,38 @@ def test_departures_count_the_choices_off_the_declared_defaults():
     assert departures(Choice(RegistrationSettings(beta=0.5, affine=False), 3.0), 0.25) == 4
     # The full grid holds the defaults (beta 2, lambda 8, affine, w 0.1, start 3, z x1).
     assert min(departures(c, None) for c in FULL_GRID) == 0
+
+
+def test_pair_scores_with_the_relative_score_keep_the_plain_clean_ratios(tmp_path):
+    """Under ``score="relative"`` the scores of each pair are the relative ones, but the clean
+    ``d / sigma`` the band's quantile is taken from stays that of the plain distance (the
+    per-row factor divided back out): equal to the distance score's, for every example."""
+    from trackverify.evidence import DEFAULT_GRID, pair_scores
+
+    c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
+    turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    for seed, example in enumerate(("a", "b")):
+        gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=seed)
+        write_pair(tmp_path / example, gt, (gt - gt.mean(0)) @ turn.T + gt.mean(0))
+    _, plain = pair_scores(tmp_path, DEFAULT_GRID, "distance")
+    _, relative = pair_scores(tmp_path, DEFAULT_GRID, "relative")
+    for key in plain:
+        np.testing.assert_allclose(relative[key][2], plain[key][2], rtol=1e-9)
+        assert not np.allclose(relative[key][0]["random"][1], plain[key][0]["random"][1])
+
+
+def test_cli_records_the_score_it_was_asked_for(tmp_path):
+    gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=0)
+    for example in ("a", "b"):
+        write_pair(tmp_path / "pairs" / example, gt, gt + 0.5)
+    args = ["evidence", "--levels", "", "--pairs", str(tmp_path / "pairs"), "--grid", "default"]
+    for out, extra in (("default", []), ("relative", ["--score", "relative"])):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*args, "--out", str(tmp_path / out), *extra])
+        assert exit_info.value.code == 0
+    assert "registered_score" not in json.loads((tmp_path / "default" / "evidence.json").read_text())
+    assert json.loads((tmp_path / "relative" / "evidence.json").read_text())[
+        "registered_score"] == "relative"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--out", str(tmp_path / "bad"), "--score", "ratio"])
+    assert exit_info.value.code == 2

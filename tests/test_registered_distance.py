@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import spread_points
 from trackverify.config import build_config
+from trackverify.errors import ConfigError
 from trackverify.protocols.anatomical_verification import error_array, score_conditions
 from trackverify.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
@@ -17,7 +18,7 @@ from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (
     Abstentions, RegisteredDistance, RegistrationSettings, anchor_spacing, assign_detections,
     contradicted_claims, detection_of_points, fit_registration, frame_groups, global_pose,
-    nearest_smallest_index)
+    identity_spacings, nearest_smallest_index, spacing_factors)
 
 PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 
@@ -96,13 +97,20 @@ def test_global_pose_keeps_a_still_frame_in_place():
     np.testing.assert_allclose(moved, centred + 0.2, atol=1e-9)
 
 
-def test_registration_ignores_predicted_ids_after_the_anchor():
-    table = animal_observations(SpecimenConfig(frames=40, motion="free"), 0)
+def scrambled_after_the_anchor(table: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """A copy of ``table`` whose later frames' ``pred_id`` are permuted and ``pred_valid``
+    redrawn (half true), and the mask of those later rows."""
     shuffled = table.copy()
     later = shuffled["frame"].to_numpy() > 0
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     shuffled.loc[later, "pred_id"] = rng.permutation(shuffled.loc[later, "pred_id"].to_numpy())
     shuffled.loc[later, "pred_valid"] = rng.random(int(later.sum())) < 0.5
+    return shuffled, later
+
+
+def test_registration_ignores_predicted_ids_after_the_anchor():
+    table = animal_observations(SpecimenConfig(frames=40, motion="free"), 0)
+    shuffled, _ = scrambled_after_the_anchor(table, 0)
     _, clean = RegisteredDistance().register(table)
     _, scrambled = RegisteredDistance().register(shuffled)
     np.testing.assert_array_equal(clean.positions, scrambled.positions)
@@ -706,3 +714,76 @@ def test_score_rows_on_two_detections_at_one_place_keep_their_own_detections():
     assert sorted(verifier.last_claimant[both.to_numpy()].tolist()) == [0, 1]
     plain = RegisteredDistance().score(grid_table(shift=1.0).drop(columns="detection"))
     assert np.isfinite(plain).all() and np.nanmax(plain) < 0.1
+
+
+def three_point_scene() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """2-D anchor ids 0, 1, 2 at (0, 0), (4, 0), (20, 0), still in frame 1 (the frame-1
+    detections are the anchor positions); the frame-1 rows of ids 0 and 2 sit 1 um and 3 um
+    off their detections, (0, 1) and (20, 3)."""
+    anchor = np.array([[0.0, 0.0], [4.0, 0.0], [20.0, 0.0]])
+    rows = [(0, i, i, *anchor[i]) for i in range(3)]
+    rows += [(1, 0, 0, 0.0, 1.0), (1, 1, 1, 4.0, 0.0), (1, 2, 2, 20.0, 3.0)]
+    table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
+    table = table.assign(recording="r", pred_valid=True)
+    detections = pd.DataFrame({"frame": [0, 0, 0, 1, 1, 1], "detection": [0, 1, 2] * 2,
+                               "x_um": np.tile(anchor[:, 0], 2), "y_um": np.tile(anchor[:, 1], 2)})
+    return table, detections
+
+
+def test_relative_score_orders_two_rows_unlike_the_distance():
+    """Three-point scene by hand: spacings s = (4, 4, 16) (nearest other anchor), median
+    c = 4, factors c / s = (1, 1, 0.25). Frame 1 is still, so the registered anchor is the
+    anchor. Row of id 0: d = 1, nearest other anchor (4, 0) at sqrt(17) > 1, its detection
+    its own -> distance score 1, relative 1 x 1 = 1. Row of id 2: d = 3, nearest other
+    (4, 0) at sqrt(265) > 3 -> distance score 3, relative 3 x 0.25 = 0.75. By distance id 2's
+    row is the more suspicious, by the relative score id 0's (3 um in a 16 um gap is less
+    than 1 um in a 4 um one)."""
+    table, detections = three_point_scene()
+    np.testing.assert_allclose(identity_spacings(np.array([[0.0, 0], [4, 0], [20, 0]])),
+                               [4.0, 4.0, 16.0])
+    np.testing.assert_allclose(spacing_factors(np.array([[0.0, 0], [4, 0], [20, 0]])),
+                               [1.0, 1.0, 0.25])
+    later = table["frame"].to_numpy() == 1
+    distance = RegisteredDistance(score="distance").score(table, detections)[later]
+    relative = RegisteredDistance(score="relative").score(table, detections)[later]
+    np.testing.assert_allclose(distance, [1.0, 0.0, 3.0], atol=1e-3)
+    np.testing.assert_allclose(relative, [1.0, 0.0, 0.75], atol=1e-3)
+    assert distance[0] < distance[2] and relative[0] > relative[2]
+
+
+def test_spacing_reads_the_anchor_frame_coordinates_only():
+    """The relative score's spacings come from the anchor frame's identities: scrambling
+    every later frame's pred_id and pred_valid and moving every later row leaves the factors
+    bit-identical; moving one anchor-frame point changes them."""
+    table = animal_observations(SpecimenConfig(frames=20, motion="free"), 0)
+    changed, later = scrambled_after_the_anchor(table, 1)
+    changed.loc[later, "x_um"] += np.random.default_rng(2).normal(0, 5.0, int(later.sum()))
+    verifier, other = RegisteredDistance(), RegisteredDistance()
+    verifier.register(table)
+    other.register(changed)
+    np.testing.assert_array_equal(verifier.spacing_factor, other.spacing_factor)
+    first = np.flatnonzero(~later)[0]
+    changed.loc[first, "x_um"] += 50.0
+    other.register(changed)
+    assert not np.array_equal(verifier.spacing_factor, other.spacing_factor)
+
+
+def test_identities_on_one_anchor_position_abstain_under_the_relative_score():
+    """Detection 1 (id 101) sits on detection 0 (id 100) in every frame: both ids have
+    s_p = 0, so their 2 x 3 rows abstain for missing evidence with the relative score (and
+    are scored with the distance); the other 16 x 3 rows are scored."""
+    table = grid_table(shift=1.0)
+    on = table["detection"].to_numpy() == 1
+    table.loc[on, ["x_um", "y_um", "z_um"]] = table.loc[table["detection"] == 0,
+                                                        ["x_um", "y_um", "z_um"]].to_numpy()
+    pair = np.isin(table["detection"].to_numpy(), [0, 1])
+    verifier = RegisteredDistance(score="relative")
+    scores = verifier.score(table)
+    assert np.isnan(scores[pair]).all() and np.isfinite(scores[~pair]).all()
+    assert verifier.abstentions[-1].missing_evidence == 6
+    assert np.isfinite(RegisteredDistance(score="distance").score(table)[pair]).all()
+
+
+def test_unknown_score_is_refused():
+    with pytest.raises(ConfigError, match="score must be one of"):
+        RegisteredDistance(score="ratio")

@@ -50,7 +50,7 @@ from trackverify.synth.specimen import animal_detections, animal_observations
 from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
-    DEFAULT_AMBIGUITY_K, RegisteredDistance, RegistrationSettings)
+    DEFAULT_AMBIGUITY_K, DEFAULT_SCORE, RegisteredDistance, RegistrationSettings)
 
 HARDER = CONDITIONS[len(DEFAULT_CONDITIONS):]  # the three opt-in corruptions
 LEVELS = tuple(MOTION_LEVELS)
@@ -118,19 +118,19 @@ def repeated_draws(observations: pd.DataFrame, detections: pd.DataFrame | None, 
     return out
 
 
-def recording_evidence(folder: Path, draws: int = 8) -> list[dict]:
+def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE) -> list[dict]:
     """Part 3: real recordings (a data folder, with its ``detections`` table when present),
     one row per (recording, verifier), over ``draws`` repeated draws of the suite."""
     rows = []
     for name, source in load_dataset(folder).sources():
         observations, detections = source.load(), source.load_detections()
-        for verifier in (FixedDistance(), RegisteredDistance()):
+        for verifier in (FixedDistance(), RegisteredDistance(score=score)):
             rows.append({"data": f"{Path(folder).name}/{name}", "verifier": verifier.name,
                          **repeated_draws(observations, detections, verifier, draws, name)})
     return rows
 
 
-def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
+def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SCORE) -> list[dict]:
     """Part 1: one row per (motion level, verifier)."""
     k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
     rows = []
@@ -140,7 +140,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000) -> list[dict]:
                                "conditions": list(CONDITIONS)})
         table = animal_observations(config.specimen, 0)
         detections = animal_detections(config.specimen, 0)  # None: the observation rows
-        for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k)):
+        for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k, score=score)):
             scored, _, _ = score_conditions(table, config, verifier, "rec000", detections)
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()
@@ -309,13 +309,13 @@ def choose_candidate(held_in: np.ndarray, departure: np.ndarray,
     return int(np.flatnonzero(keep)[0])
 
 
-def pair_evidence(folder: Path, grid=FULL_GRID) -> list[dict]:
+def pair_evidence(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> list[dict]:
     """Part 2: one row per (example, verifier); settings chosen leave-one-out over ``grid``
     (:func:`choose_candidate`)."""
-    return pair_rows(*pair_scores(folder, grid), grid)
+    return pair_rows(*pair_scores(folder, grid, score), grid)
 
 
-def pair_scores(folder: Path, grid=FULL_GRID) -> tuple[dict, dict]:
+def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> tuple[dict, dict]:
     """Every example's conditions per z scale, and ``registered_distance``'s scores per
     (example, grid index): (scores, sigma of frame 1, clean ``d / sigma``)."""
     examples = sorted(p for p in Path(folder).iterdir() if p.is_dir())
@@ -328,12 +328,16 @@ def pair_scores(folder: Path, grid=FULL_GRID) -> tuple[dict, dict]:
     for name in by_scale[z_scales[0]]:
         for index, choice in enumerate(grid):
             conds = by_scale[choice.z_scale][name]
-            verifier = RegisteredDistance(ambiguity_k=0.0, settings=choice.settings)
+            verifier = RegisteredDistance(ambiguity_k=0.0, settings=choice.settings, score=score)
             scores = _pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
             sigma = float(registration.sigma[1])
-            error, score, _ = scores["clean"]
-            cache[name, index] = (scores, sigma, score[error == 0] / sigma)
+            error, clean, _ = scores["clean"]
+            # the band's d / sigma is of the plain distance whatever the score: divide the
+            # clean rows' factor (1 for the distance score) back out
+            verifier.score(conds["clean"].drop(columns="error"))
+            factor = verifier.last_factor[conds["clean"]["frame"].to_numpy() == 1]
+            cache[name, index] = (scores, sigma, (clean / factor)[error == 0] / sigma)
     return by_scale, cache
 
 
@@ -454,13 +458,17 @@ def pair_summary(rows: list[dict]) -> list[str]:
 
 
 def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
-                   grid=FULL_GRID, recordings=(), draws: int = 8) -> dict:
-    """Every part (each may be skipped: no levels, no pairs folder, no recordings)."""
+                   grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None) -> dict:
+    """Every part (each may be skipped: no levels, no pairs folder, no recordings);
+    ``score`` = registered_distance's score (None: its default, :data:`DEFAULT_SCORE`)."""
+    kind = DEFAULT_SCORE if score is None else score
     with threadpool_limits(1):
-        specimen = specimen_evidence(levels, frames) if levels else []
-        rows = pair_evidence(pairs, grid) if pairs is not None else []
-        real = [row for folder in recordings for row in recording_evidence(folder, draws)]
+        specimen = specimen_evidence(levels, frames, kind) if levels else []
+        rows = pair_evidence(pairs, grid, kind) if pairs is not None else []
+        real = [row for folder in recordings for row in recording_evidence(folder, draws, kind)]
     out = {"specimen": specimen, "pairs": rows, "pair_summary": pair_summary(rows) if rows else []}
     if real:  # only when asked: earlier evidence.json files keep their bytes
         out["recordings"] = real
+    if score is not None:  # likewise
+        out["registered_score"] = score
     return out

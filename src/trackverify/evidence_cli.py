@@ -9,6 +9,8 @@ import click
 
 #: trackverify.synth.motion.MOTION_LEVELS, by name (a test keeps the two equal).
 LEVELS = ("still", "moderate", "free", "fast", "freely_moving")
+#: trackverify.verifiers.registered_distance.SCORES (a test keeps the two equal).
+SCORES = ("relative", "distance")
 
 
 @click.command()
@@ -28,7 +30,9 @@ LEVELS = ("still", "moderate", "free", "fast", "freely_moving")
               "[+ detections.parquet]); repeatable.")
 @click.option("--draws", type=click.IntRange(min=1), default=8, show_default=True,
               help="Draws of the corruption suite on each real recording.")
-def evidence(out, levels, frames, pairs, grid, recordings, draws):
+@click.option("--score", type=click.Choice(SCORES), default=None,
+              help="registered_distance's score (docs/verifiers.md) [its default].")
+def evidence(out, levels, frames, pairs, grid, recordings, draws, score):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
     from trackverify.io.paths import check_out_dir
 
@@ -42,7 +46,7 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws):
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
-                            recordings, draws)
+                            recordings, draws, score)
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))

@@ -5,9 +5,13 @@ Schema ``trackverify-calibration/1`` (JSON object; every key is required):
 ============================  ==============================================================
 ``format``                    ``"trackverify-calibration/1"``
 ``trackverify_version``       the version that fitted it
-``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"}}``: the
-                              verifier whose scores the threshold applies to, and its fitted
-                              options (``ambiguity_k`` null unless registered_distance ran)
+``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"[, "score"]}}``:
+                              the verifier whose scores the threshold applies to, and its
+                              fitted options (``ambiguity_k`` null unless registered_distance
+                              ran; ``score`` = registered_distance's score, ``"relative"`` or
+                              ``"distance"``, present when that verifier fitted the threshold;
+                              absent in files written before the relative score, whose
+                              threshold is of ``"distance"``)
 ``threshold_um``              the threshold; a row is certified when its score is finite and
                               ``<= threshold_um``
 ``target``                    ``{"kind", "level", "method", "delta"}`` (``kind`` is
@@ -62,16 +66,20 @@ class Calibration:
     calibration_animals: int | None
     smallest_reachable_target: float | None
     content: dict
+    score: str | None = None  # registered_distance's score the threshold is of (else None)
 
 
 def calibration_content(*, version: str, verifier: str, evidence: str, ambiguity_k: float | None,
-                        record: dict, target: CalibrationTarget, partitions_sha256: str | None) -> dict:
-    """The file's content (without ``sha256``) from a run's calibration record."""
+                        record: dict, target: CalibrationTarget, partitions_sha256: str | None,
+                        score: str | None = None) -> dict:
+    """The file's content (without ``sha256``) from a run's calibration record (``score``:
+    the fitted verifier's score kind, recorded when given)."""
     fcr = target.kind == FCR_TARGET
+    options = {"ambiguity_k": ambiguity_k, **({} if score is None else {"score": score})}
     return {
         "format": CALIBRATION_FORMAT,
         "trackverify_version": version,
-        "verifier": {"name": verifier, "evidence": evidence, "options": {"ambiguity_k": ambiguity_k}},
+        "verifier": {"name": verifier, "evidence": evidence, "options": options},
         "threshold_um": float(record["threshold"]),
         "target": target.to_json(),
         "guarantee": record["guarantee"],
@@ -90,6 +98,18 @@ def write_calibration(path: str | os.PathLike, content: dict) -> Path:
 
 def _bad(source: str, message: str) -> InputError:
     return InputError(f"not a valid calibration file: {message}", source=source)
+
+
+def _score_kind(source: str, verifier: str, score) -> str | None:
+    """The recorded score kind; ``"distance"`` for a registered_distance file without one
+    (written before the relative score, so its threshold is of the plain distance)."""
+    from trackverify.verifiers.registered_distance import RegisteredDistance, SCORES
+
+    if score is None:
+        return "distance" if verifier == RegisteredDistance.name else None
+    if score not in SCORES:
+        raise _bad(source, f"'verifier.options.score' must be one of {list(SCORES)}, got {score!r}")
+    return score
 
 
 def load_calibration(path: str | os.PathLike) -> Calibration:
@@ -112,8 +132,9 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
             or target.get("method") not in (*METHODS, None):
         raise _bad(source, "'target' must have a known 'kind' and 'method'")
     options = verifier.get("options") or {}
+    score = _score_kind(source, verifier["name"], options.get("score"))
     return Calibration(
-        verifier=verifier["name"], evidence=str(verifier.get("evidence")),
+        score=score, verifier=verifier["name"], evidence=str(verifier.get("evidence")),
         ambiguity_k=options.get("ambiguity_k"), threshold_um=float(threshold),
         target=CalibrationTarget(target["kind"], float(target["level"]), target.get("method"),
                                  target.get("delta")),

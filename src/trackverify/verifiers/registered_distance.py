@@ -58,11 +58,19 @@ Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
   another registered anchor is nearer than the claimed one, plus, for a contradicted claim,
   the assignment's own price of the point it would leave without a detection (``c``; no
   free constant);
+- that score is in um (``score="distance"``, the default :data:`DEFAULT_SCORE`); with
+  ``score="relative"`` it is multiplied by ``c / s_p`` (:func:`spacing_factors`): ``s_p`` =
+  the distance from ``p``'s anchor position to the nearest other anchor position
+  (:func:`identity_spacings`, anchor coordinates only, never the candidate tracks), ``c`` =
+  the median ``s_p``. A swap onto a neighbour costs about the pair's spacing, so
+  ``score / s_p`` is the dimensionless evidence; times ``c`` it stays in "um at the
+  recording's median spacing" (an identity at the median spacing keeps its score in um);
 - the row abstains for **ambiguity** when ``|alt - d| < k * sigma[t]`` (the margin lies inside
   the registration's calibrated uncertainty; ``k`` = ``ambiguity_k``), and for **missing
-  evidence** when the prediction is invalid, ``p`` has no anchor, or frame ``t`` could not be
-  registered. A row much nearer another anchor (``alt - d <= -k sigma``) is not ambiguous: it
-  keeps its (large) score. ``one_to_one=False`` drops the assignment term.
+  evidence** when the prediction is invalid, ``p`` has no anchor, frame ``t`` could not be
+  registered, or (relative score) ``s_p = 0``. A row much nearer another anchor
+  (``alt - d <= -k sigma``) is not ambiguous: it keeps its (large) score.
+  ``one_to_one=False`` drops the assignment term.
 
 ``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0: with the assignment no band is
 needed; the rule that chose it is at the constant); ``calibrate_ambiguity_k`` fits a band on
@@ -80,6 +88,7 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 from trackverify.anchors import ANCHOR_FRAME
 from trackverify.assignment import assign
+from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns
 
 #: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
@@ -88,6 +97,22 @@ from trackverify.tables import coordinate_columns
 #: (docs/verifiers.md). It was 0.5 before the one-to-one assignment: without the assignment,
 #: ``fast`` lost nearby-swap coverage at 0; with it, 0 gains on every level.
 DEFAULT_AMBIGUITY_K = 0.0
+
+
+#: The scores :class:`RegisteredDistance` can give (``score=``): ``"distance"`` = the score
+#: below in um; ``"relative"`` = that score times ``c / s_p`` (``s_p`` = the claimed id's own
+#: anchor spacing, ``c`` = the median ``s_p``), "um at the recording's median spacing".
+SCORES = ("relative", "distance")
+
+#: The default score. Rule, stated before it was measured: a swap onto a neighbour moves a
+#: row by about the pair's spacing, so ``d / s_p`` is the natural evidence; it is the default
+#: unless it loses more than 0.01 against ``"distance"`` on the development specimen (any
+#: motion level), the targettrack pairs or the ZephIR demo (docs/verifiers.md). Measured:
+#: it loses nowhere on the specimen or ZephIR and gains on the real recording, but on the
+#: targettrack pairs single examples lose up to 0.07 (coverage, nearby swaps) under the
+#: leave-one-out table and 0.011-0.013 random-swap AUROC* at the default settings, so
+#: ``"distance"`` stays the default and ``"relative"`` is a setting.
+DEFAULT_SCORE = "distance"
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
@@ -380,16 +405,23 @@ class RegisteredDistance:
 
     def __init__(self, ambiguity_k: float = DEFAULT_AMBIGUITY_K,
                  settings: RegistrationSettings | None = None,
-                 one_to_one: bool = True) -> None:
+                 one_to_one: bool = True, score: str = DEFAULT_SCORE) -> None:
+        if score not in SCORES:
+            raise ConfigError(f"registered_distance: score must be one of {list(SCORES)}, "
+                              f"got {score!r}")
+        self.score_kind = score
         self.ambiguity_k = float(ambiguity_k)
         self.settings = settings or RegistrationSettings()
         self.one_to_one = bool(one_to_one)
         self.abstentions: list[Abstentions] = []  # one entry per score() call
         self.last_margin: np.ndarray | None = None  # alt - d of the last call (NaN = none)
+        self.last_factor: np.ndarray | None = None  # the last call's c / s_p per row (1:
+        # distance score; NaN: not scored)
         self.last_claimant: np.ndarray | None = None  # assignment's anchor index per row
         self._cache: tuple[bytes, Registration] | None = None
         self._owners: tuple | None = None  # (key, frames, points, ids, c, owner, held)
         self.on_frame = None  # optional progress callback(done, total) of the registration
+        self.spacing_factor = np.zeros(0)  # c / s_p per anchor index of the last register()
 
     def register(self, table: pd.DataFrame,
                  detections: pd.DataFrame | None = None) -> tuple[pd.Index, Registration]:
@@ -406,6 +438,7 @@ class RegisteredDistance:
         anchor_xyz = table.loc[anchor_rows, coords].to_numpy(dtype=np.float64)
         keep = ~anchor_ids.duplicated(keep=False)  # an id with two anchors has no position
         anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
+        self.spacing_factor = spacing_factors(anchor_xyz)  # anchor coordinates only
         if detections is None:
             detections = _unique_detections(table, coords)
         key = (np.ascontiguousarray(anchor_xyz).tobytes()
@@ -456,6 +489,17 @@ class RegisteredDistance:
                 np.where(usable, which, -1), detection)
             scores = np.where(contradicted, scores + cap, scores)
             self.last_claimant = np.where(detection >= 0, owner[np.maximum(detection, 0)], -1)
+        factor = np.ones(len(table))
+        if self.score_kind == "relative":
+            if len(self.spacing_factor):
+                factor = np.where(usable, self.spacing_factor[np.maximum(which, 0)], np.nan)
+            spaced = np.isfinite(factor)  # an identity on another's anchor position: no s_p
+            missing = usable & ~spaced
+            usable &= spaced
+            ambiguous &= spaced
+            contradicted &= spaced
+            scores = np.where(missing, np.nan, scores * factor)
+        self.last_factor = factor
         self.last_margin = margin
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k,
@@ -471,11 +515,36 @@ def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.
     return np.split(order, np.flatnonzero(np.diff(frames[order])) + 1)
 
 
+def identity_spacings(anchor: np.ndarray) -> np.ndarray:
+    """``s_p = min_{q != p} |a_p - a_q|`` per anchor point (n, D): its distance to the
+    nearest *other* anchor point; reads coordinates only (inf for fewer than two points)."""
+    anchor = np.asarray(anchor, dtype=np.float64)
+    if len(anchor) < 2:
+        return np.full(len(anchor), np.inf)
+    return cKDTree(anchor).query(anchor, k=2)[0][:, 1]
+
+
 def anchor_spacing(anchor: np.ndarray) -> float:
-    """Median nearest-neighbour distance of the anchor points (inf for fewer than two)."""
+    """Median nearest-neighbour distance of the anchor points, ``c = median_p s_p``
+    (:func:`identity_spacings`; inf for fewer than two)."""
     if len(anchor) < 2:
         return float("inf")
-    return float(np.median(cKDTree(anchor).query(anchor, k=2)[0][:, 1]))
+    return float(np.median(identity_spacings(anchor)))
+
+
+def spacing_factors(anchor: np.ndarray) -> np.ndarray:
+    """Per anchor point, the relative score's factor ``c / s_p`` (:func:`identity_spacings`,
+    ``c`` their median): a score times it is in "um at the recording's median spacing".
+
+    1 for every point when there are fewer than two (no neighbour: each point is at the
+    median), NaN where ``s_p = 0`` (two identities at one anchor position: no spacing, the
+    rows abstain for missing evidence). Reads coordinates only.
+    """
+    own = identity_spacings(anchor)
+    if len(anchor) < 2:
+        return np.ones(len(anchor))
+    with np.errstate(divide="ignore"):
+        return np.where(own > 0, np.median(own) / own, np.nan)
 
 
 def assign_detections(registered: np.ndarray, frames: np.ndarray, points: np.ndarray,
@@ -639,7 +708,8 @@ def nearest_other(registered: np.ndarray, frames: np.ndarray, points: np.ndarray
 def ambiguity_ratios(clean: pd.DataFrame, settings: RegistrationSettings | None = None,
                      detections: pd.DataFrame | None = None) -> np.ndarray:
     """``d / sigma[t]`` of every scored clean row beyond the anchor frame (one recording)."""
-    verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings, one_to_one=False)
+    verifier = RegisteredDistance(ambiguity_k=0.0, settings=settings, one_to_one=False,
+                                  score="distance")
     distance = verifier.score(clean, detections)
     _, registration = verifier.register(clean, detections)
     frames = clean["frame"].to_numpy()

@@ -1,0 +1,47 @@
+"""calibration.json records which registered_distance score its threshold is of."""
+
+from __future__ import annotations
+
+import pytest
+
+from trackverify.certify.calibration_file import (CALIBRATION_FORMAT, calibration_content,
+                                                  load_calibration, write_calibration)
+from trackverify.certify.targets import CalibrationTarget
+from trackverify.errors import InputError
+
+TARGET = CalibrationTarget("target_selective_risk", 0.01, None, None)
+RECORD = {"threshold": 2.5, "guarantee": "No guarantee: selective risk"}
+
+
+def _content(verifier: str, options: dict) -> dict:
+    return {"format": CALIBRATION_FORMAT, "trackverify_version": "test",
+            "verifier": {"name": verifier, "evidence": "independent", "options": options},
+            "threshold_um": 2.5, "target": TARGET.to_json(), "guarantee": "none",
+            "assumption": None, "calibration_animals": None,
+            "smallest_reachable_target": None, "fit": {}, "partitions_sha256": None}
+
+
+def test_the_score_kind_is_written_only_when_given():
+    common = dict(version="t", verifier="registered_distance", evidence="independent",
+                  ambiguity_k=0.0, record=RECORD, target=TARGET, partitions_sha256=None)
+    assert calibration_content(**common, score="relative")["verifier"]["options"] == {
+        "ambiguity_k": 0.0, "score": "relative"}
+    assert calibration_content(**common)["verifier"]["options"] == {"ambiguity_k": 0.0}
+
+
+@pytest.mark.parametrize("verifier, options, expected", [
+    ("registered_distance", {"ambiguity_k": 0.0, "score": "relative"}, "relative"),
+    ("registered_distance", {"ambiguity_k": 0.0, "score": "distance"}, "distance"),
+    # written before the relative score existed: its threshold is of the plain distance
+    ("registered_distance", {"ambiguity_k": 0.0}, "distance"),
+    ("fixed_distance", {"ambiguity_k": None}, None),
+])
+def test_the_score_kind_is_read_back(tmp_path, verifier, options, expected):
+    write_calibration(tmp_path / "c.json", _content(verifier, options))
+    assert load_calibration(tmp_path / "c.json").score == expected
+
+
+def test_an_unknown_score_kind_is_refused(tmp_path):
+    write_calibration(tmp_path / "c.json", _content("registered_distance", {"score": "ratio"}))
+    with pytest.raises(InputError, match="verifier.options.score"):
+        load_calibration(tmp_path / "c.json")
