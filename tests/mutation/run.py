@@ -127,6 +127,7 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
         "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
         "ambiguity_k_from_ratios", "assign_detections", "contradicted_claims",
         "detection_of_points", "nearest_smallest_index", "frame_groups", "anchor_spacing",
+        "identity_spacings", "spacing_factors",
         "_unique_detections"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
