@@ -367,3 +367,78 @@ def test_no_trial_is_reported_only_when_every_session_was_checked():
     data["input"] = [[], []]
     assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
         ("no_trials", "the dataset holds no trial (2 session(s))")]
+
+
+def test_names_in_the_messages_of_non_list_sessions_and_non_finite_inputs():
+    """A subject_idx list is not an ndarray (its type named, no dtype); a neural or output
+    session that is a tuple is named; a NaN or Inf in an input is reported as the input's,
+    float32 and float16 trials included."""
+    data = copy.deepcopy(VALID)
+    data["subject_idx"] = [0, 1, 0]
+    data["neural"][0] = tuple(data["neural"][0])
+    data["output"][1] = tuple(data["output"][1])
+    data["input"][2][0] = data["input"][2][0].copy()
+    data["input"][2][0][1, 4] = np.inf
+    data["input"][2][1] = data["input"][2][1].astype(np.float32)
+    data["input"][2][1][0, 0] = np.nan
+    data["neural"][2][2] = data["neural"][2][2].astype(np.float16)
+    data["neural"][2][2][3, 1] = -np.inf
+    data["output"][2][3] = data["output"][2][3].astype(np.float32)
+    data["output"][2][3][1, 2] = np.nan
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("subject_idx_not_int", "subject_idx is not an integer ndarray (list)"),
+        ("session_not_list", "neural[0] is a tuple, not a list"),
+        ("session_not_list", "output[1] is a tuple, not a list"),
+        ("non_finite", "session 2, trial 0: input holds NaN or Inf"),
+        ("non_finite", "session 2, trial 1: input holds NaN or Inf"),
+        ("non_finite", "session 2, trial 2: neural holds NaN or Inf"),
+        ("non_finite", "session 2, trial 3: output holds NaN or Inf")]
+
+
+def test_a_shorter_neural_list_checks_only_its_sessions():
+    """neural has 2 sessions, the other per-session lists 3: 3 count mismatches and
+    sessions 0 and 1 checked (session 1's bad trial found)."""
+    data = copy.deepcopy(VALID)
+    data["neural"] = data["neural"][:2]
+    data["neural"][1][3] = data["neural"][1][3][None]
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("session_count_mismatch", f"len({key}) = 3 but len(neural) = 2")
+        for key in ("input", "output", "subject_idx", "brain_region_idx")] + [
+        ("neural_not_2d", "session 1, trial 3: neural has 3 dimensions, not 2")]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_variability_ignores_the_non_finite_values_of_a_trial(dtype):
+    """Every neural value is 1 but trial (0, 0) = [NaN, 0, 0, ...]: its finite values (0)
+    count, so the dataset varies (0 to 1) and only the NaN is an error; with the 0s
+    replaced by 1s every finite value is 1."""
+    data = copy.deepcopy(VALID)
+    data["neural"] = [[np.ones_like(x, dtype=dtype) for x in session] for session in VALID["neural"]]
+    data["neural"][0][0] = np.zeros((6, 5), dtype=dtype)
+    data["neural"][0][0][0, 0] = np.nan
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("non_finite", "session 0, trial 0: neural holds NaN or Inf")]
+    data["neural"][0][0] = np.ones((6, 5), dtype=dtype)
+    data["neural"][0][0][0, 0] = np.nan
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("non_finite", "session 0, trial 0: neural holds NaN or Inf"),
+        ("no_variability", "every neural value in the dataset equals 1")]
+
+
+def test_timedelta_arrays_are_neither_integer_nor_numeric():
+    """numpy counts timedelta64 as an integer dtype, but its NaT is not a number: a
+    timedelta subject_idx or brain_region_idx is not an integer array and a timedelta
+    trial (with a NaT, which once made the check raise) is not a numeric array."""
+    data = copy.deepcopy(VALID)
+    data["subject_idx"] = VALID["subject_idx"].astype("m8[s]")
+    data["brain_region_idx"][1] = VALID["brain_region_idx"][1].astype("m8[s]")
+    for key in ("neural", "input", "output"):
+        data[key][0][0] = data[key][0][0].astype("m8[s]")
+        data[key][0][0].flat[0] = np.timedelta64("NaT")
+    assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
+        ("subject_idx_not_int", "subject_idx is not an integer ndarray (ndarray of "
+                                "timedelta64[s])"),
+        ("trial_not_array", "session 0, trial 0: neural is not a numeric ndarray"),
+        ("trial_not_array", "session 0, trial 0: input is not a numeric ndarray"),
+        ("trial_not_array", "session 0, trial 0: output is not a numeric ndarray"),
+        ("region_idx_not_int", "brain_region_idx[1] is not an integer ndarray")]
