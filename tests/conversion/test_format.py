@@ -442,3 +442,10 @@ def test_timedelta_arrays_are_neither_integer_nor_numeric():
         ("trial_not_array", "session 0, trial 0: input is not a numeric ndarray"),
         ("trial_not_array", "session 0, trial 0: output is not a numeric ndarray"),
         ("region_idx_not_int", "brain_region_idx[1] is not an integer ndarray")]
+    # a complex input is numeric (as before the dtype kinds), though not of a float dtype
+    data = copy.deepcopy(VALID)
+    data["input"][1][2] = VALID["input"][1][2].astype(np.complex128)
+    report = validate_format(data)
+    assert report.errors == []
+    assert [(issue.code, issue.message) for issue in report.warnings] == [
+        ("input_not_float", "session 1, trial 2: input dtype is complex128")]
