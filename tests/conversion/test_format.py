@@ -413,7 +413,8 @@ def test_variability_ignores_the_non_finite_values_of_a_trial(dtype):
     count, so the dataset varies (0 to 1) and only the NaN is an error; with the 0s
     replaced by 1s every finite value is 1."""
     data = copy.deepcopy(VALID)
-    data["neural"] = [[np.ones_like(x, dtype=dtype) for x in session] for session in VALID["neural"]]
+    data["neural"] = [[np.ones_like(x, dtype=dtype) for x in session]
+                      for session in VALID["neural"]]
     data["neural"][0][0] = np.zeros((6, 5), dtype=dtype)
     data["neural"][0][0][0, 0] = np.nan
     assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
