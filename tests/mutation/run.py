@@ -159,6 +159,16 @@ def equivalents() -> dict[str, str]:
     return out
 
 
+def forget_rechecks(scratch: Path, patterns: list[str]) -> None:
+    """Drop the ``recheck.json`` verdicts of the mutants mutmut is about to run again (every
+    mutant on a fresh run): else a stale recheck verdict would override mutmut's new one."""
+    path = scratch / "recheck.json"
+    if path.exists():
+        kept = {name: verdict for name, verdict in json.loads(path.read_text()).items()
+                if not any(fnmatch.fnmatch(name, p) for p in patterns)}
+        path.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+
+
 def prepare(module: str, work: Path, keep_results: bool = False) -> Path:
     """A scratch copy of the sources and tests, with a setup.cfg for this module only;
     ``mutants/`` (mutmut's mutants and verdicts) is removed unless ``keep_results``."""
@@ -270,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.report_only or args.recheck):
             keep = bool(args.names) and (scratch / "mutants").exists()
             scratch = prepare(module, args.work, keep_results=keep)
+            forget_rechecks(scratch, args.names if keep else ["*"])
             subprocess.run([*MUTMUT, "run", "--max-children", str(args.jobs),
                             *(args.names or FUNCTIONS.get(module, []))], cwd=scratch,
                            stdout=subprocess.DEVNULL, check=False)

@@ -127,13 +127,18 @@ def load_valid(path: str | os.PathLike, what: str = "converted dataset") -> dict
     return data
 
 
+# dtype kinds: signed and unsigned integers; those, bool, floats and complex. A timedelta64
+# (which numpy counts as an integer) is neither: its NaT is not a number.
+INT_KINDS = ("i", "u")
+NUMERIC_KINDS = ("b", "i", "u", "f", "c")
+
+
 def _is_int_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)
+    return isinstance(value, np.ndarray) and value.dtype.kind in INT_KINDS
 
 
 def _is_numeric_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and (np.issubdtype(value.dtype, np.number)
-                                              or value.dtype == np.bool_)
+    return isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS
 
 
 class _Collector:
