@@ -149,7 +149,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         out["pred_valid"] = _bool_column(out["pred_valid"], "pred_valid", source)
     elif schema is PREDICTIONS:
         out["pred_valid"] = True
-    if "pred_id" in out.columns:
+    if "pred_id" in out.columns and "pred_valid" in out.columns:  # (a reference may carry pred_id)
         null = out["pred_id"].isna().to_numpy() & out["pred_valid"].to_numpy()
         if null.any():
             raise InputError("pred_id is null on a valid prediction (mark it pred_valid = false)",

@@ -51,7 +51,7 @@ def read_track_table(path: Path) -> pd.DataFrame:
     try:
         table = pd.read_csv(path, sep=r"\s+", header=None, names=["L", "B", "E", "P"],
                             dtype=np.int64, comment="#")
-    except (ValueError, pd.errors.ParserError) as exc:
+    except (ValueError, OverflowError, pd.errors.ParserError) as exc:  # OverflowError: beyond int64
         raise InputError(f"not a CTC track file of 'L B E P' integer lines ({exc})",
                          source=where) from exc
     if table.empty:
