@@ -809,7 +809,11 @@ def _warm_up(bases: list[Base], root: Path, cli_main) -> None:
     command imports lazily is loaded before the forks (each child then starts at once)."""
     import contextlib
 
+    done: set[str] = set()
     for base in bases:
+        if base.fmt in done:
+            continue  # one base of each format loads every module its commands need
+        done.add(base.fmt)
         v = Variant(base.name, base, base.path, root / "warm" / base.name)
         shutil.copytree(base.path.parent if base.fmt == "ctc" or not base.path.is_dir() else base.path,
                         v.dir / "in", dirs_exist_ok=True)
@@ -826,7 +830,8 @@ def _warm_up(bases: list[Base], root: Path, cli_main) -> None:
 
 
 def sweep(root: Path, seed: int = SEED, only: str | None = None,
-          selected: set[str] | None = None, limit: int | None = None) -> list[dict]:
+          selected: set[str] | None = None, limit: int | None = None,
+          sample: float = 1.0) -> list[dict]:
     """Build the bases and variants under ``root`` and run every command on each."""
     import trackverify.audit  # noqa: F401  heavy imports once, before the forks
     import trackverify.io.formats as formats
@@ -841,11 +846,16 @@ def sweep(root: Path, seed: int = SEED, only: str | None = None,
 
     bases = make_bases(root)
     rng = np.random.default_rng(seed + 1)
-    _warm_up(bases, root, cli_main)
+    _warm_up([b for b in bases if not only or any(o in b.name for o in only.split(","))],
+             root, cli_main)
     findings: list[dict] = []
     count = runs = 0
     t0 = time.monotonic()
+    keep = np.random.default_rng(seed + 2)
     for v in variants(bases, root, seed, only):
+        if sample < 1 and keep.random() >= sample:
+            shutil.rmtree(v.dir, ignore_errors=True)
+            continue
         count += 1
         if limit and count > limit:
             break
@@ -899,6 +909,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="bases whose name contains this")
     parser.add_argument("--commands", help="comma-separated command labels to run")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--sample", type=float, default=1.0,
+                        help="run each variant with this probability (seeded)")
     parser.add_argument("--variant", help="write only this variant (by name), print its path, run nothing")
     args = parser.parse_args(argv)
     if args.variant:
@@ -914,7 +926,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.root.mkdir(parents=True, exist_ok=True)
     selected = set(args.commands.split(",")) if args.commands else None
-    findings = sweep(args.root, args.seed, args.only, selected, args.limit)
+    findings = sweep(args.root, args.seed, args.only, selected, args.limit, args.sample)
     (args.root / "findings.json").write_text(json.dumps(findings, indent=1))
     return 1 if findings else 0
 

@@ -1,0 +1,182 @@
+"""What the seeded fuzz sweep (``tests/corpus/fuzz.py``) found, kept as fixed cases.
+
+Each case is one hostile variant the sweep derived from a real file (rebuilt here with the
+sweep's own mutation, so the bytes are the same), run in-process through
+``trackverify.cli.main``: exit 2 with exactly one ``trackverify: error:`` line naming the
+file and the problem (before the fixes: the "a defect of trackverify" net, a message over
+several lines, a 10 MB line, or a KeyError), or exit 0 where the input is valid. The
+sweep's own judgement and its variants' determinism are checked too.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.corpus import fuzz
+from tests.formats.formats_data import FORMATS, shared
+from trackverify.cli import main
+
+
+def _run(args: list[str], capsys) -> tuple[int, list[str]]:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    err = capsys.readouterr().err
+    return exit_info.value.code, [line for line in err.splitlines() if line.strip()]
+
+
+def _refused(args, capsys, path: Path, *fragments: str) -> str:
+    code, lines = _run(args, capsys)
+    assert code == 2, lines
+    assert len(lines) == 1 and lines[0].startswith("trackverify: error:"), lines
+    assert "a defect of trackverify" not in lines[0] and str(path) in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    return lines[0]
+
+
+def _ctc_copy(tmp_path: Path) -> Path:
+    res = tmp_path / "res"
+    shutil.copytree(shared(FORMATS / "ctc" / "java-ctcmetrics_test_data" / "res"), res)
+    return res
+
+
+def test_ctc_label_beyond_int64_is_one_line(tmp_path, capsys):
+    # before: 'unexpected OverflowError: Overflow (a defect of trackverify ...)'
+    res = _ctc_copy(tmp_path)
+    track = res / "res_track.txt"
+    lines = track.read_text().splitlines()
+    lines[1] = "99999999999999999999999 0 5 0"
+    track.write_text("\n".join(lines) + "\n")
+    _refused(["convert", res, "--to", "parquet", "--out", tmp_path / "out"], capsys, track,
+             "not a CTC track file of 'L B E P' integer lines")
+    assert not (tmp_path / "out").exists()
+
+
+def test_ctc_line_with_five_fields_is_one_line(tmp_path, capsys):
+    # before: pandas' message 'Expected 4 fields in line 3, saw 5\n' split the error over two lines
+    res = _ctc_copy(tmp_path)
+    track = res / "res_track.txt"
+    lines = track.read_text().splitlines()
+    lines[2] += " 7"
+    track.write_text("\n".join(lines) + "\n")
+    _refused(["evaluate", "--reference", res, "--predictions", res], capsys, track,
+             "Expected 4 fields in line 3, saw 5")
+
+
+def test_reference_with_pred_id_and_no_pred_valid_is_read(tmp_path, capsys):
+    # before: 'unexpected KeyError: 'pred_valid'' (a reference may carry pred_id as an extra column)
+    table = pd.DataFrame({"frame": np.repeat(np.arange(4), 3), "track": np.tile([1, 2, 3], 4),
+                          "x_um": np.tile([0.0, 20.0, 40.0], 4), "y_um": 1.0})
+    table["pred_id"] = table["track"]
+    path = tmp_path / "tracks.csv"
+    table.to_csv(path, index=False)
+    code, lines = _run(["evaluate", "--reference", path, "--predictions", path,
+                        "--out", tmp_path / "out"], capsys)
+    assert code == 0, lines
+    assert (tmp_path / "out" / "results.json").is_file()
+    # a valid prediction still needs its pred_id
+    broken = table.assign(pred_valid=True).astype({"pred_id": "Int64"})
+    broken.loc[4, "pred_id"] = pd.NA
+    broken.to_csv(path, index=False)
+    _refused(["evaluate", "--reference", path, "--predictions", path], capsys, path,
+             "column 'pred_id', row 5", "pred_id is null on a valid prediction")
+
+
+def _geff_variant(tmp_path: Path, store: str, label: str) -> Path:
+    pytest.importorskip("geff")
+    original = shared(FORMATS / "geff" / store)
+    edits = dict(fuzz._geff_mutations(original))
+    copy = tmp_path / store
+    shutil.copytree(original, copy)
+    edits[label](copy)
+    return copy
+
+
+@pytest.mark.parametrize("store, label, fragment", [
+    # before: 'unexpected ValueError: Per-column arrays must each be 1-dimensional'
+    ("mouse-20250719.zarr", "shape_2d_tracks/nodes/props/t/values",
+     "node property 't' must hold one value per node (37009), found shape (37009, 1)"),
+    ("mouse-20250719.zarr", "shape_2d_tracks/nodes/ids",
+     "the node ids must be a 1-D array of numbers, found float64 (37009, 1)"),
+])
+def test_geff_properties_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, store, label,
+                                                              fragment):
+    copy = _geff_variant(tmp_path, store, label)
+    _refused(["convert", copy, "--to", "parquet", "--out", tmp_path / "out"], capsys, copy, fragment)
+
+
+def test_trackmate_attribute_of_ten_megabytes_is_cut_in_the_message(tmp_path, capsys):
+    # before: the whole 10 MB value was quoted on the error line (and read in quadratic time)
+    original = shared(FORMATS / "trackmate_xml" / "Celegans-5pc-17timepoints.xml")
+    variants = dict(fuzz._xml_mutations(original, np.random.default_rng(fuzz.SEED)))
+    path = tmp_path / original.name
+    path.write_bytes(variants["attr_POSITION_Z_xxxxxxxxxxxx"])
+    line = _refused(["convert", path, "--to", "parquet", "--out", tmp_path / "out"], capsys, path,
+                    "a spot's POSITION_Z is not a number: 'xxx", "characters cut")
+    assert len(line) < 1200 + len(str(path))
+
+
+def test_an_error_message_is_bounded_and_keeps_both_ends():
+    from trackverify.errors import MAX_PROBLEM_CHARS, InputError
+
+    error = InputError("start " + "x" * 5000 + " end", source="f.csv", column="c", row=3)
+    assert str(error).startswith("f.csv, column 'c', row 3: start xxx")
+    assert str(error).endswith("xxx end") and "characters cut" in str(error)
+    assert len(error.problem) < MAX_PROBLEM_CHARS + 40
+    assert InputError("short").problem == "short"
+
+
+def test_the_sweep_judges_outcomes():
+    base = fuzz.Base("b", Path("/d/in/obs.csv"), "table", Path("/d/in/obs.csv"))
+    v = fuzz.Variant("b__x", base, Path("/v/in/obs.csv"), Path("/v"))
+    ok = "trackverify: error: /v/in/obs.csv, column 'frame', row 3: not a number\n"
+    assert fuzz.judge("convert", v, "exit", 2, ok) is None
+    assert fuzz.judge("convert", v, "exit", 0, "") is None
+    assert fuzz.judge("convert", v, "timeout", None, "") == "hang"
+    assert fuzz.judge("convert", v, "exit", 2, ok + "second line\n") == "more than one line"
+    assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: x: unexpected KeyError: 'a' "
+                      "(a defect of trackverify; rerun ...)\n") == "net"
+    assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: bad\n") == "file not named"
+    assert fuzz.judge("convert", v, "exit", 1, ok) == "exit 1"
+    assert fuzz.judge("convert", v, "exit", 2, "Traceback (most recent call last):\n") == "traceback"
+    assert fuzz.judge("api_audit", v, "exit", 65, "KeyError: 'a'") is not None
+    assert fuzz.judge("api_audit", v, "exit", 64, "InputError: x") is None
+
+
+def test_the_same_seed_gives_the_same_variants():
+    text = "frame,track,x_um\n" + "".join(f"{i},{i % 3},{i * 1.5}\n" for i in range(12))
+
+    def draw(seed):
+        return list(fuzz._csv_text_mutations(text, np.random.default_rng(seed)))
+
+    first, again, other = draw(7), draw(7), draw(8)
+    assert first == again
+    assert [name for name, _ in first] == [name for name, _ in other]
+    assert first != other  # the seed picks the rows and bytes that are broken
+
+
+def test_unlinked_tracks_beyond_the_identity_bound_are_refused_at_once(tmp_path, capsys):
+    # before: a GEFF store whose edges were emptied (37,009 one-point tracks) asked the dense
+    # identity alignments for 37,009^2 cells (11 GB each): evaluate, verify and run never ended
+    from trackverify.tracking_gt import MAX_IDENTITY_CELLS
+
+    n = int(MAX_IDENTITY_CELLS ** 0.5) + 1  # n tracks x n ids > the bound
+    table = pd.DataFrame({"frame": np.arange(n) // 100, "track": np.arange(n),
+                          "detection": np.arange(n) % 100, "x_um": (np.arange(n) % 100) * 10.0,
+                          "y_um": 0.0, "pred_id": np.arange(n), "pred_valid": True})
+    path = tmp_path / "observations.csv"
+    table.to_csv(path, index=False)
+    fragment = f"recording 'default' has {n} reference tracks and {n} predicted ids"
+    _refused(["evaluate", "--reference", path, "--predictions", path], capsys, path, fragment)
+    _refused(["verify", "--observations", path, "--conditions", "control",
+              "--out", tmp_path / "out"], capsys, path, fragment)
+    assert not any((tmp_path / "out").rglob("*.json"))
+    small = table[table["track"] < 50]  # well under the bound: scored
+    small.to_csv(path, index=False)
+    code, lines = _run(["evaluate", "--reference", path, "--predictions", path], capsys)
+    assert code == 0, lines
