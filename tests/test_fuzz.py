@@ -139,6 +139,8 @@ def test_the_sweep_judges_outcomes():
     assert fuzz.judge("convert", v, "exit", 0, "") is None
     assert fuzz.judge("convert", v, "timeout", None, "") == "hang"
     assert fuzz.judge("convert", v, "exit", 2, ok + "second line\n") == "more than one line"
+    warned = "trackverify: warning: /v/in/obs.csv: coordinates are in pixel ...\n" + ok
+    assert fuzz.judge("convert", v, "exit", 2, warned) is None  # a documented warning first
     assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: x: unexpected KeyError: 'a' "
                       "(a defect of trackverify; rerun ...)\n") == "net"
     assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: bad\n") == "file not named"
@@ -180,3 +182,48 @@ def test_unlinked_tracks_beyond_the_identity_bound_are_refused_at_once(tmp_path,
     small.to_csv(path, index=False)
     code, lines = _run(["evaluate", "--reference", path, "--predictions", path], capsys)
     assert code == 0, lines
+
+
+def test_evaluate_checks_the_lineage_before_it_prints(tmp_path, capsys):
+    # before: a napari graph.json making track 2 the child of a track that has not ended
+    # printed the whole metrics table, then refused the file (a refusal after results)
+    napari = tmp_path / "napari"
+    napari.mkdir()
+    rows = [(track, t, 10.0 * track, 5.0) for track in (1, 2, 3) for t in range(4)]
+    pd.DataFrame(rows, columns=["ID", "t", "y", "x"]).to_csv(napari / "tracks.csv", index=False)
+    (napari / "graph.json").write_text('{"2": [3], "3": [2]}')
+    path = napari / "tracks.csv"
+    code, lines = _run(["evaluate", "--reference", path, "--predictions", path,
+                        "--format", "napari", "--pixel-size", "1"], capsys)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"trackverify: error: {path}, column 'parent_track', row ")
+    assert "not after its parent" in lines[0]
+
+
+def test_audit_without_two_anchor_identities_names_the_file(tmp_path, capsys):
+    # before: 'trackverify: error: column 'frame': the anchor frame holds fewer than two
+    # identities ...' named no file (found on a MOT file whose first frame became -0)
+    rows = [(0, 1, 0.0, 0.0)] + [(f, i, 10.0 * i, 0.0) for f in (1, 2) for i in (1, 2)]
+    path = tmp_path / "tracks.csv"
+    pd.DataFrame(rows, columns=["frame", "pred_id", "x_um", "y_um"]).to_csv(path, index=False)
+    _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
+             "column 'frame'", "the anchor frame 0 holds fewer than two identities")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("values", [[True, False, True], [b"1\xff", b"2", b"3"]],
+                         ids=["bool", "binary"])
+def test_parquet_whose_pandas_metadata_names_another_dtype(tmp_path, capsys, values):
+    # before: 'unexpected TypeError: Expected array of Int64 type, got bool instead': the
+    # pandas metadata of the file still said Int64 for a column rewritten with other values
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame({"frame": [0, 0, 0], "pred_id": pd.array([1, 2, 3], dtype="Int64"),
+                          "x_um": [0.0, 10.0, 20.0], "y_um": 0.0})
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.set_column(1, "pred_id", pa.array(values))
+    path = tmp_path / "tracks.parquet"
+    pq.write_table(table, path)
+    _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
+             "column 'pred_id', row 1: ids must be integers or strings")
