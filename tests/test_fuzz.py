@@ -227,3 +227,47 @@ def test_parquet_whose_pandas_metadata_names_another_dtype(tmp_path, capsys, val
     pq.write_table(table, path)
     _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
              "column 'pred_id', row 1: ids must be integers or strings")
+
+
+def _hdf5_variant(tmp_path: Path, original: Path, label: str, beside: tuple[str, ...] = ()) -> Path:
+    pytest.importorskip("h5py")
+    import h5py
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in beside:
+        shutil.copy(original.parent / name, folder / name)
+    path = folder / ("annotations.h5" if beside else original.name)
+    shutil.copy(original, path)
+    edits = dict(fuzz._hdf5_mutations(path, np.random.default_rng(fuzz.SEED)))
+    with h5py.File(path, "r+") as h5:
+        edits[label](h5)
+    return path
+
+
+@pytest.mark.parametrize("label, fragment", [
+    # before: 'unexpected TypeError: len() of unsized object' / 'unexpected ValueError:
+    # Per-column arrays must each be 1-dimensional'
+    ("scalar_x", "'x' must be a 1-D array, found shape ()"),
+    ("extradim_t_idx", "'t_idx' must be a 1-D array, found shape (46, 1)"),
+    ("str_worldline_id", "'worldline_id' must hold numbers, found dtype |S8"),
+    ("nan_t_idx", "'t_idx' must hold whole numbers, found nan"),
+])
+def test_zephir_datasets_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, label, fragment):
+    from tests.formats.formats_data import ZEPHIR
+
+    path = _hdf5_variant(tmp_path, shared(ZEPHIR / "annotations-2.h5"), label,
+                         beside=("metadata.json", "worldlines.h5"))
+    _refused(["convert", path, "--format", "zephir", "--to", "parquet",
+              "--out", tmp_path / "out"], capsys, path, fragment)
+
+
+@pytest.mark.parametrize("label, fragment", [
+    ("str_tracks/obj_type_1/LBEPR", "'tracks/obj_type_1/LBEPR' must hold numbers"),
+    ("scalar_objects/obj_type_1/coords", "'objects/obj_type_1/coords' must be a 2-D array"),
+    ("flat_tracks/obj_type_1/map", "'tracks/obj_type_1/map' must be a 2-D array"),
+])
+def test_btrack_datasets_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, label, fragment):
+    path = _hdf5_variant(tmp_path, shared(FORMATS / "btrack_hdf5" / "tracks.h5"), label)
+    _refused(["convert", path, "--format", "btrack", "--to", "parquet",
+              "--out", tmp_path / "out"], capsys, path, fragment)

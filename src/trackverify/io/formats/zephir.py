@@ -25,9 +25,10 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
-from trackverify.io.formats.hdf5 import array, has, is_hdf5, open_h5
+from trackverify.io.formats.hdf5 import array, has, is_hdf5, numbers, open_h5
 
 COLUMNS = ("t_idx", "worldline_id", "x", "y", "z", "provenance")
+INTEGER_COLUMNS = ("t_idx", "worldline_id", "id", "parent_id")
 
 
 def annotations_file(path: Path) -> Path:
@@ -59,10 +60,15 @@ def read(path: Path) -> Tracks:
         missing = [c for c in COLUMNS if not has(h5, c)]
         if missing:
             raise InputError(f"not a ZephIR annotation file: no dataset(s) {missing}", source=where)
-        data = {c: array(h5, c) for c in COLUMNS}
+        data = {c: numbers(h5, c, 1, integer=c in INTEGER_COLUMNS) for c in COLUMNS
+                if c != "provenance"}
+        data["provenance"] = array(h5, "provenance")
+        if data["provenance"].ndim != 1:
+            raise InputError(f"'provenance' must be a 1-D array, found shape "
+                             f"{data['provenance'].shape}", source=where)
         for extra in ("id", "parent_id"):
             if has(h5, extra):
-                data[extra] = array(h5, extra)
+                data[extra] = numbers(h5, extra, 1, integer=True)
     lengths = {c: len(v) for c, v in data.items()}
     if len(set(lengths.values())) != 1:
         raise InputError(f"the datasets have different lengths {lengths}", source=where)
