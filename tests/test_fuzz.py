@@ -271,3 +271,16 @@ def test_btrack_datasets_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, 
     path = _hdf5_variant(tmp_path, shared(FORMATS / "btrack_hdf5" / "tracks.h5"), label)
     _refused(["convert", path, "--format", "btrack", "--to", "parquet",
               "--out", tmp_path / "out"], capsys, path, fragment)
+
+
+def test_pred_valid_of_undecodable_bytes_is_named(tmp_path, capsys):
+    # before: 'unexpected UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff'
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "tracks.parquet"
+    pq.write_table(pa.table({"frame": [0, 0, 1], "pred_id": [1, 2, 1], "x_um": [0.0, 10.0, 0.0],
+                             "y_um": [0.0] * 3, "pred_valid": pa.array([b"true", b"\xff", b"true"])}),
+                   path)
+    _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
+             "column 'pred_valid', row 1: expected true/false, found bytes that are not UTF-8")

@@ -94,8 +94,8 @@ def numbers(handle, name: str, ndim: int, integer: bool = False):
     if values.dtype.kind == "f":
         whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
         if not whole.all():
-            raise InputError(f"'{name}' must hold whole numbers, found {float(values[~whole].flat[0])!r}",
-                             source=where)
+            bad = float(values[~whole].flat[0])
+            raise InputError(f"'{name}' must hold whole numbers, found {bad!r}", source=where)
     elif values.dtype.kind == "u" and values.size and int(values.max()) >= 2**63:
         raise InputError(f"'{name}' holds a value beyond int64", source=where)
     return values.astype(np.int64)
