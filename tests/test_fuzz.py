@@ -284,3 +284,24 @@ def test_pred_valid_of_undecodable_bytes_is_named(tmp_path, capsys):
                    path)
     _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
              "column 'pred_valid', row 1: expected true/false, found bytes that are not UTF-8")
+
+
+@pytest.mark.parametrize("label, fragment", [
+    # before: 'unexpected ValueError: Length of values (11) does not match length of index (23)'
+    ("short_name", "'name' must hold one name per 'id' (23), found shape (11,)"),
+    ("scalar_id", "'id' must be a 1-D array, found shape ()"),
+])
+def test_zephir_worldline_names_that_do_not_match_the_ids(tmp_path, capsys, label, fragment):
+    import h5py
+
+    from tests.formats.formats_data import ZEPHIR
+
+    folder = tmp_path / "in"
+    shutil.copytree(shared(ZEPHIR), folder)
+    shutil.copy(folder / "annotations-2.h5", folder / "annotations.h5")
+    edits = dict(fuzz._hdf5_mutations(folder / "worldlines.h5", np.random.default_rng(fuzz.SEED)))
+    with h5py.File(folder / "worldlines.h5", "r+") as h5:
+        edits[label](h5)
+    line = _refused(["convert", folder / "annotations.h5", "--format", "zephir", "--to", "parquet",
+                     "--out", tmp_path / "out"], capsys, folder, fragment)
+    assert "worldlines.h5" in line

@@ -97,7 +97,11 @@ def read(path: Path) -> Tracks:
     if worldlines is not None:
         with open_h5(worldlines, "reading ZephIR worldlines") as h5:
             if has(h5, "id") and has(h5, "name"):
-                names = pd.Series(_text(array(h5, "name")), index=array(h5, "id").astype(np.int64))
+                ids, name = numbers(h5, "id", 1, integer=True), array(h5, "name")
+                if name.shape != ids.shape:
+                    raise InputError(f"'name' must hold one name per 'id' ({len(ids)}), found "
+                                     f"shape {name.shape}", source=str(worldlines))
+                names = pd.Series(_text(name), index=ids)
                 names = names.where(names != "null")
                 table["name"] = table["track"].map(names[~names.index.duplicated()])
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
