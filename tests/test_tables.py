@@ -206,3 +206,23 @@ def test_first_repeated_key_matches_pandas_duplicated(seed):
         want = int(np.flatnonzero(dup)[0]) if dup.any() else None
         got = first_repeat(*joint_codes([column_codes(df[c]) for c in df.columns]))
         assert got == want
+
+
+@pytest.mark.parametrize("n_frames, n_ids", [(3, 60), (40_000, 60), (40_000, 200)])
+def test_joint_codes_of_wide_integer_keys_are_equal_exactly_for_equal_rows(n_frames, n_ids):
+    """Keys whose combined space exceeds the direct range (integers up to 65535 are their own
+    codes; 65536 x 65536 is compacted to the values present): equal rows, equal codes, and
+    the first repeat is the one pandas finds (60 ids: only the ids compacted; 200: both)."""
+    from trackverify.tables import column_codes, first_repeat, joint_codes
+
+    rng = np.random.default_rng(n_frames)
+    n = 20_000
+    df = pd.DataFrame({"frame": rng.choice(rng.integers(0, 65536, n_frames), n),
+                       "pred_id": rng.choice(np.r_[0, 65535, rng.integers(0, 65536, n_ids)], n)})
+    code, span = joint_codes([column_codes(df[c]) for c in df.columns])
+    assert code.min() >= 0 and code.max() < span
+    # the same partition of the rows: groups numbered by first appearance on both sides
+    np.testing.assert_array_equal(pd.factorize(code)[0],
+                                  df.groupby(list(df.columns), sort=False).ngroup().to_numpy())
+    dup = np.flatnonzero(df.duplicated(keep="first").to_numpy())
+    assert first_repeat(code, span) == (int(dup[0]) if len(dup) else None)

@@ -77,7 +77,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from trackverify.tables import dense_ranks, stable_order, unique_inverse
+from trackverify.tables import sorted_codes, stable_order, unique_inverse
 
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
@@ -133,9 +133,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     side = 2.0 * zero_distance * (1.0 + 1e-8)  # see similarity_pairs: rounding margin
     n_frames = int(max(gt_frame.max(), pred_frame.max())) + 1
     # Work in frame order: each block of frames is then a contiguous slice; one axis at a time.
-    g_by_frame, p_by_frame = _frame_order(gt_frame, n_frames), _frame_order(pred_frame, n_frames)
-    g_frames, g_axes = _in_order(gt_frame, gt_axes, g_by_frame)
-    p_frames, p_axes = _in_order(pred_frame, pred_axes, p_by_frame)
+    g_by_frame, p_by_frame = frame_order(gt_frame, n_frames), frame_order(pred_frame, n_frames)
+    g_frames, g_axes = in_frame_order(gt_frame, gt_axes, g_by_frame)
+    p_frames, p_axes = in_frame_order(pred_frame, pred_axes, p_by_frame)
     g_starts = np.r_[0, np.flatnonzero(g_frames[1:] != g_frames[:-1]) + 1]
     p_starts = np.r_[0, np.flatnonzero(p_frames[1:] != p_frames[:-1]) + 1]
     g_cells, p_cells, toward, n_cell = [], [], [], []
@@ -241,17 +241,18 @@ def _radix_order(keys: np.ndarray, span: int) -> np.ndarray:
     return order
 
 
-def _frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
-    """Stable order by frame (a radix sort for frame numbers below 65536); None when the
-    points are in frame order already."""
+def frame_order(frame: np.ndarray, n_frames: int) -> np.ndarray | None:
+    """Stable order by frame (``frame`` int64, below ``n_frames``; a radix sort for frame
+    numbers below 65536); None when the points are in frame order already."""
     if np.all(frame[1:] >= frame[:-1]):
         return None
     small = frame.astype(np.uint16) if n_frames <= 1 << 16 else frame
     return np.argsort(small, kind="stable")
 
 
-def _in_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
-    """Frames and the coordinate arrays (one per axis) in ``order`` (as given when None)."""
+def in_frame_order(frame: np.ndarray, axes: list[np.ndarray], order: np.ndarray | None):
+    """Frames and the arrays of ``axes`` (e.g. one per coordinate axis) in ``order``
+    (:func:`frame_order`; as given when None)."""
     if order is None:
         return frame, axes
     in_order = np.repeat(np.arange(int(frame.max()) + 1), np.bincount(frame))  # = frame[order]
@@ -455,31 +456,11 @@ class SequenceCounts:
     gt_order: np.ndarray = field(default=None, repr=False)
 
 
-def _codes(values) -> tuple[np.ndarray, int]:
-    """Dense codes ``0..n-1`` of ids (in sorted id order) and ``n``; small non-negative
-    integers (e.g. codes already) by counting, anything else by a sorted factorisation."""
-    codes, n, _ = _codes_and_counts(values)
-    return codes, n
-
-
-def _codes_and_counts(values) -> tuple[np.ndarray, int, np.ndarray | None]:
-    """:func:`_codes` and, for small non-negative integers, how many times each code occurs
-    (``None`` otherwise). Codes already (every value of ``0..n-1`` present) are kept as
-    they are."""
-    values = np.asarray(values)
-    if values.dtype.kind in "iu" and len(values):
-        low, high = int(values.min()), int(values.max())
-        if low >= 0 and high < 2 * len(values) + (1 << 16):
-            counts = np.bincount(values)
-            if counts.all():  # dense codes already: each its own rank
-                return values.astype(np.int64, copy=False), len(counts), counts
-            present = counts > 0
-            codes = dense_ranks(present, values)
-            return codes, int(present.sum()), counts[present]
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.int64), len(uniques), None
+def _codes(values) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """Dense codes ``0..n-1`` of ids (in sorted id order), ``n`` and, where counted, how
+    many times each code occurs (:func:`trackverify.tables.sorted_codes`)."""
+    codes, ids, counts = sorted_codes(values)
+    return codes, len(ids), counts
 
 
 def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair_similarity,
@@ -495,8 +476,8 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     """
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
-    g_id, n_gid, gt_count = _codes_and_counts(gt_id)
-    p_id, n_pid, pr_count = _codes_and_counts(pred_id)
+    g_id, n_gid, gt_count = _codes(gt_id)
+    p_id, n_pid, pr_count = _codes(pred_id)
     pg = np.asarray(pair_gt, dtype=np.int64)
     pp = np.asarray(pair_pred, dtype=np.int64)
     ps = np.asarray(pair_similarity, dtype=np.float64)
@@ -775,8 +756,8 @@ def clear_metrics(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pair
         raise ValueError(f"idsw must be one of {IDSW_RULES}, not {idsw!r}")
     gt_frame = np.asarray(gt_frame, dtype=np.int64)
     pred_frame = np.asarray(pred_frame, dtype=np.int64)
-    g_id, n_gid = _codes(gt_id)
-    p_id, _ = _codes(pred_id)
+    g_id, n_gid, _ = _codes(gt_id)
+    p_id, _, _ = _codes(pred_id)
     ps = np.asarray(pair_similarity, dtype=np.float64)
     keep = ps > 0
     counts = _clear(gt_frame, pred_frame, g_id, p_id, n_gid,

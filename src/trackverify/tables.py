@@ -234,8 +234,8 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         except (OverflowError, TypeError, ValueError):
             return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
     if kind == "string":
-        if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: lengths, no objects
-            empty = (series.str.len() == 0).to_numpy(dtype=bool, na_value=False)
+        if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: no objects
+            empty = _empty_text(series)
         else:
             empty = (series.to_numpy(dtype=object) == "") & ~null
         if empty.any():
@@ -421,24 +421,12 @@ def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
     """Whether an Arrow-backed text column without nulls holds ``text`` in every row, read
     off its buffers (every row's offsets ``len(text)`` bytes apart, the bytes ``text``
     repeated); ``None`` when the column is not laid out so (then compare row by row)."""
-    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+    chunks = _arrow_text_chunks(values)
+    if chunks is None or any(chunk.null_count for chunk, _, _ in chunks):
         return None
-    import pyarrow as pa
-
-    arrow = values.array.__arrow_array__()  # the column's own Arrow data (no copy)
     pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
-        if chunk.type == pa.large_string():
-            width = np.int64
-        elif chunk.type == pa.string():
-            width = np.int32
-        else:
-            return None
-        if chunk.null_count or len(chunk) == 0:
-            return None if chunk.null_count else True
-        _, offset_buffer, data_buffer = chunk.buffers()
-        offsets = np.frombuffer(offset_buffer, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
-        step = np.arange(len(chunk) + 1, dtype=np.int64) * len(pattern)
+    for _, offsets, data_buffer in chunks:
+        step = np.arange(len(offsets), dtype=np.int64) * len(pattern)
         if not np.array_equal(offsets - offsets[0], step):
             return False
         data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
@@ -447,14 +435,56 @@ def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
     return True
 
 
+def _empty_text(values: pd.Series) -> np.ndarray:
+    """Which rows of a text column hold the empty string (a null is not empty): read off the
+    Arrow offsets (an empty row's two offsets are equal) when the column is Arrow-backed,
+    else from the rows' lengths."""
+    chunks = _arrow_text_chunks(values)
+    if chunks is None:
+        return (values.str.len() == 0).to_numpy(dtype=bool, na_value=False)
+    parts = [np.zeros(0, dtype=bool)]
+    for chunk, offsets, _ in chunks:
+        empty = offsets[1:] == offsets[:-1]
+        if chunk.null_count:
+            empty &= ~chunk.is_null().to_numpy(zero_copy_only=False)
+        parts.append(empty)
+    return np.concatenate(parts)
+
+
+def _arrow_text_chunks(values: pd.Series) -> list | None:
+    """``(chunk, offsets, data buffer)`` of each non-empty chunk of an Arrow-backed text
+    column (its own buffers, no copy; ``offsets``: the chunk's ``len + 1`` row offsets);
+    ``None`` when the column is not laid out so."""
+    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+
+    arrow = values.array.__arrow_array__()  # the column's own Arrow data (no copy)
+    chunks = []
+    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
+        if chunk.type == pa.large_string():
+            width = np.int64
+        elif chunk.type == pa.string():
+            width = np.int32
+        else:
+            return None
+        if len(chunk) == 0:  # nothing to read (an empty chunk may come first)
+            continue
+        _, offset_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offset_buffer, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
+        chunks.append((chunk, offsets, data_buffer))
+    return chunks
+
+
 def joint_codes(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
     """Codes ``0..k-1`` of the rows' tuples of values from per-column ``(codes, k)``
     (:func:`column_codes`), and ``k``; compacted, then hashed, when the space grows large."""
     code, span = columns[0]
     for part, k in columns[1:]:
-        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+        if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):  # the values present only
             part, k = _compact(part, k)
-            code, span = _compact(code, span)
+            if span * max(k, 1) > max(DIRECT_KEYS, 4 * len(code)):
+                code, span = _compact(code, span)
         code, span = code * max(k, 1) + part, span * max(k, 1)
         if span > max(DIRECT_KEYS, 4 * len(code)):
             code, span = column_codes(code)
@@ -467,17 +497,30 @@ def _compact(code: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     return inverse, len(present)
 
 
-def sorted_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """``pd.factorize(values, sort=True)``: each value's rank among the distinct values and
-    those values ascending; by counting for a numpy integer column of small non-negative
-    values (no hashing), else factorised."""
-    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu" and len(values):
-        array = values.to_numpy()
+def sorted_codes(values) -> tuple[np.ndarray, pd.Index, np.ndarray | None]:
+    """``pd.factorize(values, sort=True)`` -- each value's rank among the distinct values
+    (int64) and those values ascending (an Index) -- and how many times each distinct value
+    occurs (``None`` where not counted). ``values``: a Series or anything ``np.asarray``
+    takes. Small non-negative integers (a numpy integer column or array, ``0 <= v < 2 n +
+    2**16``) are counted, without hashing: codes already (every value of ``0..k-1``
+    present) are their own ranks, others are ranked by :func:`dense_ranks`; anything else
+    is factorised (then the counts are ``None``)."""
+    series = isinstance(values, pd.Series)
+    array = values.to_numpy() if series and isinstance(values.dtype, np.dtype) else \
+        (None if series else np.asarray(values))
+    if array is not None and array.dtype.kind in "iu" and len(array):
         low, high = int(array.min()), int(array.max())
         if low >= 0 and high < 2 * len(array) + (1 << 16):
-            present, codes = unique_inverse(array, high + 1)
-            return codes, pd.Index(present.astype(array.dtype, copy=False))
-    return pd.factorize(values, sort=True)
+            counts = np.bincount(array.astype(np.intp, copy=False))  # exact: high is small
+            if counts.all():  # codes already: each its own rank
+                return (array.astype(np.int64, copy=False),
+                        pd.Index(np.arange(len(counts), dtype=array.dtype)), counts)
+            present = counts > 0
+            return (dense_ranks(present, array),
+                    pd.Index(np.flatnonzero(present).astype(array.dtype, copy=False)),
+                    counts[present])
+    codes, uniques = pd.factorize(values if series else array, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques, dtype=uniques.dtype), None
 
 
 def unique_inverse(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

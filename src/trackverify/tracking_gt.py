@@ -196,9 +196,18 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     gt_frame = ref_rec["frame"].to_numpy(np.int64)
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
-    track_codes, tracks = sorted_codes(ref_rec["track"])
-    pred_codes, pred_ids = sorted_codes(pred_rec["pred_id"].iloc[rows])
+    track_codes, tracks, _ = sorted_codes(ref_rec["track"])
+    pred_codes, pred_ids, _ = sorted_codes(pred_rec["pred_id"].iloc[rows])
     check_identity_size(len(tracks), len(pred_ids), ref_rec, predictions_source)
+    if not by_detection and len(pred_frame):
+        # The valid predictions in frame order (stable) from here on, as the candidate pairs
+        # and every matching read them: gathered once, then read in place. Renumbering keeps
+        # each frame's predictions in table order, so ties break as before, and the pairs
+        # come in the same order (the similarity puts predictions in this order anyway).
+        by_frame = mot.frame_order(pred_frame, int(pred_frame.max()) + 1)
+        if by_frame is not None:
+            rows = by_frame if isinstance(rows, slice) else rows[by_frame]
+            pred_frame, (pred_codes,) = mot.in_frame_order(pred_frame, [pred_codes], by_frame)
     if by_detection:
         pg, pp = same_key([gt_frame, ref_rec["detection"].to_numpy()],
                           [pred_frame, pred_rec["detection"].to_numpy()[rows]])
@@ -245,12 +254,13 @@ def check_predictions(ref: pd.DataFrame, pred: pd.DataFrame, source: str,
         name = plain(pred["recording"].iloc[row])
         raise InputError(f"prediction for recording {name!r}, which the reference does not "
                          "have", source=source, column="recording", row=row + 1)
-    valid = np.flatnonzero(pred["pred_valid"].to_numpy(dtype=bool))
-    again = first_repeat(*joint_codes([(pred_recording[valid], len(recordings)),
-                                       column_codes(pred["frame"].iloc[valid]),
+    is_valid = pred["pred_valid"].to_numpy(dtype=bool)
+    valid = slice(None) if is_valid.all() else np.flatnonzero(is_valid)  # the columns as they are
+    keys = [] if len(recordings) == 1 else [(pred_recording[valid], len(recordings))]
+    again = first_repeat(*joint_codes([*keys, column_codes(pred["frame"].iloc[valid]),
                                        column_codes(pred["pred_id"].iloc[valid])]))
     if again is not None:
-        row = int(valid[again])
+        row = int(again if isinstance(valid, slice) else valid[again])
         pid = plain(pred["pred_id"].iloc[row])
         raise InputError(f"pred_id {pid!r} is given to two predictions in frame "
                          f"{int(pred['frame'].iloc[row])} (an identity is one object per frame)",

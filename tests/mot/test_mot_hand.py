@@ -760,3 +760,36 @@ def test_identity_counts_only_the_id_pairs_at_the_threshold():
     got = mot._identity(pg, pp, np.array([0.9, 0.8, 0.9, 0.3]), g_id, p_id, 3, 3, 0.5,
                         mot._pair_keys(g_id[pg], p_id[pp], 2, 2))
     assert got == {"idtp": 2, "idfn": 1, "idfp": 1}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_ties_in_a_shuffled_table_go_to_the_earlier_row(seed):
+    """The public call puts the predictions in frame order before matching; the tie rule
+    (the prediction given first is matched) still reads the table's order. 40 tracks, 100
+    apart, as in test_exact_tie_is_broken_by_input_order: in frame 0 each has predictions
+    a (id 1000 + k) and b (id 2000 + k) both 2 from it, in frame 1 only b on it; rows
+    shuffled. A track whose a row comes first matches a in frame 0 and then switches to b
+    (one IDSW, one identity switch of the diagnostics); one whose b row comes first makes
+    none."""
+    import pandas as pd
+
+    from trackverify import evaluate_tracking
+
+    n = 40
+    x = 100.0 * np.arange(n)
+    rows = pd.DataFrame({
+        "frame": np.r_[np.zeros(2 * n, int), np.ones(n, int)],
+        "pred_id": np.r_[1000 + np.arange(n), 2000 + np.arange(n), 2000 + np.arange(n)],
+        "x_um": np.r_[x - 2, x + 2, x], "y_um": 0.0})
+    pred = rows.iloc[np.random.default_rng(seed).permutation(len(rows))].reset_index(drop=True)
+    ref = pd.DataFrame({"frame": np.repeat([0, 1], n), "track": np.tile(np.arange(n), 2),
+                        "x_um": np.tile(x, 2), "y_um": 0.0})
+    position = pd.Series(np.arange(len(pred)), index=pred.index)
+    a_row = position[(pred["frame"] == 0) & (pred["pred_id"] < 2000)].to_numpy()
+    b_row = position[(pred["frame"] == 0) & (pred["pred_id"] >= 2000)].to_numpy()
+    a_first = int((a_row[np.argsort(pred["pred_id"].to_numpy()[a_row])]
+                   < b_row[np.argsort(pred["pred_id"].to_numpy()[b_row])]).sum())
+    assert 0 < a_first < n  # both orders occur
+    m = evaluate_tracking(ref, pred, zero_distance_um=5.0)["default"]
+    assert m["idsw"] == a_first and m["identity_switches"] == a_first
+    assert m["clr_tp"] == 2 * n and m["clr_fp"] == n
