@@ -305,3 +305,23 @@ def test_zephir_worldline_names_that_do_not_match_the_ids(tmp_path, capsys, labe
     line = _refused(["convert", folder / "annotations.h5", "--format", "zephir", "--to", "parquet",
                      "--out", tmp_path / "out"], capsys, folder, fragment)
     assert "worldlines.h5" in line
+
+
+def test_a_damaged_label_image_is_one_line_without_tifffile_logging(tmp_path, capsys):
+    # before: tifffile logged what it skipped ('<tifffile.TiffPage 0 @2548> missing data
+    # offset tag', ...) on stderr, three lines before the error line
+    import logging
+
+    res = _ctc_copy(tmp_path)
+    mask = res / "mask002.tif"
+    mask.write_bytes(mask.read_bytes()[:-1])
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("tifffile").addHandler(handler)
+    try:
+        _refused(["convert", res, "--to", "parquet", "--out", tmp_path / "out"], capsys, mask,
+                 "not a readable label image")
+    finally:
+        logging.getLogger("tifffile").removeHandler(handler)
+    assert records == []
