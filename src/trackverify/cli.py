@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> None:
         stop.raise_if_requested()  # one that arrived during start-up
         code = cli.main(args=argv, prog_name="trackverify", standalone_mode=False)
         stop.raise_if_requested()  # one whose exception a library swallowed
-    except TrackverifyError as exc:
-        click.echo(f"trackverify: error: {exc}", err=True)
+    except TrackverifyError as exc:  # one line, even when a library's message it quotes has several
+        click.echo(f"trackverify: error: {' '.join(str(exc).split())}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("trackverify: aborted", err=True)

@@ -7,6 +7,19 @@ it into a one-line message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 
+#: Longest problem text an :class:`InputError` carries: a value quoted from a hostile file
+#: (a 10 MB attribute, a library message that repeats a whole line) is cut to its start and end.
+MAX_PROBLEM_CHARS = 1000
+
+
+def bounded(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
+    """``text``, or its first and last characters with the count of those cut between."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}...[{len(text) - head - tail} characters cut]...{text[-tail:]}"
+
+
 class TrackverifyError(Exception):
     """Base class of every error trackverify raises on purpose."""
 
@@ -20,6 +33,7 @@ class InputError(TrackverifyError):
 
     def __init__(self, problem: str, *, source: str | None = None,
                  column: str | None = None, row: int | None = None):
+        problem = bounded(problem)
         self.problem = problem
         self.source = source
         self.column = column

@@ -149,7 +149,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         out["pred_valid"] = _bool_column(out["pred_valid"], "pred_valid", source)
     elif schema is PREDICTIONS:
         out["pred_valid"] = True
-    if "pred_id" in out.columns:
+    if "pred_id" in out.columns and "pred_valid" in out.columns:  # (a reference may carry pred_id)
         null = out["pred_id"].isna().to_numpy() & out["pred_valid"].to_numpy()
         if null.any():
             raise InputError("pred_id is null on a valid prediction (mark it pred_valid = false)",
@@ -355,7 +355,13 @@ _FALSE = {"false", "0", "f", "no", "n"}
 def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
     if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
         return series.astype(bool)
-    text = series.astype(str).str.strip().str.lower().to_numpy(dtype=object)
+    try:
+        text = series.astype(str).str.strip().str.lower().to_numpy(dtype=object)
+    except UnicodeDecodeError:  # bytes that are not UTF-8 (a Parquet binary column)
+        raw = series.to_numpy(dtype=object)
+        undecodable = np.array([isinstance(v, bytes) for v in raw], dtype=bool)  # error path only
+        raise InputError("expected true/false, found bytes that are not UTF-8 text",
+                         source=source, column=column, row=_first(undecodable)) from None
     is_true = np.isin(text, list(_TRUE))
     is_false = np.isin(text, list(_FALSE))
     bad = ~(is_true | is_false) | series.isna().to_numpy()

@@ -89,6 +89,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     echo_warnings(warnings)
     results = evaluate_tracking(ref.table, pred.table, zero_distance_um,
                                 reference_source=str(reference), predictions_source=str(predictions))
+    match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
+    # before anything is printed: the lineage links it checks can still refuse the files
+    graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
+                           reference_source=str(reference), predictions_source=str(predictions))
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
     table.add_column("recording", no_wrap=True)
@@ -110,9 +114,6 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
             console.print(f"  {row.recording} track {row.track}: {row.correct} of "
                           f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
                           f"{row.identity_switches} switches")
-    match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
-    graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
-                           reference_source=str(reference), predictions_source=str(predictions))
     console.print(graph_table(graph, division_frame_buffer))
     if not graph["status"]["lineage_links"]:
         console.print(f"division metrics not reported: {graph['status']['reason']}")

@@ -42,6 +42,10 @@ from trackverify.tables import (column_codes, coordinate_columns, first_repeat, 
                                 plain, single_value, sorted_codes, validate_pair)
 
 POOLED = "pooled"
+#: Most (reference tracks x predicted ids) of one recording scored: the identity alignments
+#: (SPEC's maximum-overlap alignment, TrackEval's IDF1) solve a dense assignment of that many
+#: cells, so a file of 37,009 one-point tracks would ask for 11 GB per matrix and never end.
+MAX_IDENTITY_CELLS = 5 * 10**7
 
 
 class TrackingResults(dict):
@@ -171,6 +175,17 @@ def _by_recording(ref: pd.DataFrame, pred: pd.DataFrame, recordings=None):
                pred.iloc[pred_order[pred_cut[k]:pred_cut[k + 1]]])
 
 
+def check_identity_size(n_tracks: int, n_ids: int, ref_rec: pd.DataFrame,
+                        source: str | None) -> None:
+    """Refuse one recording whose ``n_tracks x n_ids`` exceeds :data:`MAX_IDENTITY_CELLS`."""
+    if n_tracks * n_ids > MAX_IDENTITY_CELLS:
+        recording = ref_rec["recording"].iloc[0] if len(ref_rec) else "?"
+        raise InputError(f"recording '{recording}' has {n_tracks} reference tracks and "
+                         f"{n_ids} predicted ids: an identity alignment of "
+                         f"{n_tracks * n_ids:.3g} pairs, more than the {MAX_IDENTITY_CELLS:.0e} "
+                         "scored (are the tracks linked?)", source=source)
+
+
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
                     by_detection: bool, predictions_source: str = "<predictions>"
                     ) -> RecordingScore:
@@ -183,6 +198,7 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
     track_codes, tracks, _ = sorted_codes(ref_rec["track"])
     pred_codes, pred_ids, _ = sorted_codes(pred_rec["pred_id"].iloc[rows])
+    check_identity_size(len(tracks), len(pred_ids), ref_rec, predictions_source)
     if not by_detection and len(pred_frame):
         # The valid predictions in frame order (stable) from here on, as the candidate pairs
         # and every matching read them: gathered once, then read in place. Renumbering keeps

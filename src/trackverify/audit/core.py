@@ -277,9 +277,13 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     if dets is not None:  # counted from the same anchor frame
         dets = dets[dets["frame"].to_numpy() >= anchor]
         dets = dets.assign(frame=dets["frame"] - anchor)
+    identities = anchor_identities(shifted)
+    if threshold.value_um is None and not len(identities.spacing):  # before the verifier runs
+        raise InputError(f"recording {rows['recording'].iloc[0]!r}: the anchor frame {anchor} "
+                         "holds fewer than two identities: no default threshold (give "
+                         "--threshold-um)", source=source, column="frame")
     scores = run_verifier(scorer, shifted, dets)
     reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
-    identities = anchor_identities(shifted)
     # An id the anchor frame does not hold once is not covered by its trust, whatever the
     # verifier says: no score, abstained with the reason (docs/audit.md).
     uncovered, why = _uncovered(shifted, identities.ids)

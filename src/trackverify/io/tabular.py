@@ -31,10 +31,20 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
         try:
-            return pq.read_table(path).to_pandas()
+            arrow = pq.read_table(path)
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(f"not a readable Parquet file ({_first_line(exc)})",
                              source=str(path)) from None
+        try:
+            return arrow.to_pandas()
+        except (pa.ArrowException, TypeError, ValueError):
+            # the pandas metadata stored in the file names dtypes its columns no longer have
+            # (e.g. Int64 for a bool column): the columns as they are, which validation judges
+            try:
+                return arrow.to_pandas(ignore_metadata=True)
+            except (pa.ArrowException, TypeError, ValueError) as exc:
+                raise InputError(f"a Parquet column cannot be read as a table column "
+                                 f"({_first_line(exc)})", source=str(path)) from None
     if suffix in CSV_SUFFIXES or suffix == "":
         header = _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
         ids = [name for name in header if name in READ_AS_IDS]

@@ -20,7 +20,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
-from trackverify.io.formats.hdf5 import array, dataset, has, is_hdf5, open_h5
+from trackverify.io.formats.hdf5 import dataset, has, is_hdf5, numbers, open_h5
 
 
 def sniff(path: Path) -> bool:
@@ -41,10 +41,10 @@ def read(path: Path) -> Tracks:
     where = str(path)
     with open_h5(path, "reading btrack HDF5") as h5:
         kind = _object_type(h5, where)
-        coords = array(h5, f"objects/{kind}/coords").astype(np.float64)
-        order = array(h5, f"tracks/{kind}/tracks").astype(np.int64)
-        spans = array(h5, f"tracks/{kind}/map").astype(np.int64)
-        lbepr = array(h5, f"tracks/{kind}/LBEPR").astype(np.int64)
+        coords = numbers(h5, f"objects/{kind}/coords", 2)
+        order = numbers(h5, f"tracks/{kind}/tracks", 1, integer=True)
+        spans = numbers(h5, f"tracks/{kind}/map", 2, integer=True)
+        lbepr = numbers(h5, f"tracks/{kind}/LBEPR", 2, integer=True)
         version = dataset(h5, f"tracks/{kind}").attrs.get("version")
     if coords.ndim != 2 or coords.shape[1] < 4:
         raise InputError(f"objects/{kind}/coords must have rows [t, x, y, z, ...]", source=where)

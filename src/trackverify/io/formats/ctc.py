@@ -15,6 +15,7 @@ outside its ``B..E`` range, or not in the track file, is an error naming the ima
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def read_track_table(path: Path) -> pd.DataFrame:
     try:
         table = pd.read_csv(path, sep=r"\s+", header=None, names=["L", "B", "E", "P"],
                             dtype=np.int64, comment="#")
-    except (ValueError, pd.errors.ParserError) as exc:
+    except (ValueError, OverflowError, pd.errors.ParserError) as exc:  # OverflowError: beyond int64
         raise InputError(f"not a CTC track file of 'L B E P' integer lines ({exc})",
                          source=where) from exc
     if table.empty:
@@ -89,6 +90,17 @@ def label_centroids(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return present, np.stack(sums[::-1], axis=1) / counts[present][:, None]
 
 
+def _quiet_imread(tifffile, image: Path) -> np.ndarray:
+    """``tifffile.imread`` without its log lines: a damaged TIFF makes tifffile log what it
+    skipped on stderr before it raises, which would precede the one error line."""
+    log = logging.getLogger("tifffile")
+    disabled, log.disabled = log.disabled, True
+    try:
+        return np.asarray(tifffile.imread(image))
+    finally:
+        log.disabled = disabled
+
+
 def read(path: Path) -> Tracks:
     found = track_file(path)
     if found is None:
@@ -103,7 +115,7 @@ def read(path: Path) -> Tracks:
     frames, labels, points = [], [], []
     for frame, image in images:
         try:
-            data = np.asarray(tifffile.imread(image))
+            data = _quiet_imread(tifffile, image)
         except Exception as exc:  # tifffile raises many types for damaged or exotic files
             hint = " (compressed TIFFs need imagecodecs: pip install 'trackverify[formats]')" \
                 if "imagecodecs" in str(exc) else ""

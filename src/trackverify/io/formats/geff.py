@@ -61,11 +61,19 @@ def _axis_key(name: str) -> str | None:
     return None
 
 
-def _values(props: dict, name: str, where: str) -> np.ndarray:
+def _values(props: dict, name: str, where: str, nodes: int, numeric: bool = True) -> np.ndarray:
+    """Node property ``name``: one value per node (a 1-D array of ``nodes`` values, numbers
+    when ``numeric``), none of them missing."""
     if name not in props:
         raise InputError(f"no node property '{name}'", source=where)
     prop = props[name]
     values = np.asarray(prop["values"])
+    if values.ndim != 1 or len(values) != nodes:
+        raise InputError(f"node property '{name}' must hold one value per node ({nodes}), "
+                         f"found shape {values.shape}", source=where)
+    if numeric and values.dtype.kind not in "iuf":
+        raise InputError(f"node property '{name}' must be numbers, found dtype {values.dtype}",
+                         source=where)
     missing = prop.get("missing")
     if missing is not None and np.asarray(missing).astype(bool).any():
         raise InputError(f"node property '{name}' is missing on some nodes", source=where)
@@ -111,9 +119,17 @@ def read(path: Path) -> Tracks:
         raise InputError("the GEFF metadata must declare a time axis and space axes", source=where)
     props = graph["node_props"]
     node_ids = np.asarray(graph["node_ids"])
-    edge_ids = np.asarray(graph["edge_ids"]).reshape(-1, 2)
+    edge_ids = np.asarray(graph["edge_ids"])
+    if node_ids.ndim != 1 or node_ids.dtype.kind not in "iuf":  # (float ids: found in real files)
+        raise InputError(f"the node ids must be a 1-D array of numbers, found {node_ids.dtype} "
+                         f"{node_ids.shape}", source=where)
+    if edge_ids.size == 0:
+        edge_ids = edge_ids.reshape(0, 2).astype(node_ids.dtype)
+    if edge_ids.ndim != 2 or edge_ids.shape[1] != 2 or edge_ids.dtype.kind not in "iuf":
+        raise InputError(f"the edge ids must be an (edges, 2) array of node ids, found "
+                         f"{edge_ids.dtype} {edge_ids.shape}", source=where)
     frame_name = frame_prop if frame_prop in props else time_axes[0]
-    frames = _values(props, frame_name, where).astype(np.float64)
+    frames = _values(props, frame_name, where, len(node_ids)).astype(np.float64)
     if not np.isfinite(frames).all() or (frames != np.round(frames)).any():
         raise InputError(f"node property '{frame_name}' is not whole frames (give a FRAME "
                          "property)", source=where)
@@ -124,7 +140,7 @@ def read(path: Path) -> Tracks:
         if key is None or key in table.columns:
             raise InputError(f"cannot tell which of x, y, z the space axis '{axis.name}' is",
                              source=where)
-        table[key] = _values(props, axis.name, where).astype(np.float64)
+        table[key] = _values(props, axis.name, where, len(node_ids)).astype(np.float64)
         units.append(axis.unit)
     if "z" in table.columns and (table["z"] == 0).all():
         table = table.drop(columns="z")
@@ -141,7 +157,7 @@ def read(path: Path) -> Tracks:
     if merges is not None:
         table["merge_parents"] = merges
     if track_prop in props:
-        table["source_track"] = np.asarray(props[track_prop]["values"])
+        table["source_track"] = _values(props, track_prop, where, len(node_ids), numeric=False)
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
     factors = [UNIT_TO_UM.get(str(u).lower()) if u is not None else None for u in units]
     calibrated = all(f is not None for f in factors)

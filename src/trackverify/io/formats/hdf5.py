@@ -74,3 +74,28 @@ def array(handle, name: str):
     if not isinstance(node, h5py.Dataset):
         raise InputError(f"'{name}' is a group, expected a dataset", source=handle.file.filename)
     return np.asarray(node[()])
+
+
+def numbers(handle, name: str, ndim: int, integer: bool = False):
+    """Dataset ``name`` as an ``ndim``-D array of numbers: int64 when ``integer`` (every value
+    whole, finite and within int64), else float64. Text, another shape or a scalar is an
+    :class:`InputError` naming the dataset (``astype`` would raise, or wrap silently)."""
+    import numpy as np
+
+    values = array(handle, name)
+    where = handle.file.filename
+    if values.ndim != ndim:
+        raise InputError(f"'{name}' must be a {ndim}-D array, found shape {values.shape}",
+                         source=where)
+    if values.dtype.kind not in "iuf":
+        raise InputError(f"'{name}' must hold numbers, found dtype {values.dtype}", source=where)
+    if not integer:
+        return values.astype(np.float64)
+    if values.dtype.kind == "f":
+        whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
+        if not whole.all():
+            bad = float(values[~whole].flat[0])
+            raise InputError(f"'{name}' must hold whole numbers, found {bad!r}", source=where)
+    elif values.dtype.kind == "u" and values.size and int(values.max()) >= 2**63:
+        raise InputError(f"'{name}' holds a value beyond int64", source=where)
+    return values.astype(np.int64)

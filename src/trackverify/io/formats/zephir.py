@@ -25,9 +25,10 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
-from trackverify.io.formats.hdf5 import array, has, is_hdf5, open_h5
+from trackverify.io.formats.hdf5 import array, has, is_hdf5, numbers, open_h5
 
 COLUMNS = ("t_idx", "worldline_id", "x", "y", "z", "provenance")
+INTEGER_COLUMNS = ("t_idx", "worldline_id", "id", "parent_id")
 
 
 def annotations_file(path: Path) -> Path:
@@ -59,10 +60,15 @@ def read(path: Path) -> Tracks:
         missing = [c for c in COLUMNS if not has(h5, c)]
         if missing:
             raise InputError(f"not a ZephIR annotation file: no dataset(s) {missing}", source=where)
-        data = {c: array(h5, c) for c in COLUMNS}
+        data = {c: numbers(h5, c, 1, integer=c in INTEGER_COLUMNS) for c in COLUMNS
+                if c != "provenance"}
+        data["provenance"] = array(h5, "provenance")
+        if data["provenance"].ndim != 1:
+            raise InputError(f"'provenance' must be a 1-D array, found shape "
+                             f"{data['provenance'].shape}", source=where)
         for extra in ("id", "parent_id"):
             if has(h5, extra):
-                data[extra] = array(h5, extra)
+                data[extra] = numbers(h5, extra, 1, integer=True)
     lengths = {c: len(v) for c, v in data.items()}
     if len(set(lengths.values())) != 1:
         raise InputError(f"the datasets have different lengths {lengths}", source=where)
@@ -91,7 +97,11 @@ def read(path: Path) -> Tracks:
     if worldlines is not None:
         with open_h5(worldlines, "reading ZephIR worldlines") as h5:
             if has(h5, "id") and has(h5, "name"):
-                names = pd.Series(_text(array(h5, "name")), index=array(h5, "id").astype(np.int64))
+                ids, name = numbers(h5, "id", 1, integer=True), array(h5, "name")
+                if name.shape != ids.shape:
+                    raise InputError(f"'name' must hold one name per 'id' ({len(ids)}), found "
+                                     f"shape {name.shape}", source=str(worldlines))
+                names = pd.Series(_text(name), index=ids)
                 names = names.where(names != "null")
                 table["name"] = table["track"].map(names[~names.index.duplicated()])
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)

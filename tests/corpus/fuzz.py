@@ -1,0 +1,942 @@
+"""A seeded fuzz sweep: hostile variants of real tracker files fed to every command that reads them.
+
+Base files are small slices of the shared real data (``../shared/data``: tracker-formats,
+zephir-ift20-demo, fdnc-nerve-freely-moving) and of the project's own synthetic specimen.
+From each, :func:`variants` derives hostile copies, one break each: truncation at several
+offsets and flipped bytes (every file); a BOM, CRLF, NUL bytes, a 10 MB line, renamed /
+duplicated / emptied / dropped header columns, NaN / inf / -0 / 1e308 / huge-int / text /
+empty cells, negative / fractional / > 2^31 / unsorted frames, mixed-type ids (CSV and
+text formats); wrong types, nested and dictionary columns, nulls, no rows (Parquet);
+missing attributes, wrong nesting, enormous attribute values, dangling edges (TrackMate
+XML); wrong dtypes and shapes, empty datasets, a scalar where an array belongs, deleted
+datasets (HDF5); deleted arrays, broken or retyped metadata (GEFF zarr); broken JSON
+(graph and metadata files).
+
+Each variant is fed to every command that reads it (``convert --to parquet``,
+``evaluate`` with the variant on either side, ``audit``, ``verify --conditions control``,
+``run --data ... --conditions control``) and to the Python API (``trackverify.audit``,
+``trackverify.verify``, ``trackverify.evaluate_tracking``), each in a forked child under a
+timeout, with its working directory an empty folder. An outcome is correct when it is
+exit 0, or exit 2 with one ``trackverify: error:`` line that names the input and is not
+the net's "a defect of trackverify" message; the input must be unchanged and nothing may
+be written outside ``--out``. Everything else is printed (and written to
+``DIR/findings.json``)::
+
+    python -m tests.corpus.fuzz DIR [--seed 20261201] [--only NAME] [--commands a,b]
+
+The same seed gives the same variants. Needs the shared data (``REPO.parent / "shared"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "data"
+SEED = 20261201
+TIMEOUT_S = 30.0  # CPU seconds a command may take on these small inputs
+WALL_LIMIT_S = 180.0  # a child still running after this is killed (a hang)
+
+BAD_CELLS = ["nan", "NaN", "inf", "-inf", "-0", "1e308", "-1e308", "1e400",
+             "99999999999999999999999", str(2 ** 63), "abc", "", " ", "NULL", "0x10", "1,5"]
+BAD_FRAMES = ["-1", "1.5", str(2 ** 31 + 5), str(2 ** 63 + 1), "1e3", "-0"]
+
+
+@dataclass
+class Base:
+    """A valid input: the path to give a command, what kind of input it is, its main file."""
+
+    name: str
+    path: Path  # what the command line names (a file or a folder)
+    fmt: str  # table | trackmate | ctc | geff | btrack | napari | zephir | mot | detections | predictions
+    main: Path  # the file most variants change (inside ``path`` when it is a folder)
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Variant:
+    name: str
+    base: Base
+    path: Path
+    dir: Path  # holds in/ (the inputs) and _out/ (the outputs)
+
+
+# ---------------------------------------------------------------- bases
+
+def _slice_fdnc(frames: int = 30) -> dict[str, pd.DataFrame]:
+    root = SHARED / "fdnc-nerve-freely-moving"
+    out = {}
+    for name in ("observations", "tracker_cpd", "detections"):
+        df = pd.read_parquet(root / f"{name}.parquet")
+        out[name] = df[df["frame"] < frames].reset_index(drop=True)
+    return out
+
+
+def make_bases(root: Path) -> list[Base]:
+    """Write the valid base inputs under ``root/base`` (small slices of the real data)."""
+    b = root / "base"
+    shutil.rmtree(b, ignore_errors=True)
+    b.mkdir(parents=True)
+    bases: list[Base] = []
+    fdnc = _slice_fdnc()
+    obs = fdnc["observations"]
+    (b / "fdnc_csv").mkdir()
+    obs.to_csv(b / "fdnc_csv" / "observations.csv", index=False)
+    bases.append(Base("fdnc_csv", b / "fdnc_csv" / "observations.csv", "table",
+                      b / "fdnc_csv" / "observations.csv"))
+    (b / "fdnc_pq").mkdir()
+    obs.to_parquet(b / "fdnc_pq" / "observations.parquet", index=False)
+    bases.append(Base("fdnc_pq", b / "fdnc_pq" / "observations.parquet", "table",
+                      b / "fdnc_pq" / "observations.parquet"))
+    (b / "fdnc_cpd").mkdir()
+    fdnc["tracker_cpd"].to_parquet(b / "fdnc_cpd" / "tracker_cpd.parquet", index=False)
+    bases.append(Base("fdnc_cpd", b / "fdnc_cpd" / "tracker_cpd.parquet", "predictions",
+                      b / "fdnc_cpd" / "tracker_cpd.parquet",
+                      {"reference": b / "fdnc_pq" / "observations.parquet"}))
+    obs.drop(columns="track").to_parquet(b / "fdnc_pq" / "tracker_output.parquet", index=False)
+    (b / "fdnc_det").mkdir()
+    fdnc["detections"].to_csv(b / "fdnc_det" / "detections.csv", index=False)
+    bases.append(Base("fdnc_det", b / "fdnc_det" / "detections.csv", "detections",
+                      b / "fdnc_det" / "detections.csv",
+                      {"tracks": b / "fdnc_pq" / "tracker_output.parquet"}))
+    # MOT text made from the same slice: frame,id,x,y,z
+    (b / "fdnc_mot").mkdir()
+    mot = obs[["frame", "pred_id", "x_um", "y_um", "z_um"]].copy()
+    mot["frame"] += 1
+    mot.to_csv(b / "fdnc_mot" / "tracks.txt", index=False, header=False)
+    bases.append(Base("fdnc_mot", b / "fdnc_mot" / "tracks.txt", "mot", b / "fdnc_mot" / "tracks.txt"))
+    # the project's own synthetic specimen (a folder: observations.parquet + recordings.csv)
+    from trackverify.cli import main as cli_main
+    spec = b / "synth"
+    try:
+        cli_main(["synth", "--out", str(spec), "--frames", "40"])
+    except SystemExit as exc:
+        assert exc.code == 0, exc.code
+    bases.append(Base("synth_dir", spec, "table", spec / "recordings.csv"))
+    tf = SHARED / "tracker-formats"
+    for xml in ("Celegans-5pc-17timepoints.xml", "trackmate_tracks_with_splitting_merging.xml"):
+        (b / xml[:8]).mkdir()
+        shutil.copy(tf / "trackmate_xml" / xml, b / xml[:8] / xml)
+        bases.append(Base(f"tm_{xml[:8]}", b / xml[:8] / xml, "trackmate", b / xml[:8] / xml))
+    ctc = b / "ctc"
+    shutil.copytree(tf / "ctc" / "java-ctcmetrics_test_data", ctc)
+    bases.append(Base("ctc_res", ctc / "res", "ctc", ctc / "res" / "res_track.txt",
+                      {"reference": ctc / "GT" / "TRA"}))
+    for store in ("Fluo-N2DL-HeLa-01.zarr", "mouse-20250719.zarr", "Ecoli_growth_on_agar_pad.geff"):
+        shutil.copytree(tf / "geff" / store, b / store)
+        bases.append(Base(f"geff_{store[:5]}", b / store, "geff", b / store))
+    (b / "btrack").mkdir()
+    shutil.copy(tf / "btrack_hdf5" / "tracks.h5", b / "btrack" / "tracks.h5")
+    bases.append(Base("btrack", b / "btrack" / "tracks.h5", "btrack", b / "btrack" / "tracks.h5"))
+    (b / "napari").mkdir()
+    tracks = pd.read_csv(tf / "napari_tracks_csv" / "tracks.csv")
+    tracks[tracks["t"] < 15].to_csv(b / "napari" / "tracks.csv", index=False)
+    shutil.copy(tf / "napari_tracks_csv" / "graph.json", b / "napari" / "graph.json")
+    bases.append(Base("napari", b / "napari" / "tracks.csv", "napari", b / "napari" / "tracks.csv",
+                      {"graph": b / "napari" / "graph.json"}))
+    z = b / "zephir"
+    z.mkdir()
+    for f in ("annotations-2.h5", "worldlines.h5", "metadata.json"):
+        shutil.copy(SHARED / "zephir-ift20-demo" / f, z / f)
+    os.rename(z / "annotations-2.h5", z / "annotations.h5")
+    bases.append(Base("zephir", z / "annotations.h5", "zephir", z / "annotations.h5",
+                      {"metadata": z / "metadata.json", "worldlines": z / "worldlines.h5"}))
+    return bases
+
+
+# ---------------------------------------------------------------- mutations
+
+def _copy_base(base: Base, vdir: Path) -> tuple[Path, Path]:
+    """Copy the base's files into ``vdir/in``: (path to give, main file)."""
+    src_dir = base.path if base.path.is_dir() and base.fmt != "ctc" else base.path.parent
+    dest = vdir / "in" / (src_dir.name if src_dir == base.path else "")
+    shutil.copytree(src_dir, dest)
+    return dest / base.path.relative_to(src_dir), dest / base.main.relative_to(src_dir)
+
+
+def _bytes_mutations(data: bytes, rng: np.random.Generator) -> Iterator[tuple[str, bytes]]:
+    n = len(data)
+    for frac in (0.0, 0.1, 0.5, 0.9):
+        yield f"trunc{int(frac * 100)}", data[:int(n * frac)]
+    yield "trunc_last", data[:-1]
+    yield "trunc_1", data[:1]
+    for k in (1, 8, 64):
+        arr = bytearray(data)
+        for pos in rng.integers(0, n, size=k):
+            arr[pos] ^= int(rng.integers(1, 256))
+        yield f"flip{k}", bytes(arr)
+
+
+def _csv_text_mutations(text: str, rng: np.random.Generator, header: bool = True,
+                        sep: str = ",") -> Iterator[tuple[str, str | bytes]]:
+    lines = text.splitlines()
+    while len(lines) < 5:
+        lines = lines + lines[1:] if len(lines) > 1 else lines * 2
+    text = "\n".join(lines) + "\n"
+    yield "bom", "\ufeff" + text
+    yield "crlf", "\r\n".join(lines) + "\r\n"
+    pos = int(rng.integers(len(lines[0]) + 1 if header else 0, len(text)))
+    yield "nul", text[:pos] + "\x00" + text[pos:]
+    yield "nul_header", "\x00" + text
+    yield "long_line", text + "9" * 10_000_000 + "\n"
+    yield "long_cell", "\n".join(lines[:2] + [lines[2] + "1" * 10_000_000] + lines[3:]) + "\n"
+    yield "latin1", (text.replace(lines[1], lines[1] + "\xe9", 1)).encode("latin-1", "replace")
+    yield "blank_lines", "\n\n".join(lines) + "\n"
+    yield "header_only", lines[0] + "\n" if header else ""
+    yield "dup_rows", text + "\n".join(lines[1:]) + "\n"
+    body = lines[1:] if header else lines
+    shuffled = [body[i] for i in rng.permutation(len(body))]
+    yield "unsorted", "\n".join(([lines[0]] if header else []) + shuffled) + "\n"
+    yield "ragged", "\n".join(lines[:3] + [lines[3] + sep + "7"] + lines[4:]) + "\n"
+    yield "short_row", "\n".join(lines[:3] + [lines[3].split(sep)[0]] + lines[4:]) + "\n"
+    yield "quote", "\n".join(lines[:3] + ['"' + lines[3]] + lines[4:]) + "\n"
+    yield "tabs", text.replace(sep, "\t") if sep != "\t" else text.replace("\t", ",")
+    ncol = len(lines[0].split(sep))
+    if header:
+        cols = lines[0].split(sep)
+        for i, c in enumerate(cols):
+            for label, new in (("renamed", "zz_" + c), ("empty", ""), ("dup", cols[i - 1]),
+                               ("upper", c.upper()), ("space", " " + c + " ")):
+                h = cols.copy()
+                h[i] = new
+                yield f"h{label}_{c}", "\n".join([sep.join(h)] + lines[1:]) + "\n"
+            dropped = [sep.join(p for j, p in enumerate(line.split(sep)) if j != i) for line in lines]
+            yield f"drop_{c}", "\n".join(dropped) + "\n"
+    names = lines[0].split(sep) if header else [f"c{i}" for i in range(ncol)]
+    first = 1 if header else 0
+    for i, c in enumerate(names):
+        for value in BAD_CELLS:
+            row = int(rng.integers(first, len(lines)))
+            parts = lines[row].split(sep)
+            if i >= len(parts):
+                continue
+            parts[i] = value
+            new = lines.copy()
+            new[row] = sep.join(parts)
+            yield f"cell_{c}_{value.strip() or 'blank'}", "\n".join(new) + "\n"
+        for value in ("nan", "", "abc"):
+            new = [lines[0]] if header else []
+            for line in lines[first:]:
+                parts = line.split(sep)
+                if i < len(parts):
+                    parts[i] = value
+                new.append(sep.join(parts))
+            yield f"col_{c}_{value or 'blank'}", "\n".join(new) + "\n"
+        if c in ("frame", "t", "c0"):
+            for value in BAD_FRAMES:
+                row = int(rng.integers(first, len(lines)))
+                parts = lines[row].split(sep)
+                parts[i] = value
+                new = lines.copy()
+                new[row] = sep.join(parts)
+                yield f"frame_{c}_{value}", "\n".join(new) + "\n"
+        if c in ("pred_id", "track", "detection", "ID", "recording", "c1"):
+            new = [lines[0]] if header else []
+            for k, line in enumerate(lines[first:]):
+                parts = line.split(sep)
+                if k % 3 == 1:
+                    parts[i] = ("x" + parts[i]) if k % 2 else (parts[i] + ".5")
+                new.append(sep.join(parts))
+            yield f"mixed_ids_{c}", "\n".join(new) + "\n"
+
+
+def _table_df_mutations(df: pd.DataFrame, rng: np.random.Generator) -> Iterator[tuple[str, object]]:
+    """Parquet variants: pyarrow tables with one column (or the schema) broken."""
+    import pyarrow as pa
+
+    base = pa.Table.from_pandas(df, preserve_index=False)
+    yield "empty_rows", base.slice(0, 0)
+    yield "one_row", base.slice(0, 1)
+    yield "unsorted", base.take(pa.array(rng.permutation(len(df))))
+    for i, name in enumerate(base.column_names):
+        col = base.column(i)
+        yield f"drop_{name}", base.remove_column(i)
+        yield f"renamed_{name}", base.rename_columns(
+            [("zz_" + n) if j == i else n for j, n in enumerate(base.column_names)])
+        yield f"dup_{name}", base.append_column(name, col)
+        yield f"as_string_{name}", base.set_column(i, name, col.cast(pa.string()))
+        yield f"nested_{name}", base.set_column(
+            i, name, pa.array([[v] for v in col.to_pylist()]))
+        yield f"struct_{name}", base.set_column(
+            i, name, pa.array([{"v": v} for v in col.to_pylist()]))
+        yield f"dict_{name}", base.set_column(i, name, col.combine_chunks().dictionary_encode())
+        yield f"nulls_{name}", base.set_column(
+            i, name, pa.array([None if k % 7 == 3 else v for k, v in enumerate(col.to_pylist())],
+                              type=col.type))
+        yield f"allnull_{name}", base.set_column(i, name, pa.nulls(len(col), type=col.type))
+        yield f"binary_{name}", base.set_column(
+            i, name, pa.array([str(v).encode() + b"\xff" for v in col.to_pylist()], type=pa.binary()))
+        values = col.to_numpy(zero_copy_only=False)
+        if pa.types.is_floating(col.type):
+            for label, v in (("nan", np.nan), ("inf", np.inf), ("ninf", -np.inf), ("negzero", -0.0),
+                             ("big", 1e308), ("tiny", 5e-324)):
+                arr = values.astype(float).copy()
+                arr[int(rng.integers(len(arr)))] = v
+                yield f"{label}_{name}", base.set_column(i, name, pa.array(arr))
+            yield f"f32_{name}", base.set_column(i, name, col.cast(pa.float32()))
+            yield f"f16_{name}", base.set_column(i, name, pa.array(values.astype(np.float16)))
+        if pa.types.is_integer(col.type):
+            for label, v in (("neg", -1), ("big31", 2 ** 31 + 5), ("big62", 2 ** 62), ("min", -2 ** 63)):
+                arr = values.astype(np.int64).copy()
+                arr[int(rng.integers(len(arr)))] = v
+                yield f"{label}_{name}", base.set_column(i, name, pa.array(arr))
+            arr = values.astype(np.uint64).copy()
+            arr[int(rng.integers(len(arr)))] = 2 ** 64 - 1
+            yield f"u64max_{name}", base.set_column(i, name, pa.array(arr))
+            yield f"as_float_{name}", base.set_column(i, name, pa.array(values.astype(float) + 0.5))
+            yield f"as_bool_{name}", base.set_column(i, name, pa.array(values.astype(bool)))
+            yield f"int8_{name}", base.set_column(i, name, pa.array(values.astype(np.int8)))
+            yield f"ts_{name}", base.set_column(i, name, col.cast(pa.int64()).cast(pa.timestamp("s")))
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            yield f"mixed_{name}", base.set_column(
+                i, name, pa.array([str(k) if k % 2 else v for k, v in enumerate(col.to_pylist())]))
+            yield f"emptystr_{name}", base.set_column(i, name, pa.array([""] * len(col)))
+            yield f"ints_{name}", base.set_column(i, name, pa.array(np.arange(len(col)) % 3))
+        if pa.types.is_boolean(col.type):
+            yield f"as_int_{name}", base.set_column(i, name, pa.array(np.arange(len(col)) % 3))
+
+
+def _xml_mutations(path: Path, rng: np.random.Generator) -> Iterator[tuple[str, bytes]]:
+    text = path.read_bytes()
+
+    def tree():
+        return ET.ElementTree(ET.fromstring(text))
+
+    def dump(t: ET.ElementTree) -> bytes:
+        buf = io.BytesIO()
+        t.write(buf, encoding="utf-8", xml_declaration=True)
+        return buf.getvalue()
+
+    def spots(t):
+        return t.getroot().findall(".//Spot")
+
+    for attr in ("ID", "FRAME", "POSITION_X", "POSITION_Y", "POSITION_Z", "name", "POSITION_T"):
+        t = tree()
+        s = spots(t)[int(rng.integers(len(spots(t))))]
+        s.attrib.pop(attr, None)
+        yield f"missing_{attr}", dump(t)
+        for value in ["NaN", "inf", "-inf", "abc", "", "-1", "1.5", "1e308", str(2 ** 31 + 1),
+                      str(2 ** 64), "-0", "x" * 10_000_000]:
+            t = tree()
+            s = spots(t)[int(rng.integers(len(spots(t))))]
+            s.set(attr, value)
+            yield f"attr_{attr}_{value[:12]}", dump(t)
+        t = tree()
+        for s in spots(t):
+            s.attrib.pop(attr, None)
+        yield f"missing_all_{attr}", dump(t)
+    for tag in ("AllSpots", "AllTracks", "FilteredTracks", "Model", "Settings", "ImageData",
+                "SpotsInFrame", "Track", "Edge", "TrackID"):
+        t = tree()
+        for parent in t.getroot().iter():
+            for child in list(parent):
+                if child.tag == tag:
+                    parent.remove(child)
+        yield f"remove_{tag}", dump(t)
+    # wrong nesting: spots directly under Model; tracks inside AllSpots; FilteredTracks at the root
+    t = tree()
+    model = t.getroot().find("Model")
+    allspots = model.find("AllSpots") if model is not None else None
+    if allspots is not None:
+        for frame in list(allspots):
+            for s in list(frame):
+                model.append(s)
+            allspots.remove(frame)
+        yield "nesting_spots_in_model", dump(t)
+    t = tree()
+    model = t.getroot().find("Model")
+    if model is not None and model.find("AllTracks") is not None:
+        at = model.find("AllTracks")
+        model.remove(at)
+        model.find("AllSpots").append(at)
+        yield "nesting_tracks_in_spots", dump(t)
+        t = tree()
+        model = t.getroot().find("Model")
+        ft = model.find("FilteredTracks")
+        if ft is not None:
+            model.remove(ft)
+            t.getroot().append(ft)
+            yield "nesting_filtered_at_root", dump(t)
+    # edges
+    for attr in ("SPOT_SOURCE_ID", "SPOT_TARGET_ID"):
+        for value in (None, "999999999", "abc", ""):
+            t = tree()
+            edges = t.getroot().findall(".//Edge")
+            if not edges:
+                continue
+            e = edges[int(rng.integers(len(edges)))]
+            if value is None:
+                e.attrib.pop(attr, None)
+            else:
+                e.set(attr, value)
+            yield f"edge_{attr}_{value}", dump(t)
+    t = tree()
+    edges = t.getroot().findall(".//Edge")
+    if edges:
+        e = edges[0]
+        e.set("SPOT_TARGET_ID", e.get("SPOT_SOURCE_ID", "0"))
+        yield "edge_self_loop", dump(t)
+    for value in ("999999", "abc", ""):
+        t = tree()
+        tids = t.getroot().findall(".//FilteredTracks/TrackID")
+        if tids:
+            tids[0].set("TRACK_ID", value)
+            yield f"filtered_trackid_{value}", dump(t)
+    t = tree()
+    s = spots(t)
+    if len(s) > 1:
+        s[1].set("ID", s[0].get("ID", "0"))
+        yield "duplicate_spot_id", dump(t)
+    t = tree()
+    tr = t.getroot().findall(".//Track")
+    if len(tr) > 1:
+        tr[1].set("TRACK_ID", tr[0].get("TRACK_ID", "0"))
+        yield "duplicate_track_id", dump(t)
+    for unit in ("parsec", "", "pixels", "µm", None):
+        t = tree()
+        model = t.getroot().find("Model")
+        if model is None:
+            continue
+        if unit is None:
+            model.attrib.pop("spatialunits", None)
+        else:
+            model.set("spatialunits", unit)
+        yield f"units_{unit}", dump(t)
+    yield "root_renamed", text.replace(b"<TrackMate", b"<TrackMeat", 1).replace(
+        b"</TrackMate>", b"</TrackMeat>")
+    yield "unclosed", text[:text.rfind(b"</")]
+    yield "doctype_entity", text.replace(b"?>", b"?><!DOCTYPE x [<!ENTITY a 'b'>]>", 1)
+    yield "utf16", text.decode("utf-8").replace("UTF-8", "UTF-16").encode("utf-16")
+
+
+def _hdf5_mutations(path: Path, rng: np.random.Generator) -> Iterator[tuple[str, Callable]]:
+    """Edits to an HDF5 copy: (label, function(h5py.File))."""
+    import h5py
+
+    with h5py.File(path, "r") as h:
+        names: list[str] = []
+        h.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        shapes = {n: (h[n].shape, h[n].dtype) for n in names}
+
+    def replace(name, make):
+        def edit(h):
+            old = h[name][()]
+            del h[name]
+            h[name] = make(old)
+        return edit
+
+    for name in names:
+        shape, dtype = shapes[name]
+        yield f"del_{name}", (lambda n: lambda h: h.__delitem__(n))(name)
+        yield f"str_{name}", replace(name, lambda a: np.asarray(a).astype("S8"))
+        yield f"empty_{name}", replace(name, lambda a: np.asarray(a)[:0])
+        yield f"scalar_{name}", replace(name, lambda a: np.asarray(a).reshape(-1)[0] if np.size(a) else 0)
+        yield f"extradim_{name}", replace(name, lambda a: np.asarray(a)[..., None])
+        yield f"flat_{name}", replace(name, lambda a: np.asarray(a).reshape(-1))
+        yield f"short_{name}", replace(name, lambda a: np.asarray(a)[: max(len(a) // 2, 1)]
+                                       if np.ndim(a) else a)
+        yield f"float_{name}", replace(name, lambda a: np.asarray(a, dtype=float) + 0.5
+                                       if np.asarray(a).dtype.kind in "iuf" else a)
+        if np.dtype(dtype).kind in "iuf":
+            for label, v in (("nan", np.nan), ("inf", np.inf), ("neg", -1), ("huge", 2 ** 62),
+                             ("big", 1e308)):
+                def mk(a, v=v):
+                    a = np.asarray(a).astype(float if isinstance(v, float) else np.int64).copy()
+                    if a.size:
+                        a.reshape(-1)[int(rng.integers(a.size))] = v
+                    return a
+                yield f"{label}_{name}", replace(name, mk)
+        if len(shape) == 2:
+            yield f"transpose_{name}", replace(name, lambda a: np.asarray(a).T)
+            yield f"fewcols_{name}", replace(name, lambda a: np.asarray(a)[:, :1])
+        yield f"group_{name}", (lambda n: lambda h: (h.__delitem__(n), h.create_group(n)))(name)
+
+
+def _json_mutations(text: str) -> Iterator[tuple[str, str]]:
+    yield "json_invalid", text[: len(text) // 2]
+    yield "json_list", "[1, 2, 3]"
+    yield "json_null", "null"
+    yield "json_string", '"x"'
+    yield "json_empty_obj", "{}"
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return
+    if isinstance(obj, dict):
+        for k in list(obj)[:12]:
+            for label, v in (("null", None), ("str", "abc"), ("neg", -1), ("list", [1, "a"]),
+                             ("dict", {"a": 1}), ("huge", 10 ** 30), ("nan", float("nan"))):
+                o = dict(obj)
+                o[k] = v
+                yield f"json_{k}_{label}", json.dumps(o)
+            o = dict(obj)
+            del o[k]
+            yield f"json_drop_{k}", json.dumps(o)
+
+
+def _geff_mutations(store: Path) -> Iterator[tuple[str, Callable[[Path], None]]]:
+    arrays = sorted(p.parent.relative_to(store) for p in store.rglob(".zarray"))
+    attrs = sorted(p.relative_to(store) for p in store.rglob(".zattrs"))
+    groups = sorted(p.parent.relative_to(store) for p in store.rglob(".zgroup") if p.parent != store)
+    for a in arrays:
+        yield f"rm_{a}", lambda s, a=a: shutil.rmtree(s / a)
+        yield f"rmchunks_{a}", lambda s, a=a: [p.unlink() for p in (s / a).iterdir()
+                                              if not p.name.startswith(".")]
+        meta = json.loads((store / a / ".zarray").read_text())
+        for label, change in (("dtype_bool", {"dtype": "|b1"}), ("dtype_str", {"dtype": "<U4"}),
+                              ("dtype_f2", {"dtype": "<f2"}), ("dtype_bad", {"dtype": "zz"}),
+                              ("shape0", {"shape": [0] + meta["shape"][1:]}),
+                              ("shape_big", {"shape": [meta["shape"][0] * 4] + meta["shape"][1:]}),
+                              ("shape_scalar", {"shape": [], "chunks": []}),
+                              ("shape_2d", {"shape": meta["shape"] + [1], "chunks": meta["chunks"] + [1]}),
+                              ("compressor_bad", {"compressor": {"id": "nosuch"}}),
+                              ("fill_nan", {"fill_value": "NaN"})):
+            def edit(s, a=a, change=change):
+                m = json.loads((s / a / ".zarray").read_text())
+                m.update(change)
+                (s / a / ".zarray").write_text(json.dumps(m))
+            yield f"{label}_{a}", edit
+        yield f"zarray_invalid_{a}", lambda s, a=a: (s / a / ".zarray").write_text("{")
+        chunk = next((p for p in sorted((store / a).iterdir()) if not p.name.startswith(".")), None)
+        if chunk is not None:
+            def flip(s, rel=chunk.relative_to(store)):
+                data = bytearray((s / rel).read_bytes())
+                for k in range(0, len(data), max(len(data) // 16, 1)):
+                    data[k] ^= 0x5A
+                (s / rel).write_bytes(bytes(data))
+            yield f"chunkflip_{a}", flip
+            yield f"chunktrunc_{a}", lambda s, rel=chunk.relative_to(store): (s / rel).write_bytes(
+                (s / rel).read_bytes()[:7])
+    for g in groups:
+        yield f"rmgroup_{g}", lambda s, g=g: shutil.rmtree(s / g)
+    for at in attrs:
+        text = (store / at).read_text()
+        for label, new in _json_mutations(text):
+            yield f"attrs_{at.parent}_{label}", lambda s, at=at, new=new: (s / at).write_text(new)
+        obj = json.loads(text)
+        inner = obj.get("geff") if isinstance(obj.get("geff"), dict) else None
+        if inner is not None:
+            for k in list(inner):
+                for lab, v in (("null", None), ("str", "abc"), ("list", [1, "a"]), ("num", 3)):
+                    o = json.loads(text)
+                    o["geff"][k] = v
+                    yield f"geffmeta_{at.parent}_{k}_{lab}", lambda s, at=at, o=o: (s / at).write_text(
+                        json.dumps(o))
+                o = json.loads(text)
+                del o["geff"][k]
+                yield f"geffmeta_{at.parent}_drop_{k}", lambda s, at=at, o=o: (s / at).write_text(
+                    json.dumps(o))
+
+
+def variants(bases: list[Base], root: Path, seed: int = SEED,
+             only: str | None = None) -> Iterator[Variant]:
+    """Write each hostile variant under ``root/var/<name>/`` as it is yielded."""
+    import h5py
+    import pyarrow.parquet as pq
+
+    import warnings
+    warnings.simplefilter("ignore")
+    rng = np.random.default_rng(seed)
+    vroot = root / "var"
+    for base in bases:
+        if only and not any(o in base.name for o in only.split(",")):
+            continue
+
+        def new(label: str) -> tuple[Variant, Path]:
+            name = f"{base.name}__{label}"
+            safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:150]
+            vdir = vroot / safe
+            shutil.rmtree(vdir, ignore_errors=True)
+            path, main = _copy_base(base, vdir)
+            return Variant(name, base, path, vdir), main
+
+        def write_bytes(label: str, payload: str | bytes, target: Path | None = None):
+            v, main = new(label)
+            t = main if target is None else main.parent / target.name
+            t.write_bytes(payload.encode("utf-8") if isinstance(payload, str) else payload)
+            return v
+
+        main_is_file = base.main.is_file()
+        if main_is_file:
+            data = base.main.read_bytes()
+            for label, payload in _bytes_mutations(data, rng):
+                yield write_bytes(label, payload)
+        if base.fmt in ("table", "detections", "napari", "mot", "ctc") and base.main.suffix in (".csv", ".txt"):
+            text = base.main.read_text()
+            sep = " " if base.fmt == "ctc" else ","
+            for label, payload in _csv_text_mutations(text, rng, header=base.fmt not in ("mot", "ctc"),
+                                                      sep=sep):
+                yield write_bytes(label, payload)
+        if base.main.suffix == ".parquet":
+            df = pd.read_parquet(base.main)
+            for label, table in _table_df_mutations(df, rng):
+                v, main = new(label)
+                pq.write_table(table, main)
+                yield v
+            v, main = new("as_csv_named_parquet")
+            df.to_csv(main, index=False)
+            yield v
+        if base.name == "synth_dir":
+            df = pd.read_parquet(base.path / "observations.parquet")
+            for label, table in _table_df_mutations(df, rng):
+                v, main = new("obs_" + label)
+                pq.write_table(table, main.parent / "observations.parquet")
+                yield v
+            v, main = new("no_recordings_csv")
+            main.unlink()
+            yield v
+            v, main = new("no_observations")
+            (main.parent / "observations.parquet").unlink()
+            yield v
+        if base.fmt == "trackmate":
+            for label, payload in _xml_mutations(base.main, rng):
+                yield write_bytes(label, payload)
+        if base.fmt in ("btrack", "zephir"):
+            h5s = [base.main] + ([base.extra["worldlines"]] if "worldlines" in base.extra else [])
+            for h5 in h5s:
+                for label, edit in _hdf5_mutations(h5, rng):
+                    v, main = new(f"{h5.stem}_{label}")
+                    with h5py.File(main.parent / h5.name, "r+") as h:
+                        try:
+                            edit(h)
+                        except (TypeError, ValueError, KeyError, IndexError):
+                            continue  # a break h5py cannot write: no variant
+                    yield v
+        if base.fmt == "geff":
+            for label, edit in _geff_mutations(base.path):
+                v, main = new(label)
+                edit(v.path)
+                yield v
+        if base.fmt == "ctc":
+            masks = sorted(base.path.glob("mask*.tif"))
+            for label, payload in _bytes_mutations(masks[2].read_bytes(), rng):
+                yield write_bytes(f"mask_{label}", payload, masks[2])
+            v, main = new("mask_missing")
+            (v.path / masks[2].name).unlink()
+            yield v
+            v, main = new("mask_extra")
+            shutil.copy(v.path / masks[0].name, v.path / "mask999.tif")
+            yield v
+            v, main = new("mask_renamed_labels")
+            (v.path / masks[1].name).write_bytes((v.path / masks[0].name).read_bytes())
+            yield v
+            import tifffile
+            img = tifffile.imread(masks[1])
+            for label, arr in (("float", img.astype(np.float32) + 0.5), ("3d", np.stack([img, img])),
+                               ("rgb", np.stack([img] * 3, axis=-1).astype(np.uint8)),
+                               ("empty", np.zeros((0, 0), np.uint16)),
+                               ("neg", (img.astype(np.int32) - 5)),
+                               ("big", img.astype(np.uint64) * (2 ** 40)),
+                               ("shape", img[: img.shape[0] // 2])):
+                v, main = new(f"maskimg_{label}")
+                tifffile.imwrite(v.path / masks[1].name, arr)
+                yield v
+        for key in ("graph", "metadata"):
+            if key in base.extra:
+                text = base.extra[key].read_text()
+                for label, payload in _json_mutations(text):
+                    v, main = new(f"{key}_{label}")
+                    (main.parent / base.extra[key].name).write_text(payload)
+                    yield v
+                if key == "graph":
+                    for label, payload in (("graph_cycle", '{"2": [3], "3": [2]}'),
+                                           ("graph_unknown", '{"999": [998]}'),
+                                           ("graph_strkeys", '{"a": ["b"]}'),
+                                           ("graph_self", '{"2": [2]}'),
+                                           ("graph_nested", '{"2": [[3]]}'),
+                                           ("graph_float", '{"2.5": [1.5]}')):
+                        v, main = new(label)
+                        (main.parent / "graph.json").write_text(payload)
+                        yield v
+
+
+# ---------------------------------------------------------------- commands
+
+def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
+    """Every command line that reads ``v`` (the variant's own file on each side it can be on)."""
+    p = str(v.path)
+    fmt = [] if v.base.fmt in ("table", "predictions", "detections") else ["--format", v.base.fmt]
+    if v.base.fmt == "detections":
+        return [("audit_detections", ["audit", str(v.base.extra["tracks"]), "--detections", p,
+                                      "--out", str(out / "audit")])]
+    if v.base.fmt == "predictions":
+        return [("evaluate_pred", ["evaluate", "--reference", str(v.base.extra["reference"]),
+                                   "--predictions", p, "--out", str(out / "evaluate")]),
+                ("audit", ["audit", p, "--out", str(out / "audit")])]
+    cmds = [("convert", ["convert", p, "--to", "parquet", *fmt, "--out", str(out / "convert")]),
+            ("evaluate", ["evaluate", "--reference", p, "--predictions", p, *fmt,
+                          "--out", str(out / "evaluate")]),
+            ("audit", ["audit", p, *fmt, "--out", str(out / "audit")]),
+            ("verify", ["verify", "--observations", p, *fmt, "--conditions", "control",
+                        "--out", str(out / "verify")]),
+            ("run", ["run", "--data", p, *fmt, "--conditions", "control", "--no-rows",
+                     "--out", str(out / "run")])]
+    if "reference" in v.base.extra:
+        ref = v.base.extra["reference"]
+        ref_dir = (v.dir / "in" / ref.relative_to(v.base.path.parent)
+                   if v.base.path.parent in ref.parents else ref)
+        cmds.append(("evaluate_vs_ref", ["evaluate", "--reference", str(ref_dir), "--predictions", p,
+                                         *fmt, "--out", str(out / "evaluate2")]))
+    if v.base.name == "synth_dir":
+        cmds = [c for c in cmds if c[0] in ("verify", "run", "convert")]
+    return cmds
+
+
+def api_calls(v: Variant, out: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The Python API on the variant: trackverify.audit, verify, evaluate_tracking."""
+    import trackverify
+
+    if v.base.fmt != "table" or v.base.name == "synth_dir":
+        return []
+    p = v.path
+
+    def frame():
+        return pd.read_csv(p) if p.suffix == ".csv" else pd.read_parquet(p)
+
+    def evaluate():
+        try:
+            df = frame()
+        except Exception:  # pandas cannot read it: nothing for the API to see
+            return None
+        return trackverify.evaluate_tracking(df, df)
+
+    return [("api_audit", lambda: trackverify.audit(p, out=out / "api_audit")),
+            ("api_verify", lambda: trackverify.verify(p, out=out / "api_verify",
+                                                       conditions=["control"])),
+            ("api_evaluate_tracking", evaluate)]
+
+
+# ---------------------------------------------------------------- running
+
+def _tree_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*"))
+    for p in files:
+        h.update(str(p.relative_to(path.parent)).encode())
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def run_in_child(target: Callable[[], object], stderr_path: Path, cwd: Path,
+                 timeout: float = TIMEOUT_S) -> tuple[str, int | None, float]:
+    """Run ``target`` in a forked child: ``('exit', code, cpu seconds)``, or ``('timeout', None,
+    seconds)`` when it used more than ``timeout`` CPU seconds or ran :data:`WALL_LIMIT_S`."""
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 70
+        try:
+            os.chdir(cwd)
+            fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(fd, 2)
+            os.dup2(fd, 1)
+            sys.stderr = os.fdopen(2, "w", buffering=1)
+            sys.stdout = os.fdopen(1, "w", buffering=1)
+            try:
+                target()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException as exc:  # the API raised
+                from trackverify.errors import TrackverifyError
+                print(f"{type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
+                code = 64 if isinstance(exc, TrackverifyError) else 65
+        finally:
+            try:
+                sys.stderr.flush()
+                sys.stdout.flush()
+            finally:
+                os._exit(code)
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            cpu = usage.ru_utime + usage.ru_stime
+            if cpu > timeout:  # CPU time: a machine shared with other work stretches wall time
+                return "timeout", None, cpu
+            return "exit", os.waitstatus_to_exitcode(status), cpu
+        if time.monotonic() - start > WALL_LIMIT_S:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout", None, time.monotonic() - start
+        time.sleep(0.01)
+
+
+def judge(label: str, v: Variant, state: str, code, err: str) -> str | None:
+    """None when the outcome is one of the documented ones, else what is wrong."""
+    if state == "timeout":
+        return "hang"
+    # a documented units warning about the file may precede its refusal
+    lines = [line for line in err.splitlines()
+             if line.strip() and not line.startswith("trackverify: warning:")]
+    if "Traceback" in err:
+        return "traceback"
+    if label.startswith("api_"):
+        if code == 65:
+            return "api raised a non-trackverify exception"
+        if code not in (0, 64):
+            return f"api exit {code}"
+        return None
+    if code == 0:
+        return None
+    if code != 2:
+        return f"exit {code}"
+    errors = [line for line in lines if line.startswith("trackverify: error:")]
+    if not errors:
+        return "exit 2 without an error line"
+    if "a defect of trackverify" in errors[-1]:
+        return "net"
+    if len(lines) > 1:
+        return "more than one line"
+    if v.path.name not in errors[-1] and str(v.dir / "in") not in errors[-1]:
+        return "file not named"
+    return None
+
+
+REDUNDANT = {"run": "verify", "api_verify": "verify", "api_audit": "audit"}  # the same job
+
+
+def _warm_up(bases: list[Base], root: Path, cli_main) -> None:
+    """Run every command once on each valid base in this process, so that every module a
+    command imports lazily is loaded before the forks (each child then starts at once)."""
+    import contextlib
+
+    done: set[str] = set()
+    for base in bases:
+        if base.fmt in done:
+            continue  # one base of each format loads every module its commands need
+        done.add(base.fmt)
+        v = Variant(base.name, base, base.path, root / "warm" / base.name)
+        shutil.copytree(base.path.parent if base.fmt == "ctc" or not base.path.is_dir() else base.path,
+                        v.dir / "in", dirs_exist_ok=True)
+        for label, argv in commands(v, root / "warm" / "_out"):
+            argv = [a.replace(str(v.dir / "in"), str(base.path.parent if not base.path.is_dir()
+                                                     or base.fmt == "ctc" else base.path))
+                    for a in argv]
+            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    cli_main(argv)
+                except SystemExit:
+                    pass
+        shutil.rmtree(root / "warm", ignore_errors=True)
+
+
+def sweep(root: Path, seed: int = SEED, only: str | None = None,
+          selected: set[str] | None = None, limit: int | None = None,
+          sample: float = 1.0) -> list[dict]:
+    """Build the bases and variants under ``root`` and run every command on each."""
+    import trackverify.audit  # noqa: F401  heavy imports once, before the forks
+    import trackverify.io.formats as formats
+    import trackverify.tracking_gt  # noqa: F401
+    import trackverify.verification  # noqa: F401
+    from trackverify.cli import main as cli_main
+    for f in formats.FORMATS.values():
+        try:
+            f._reader()
+        except ImportError:
+            pass
+
+    bases = make_bases(root)
+    rng = np.random.default_rng(seed + 1)
+    _warm_up([b for b in bases if not only or any(o in b.name for o in only.split(","))],
+             root, cli_main)
+    findings: list[dict] = []
+    count = runs = 0
+    t0 = time.monotonic()
+    keep = np.random.default_rng(seed + 2)
+    for v in variants(bases, root, seed, only):
+        if sample < 1 and keep.random() >= sample:
+            shutil.rmtree(v.dir, ignore_errors=True)
+            continue
+        count += 1
+        if limit and count > limit:
+            break
+        calls = [(label, (lambda a: lambda: cli_main(a))(argv), argv)
+                 for label, argv in commands(v, v.dir / "_out")]
+        calls += [(label, fn, None) for label, fn in api_calls(v, v.dir / "_out")]
+        watched = v.dir / "in"
+        refused = 0
+        for k, (label, fn, argv) in enumerate(calls):
+            if selected and label not in selected:
+                continue
+            if k >= 2 and refused == 2 and int(rng.integers(10)) and not selected:
+                continue  # the reader refused it twice, cleanly: the rest only for a tenth
+            if label in REDUNDANT and int(rng.integers(10)) and not selected:
+                continue  # the same job as another command: only for a tenth
+            out = v.dir / "_out"
+            shutil.rmtree(out, ignore_errors=True)
+            cwd = root / "cwd"
+            shutil.rmtree(cwd, ignore_errors=True)
+            cwd.mkdir()
+            before = _tree_hash(watched)
+            err_path = root / "stderr.txt"
+            state, code, seconds = run_in_child(fn, err_path, cwd)
+            runs += 1
+            err = err_path.read_text(errors="replace")
+            shutil.rmtree(out, ignore_errors=True)
+            problem = judge(label, v, state, code, err)
+            refused += k < 2 and problem is None and code == 2
+            if problem is None and _tree_hash(watched) != before:
+                problem = "input modified or written beside it"
+            if problem is None and any(cwd.iterdir()):
+                problem = "wrote into the working directory"
+            if problem is not None:
+                finding = {"variant": v.name, "command": label, "problem": problem, "code": code,
+                           "seconds": round(seconds, 2), "stderr": err[-1500:],
+                           "argv": argv}
+                (root / "findings.jsonl").open("a").write(json.dumps(finding) + "\n")
+                findings.append(finding)
+                print(f"[{problem}] {v.name} {label}: {err.strip().splitlines()[-1][:300] if err.strip() else ''}",
+                      flush=True)
+        shutil.rmtree(v.dir, ignore_errors=True)
+    print(f"{count} variants, {runs} runs, {len(findings)} findings, "
+          f"{time.monotonic() - t0:.0f} s", flush=True)
+    return findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--only", help="bases whose name contains this")
+    parser.add_argument("--commands", help="comma-separated command labels to run")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--sample", type=float, default=1.0,
+                        help="run each variant with this probability (seeded)")
+    parser.add_argument("--variant", help="write only this variant (by name), print its path, run nothing")
+    args = parser.parse_args(argv)
+    if args.variant:
+        bases = make_bases(args.root)
+        for v in variants(bases, args.root, args.seed, args.variant.split("__")[0]):
+            if v.name == args.variant:
+                print(v.path)
+                return 0
+            shutil.rmtree(v.dir, ignore_errors=True)
+        return 1
+    if not SHARED.is_dir():
+        print(f"the shared data is not at {SHARED}", file=sys.stderr)
+        return 2
+    args.root.mkdir(parents=True, exist_ok=True)
+    selected = set(args.commands.split(",")) if args.commands else None
+    findings = sweep(args.root, args.seed, args.only, selected, args.limit, args.sample)
+    (args.root / "findings.json").write_text(json.dumps(findings, indent=1))
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
