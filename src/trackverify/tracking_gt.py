@@ -186,6 +186,22 @@ def check_identity_size(n_tracks: int, n_ids: int, ref_rec: pd.DataFrame,
                          "scored (are the tracks linked?)", source=source)
 
 
+def compact_frames(gt_frame: np.ndarray, pred_frame: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The frame numbers as the metric kernels take them: as they are when they span at most
+    twice the rows, else their ranks among the frames either side holds (order kept).
+
+    The kernels hold arrays as long as the largest frame number, and every metric depends on
+    the frames' order only (CLEAR's previous frame is the previous frame with detections on
+    both sides, as in TrackEval), so ranks change no number and frames such as
+    ``{0, 2**31 - 1}`` cost nothing."""
+    both = np.concatenate((gt_frame, pred_frame))
+    if not len(both) or int(both.max()) < 2 * len(both):
+        return gt_frame, pred_frame
+    ranks = np.unique(both, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return ranks[:len(gt_frame)], ranks[len(gt_frame):]
+
+
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
                     by_detection: bool, predictions_source: str = "<predictions>"
                     ) -> RecordingScore:
@@ -194,8 +210,8 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
     and switches are wrong (one :class:`RecordingScore`, whatever the caller needs)."""
     valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
-    gt_frame = ref_rec["frame"].to_numpy(np.int64)
-    pred_frame = pred_rec["frame"].to_numpy(np.int64)[rows]
+    real_gt_frame = ref_rec["frame"].to_numpy(np.int64)  # for the diagnostics' frame numbers
+    gt_frame, pred_frame = compact_frames(real_gt_frame, pred_rec["frame"].to_numpy(np.int64)[rows])
     track_codes, tracks, _ = sorted_codes(ref_rec["track"])
     pred_codes, pred_ids, _ = sorted_codes(pred_rec["pred_id"].iloc[rows])
     check_identity_size(len(tracks), len(pred_ids), ref_rec, predictions_source)
@@ -229,7 +245,7 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         extra = len(pred_frame) - len(m_gt)
     order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
     seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
-    identity = identity_report(gt_frame, track_codes, tracks, linked, pred_ids, extra,
+    identity = identity_report(real_gt_frame, track_codes, tracks, linked, pred_ids, extra,
                                order=order)
     return RecordingScore({**identity.diagnostics, **mot.finish(seq)}, seq, identity)
 

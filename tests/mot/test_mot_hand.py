@@ -3,10 +3,15 @@ reference libraries shown on the smallest scenes that exhibit them."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
+import pandas as pd
 import pytest
 from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
 
+import trackverify
 from trackverify import mot
 
 ZD = 5.0
@@ -793,3 +798,45 @@ def test_exact_ties_in_a_shuffled_table_go_to_the_earlier_row(seed):
     m = evaluate_tracking(ref, pred, zero_distance_um=5.0)["default"]
     assert m["idsw"] == a_first and m["identity_switches"] == a_first
     assert m["clr_tp"] == 2 * n and m["clr_fp"] == n
+
+
+def _sparse(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(frame=table["frame"] * 1000 + 5)
+
+
+@pytest.mark.parametrize("linked", [True, False])
+def test_sparse_frame_numbers_change_no_number_and_keep_the_real_frames(linked):
+    """Every metric depends on the frames' order only; frames 5, 1005, ..., 9005 give the
+    hand case's numbers, and its switch is reported at the real frame 6005 (frame 6)."""
+    from tests.test_timeline import hand_case
+
+    table = hand_case() if linked else hand_case().drop(columns=["detection"])
+    dense, sparse = (trackverify.evaluate_tracking(t.drop(columns=["pred_id", "pred_valid"]),
+                                                   t.drop(columns=["track"]))
+                     for t in (table, _sparse(table)))
+    assert sparse == dense
+    assert sparse.events[["track", "frame", "from_id", "to_id"]].values.tolist() == [
+        [1, 6005, 11, 13]]
+
+
+FAR_FRAMES = """
+import resource, numpy as np, pandas as pd, trackverify
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))  # an array per frame number: 16 GiB
+frames = np.array([5, 0, 2**31 - 1, 3])
+ref = pd.DataFrame({"recording": "r", "frame": frames, "track": [1, 1, 1, 2],
+                    "x_um": [0.0, 1, 2, 3], "y_um": 0.0})
+pred = ref.rename(columns={"track": "pred_id"}).assign(pred_valid=True)
+m = trackverify.evaluate_tracking(ref, pred)["r"]
+print(m["hota"], m["idf1"], m["idsw"], m["frag"], m["mt"])
+"""
+
+
+def test_a_frame_number_near_2_31_costs_no_memory():
+    """Track 1 at frames 0, 5, 2**31 - 1, track 2 at 3, predicted exactly: everything is
+    matched (HOTA = IDF1 = 1, no switch, both mostly tracked); track 1 is not tracked at
+    frame 3 (a frame with detections on both sides), so it is tracked again at 5: one
+    fragmentation (TrackEval's Frag)."""
+    child = subprocess.run([sys.executable, "-c", FAR_FRAMES], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() == ["1.0", "1.0", "0", "1", "2"]
