@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -787,3 +788,20 @@ def test_identities_on_one_anchor_position_abstain_under_the_relative_score():
 def test_unknown_score_is_refused():
     with pytest.raises(ConfigError, match="score must be one of"):
         RegisteredDistance(score="ratio")
+
+
+def test_identity_spacings_and_factors_at_their_edges():
+    """By hand: one point has no neighbour (inf); a spacing below 1 um is a spacing; two
+    identities on one anchor position have none (factor NaN, silently: only the division by
+    zero is expected); two coincident points alone have no median spacing either."""
+    assert identity_spacings(np.array([[3.0, 4.0]])).tolist() == [np.inf]
+    np.testing.assert_allclose(spacing_factors(np.array([[0.0, 0], [0.5, 0], [2, 0]])),
+                               [1.0, 1.0, 1 / 3])  # s = (0.5, 0.5, 1.5), c = 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        factors = spacing_factors(np.array([[0.0, 0], [0, 0], [4, 0], [9, 0]]))
+    # s = (0, 0, 4, 5), c = 2: (NaN, NaN, 2 / 4, 2 / 5)
+    np.testing.assert_allclose(factors, [np.nan, np.nan, 0.5, 0.4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 0 / 0: the median spacing is 0 too
+        assert np.isnan(spacing_factors(np.array([[1.0, 1], [1, 1]]))).all()
