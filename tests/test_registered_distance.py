@@ -781,7 +781,10 @@ def test_identities_on_one_anchor_position_abstain_under_the_relative_score():
     verifier = RegisteredDistance(score="relative")
     scores = verifier.score(table)
     assert np.isnan(scores[pair]).all() and np.isfinite(scores[~pair]).all()
-    assert verifier.abstentions[-1].missing_evidence == 6
+    counts = verifier.abstentions[-1]
+    # the pair's rows are missing evidence, not ambiguous or contradicted (k = 0; every other
+    # detection is its own identity's)
+    assert (counts.missing_evidence, counts.ambiguous, counts.contradicted) == (6, 0, 0)
     assert np.isfinite(RegisteredDistance(score="distance").score(table)[pair]).all()
 
 
@@ -805,3 +808,43 @@ def test_identity_spacings_and_factors_at_their_edges():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 0 / 0: the median spacing is 0 too
         assert np.isnan(spacing_factors(np.array([[1.0, 1], [1, 1]]))).all()
+
+
+def test_relative_factor_is_the_claimed_identitys_own_and_the_counts_stay():
+    """The three-point scene with its points listed from the far one: id 0 at (20, 0), id 1
+    at (0, 0), id 2 at (4, 0); factors c / s = (0.25, 1, 1). Frame 1: id 0's row 3 um off,
+    id 1's 1 um off -> relative scores 3 x 0.25 = 0.75 and 1 x 1 = 1. The factor of each row
+    is kept (``last_factor``: 1 everywhere under the distance), and with k = 0 and every
+    detection its own identity's, no row is ambiguous or contradicted under either score."""
+    anchor = np.array([[20.0, 0.0], [0.0, 0.0], [4.0, 0.0]])
+    rows = [(0, i, i, *anchor[i]) for i in range(3)]
+    rows += [(1, 0, 0, 20.0, 3.0), (1, 1, 1, 0.0, 1.0), (1, 2, 2, 4.0, 0.0)]
+    table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
+    table = table.assign(recording="r", pred_valid=True)
+    detections = pd.DataFrame({"frame": [0, 0, 0, 1, 1, 1], "detection": [0, 1, 2] * 2,
+                               "x_um": np.tile(anchor[:, 0], 2), "y_um": np.tile(anchor[:, 1], 2)})
+    relative, distance = RegisteredDistance(score="relative"), RegisteredDistance(score="distance")
+    later = table["frame"].to_numpy() == 1
+    np.testing.assert_allclose(relative.score(table, detections)[later], [0.75, 1.0, 0.0],
+                               atol=1e-3)
+    np.testing.assert_allclose(distance.score(table, detections)[later], [3.0, 1.0, 0.0],
+                               atol=1e-3)
+    np.testing.assert_allclose(relative.last_factor[later], [0.25, 1.0, 1.0])
+    assert distance.last_factor.tolist() == [1.0] * 6
+    for verifier in (relative, distance):
+        counts = verifier.abstentions[-1]
+        assert (counts.ambiguous, counts.contradicted) == (0, 0)
+
+
+def test_relative_score_without_anchor_identities_abstains_on_every_row():
+    """No valid row in the anchor frame: no anchor identity, no spacing; all 6 rows abstain
+    for missing evidence under the relative score, as under the distance."""
+    anchor = np.array([[20.0, 0.0], [0.0, 0.0], [4.0, 0.0]])
+    rows = [(0, i, i, *anchor[i]) for i in range(3)]
+    rows += [(1, 0, 0, 20.0, 3.0), (1, 1, 1, 0.0, 1.0), (1, 2, 2, 4.0, 0.0)]
+    table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
+    table = table.assign(recording="r", pred_valid=table["frame"] > 0)
+    for kind in ("relative", "distance"):
+        verifier = RegisteredDistance(score=kind)
+        assert np.isnan(verifier.score(table)).all()
+        assert verifier.abstentions[-1] == Abstentions(6, 0, 6, 0.0, 0)
