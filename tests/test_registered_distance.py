@@ -717,13 +717,19 @@ def test_score_rows_on_two_detections_at_one_place_keep_their_own_detections():
     assert np.isfinite(plain).all() and np.nanmax(plain) < 0.1
 
 
-def three_point_scene() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """2-D anchor ids 0, 1, 2 at (0, 0), (4, 0), (20, 0), still in frame 1 (the frame-1
-    detections are the anchor positions); the frame-1 rows of ids 0 and 2 sit 1 um and 3 um
-    off their detections, (0, 1) and (20, 3)."""
-    anchor = np.array([[0.0, 0.0], [4.0, 0.0], [20.0, 0.0]])
-    rows = [(0, i, i, *anchor[i]) for i in range(3)]
-    rows += [(1, 0, 0, 0.0, 1.0), (1, 1, 1, 4.0, 0.0), (1, 2, 2, 20.0, 3.0)]
+#: The three-point scene's 2-D points and the y offsets of their frame-1 rows.
+SCENE_POINTS = np.array([[0.0, 0.0], [4.0, 0.0], [20.0, 0.0]])
+SCENE_OFFSETS = np.array([1.0, 0.0, 3.0])
+
+
+def three_point_scene(order=(0, 1, 2)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """2-D anchor ids 0, 1, 2 at ``SCENE_POINTS[order]`` (by default (0, 0), (4, 0),
+    (20, 0)), still in frame 1 (the frame-1 detections are the anchor positions); the
+    frame-1 rows of the points (0, 0) and (20, 0) sit 1 um and 3 um off their detections,
+    at (0, 1) and (20, 3)."""
+    anchor = SCENE_POINTS[list(order)]
+    moved = anchor + np.c_[np.zeros(3), SCENE_OFFSETS[list(order)]]
+    rows = [(0, i, i, *anchor[i]) for i in range(3)] + [(1, i, i, *moved[i]) for i in range(3)]
     table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
     table = table.assign(recording="r", pred_valid=True)
     detections = pd.DataFrame({"frame": [0, 0, 0, 1, 1, 1], "detection": [0, 1, 2] * 2,
@@ -816,13 +822,7 @@ def test_relative_factor_is_the_claimed_identitys_own_and_the_counts_stay():
     id 1's 1 um off -> relative scores 3 x 0.25 = 0.75 and 1 x 1 = 1. The factor of each row
     is kept (``last_factor``: 1 everywhere under the distance), and with k = 0 and every
     detection its own identity's, no row is ambiguous or contradicted under either score."""
-    anchor = np.array([[20.0, 0.0], [0.0, 0.0], [4.0, 0.0]])
-    rows = [(0, i, i, *anchor[i]) for i in range(3)]
-    rows += [(1, 0, 0, 20.0, 3.0), (1, 1, 1, 0.0, 1.0), (1, 2, 2, 4.0, 0.0)]
-    table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
-    table = table.assign(recording="r", pred_valid=True)
-    detections = pd.DataFrame({"frame": [0, 0, 0, 1, 1, 1], "detection": [0, 1, 2] * 2,
-                               "x_um": np.tile(anchor[:, 0], 2), "y_um": np.tile(anchor[:, 1], 2)})
+    table, detections = three_point_scene(order=(2, 0, 1))
     relative, distance = RegisteredDistance(score="relative"), RegisteredDistance(score="distance")
     later = table["frame"].to_numpy() == 1
     np.testing.assert_allclose(relative.score(table, detections)[later], [0.75, 1.0, 0.0],
@@ -839,11 +839,8 @@ def test_relative_factor_is_the_claimed_identitys_own_and_the_counts_stay():
 def test_relative_score_without_anchor_identities_abstains_on_every_row():
     """No valid row in the anchor frame: no anchor identity, no spacing; all 6 rows abstain
     for missing evidence under the relative score, as under the distance."""
-    anchor = np.array([[20.0, 0.0], [0.0, 0.0], [4.0, 0.0]])
-    rows = [(0, i, i, *anchor[i]) for i in range(3)]
-    rows += [(1, 0, 0, 20.0, 3.0), (1, 1, 1, 0.0, 1.0), (1, 2, 2, 4.0, 0.0)]
-    table = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
-    table = table.assign(recording="r", pred_valid=table["frame"] > 0)
+    table, _ = three_point_scene(order=(2, 0, 1))
+    table = table.assign(pred_valid=table["frame"] > 0)
     for kind in ("relative", "distance"):
         verifier = RegisteredDistance(score=kind)
         assert np.isnan(verifier.score(table)).all()
