@@ -26,6 +26,15 @@ def reference(tmp_path_factory):
     return write_submission(tmp_path_factory.mktemp("ref"), DATA)
 
 
+@pytest.fixture(autouse=True)
+def _in_a_scratch_folder(tmp_path_factory, monkeypatch):
+    """Commands given no --out write to ./trackverify-results: in a scratch folder of their
+    own (beside the test's inputs, never inside them), never in the checkout."""
+    scratch = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(scratch)
+    return scratch
+
+
 def _cli(args):
     with pytest.raises(SystemExit) as exc:
         main(["conversion", *map(str, args)])
@@ -122,11 +131,11 @@ def test_unsafe_pickle_fails_format(tmp_path):
     assert "not loadable" in report["checks"]["format"]["summary"]
 
 
-def test_unsupervised_mode(tmp_path, monkeypatch):
+def test_unsupervised_mode(tmp_path, _in_a_scratch_folder):
     sub = write_submission(tmp_path / "sub", DATA)
-    monkeypatch.chdir(tmp_path)
     assert _cli(["check", sub, "--epochs", 5]) == 0
-    report = json.loads((tmp_path / "trackverify-results" / "conversion.json").read_text())
+    written = _in_a_scratch_folder / "trackverify-results" / "conversion.json"
+    report = json.loads(written.read_text())
     assert report["mode"] == "unsupervised"
     assert set(report["checks"]) == {"required_files", "format", "variables", "decoder"}
     assert report["checks"]["decoder"]["required"] is False
@@ -213,10 +222,9 @@ def _digest(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_check_never_touches_its_inputs(tmp_path, reference, monkeypatch):
+def test_check_never_touches_its_inputs(tmp_path, reference, _in_a_scratch_folder):
     sub = write_submission(tmp_path / "sub", DATA)
     before = (_digest(sub), _digest(reference))
-    monkeypatch.chdir(tmp_path)
     assert _cli(["check", sub, "--reference", reference, "--epochs", 5]) in (0, 1)
     assert (_digest(sub), _digest(reference)) == before
-    assert (tmp_path / "trackverify-results" / "conversion.json").is_file()
+    assert (_in_a_scratch_folder / "trackverify-results" / "conversion.json").is_file()
