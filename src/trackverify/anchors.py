@@ -20,6 +20,17 @@ def anchor_identities(table: pd.DataFrame) -> pd.Series:
     return pd.Series(anchor["pred_id"].to_numpy(), index=anchor["track"].to_numpy())
 
 
+def anchor_positions(table: pd.DataFrame) -> tuple[pd.Index, np.ndarray]:
+    """The anchor identities and their positions: the predicted ids of the valid rows of the
+    anchor frame that occur there once (an id on two anchor rows has no position), and those
+    rows' coordinates (n, D) as float64. Reads the anchor frame only."""
+    at_anchor = (table["frame"].to_numpy() == ANCHOR_FRAME) & table["pred_valid"].to_numpy(dtype=bool)
+    ids = pd.Index(table["pred_id"][at_anchor])
+    xyz = table.loc[at_anchor, coordinate_columns(table)].to_numpy(dtype=np.float64)
+    keep = ~ids.duplicated(keep=False)
+    return ids[keep], xyz[keep]
+
+
 def distance_to_anchor(table: pd.DataFrame, key: str, rows: np.ndarray | None = None) -> np.ndarray:
     """Distance (um) of each row from the anchor-frame position of its ``key`` value.
 

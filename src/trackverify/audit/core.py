@@ -350,17 +350,16 @@ class AnchorIdentities:
 
 
 def anchor_identities(table: pd.DataFrame) -> AnchorIdentities:
-    """:class:`AnchorIdentities` of ``table`` (anchor frame = frame 0), one k-d tree query."""
-    from scipy.spatial import cKDTree
+    """:class:`AnchorIdentities` of ``table`` (anchor frame = frame 0:
+    :func:`trackverify.anchors.anchor_positions`), one k-d tree query
+    (:func:`trackverify.verifiers.registered_distance.identity_spacings`)."""
+    from trackverify.anchors import anchor_positions
+    from trackverify.verifiers.registered_distance import identity_spacings
 
-    at_anchor = (table["frame"].to_numpy() == 0) & table["pred_valid"].to_numpy(dtype=bool)
-    ids = pd.Index(table["pred_id"][at_anchor])
-    points = table.loc[at_anchor, coordinate_columns(table)].to_numpy(dtype=np.float64)
-    unique = ~ids.duplicated(keep=False)
-    ids, points = ids[unique], points[unique]
+    ids, points = anchor_positions(table)
     if len(points) < 2:
         return AnchorIdentities(ids, np.zeros(0))
-    return AnchorIdentities(ids, cKDTree(points).query(points, k=2)[0][:, 1])
+    return AnchorIdentities(ids, identity_spacings(points))
 
 
 def _uncovered(table: pd.DataFrame, anchor_ids: pd.Index) -> tuple[np.ndarray, np.ndarray]:

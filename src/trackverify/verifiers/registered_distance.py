@@ -86,7 +86,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
-from trackverify.anchors import ANCHOR_FRAME
+from trackverify.anchors import ANCHOR_FRAME, anchor_positions
 from trackverify.assignment import assign
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns
@@ -433,11 +433,7 @@ class RegisteredDistance:
         """
         coords = coordinate_columns(table)
         frames = table["frame"].to_numpy()
-        anchor_rows = (frames == ANCHOR_FRAME) & table["pred_valid"].to_numpy(dtype=bool)
-        anchor_ids = pd.Index(table["pred_id"][anchor_rows])
-        anchor_xyz = table.loc[anchor_rows, coords].to_numpy(dtype=np.float64)
-        keep = ~anchor_ids.duplicated(keep=False)  # an id with two anchors has no position
-        anchor_ids, anchor_xyz = anchor_ids[keep], anchor_xyz[keep]
+        anchor_ids, anchor_xyz = anchor_positions(table)  # an id on two anchor rows: none
         self.spacing_factor = spacing_factors(anchor_xyz)  # anchor coordinates only
         if detections is None:
             detections = _unique_detections(table, coords)
