@@ -90,6 +90,7 @@ from trackverify.anchors import ANCHOR_FRAME, anchor_positions
 from trackverify.assignment import assign
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns
+from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
 
 #: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
 #: the development specimen loses more than 0.01 against the previous verifier (pooled and
@@ -113,6 +114,16 @@ SCORES = ("relative", "distance")
 #: leave-one-out table and 0.011-0.013 random-swap AUROC* at the default settings, so
 #: ``"distance"`` stays the default and ``"relative"`` is a setting.
 DEFAULT_SCORE = "distance"
+
+
+#: ``h`` of the track pooling (``track_window=``, :mod:`trackverify.verifiers.pooling`): each
+#: scored row's score becomes ``max(s, median of the finite scores within +-h rows of its
+#: predicted track, ordered by frame)``; 0 = off. Rule, stated before it was measured: ``h``
+#: is the smallest of 1, 2, 4, 8 whose pooled six-corruption coverage at FCR <= 1 % on the
+#: ``freely_moving`` specimen is within 0.005 of the best of the four (never chosen on real
+#: data); it is the default only if no number loses more than 0.01 against 0 on every
+#: specimen motion level, the targettrack pairs and the ZephIR demo (docs/verifiers.md).
+DEFAULT_TRACK_WINDOW = 0
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
@@ -405,10 +416,16 @@ class RegisteredDistance:
 
     def __init__(self, ambiguity_k: float = DEFAULT_AMBIGUITY_K,
                  settings: RegistrationSettings | None = None,
-                 one_to_one: bool = True, score: str = DEFAULT_SCORE) -> None:
+                 one_to_one: bool = True, score: str = DEFAULT_SCORE,
+                 track_window: int = DEFAULT_TRACK_WINDOW) -> None:
         if score not in SCORES:
             raise ConfigError(f"registered_distance: score must be one of {list(SCORES)}, "
                               f"got {score!r}")
+        if isinstance(track_window, bool) or not isinstance(track_window, (int, np.integer)) \
+                or track_window < 0:
+            raise ConfigError(f"registered_distance: track_window must be an integer >= 0, "
+                              f"got {track_window!r}")
+        self.track_window = int(track_window)  # h of the track pooling (0: off)
         self.score_kind = score
         self.ambiguity_k = float(ambiguity_k)
         self.settings = settings or RegistrationSettings()
@@ -500,6 +517,8 @@ class RegisteredDistance:
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k,
                                             int(contradicted.sum())))
+        if self.track_window:  # pooled along each predicted track (abstentions unchanged)
+            scores = pool_along_tracks(scores, *claimed_tracks(table), self.track_window)
         return scores
 
 
