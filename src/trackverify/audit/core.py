@@ -219,7 +219,9 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
         if verifier is not None and verifier != cal.verifier:
             raise InputError(f"the calibration was fitted for verifier '{cal.verifier}', not "
                              f"'{verifier}': its threshold does not apply", source=str(calibration))
-        options = {} if cal.ambiguity_k is None else {"ambiguity_k": cal.ambiguity_k}
+        options = {key: value for key, value in (("ambiguity_k", cal.ambiguity_k),
+                                                 ("track_window", cal.track_window))
+                   if value is not None}  # the options the threshold was fitted with
         return threshold, load_verifier(cal.verifier, options)
     if verifier is None or isinstance(verifier, str):
         scorer = load_verifier(verifier or "registered_distance")
