@@ -3,8 +3,6 @@ every expected value computed by hand next to its case."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,7 +12,6 @@ from trackverify.verifiers import load_verifier
 from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks, track_positions
 from trackverify.verifiers.registered_distance import RegisteredDistance
 
-PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "targettrack-point-pairs"
 NAN = np.nan
 
 
@@ -137,69 +134,6 @@ def test_track_positions_by_hand():
     assert length.tolist() == [3, 3, 3, 2, 2]
 
 
-def grid_table(frames: int = 6) -> pd.DataFrame:
-    """18 points 10 um apart, moving 1 um per frame along x, ids 100.."""
-    g = np.stack(np.meshgrid(np.arange(3), np.arange(3), np.arange(2), indexing="ij"), -1)
-    base = g.reshape(-1, 3) * 10.0
-    rows = [{"recording": "r", "frame": t, "detection": i, "x_um": p[0] + t, "y_um": p[1],
-             "z_um": p[2], "pred_id": 100 + i, "pred_valid": True}
-            for t in range(frames) for i, p in enumerate(base)]
-    return pd.DataFrame(rows)
-
-
-def swapped(table: pd.DataFrame, frames) -> pd.DataFrame:
-    """Ids 100 and 101 exchanged at ``frames``."""
-    out = table.copy()
-    rows = out["frame"].isin(frames) & out["pred_id"].isin([100, 101])
-    out.loc[rows, "pred_id"] = 201 - out.loc[rows, "pred_id"]
-    return out
-
-
-def test_the_verifier_pools_its_own_scores_along_each_predicted_track():
-    table = swapped(grid_table(), [2, 3, 4, 5])
-    raw = RegisteredDistance(track_window=0).score(table)
-    verifier = RegisteredDistance(track_window=2)
-    scores = verifier.score(table)
-    np.testing.assert_array_equal(scores, pool_along_tracks(raw, *claimed_tracks(table), 2))
-    # the same scores whatever the row order (to rounding: the fit takes its detections in
-    # row order); pooled by row order, correct rows next to swapped ones (~10 um) would rise
-    order = np.random.default_rng(0).permutation(len(table))
-    np.testing.assert_allclose(verifier.score(table.iloc[order]), scores[order], atol=1e-6)
-    assert (scores[table["pred_id"].isin([100, 101]).to_numpy() & (table["frame"] >= 2).to_numpy()]
-            > 5).all()
-    # abstentions are counted before the pooling and it changes none
-    assert np.array_equal(np.isnan(scores), np.isnan(raw))
-
-
-def test_two_frame_pairs_keep_their_frame_one_scores():
-    # a track of an anchor row (score 0: it is its own registered anchor point) and one
-    # frame-1 row s: the window is [0, s] -> s / 2 <= s, so the frame-1 row keeps s for any h
-    # (the pairs' population is the frame-1 rows); the anchor row rises to max(0, s / 2)
-    table = swapped(grid_table(frames=2), [1])
-    one = table["frame"].to_numpy() == 1
-    raw = RegisteredDistance(track_window=0).score(table)
-    assert (raw[~one] == 0).all()
-    for h in (1, 8):
-        scores = RegisteredDistance(track_window=h).score(table)
-        np.testing.assert_array_equal(scores[one], raw[one])
-        later = pd.Series(raw[one], index=table.loc[one, "pred_id"].to_numpy())
-        np.testing.assert_array_equal(scores[~one],
-                                      later[table.loc[~one, "pred_id"]].to_numpy() / 2)
-
-
-@pytest.mark.skipif(not PAIRS.is_dir(), reason=f"real pairs not found at {PAIRS}")
-def test_the_real_targettrack_pairs_keep_their_frame_one_scores():
-    from trackverify.evidence import load_pair, pair_conditions
-
-    example = sorted(p for p in PAIRS.iterdir() if p.is_dir())[0]
-    for name, rows in pair_conditions(*load_pair(example)).items():
-        rows = rows.drop(columns="error")
-        one = rows["frame"].to_numpy() == 1
-        raw = RegisteredDistance(track_window=0).score(rows)
-        np.testing.assert_array_equal(RegisteredDistance(track_window=8).score(rows)[one],
-                                      raw[one], err_msg=name)
-
-
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
 def test_a_bad_window_is_refused(bad):
     with pytest.raises(ConfigError, match="track_window"):
@@ -208,3 +142,58 @@ def test_a_bad_window_is_refused(bad):
 
 def test_the_window_reaches_the_verifier_as_an_option():
     assert load_verifier("registered_distance", {"track_window": 4}).track_window == 4
+
+
+def test_a_median_of_three_and_of_five_by_hand():
+    # h=1: row 2's window [8, 1, 8] -> sorted [1, 8, 8] -> 8, lifted from 1; rows 0 and 4
+    # see [8, 8]; rows 1 and 3 [8, 8, 1] -> 8
+    np.testing.assert_array_equal(pooled(track([8, 8, 1, 8, 8]), 1), [8, 8, 8, 8, 8])
+    # h=2, row 2 (score 0): window [3, 4, 0, 1, 2] -> sorted [0, 1, 2, 3, 4] -> 2 = max(0, 2);
+    # row 0: [3, 4, 0] -> 3 = max(3, 3); row 1: [3, 4, 0, 1] -> (1 + 3) / 2 = 2 -> 4;
+    # row 3: [4, 0, 1, 2] -> (1 + 2) / 2 = 1.5 -> max(1, 1.5); row 4: [0, 1, 2] -> 1 -> 2
+    np.testing.assert_array_equal(pooled(track([3, 4, 0, 1, 2]), 2), [3, 4, 2, 1.5, 2])
+
+
+def test_integer_scores_pool_as_floats_and_a_track_may_hold_one_row():
+    # [2, 6, 1] as integers, h=1: [4, 6, 3.5] as above (not truncated to 3)
+    out = pool_along_tracks(np.array([2, 6, 1]), np.array([0, 0, 0]), [np.array([0, 1, 2])], 1)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [4, 6, 3.5])
+    assert pool_along_tracks(np.array([3]), np.array([0]), [np.array([0])], 0).dtype == np.float64
+    # one row alone: its window is itself
+    np.testing.assert_array_equal(
+        pool_along_tracks(np.array([5.0]), np.array([0]), [np.array([7])], 2), [5])
+    # no row in any track
+    np.testing.assert_array_equal(
+        pool_along_tracks(np.array([5.0, 1]), np.array([-1, -1]), [np.array([0, 1])], 2), [5, 1])
+
+
+def test_the_tracks_of_a_table_without_a_recording_column():
+    # ids 1 and 2 at frames 0..2 (no recording column): A = [0, 0, 1], B = [8, 8, 8]; h=2
+    table = pd.DataFrame({"frame": [0, 1, 2, 0, 1, 2], "pred_id": [1, 1, 1, 2, 2, 2],
+                          "pred_valid": True, "s": [0.0, 0, 1, 8, 8, 8]})
+    codes, order = claimed_tracks(table)
+    assert codes.dtype == np.int64 and codes.tolist() == [0, 0, 0, 1, 1, 1]
+    assert len(order) == 1 and order[0].tolist() == [0, 1, 2, 0, 1, 2]
+    np.testing.assert_array_equal(pooled(table, 2), [0, 0, 1, 8, 8, 8])
+
+
+@pytest.mark.parametrize("axis", ["x_um", "y_um", "z_um"])
+def test_rows_of_one_frame_without_detection_ids_are_ordered_by_coordinates(axis):
+    # id 1 at frames 0, 1, 1, 2 with scores 0, 8, 0, 8; the two frame-1 rows differ along
+    # ``axis`` only (the earlier axes equal), the score-8 row listed first but at the larger
+    # coordinate: track order 0, 0, 8, 8 and h=1 keeps every score (as with detection ids)
+    table = pd.DataFrame({"recording": "r", "frame": [0, 1, 1, 2], "pred_id": 1,
+                          "pred_valid": True, "x_um": 0.0, "y_um": 0.0, "z_um": 0.0,
+                          "s": [0.0, 8, 0, 8]})
+    table.loc[1, axis] = 2.0
+    table.loc[2, axis] = 1.0
+    np.testing.assert_array_equal(pooled(table, 1), [0, 8, 0, 8])
+
+
+def test_a_nullable_boolean_pred_valid_column_is_read_as_booleans():
+    # pred_valid as pandas' nullable boolean (as a parquet file may give it): frame 1 false
+    table = track([9, NAN, 1])
+    table["pred_valid"] = pd.array([True, False, True], dtype="boolean")
+    codes, _ = claimed_tracks(table)
+    assert codes.tolist() == [0, -1, 0]

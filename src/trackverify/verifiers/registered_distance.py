@@ -71,6 +71,11 @@ Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
   registered, or (relative score) ``s_p = 0``. A row much nearer another anchor
   (``alt - d <= -k sigma``) is not ambiguous: it keeps its (large) score.
   ``one_to_one=False`` drops the assignment term.
+- **track pooling** (``track_window=h``, :mod:`trackverify.verifiers.pooling`; 0 = off,
+  the default :data:`DEFAULT_TRACK_WINDOW`): last, each scored row's score becomes
+  ``max(s_i, median of the finite scores within +-h rows of its (recording, pred_id) track
+  ordered by frame)``; abstained rows stay abstained. It regroups the scores of the claim
+  under test by that claim; the fit still reads coordinates only.
 
 ``ambiguity_k`` defaults to :data:`DEFAULT_AMBIGUITY_K` (0: with the assignment no band is
 needed; the rule that chose it is at the constant); ``calibrate_ambiguity_k`` fits a band on
