@@ -39,8 +39,15 @@ def track_positions(track: np.ndarray, order: list[np.ndarray]) -> tuple[np.ndar
     """
     track = np.asarray(track)
     rows = np.flatnonzero(track >= 0)
-    keys = [np.asarray(k)[rows] for k in reversed(order)] + [track[rows]]
-    rows = rows[np.lexsort(keys)]  # lexsort is stable: exact ties keep row order
+    code, keys = track[rows], [np.asarray(k)[rows] for k in order]
+    # lexsort is stable: exact ties keep row order. The first key alone first (the usual
+    # table has one row per track and frame); all keys only where it leaves ties
+    first = np.lexsort([keys[0], code]) if keys else np.argsort(code, kind="stable")
+    if len(keys) > 1:
+        same = (code[first][1:] == code[first][:-1]) & (keys[0][first][1:] == keys[0][first][:-1])
+        if same.any():
+            first = np.lexsort([*reversed(keys), code])
+    rows = rows[first]
     code = track[rows]
     starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
     counts = np.diff(np.r_[starts, len(rows)])
@@ -76,15 +83,18 @@ def pool_along_tracks(scores: np.ndarray, track: np.ndarray, order: list[np.ndar
 def claimed_tracks(table: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     """The predicted tracks of a verifier's table, for :func:`pool_along_tracks`: per row the
     code of its ``(recording, pred_id)`` (-1 where ``pred_valid`` is false: no claim), and the
-    order within a track: ``frame``, then ``detection`` when present, then the coordinates
-    (rows tied on all of them make the same claim on the same point). Never the row order."""
+    order within a track: ``frame``, then ``detection`` when present (rows tied on both make
+    the same claim on the same detection), else the coordinates (rows tied on all of them
+    make the same claim on the same point). Never the row order. Each key is factorised on
+    its own (a ``(recording, pred_id)`` code = recording code x number of ids + id code)."""
     valid = table["pred_valid"].to_numpy(dtype=bool)
-    keys = [table["pred_id"]] if "recording" not in table.columns else [table["recording"],
-                                                                         table["pred_id"]]
     track = np.full(len(table), -1, dtype=np.int64)
     if valid.any():
-        codes, _ = pd.MultiIndex.from_arrays([k[valid] for k in keys]).factorize()
-        track[valid] = codes
-    order = [table[c].to_numpy() for c in ("frame", "detection", "x_um", "y_um", "z_um")
-             if c in table.columns]
-    return track, order
+        ids, names = pd.factorize(table["pred_id"][valid])  # a Series: categories stay fast
+        recordings = (pd.factorize(table["recording"][valid])[0]
+                      if "recording" in table.columns else np.zeros(len(ids), dtype=np.int64))
+        track[valid] = np.where((ids >= 0) & (recordings >= 0),
+                                recordings * len(names) + ids, -1)
+    within = ("frame", "detection") if "detection" in table.columns else (
+        "frame", "x_um", "y_um", "z_um")
+    return track, [table[c].to_numpy() for c in within if c in table.columns]
