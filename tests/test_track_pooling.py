@@ -197,3 +197,12 @@ def test_a_nullable_boolean_pred_valid_column_is_read_as_booleans():
     table["pred_valid"] = pd.array([True, False, True], dtype="boolean")
     codes, _ = claimed_tracks(table)
     assert codes.tolist() == [0, -1, 0]
+
+
+def test_track_codes_of_ids_in_two_recordings_and_of_a_missing_id():
+    # ids [1, 2, NaN] in recordings a and b: id codes 0, 1, -1 (2 ids), recording codes 0, 1:
+    # code = recording x 2 + id -> 0, 1, 2, 3; a missing id is in no track (-1)
+    table = pd.DataFrame({"recording": ["a", "a", "a", "b", "b", "b"], "frame": 0,
+                          "pred_id": [1, 2, NAN, 1, 2, NAN], "pred_valid": True})
+    codes, _ = claimed_tracks(table)
+    assert codes.tolist() == [0, 1, -1, 2, 3, -1]

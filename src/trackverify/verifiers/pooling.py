@@ -39,15 +39,8 @@ def track_positions(track: np.ndarray, order: list[np.ndarray]) -> tuple[np.ndar
     """
     track = np.asarray(track)
     rows = np.flatnonzero(track >= 0)
-    code, keys = track[rows], [np.asarray(k)[rows] for k in order]
-    # lexsort is stable: exact ties keep row order. The first key alone first (the usual
-    # table has one row per track and frame); all keys only where it leaves ties
-    first = np.lexsort([keys[0], code]) if keys else np.argsort(code, kind="stable")
-    if len(keys) > 1:
-        same = (code[first][1:] == code[first][:-1]) & (keys[0][first][1:] == keys[0][first][:-1])
-        if same.any():
-            first = np.lexsort([*reversed(keys), code])
-    rows = rows[first]
+    keys = [np.asarray(k)[rows] for k in reversed(order)] + [track[rows]]
+    rows = rows[np.lexsort(keys)]  # lexsort is stable: exact ties keep row order
     code = track[rows]
     starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
     counts = np.diff(np.r_[starts, len(rows)])
@@ -92,7 +85,7 @@ def claimed_tracks(table: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     if valid.any():
         ids, names = pd.factorize(table["pred_id"][valid])  # a Series: categories stay fast
         recordings = (pd.factorize(table["recording"][valid])[0]
-                      if "recording" in table.columns else np.zeros(len(ids), dtype=np.int64))
+                      if "recording" in table.columns else 0)
         track[valid] = np.where((ids >= 0) & (recordings >= 0),
                                 recordings * len(names) + ids, -1)
     within = ("frame", "detection") if "detection" in table.columns else (
