@@ -295,13 +295,15 @@ def test_timeline_bins_keep_the_most_severe_verdict():
     assert codes.tolist() == [[4, 2], [2, 3]]  # (C, F) -> flagged; (A, C) -> abstained
 
 
-def _calibration(path, threshold: float, verifier: str = "registered_distance") -> None:
+def _calibration(path, threshold: float, verifier: str = "registered_distance",
+                 options: dict | None = None) -> None:
     """A calibration.json in the run's schema (trackverify.certify.calibration_file)."""
     from trackverify.certify.calibration_file import CALIBRATION_FORMAT, write_calibration
 
     write_calibration(path, {
         "format": CALIBRATION_FORMAT, "trackverify_version": "test",
-        "verifier": {"name": verifier, "evidence": "independent", "options": {"ambiguity_k": 0.5}},
+        "verifier": {"name": verifier, "evidence": "independent",
+                     "options": options or {"ambiguity_k": 0.5}},
         "threshold_um": threshold,
         "target": {"kind": "target_false_certification_rate", "level": 0.05, "method": "crc",
                    "delta": None},
@@ -338,6 +340,18 @@ def test_a_calibration_for_another_verifier_is_refused(tmp_path):
                           calibration=calibration)
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
     assert result.summary["verifier"] == "fixed_distance"  # the calibration's verifier
+
+
+def test_the_calibrated_verifier_is_built_with_every_recorded_option(tmp_path):
+    """A threshold fitted on the relative score applies to the relative score: the audit
+    builds the verifier with the file's ``score`` and ``ambiguity_k``, and says so."""
+    calibration = tmp_path / "calibration.json"
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.25, "score": "relative"})
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.25, "score": "relative"}
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.0})  # written before the score
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance"}
 
 
 @pytest.mark.parametrize("content, message", [
