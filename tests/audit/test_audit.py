@@ -481,3 +481,20 @@ def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
     assert (tmp_path / "out" / "audit.json").is_file()
     assert json.loads((tmp_path / "out" / "audit.json").read_text())["inputs"]["tracks"] == str(path)
     assert written.summary["counts"]["audited"] == 6 * 2
+
+
+def test_a_report_with_nothing_scored_draws_its_plots_without_a_warning():
+    """Every audited row abstained (the ids of frame 1 are not those of the anchor frame): the
+    score plot is empty and has no legend, rather than matplotlib's 'No artists' warning."""
+    import warnings
+
+    from trackverify.audit.report import render_audit_report
+
+    tracks = six_neurons(frames=2, swap=None)
+    tracks.loc[tracks["frame"] == 1, "pred_id"] += 100  # no anchor identity
+    result = trackverify.audit(tracks)
+    assert set(result.observations.loc[result.observations["frame"] == 1, "verdict"]) == {"abstained"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = render_audit_report(result)
+    assert "Scores of audited observations" in page
