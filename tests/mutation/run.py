@@ -93,6 +93,7 @@ MODULES: dict[str, list[str]] = {
     # per target and its check on evaluated animals (hand-computed cases, no CLI runs)
     "certify/guarantees.py": ["tests/certify/test_guarantees.py"],
     "assignment.py": ["tests/test_assignment.py"],
+    "certify/fit.py": ["tests/certify/test_fit_hand.py", "tests/certify/test_summary.py"],
     "certify/targets.py": ["tests/certify/test_targets.py", "tests/certify/test_guarantees.py"],
     "intervals.py": ["tests/test_intervals_hand.py", "tests/hygiene/test_hygiene_intervals.py"],
 }
