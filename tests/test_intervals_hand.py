@@ -145,9 +145,10 @@ def test_rows_are_summed_per_animal_in_sorted_animal_order():
 
 def test_rate_interval_errors_name_the_column_and_row():
     rows = pd.DataFrame({"animal_id": ["a", None, "b"], "n": [1.0, 0.0, 1.0]})
-    with pytest.raises(InputError, match="missing animal id") as raised:
+    with pytest.raises(InputError) as raised:
         rate_interval_by_animal(rows, "n")
     assert (raised.value.column, raised.value.row) == ("animal_id", 2)
+    assert str(raised.value) == "column 'animal_id', row 2: missing animal id"
     for missing in ("animal_id", "n", "w"):
         table = rows.drop(columns=[missing]) if missing in rows else rows
         with pytest.raises(InputError, match=f"the table has no '{missing}' column") as raised:
@@ -158,3 +159,56 @@ def test_rate_interval_errors_name_the_column_and_row():
 def test_no_rows_no_animals():
     out = rate_interval_by_animal(pd.DataFrame({"animal_id": [], "n": []}), "n")
     assert (out["animals"], out["estimate"], out["ci"]) == (0, None, None)
+
+
+def test_a_none_count_is_refused_as_not_finite():
+    with pytest.raises(ValueError, match="^numerators and denominators must be finite and >= 0$"):
+        animal_bootstrap_interval([1, None, 2, 3, 4], [1, 1, 1, 1, 1])
+    with pytest.raises(ValueError, match="^numerators and denominators must be finite and >= 0$"):
+        animal_bootstrap_interval([1, 1, 2, 3, 4], [1, 1, None, 1, 1])
+
+
+def test_integer_counts_are_counts():
+    out = animal_bootstrap_interval([1, 0, 2, 0, 1], [2, 1, 4, 3, 5], seed=2, replicates=9)
+    assert out == animal_bootstrap_interval([1.0, 0.0, 2.0, 0.0, 1.0], [2.0, 1.0, 4.0, 3.0, 5.0],
+                                            seed=2, replicates=9)
+    assert out["estimate"] == 4 / 15
+
+
+def test_denominators_below_one_are_defined():
+    # the pooled denominator 1 (> 0) has an estimate; fractional denominators are rates too
+    one = animal_bootstrap_interval([1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0],
+                                    seed=3, replicates=50)
+    assert one["estimate"] == 1.0
+    # a replicate is defined when its drawn denominators sum above 0: drawing animal 0 once
+    # (denominator 1) is enough
+    missing = int((~(draws(3, 50, 5) == 0).any(axis=1)).sum())
+    assert one["undefined_replicates"] == missing and one["ci"] == [1.0, 1.0]
+    half = animal_bootstrap_interval([0.25] * 5, [0.5] * 5, replicates=4)
+    assert half["estimate"] == 0.5 and half["ci"] == [0.5, 0.5]
+
+
+def test_an_animal_with_no_counted_row_is_still_an_animal():
+    # e's only row has no numerator: e is the fifth animal, with 0 / 0 (sorted last)
+    rows = pd.DataFrame({"animal_id": ["a", "b", "c", "d", "e"],
+                         "n": [1.0, 0.0, 1.0, 1.0, np.nan]})
+    out = rate_interval_by_animal(rows, "n", seed=4, replicates=6)
+    assert out == animal_bootstrap_interval([1, 0, 1, 1, 0], [1, 1, 1, 1, 0], seed=4, replicates=6)
+    assert out["animals"] == 5 and out["ci"] is not None
+
+
+def test_text_and_nullable_flags_are_read_as_numbers():
+    # "n/a" text and pandas' missing boolean are not counted; True is 1, False 0
+    rows = pd.DataFrame({"animal_id": list("aabcde"),
+                         "n": pd.array([True, None, False, True, True, False], dtype="boolean"),
+                         "text": ["1", "n/a", "0", "1", "1", "0"],
+                         "w": ["2", "x", "1", "1", "1", "1"]})
+    expected = animal_bootstrap_interval([1, 0, 1, 1, 0], [1, 1, 1, 1, 1], seed=1, replicates=5)
+    assert rate_interval_by_animal(rows, "n", seed=1, replicates=5) == expected
+    assert rate_interval_by_animal(rows, "text", seed=1, replicates=5) == expected
+    weighted = animal_bootstrap_interval([1, 0, 1, 1, 0], [2, 1, 1, 1, 1], seed=1, replicates=5)
+    assert rate_interval_by_animal(rows, "text", "w", seed=1, replicates=5) == weighted
+    # a nullable flag as the denominator, missing on a counted row: not finite, refused
+    rows["flag"] = pd.array([True, True, None, True, True, True], dtype="boolean")
+    with pytest.raises(ValueError, match="must be finite"):
+        rate_interval_by_animal(rows, "text", "flag")

@@ -62,6 +62,8 @@ def test_delta_at_the_ends_of_its_range(text):
     (f"{FCR}=0.1,delta=1.5", r"^--calibrate: delta=1.5 must be in \(0, 1\]$"),
     (f"{FCR}= x ", rf"^--calibrate: {FCR}='x' is not a number$"),
     (f"{FCR}=0.1,delta=d", r"^--calibrate: delta='d' is not a number$"),
+    # the first "=" separates the name from its value
+    (f"{FCR}=0.1=0.2", rf"^--calibrate: {FCR}='0.1=0.2' is not a number$"),
 ])
 def test_out_of_range_and_not_a_number(text, message):
     with pytest.raises(ConfigError, match=message):
@@ -77,6 +79,7 @@ USAGE = (f"use --calibrate {FCR}=A[,delta=D][,method=crc|ltt] or --calibrate {SR
     (f"{FCR}=0.1,", "--calibrate: expected name=value, got ''; " + USAGE),
     (f"{FCR}=0.1,{FCR}=0.2", f"--calibrate: '{FCR}' is given twice"),
     (f"{SR}=0.1,delta=0.1,method=ltt", f"--calibrate: {SR} takes no other option (got delta, method)"),
+    (f"method=crc,{SR}=0.1", f"--calibrate: {SR} takes no other option (got method)"),
     ("delta=0.1", "--calibrate: no target given; " + USAGE),
     (f"{FCR}=0.1,foo=1,bar=2", f"--calibrate: unknown option(s) ['bar', 'foo']; " + USAGE),
     (f"{FCR}=0.1,method=bayes", "--calibrate: method='bayes'; choose crc or ltt"),
