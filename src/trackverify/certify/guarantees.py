@@ -113,7 +113,7 @@ def hoeffding_bentkus_p_value(risk, n: int, level: float) -> np.ndarray:
     """The Hoeffding-Bentkus p-value of ``H: R > level`` from ``n`` losses in [0, 1] with mean ``risk``."""
     r = np.atleast_1d(np.asarray(risk, dtype=np.float64))
     a = np.minimum(r, level)
-    h = xlogy(a, a / level) + xlogy(1.0 - a, (1.0 - a) / (1.0 - level)) if level < 1 else np.zeros_like(a)
+    h = xlogy(a, a / level) + xlogy(1.0 - a, (1.0 - a) / (1.0 - level)) if level < 1 else 0.0
     hoeffding = np.exp(-n * h)
     # ceil(n R_n): R_n is a mean of n ratios; a float n*R_n a hair above an integer is that integer.
     k = np.ceil(np.round(n * r, 9))
