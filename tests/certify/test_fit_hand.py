@@ -12,7 +12,7 @@ from trackverify.certify.fit import (LOSS, ROLES, calibrate_threshold, check_on_
                                      fit_certified_threshold, fit_roles, fit_rows_with_animals,
                                      guarantee_text, precheck_target, selective_risk_warnings)
 from trackverify.certify.targets import ASSUMPTION, CalibrationTarget
-from trackverify.errors import ConfigError
+from trackverify.errors import ConfigError, LeakageError
 from trackverify.partitions import FitData, Partitions
 
 FCR = "target_false_certification_rate"
@@ -23,7 +23,7 @@ SR = "target_selective_risk"
 # the test recording x1 hold errors at score 0 that the fit must never see.
 ROWS = pd.DataFrame([
     ("c1", 1.0, "1"), ("c1", 0.5, "0"),
-    ("c2", 2.0, "1"), ("c2", 0.2, "0"), ("c2", 0.1, ""),        # "": unlabelled
+    ("c2", 2.0, "1"), ("c2", 0.2, "0"), ("c2", 0.1, "?"),       # "?": unlabelled
     ("c3", 3.0, "1"), ("c3", np.nan, "0"),                      # NaN: abstained
     ("c4", 4.0, "1"),
     ("c5", 5.0, "1"), ("c6", 6.0, "0"),
@@ -216,6 +216,8 @@ def test_precheck_target():
     assert str(raised.value) == ("with 4 calibration animal(s) no threshold can guarantee "
                                  "FCR <= 0.19 (crc); the smallest is 0.2")
     precheck_target(CalibrationTarget(FCR, 0.01, "crc"), 0)   # no animals known yet: no check
+    with pytest.raises(ConfigError, match="with 1 calibration animal"):  # 1/2 with one
+        precheck_target(CalibrationTarget(FCR, 0.4, "crc"), 1)
     precheck_target(CalibrationTarget(SR, 0.0), 1)             # no guarantee: no check
     with pytest.raises(ConfigError, match="at delta=0.1"):
         precheck_target(CalibrationTarget(FCR, 0.3, "ltt", 0.1), 5)
@@ -240,7 +242,9 @@ def test_check_on_evaluated_mean_exactly_at_the_target_is_not_above():
     assert (check["animals_with_errors"], check["animals_without_errors"]) == (2, 1)
     assert check["per_animal_certified_coverage"] == {"A": 0.65, "B": 0.5}
     assert check["coverage_outside_calibration_range"] == {}
-    assert check["target"] == 0.25 and check["note"].startswith("Learn-then-Test bounds")
+    assert check["target"] == 0.25 and check["note"] == (
+        "Learn-then-Test bounds the expected rate with probability 1 - delta; a finite set of "
+        "new animals can exceed the target by chance")
     # the upper edge of the band is inside too; a hair above it is outside
     assert check_on_evaluated(record, {"r": block(0, 1, 8, 10)}, {"r": "A"})[
         "coverage_outside_calibration_range"] == {}
@@ -259,5 +263,41 @@ def test_check_on_evaluated_without_errors_or_band():
     assert check["per_animal_certified_coverage"] == {"7": 0.75}
     assert check["calibration_animal_coverage"] is None
     assert check["coverage_outside_calibration_range"] == {}
-    assert check["note"].startswith("conformal risk control bounds the expectation")
+    assert check["note"] == (
+        "conformal risk control bounds the expectation: one finite set of new animals can exceed "
+        "the target by chance, but a mean far above it means the calibration did not transfer")
     assert math.isclose(check_on_evaluated(record, {"r": block(1, 3, 3, 4)}, {"r": 7})["mean_fcr"], 1 / 3)
+
+
+def test_nullable_boolean_labels_with_a_missing_one():
+    # errors read as pandas' nullable boolean: a missing label is unlabelled (not an error)
+    rows = ROWS.assign(error=pd.array([{"1": True, "0": False}.get(v) for v in ROWS["error"]],
+                                      dtype="boolean"))
+    target = CalibrationTarget(FCR, 0.5, "crc")
+    assert fit_certified_threshold(fit_data(rows), ANIMAL_OF, target) == \
+        fit_certified_threshold(fit_data(), ANIMAL_OF, target)
+    flags = SR_ROWS.assign(error=pd.array([False, False, True, True, False, None, True],
+                                          dtype="boolean"))
+    # now 2 errors of 5 labelled: prevalence 0.4, at R = 0.4 exactly the warning
+    warnings = selective_risk_warnings({"target_risk": 0.4, "threshold": 0.0},
+                                       FitData(SR_PARTITIONS, flags))
+    assert len(warnings) == 1 and "error prevalence (0.4)" in warnings[0]
+    text = SR_ROWS.assign(error=["0", "0", "1", "1", "0", "?", "1"])
+    assert selective_risk_warnings({"target_risk": 0.4, "threshold": 0.0},
+                                   FitData(SR_PARTITIONS, text)) == warnings
+
+
+def test_recordings_of_mixed_id_types_are_listed_by_their_text():
+    rows = pd.DataFrame({"recording": [3, "a", 3], "score": [1.0, 2.0, 0.5],
+                         "error": [1, 1, 0]})
+    partitions = Partitions({"calibration": (3, "a")})
+    record = fit_certified_threshold(FitData(partitions, rows), {3: "A", "a": "B"},
+                                     CalibrationTarget(FCR, 0.9, "crc"))
+    assert record["recordings"] == [3, "a"] and record["animals"] == 2
+
+
+def test_no_calibration_rows_is_refused_before_any_fit():
+    partitions = Partitions({"train": ("c1",), "calibration": ("none",)})
+    with pytest.raises(LeakageError, match="nothing to fit on: no rows in calibration"):
+        fit_certified_threshold(FitData(partitions, ROWS), ANIMAL_OF,
+                                CalibrationTarget(FCR, 0.5, "crc"))
