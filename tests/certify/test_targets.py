@@ -81,7 +81,7 @@ USAGE = (f"use --calibrate {FCR}=A[,delta=D][,method=crc|ltt] or --calibrate {SR
     (f"{SR}=0.1,delta=0.1,method=ltt", f"--calibrate: {SR} takes no other option (got delta, method)"),
     (f"method=crc,{SR}=0.1", f"--calibrate: {SR} takes no other option (got method)"),
     ("delta=0.1", "--calibrate: no target given; " + USAGE),
-    (f"{FCR}=0.1,foo=1,bar=2", f"--calibrate: unknown option(s) ['bar', 'foo']; " + USAGE),
+    (f"{FCR}=0.1,foo=1,bar=2", "--calibrate: unknown option(s) ['bar', 'foo']; " + USAGE),
     (f"{FCR}=0.1,method=bayes", "--calibrate: method='bayes'; choose crc or ltt"),
     (f"{FCR}=0.1,method=crc,delta=0.1",
      "--calibrate: delta applies to method=ltt only (crc bounds the expected "
