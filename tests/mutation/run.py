@@ -88,7 +88,12 @@ MODULES: dict[str, list[str]] = {
     # the format check (rules F1-..., codes and messages) and the verifier plumbing's
     # definitions (abstention counts, None-propagating sums, score normalisation)
     "conversion/format.py": ["tests/conversion/test_format.py"],
-    "verifiers/__init__.py": ["tests/test_verifiers.py", "tests/test_api.py"],
+    # the protocol's plumbing by hand first; test_api.py (a full audit per test) reaches it
+    # too, but costs about a minute a mutant
+    "verifiers/__init__.py": ["tests/test_verifier_protocol.py", "tests/test_verifiers.py"],
+    # the decoder's pieces by hand first, then the trained model (5-epoch runs; the
+    # 200-epoch and torch comparisons last)
+    "conversion/decoder.py": ["tests/conversion/test_decoder.py"],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
