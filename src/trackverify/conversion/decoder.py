@@ -40,7 +40,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from trackverify.conversion import MAX_EPOCHS
-from trackverify.errors import ConfigError
+from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import balanced_accuracy
 
 
@@ -286,7 +286,9 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
 def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -> DecoderResult:
     """Train the decoder on the training trials of ``data`` and score the test trials.
 
-    ``data`` must have passed format validation. Sessions with 0 trials are skipped.
+    ``data`` must have passed format validation. Sessions with 0 trials are skipped; a
+    session with 1 trial (refused by the format check, OQ-B2.2) raises :class:`InputError`:
+    its only trial would be a test trial without a trained projection.
     """
     if config.engine not in ("numpy", "torch"):
         raise ConfigError(f"unknown decoder engine '{config.engine}' (use numpy or torch)")
@@ -297,6 +299,9 @@ def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -
 def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
     rng = np.random.default_rng(config.seed)
     n_trials = [len(session) for session in data["neural"]]
+    if 1 in n_trials:  # no training trial, so no trained projection for the test trial
+        raise InputError(f"session {n_trials.index(1)} has 1 trial; the decoder's train/test "
+                         "split needs at least 2")
     train_idx, test_idx = split_trials(n_trials, config.frac_train, rng)
     nonempty = [s for s, n in enumerate(n_trials) if n > 0]
     train = prepare_sessions(data, train_idx)

@@ -1,0 +1,339 @@
+"""The decoder's pieces by hand (EVALUATORS B6): the configuration's range, the split, the
+class weights, the log-softmax, the loss and its gradients on a 2-class, 2-bin model written
+out, Adam's steps, the projection's compressed and subsampled paths, the session layout, and
+the evaluation on a model whose parameters are set by hand."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from trackverify.conversion import MAX_EPOCHS, decoder
+from trackverify.conversion.decoder import (DecoderConfig, Session, _log_softmax, _Model,
+                                            _numpy_loss_and_grads, _train_numpy, class_weights,
+                                            init_projection, prepare_sessions, run_decoder,
+                                            split_trials)
+from trackverify.errors import ConfigError, InputError
+
+
+@pytest.mark.parametrize("epochs", [1, MAX_EPOCHS, np.int64(3)])
+def test_epochs_in_range_are_accepted(epochs):
+    assert DecoderConfig(epochs=epochs).epochs == epochs
+
+
+@pytest.mark.parametrize("epochs", [0, -1, MAX_EPOCHS + 1, True, 2.0, "5", None])
+def test_epochs_out_of_range_or_not_integers_are_refused(epochs):
+    with pytest.raises(ConfigError) as caught:
+        DecoderConfig(epochs=epochs)
+    assert str(caught.value) == (f"decoder epochs {epochs!r} must be an integer in "
+                                 f"[1, {MAX_EPOCHS}]")
+
+
+def test_split_counts_for_a_stated_fraction():
+    # n = 10, 4, 2, 1, 0 at frac 0.5: floor(5), floor(2), max(1, floor(1)), cap at n - 1 = 0,
+    # nothing
+    train, test = split_trials([10, 4, 2, 1, 0], 0.5, np.random.default_rng(0))
+    assert [len(t) for t in train] == [5, 2, 1, 0, 0]
+    assert [len(t) for t in test] == [5, 2, 1, 1, 0]
+    # frac 0.9 of 5 = floor(4.5) = 4; frac 0.1 of 5 = max(1, 0) = 1; frac 1.0 of 3 caps at 2
+    for frac, n_train in [(0.9, 4), (0.1, 1), (1.0, 2)]:
+        train, test = split_trials([5 if frac < 1 else 3], frac, np.random.default_rng(0))
+        assert len(train[0]) == n_train
+
+
+def test_split_takes_the_permutation_of_the_seeded_generator_in_session_order():
+    # the documented draw: one permutation per session from numpy.random.default_rng(seed),
+    # the first n_train of it for training; both parts sorted
+    train, test = split_trials([6, 5], 0.5, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    first, second = rng.permutation(6), rng.permutation(5)
+    assert train[0].tolist() == sorted(first[:3]) and test[0].tolist() == sorted(first[3:])
+    assert train[1].tolist() == sorted(second[:2]) and test[1].tolist() == sorted(second[2:])
+
+
+def test_class_weights_for_counts_one_and_three():
+    # labels 0, 1, 1, 1: w = 4 / (2 * 1) = 2 and 4 / (2 * 3) = 2/3; sum 8/3 -> 3/4, 1/4
+    np.testing.assert_allclose(class_weights([np.array([1, 0]), np.array([1, 1])], 2),
+                               [0.75, 0.25], rtol=1e-15)
+
+
+def test_class_weights_of_labels_beyond_the_classes_count_only_the_classes():
+    # counts of 0 and 1 are 1 and 1 (label 2 is not a class); total 4:
+    # w = 4 / (2 * 1) each -> 1/2, 1/2
+    np.testing.assert_allclose(class_weights([np.array([0, 1, 2, 2])], 2), [0.5, 0.5])
+
+
+def test_class_weights_of_no_labels_are_undefined():
+    # total 0: w = 0 / (C * 1) = 0 for each class, normalised 0 / 0: NaN, not a weight
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(class_weights([], 2), [np.nan, np.nan])
+
+
+def test_log_softmax_by_hand_and_without_overflow():
+    # column [0, ln 3]: softmax [1/4, 3/4]; the same shifted by 1000 (exp would overflow)
+    logits = np.array([[0.0, 1000.0], [math.log(3), 1000.0 + math.log(3)]])
+    expected = np.log([[0.25, 0.25], [0.75, 0.75]])
+    np.testing.assert_allclose(_log_softmax(logits), expected, rtol=1e-12)
+
+
+def hand_model(extra_bin: bool = False):
+    """One session, one neuron, p = 1, no input variable: W = [[0.5]], X = [[2, -2]] so
+    z = [1, -1]; A = [[1], [0]], b = 0 so the logits are [z, 0]; labels [0, 1]. With
+    ``extra_bin`` a third bin (z = 2.5) carries label 2, a class unseen in training."""
+    X = np.array([[2.0, -2.0, 5.0]]) if extra_bin else np.array([[2.0, -2.0]])
+    Y = np.array([[0, 1, 2]]) if extra_bin else np.array([[0, 1]])
+    T = X.shape[1]
+    session = Session(X, np.zeros((0, T)), Y, np.zeros(T, dtype=np.int64))
+    model = _Model([np.array([[0.5]])], [np.array([[1.0], [0.0]])], [np.zeros(2)])
+    return model, [session]
+
+
+@pytest.mark.parametrize("extra_bin", [False, True])
+def test_loss_and_gradients_of_two_classes_two_bins_by_hand(extra_bin):
+    """Weights [0.2, 0.6] (sum of the bins' weights 0.8; the loss divides by it).
+
+    Bin 0: logits [1, 0], label 0: -log p = log(1 + e^-1); bin 1: logits [-1, 0], label 1:
+    -log p = log(1 + e^-1). Loss = (0.2 + 0.6) log(1 + e^-1) / 0.8 + l1 |0.5|.
+    With q = 1 / (1 + e): d = softmax - onehot, times w / 0.8 = [0.25, 0.75]:
+    bin 0 [-q, q] / 4, bin 1 [q, -q] * 3/4. gA = d z^T = [-q, q]; gb = [q/2, -q/2];
+    gZ = A^T d = [-q/4, 3q/4]; gW = gZ X^T + l1 sign(W) = -q/2 - 3q/2 + l1 = -2q + l1.
+    A third bin with an unseen label carries no loss and no gradient.
+    """
+    model, sessions = hand_model(extra_bin)
+    l1 = 0.01
+    loss, (gW, gA, gb) = _numpy_loss_and_grads(model, sessions, [np.array([0.2, 0.6])], l1)
+    q = 1.0 / (1.0 + math.e)
+    assert loss == pytest.approx(math.log1p(math.exp(-1.0)) + l1 * 0.5, rel=1e-14)
+    np.testing.assert_allclose(gA, [[-q], [q]], rtol=1e-14)
+    np.testing.assert_allclose(gb, [q / 2, -q / 2], rtol=1e-14)
+    np.testing.assert_allclose(gW, [[-2 * q + l1]], rtol=1e-14)
+
+
+def test_a_session_whose_labels_are_all_unseen_carries_no_loss():
+    model, sessions = hand_model()
+    sessions[0].Y[:] = 5  # no class of the model's 2
+    loss, (gW, gA, gb) = _numpy_loss_and_grads(model, sessions, [np.array([0.2, 0.6])], 0.01)
+    assert loss == 0.01 * 0.5  # the penalty only
+    assert gW.tolist() == [[0.01]] and not gA.any() and not gb.any()
+
+
+def test_penalty_sums_every_projection_and_its_gradient_is_the_sign():
+    # two sessions without loss (labels unseen): l1 (|1| + |-2| + |0| + |3|) = 0.6
+    W = [np.array([[1.0, -2.0]]), np.array([[0.0, 3.0]])]
+    sessions = [Session(np.ones((2, 2)), np.zeros((0, 2)), np.full((1, 2), 9), np.zeros(2, int))
+                for _ in W]
+    model = _Model(W, [np.zeros((2, 1))], [np.zeros(2)])
+    loss, grads = _numpy_loss_and_grads(model, sessions, [np.array([0.5, 0.5])], 0.1)
+    assert loss == pytest.approx(0.6, rel=1e-15)
+    assert grads[0].tolist() == [[0.1, -0.1]] and grads[1].tolist() == [[0.0, 0.1]]
+
+
+def test_adam_steps_by_hand(monkeypatch):
+    """Gradients 1 then 3 of one parameter at 0, lr 0.1 (Kingma & Ba, Algorithm 1):
+    step 1: m = 0.1, v = 0.001, m^ = 1, v^ = 1: q = -0.1 / (1 + 1e-8);
+    step 2: m = 0.09 + 0.3 = 0.39, v = 0.000999 + 0.009 = 0.009999, m^ = 0.39 / 0.19,
+    v^ = 0.009999 / 0.001999: q -= 0.1 m^ / (sqrt(v^) + 1e-8)."""
+    grads = iter([1.0, 3.0])
+    losses = iter([7.0, 5.0])
+
+    def fake(model, sessions, weights, l1):
+        assert l1 == 0.25
+        return next(losses), [np.array([next(grads)])]
+
+    monkeypatch.setattr(decoder, "_numpy_loss_and_grads", fake)
+    model = _Model([np.zeros(1)], [], [])
+    history = _train_numpy(model, [], [], DecoderConfig(epochs=2, lr=0.1, l1=0.25))
+    assert history == [7.0, 5.0]
+    step1 = 0.1 * 1.0 / (1.0 + 1e-8)
+    step2 = 0.1 * (0.39 / 0.19) / (math.sqrt(0.009999 / 0.001999) + 1e-8)
+    assert model.W[0][0] == pytest.approx(-step1 - step2, rel=1e-12)
+
+
+def test_projection_of_many_neurons_is_the_documented_gaussian_compression():
+    """N = 30 > max_neurons = 20: P (30 x 20, N(0, 1/20)) is the generator's first draw;
+    W = (P V)^T with V the top right singular vectors of X^T P (sklearn's TruncatedSVD, an
+    independent SVD; rows equal up to sign)."""
+    from sklearn.decomposition import TruncatedSVD
+
+    X = np.random.default_rng(5).normal(size=(30, 60))
+    W = init_projection(X, 3, np.random.default_rng(9), 50_000, 20)
+    P = np.random.default_rng(9).normal(0.0, 1.0 / np.sqrt(20), size=(30, 20))
+    V = TruncatedSVD(n_components=3, algorithm="arpack").fit(X.T @ P).components_
+    np.testing.assert_allclose(np.abs(W), np.abs(V @ P.T), atol=1e-9)
+
+
+def test_projection_of_many_timepoints_uses_the_documented_subset():
+    """T = 120 > max_samples = 50: the timepoints ``rng.choice(120, 50, replace=False)``."""
+    from sklearn.decomposition import TruncatedSVD
+
+    X = np.random.default_rng(6).normal(size=(8, 120))
+    W = init_projection(X, 3, np.random.default_rng(4), 50, 2_000)
+    rows = np.random.default_rng(4).choice(120, size=50, replace=False)
+    V = TruncatedSVD(n_components=3, algorithm="arpack").fit(X.T[rows]).components_
+    np.testing.assert_allclose(np.abs(W), np.abs(V), atol=1e-9)
+
+
+@pytest.mark.parametrize("T, N", [(50, 8), (40, 20)])
+def test_projection_at_the_limits_is_the_plain_svd(T, N):
+    """T = max_samples (50) or N = max_neurons (20): neither subset nor compression."""
+    from sklearn.decomposition import TruncatedSVD
+
+    X = np.random.default_rng(T).normal(size=(N, T))
+    W = init_projection(X, 3, np.random.default_rng(0), 50, 20)
+    V = TruncatedSVD(n_components=3, algorithm="arpack").fit(X.T).components_
+    np.testing.assert_allclose(np.abs(W), np.abs(V), atol=1e-9)
+
+
+def test_projection_of_fewer_timepoints_than_p_has_zero_rows():
+    # T = 2 timepoints, N = 4, p = 3: the SVD has 2 right singular vectors; row 3 is zero
+    X = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0], [0.0, 0.0]])
+    W = init_projection(X, 3, np.random.default_rng(0), 50, 20)
+    # X^T = [[1, 0, 0, 0], [0, 2, 0, 0]]: right singular vectors e2 (sigma 2), e1 (sigma 1)
+    np.testing.assert_allclose(np.abs(W), [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
+
+
+def test_prepare_sessions_concatenates_the_kept_trials_along_time():
+    data = {"neural": [[np.array([[1.0, 2.0]], dtype=np.float32), np.array([[3.0]]),
+                        np.array([[4.0, 5.0, 6.0]])],
+                       [np.array([[7.0], [8.0]])]],
+            "input": [[np.array([0.5]), np.array([[1.5]]), np.array([2.5])],
+                      [np.array([9.0])]],
+            "output": [[np.array([0.9999]), np.array([[2.0]]), np.array([1.0000001])],
+                       [np.array([[3.0]])]]}
+    first, second = prepare_sessions(data)
+    assert first.X.dtype == np.float64 and first.X.tolist() == [[1, 2, 3, 4, 5, 6]]
+    assert first.U.tolist() == [[0.5, 0.5, 1.5, 2.5, 2.5, 2.5]]
+    assert first.Y.dtype == np.int64 and first.Y.tolist() == [[1, 1, 2, 1, 1, 1]]
+    assert first.trial.tolist() == [0, 0, 1, 2, 2, 2]
+    assert second.X.tolist() == [[7], [8]] and second.Y.tolist() == [[3]]
+    # only trials 2 and 0 of session 0 (in that order); session 1 keeps none: skipped
+    (only,) = prepare_sessions(data, [np.array([2, 0]), np.array([], dtype=int)])
+    assert only.X.tolist() == [[4, 5, 6, 1, 2]] and only.trial.tolist() == [2, 2, 2, 0, 0]
+    assert only.U.tolist() == [[2.5, 2.5, 2.5, 0.5, 0.5]]
+    # session 0 keeps none (skipped), session 1 its only trial
+    (only,) = prepare_sessions(data, [np.array([], dtype=int), np.array([0])])
+    assert only.X.tolist() == [[7], [8]] and only.U.tolist() == [[9.0]]
+
+
+def test_prepare_sessions_computes_in_float64_whatever_the_float_type():
+    data = {"neural": [[np.array([[1.5, 2.5]], dtype=np.float32)] * 2],
+            "input": [[np.array([[0.25, 0.5]], dtype=np.float32)] * 2],
+            "output": [[np.array([1.0], dtype=np.float32)] * 2]}
+    (session,) = prepare_sessions(data)
+    assert session.X.dtype == np.float64 and session.U.dtype == np.float64
+    assert session.X.tolist() == [[1.5, 2.5, 1.5, 2.5]] and session.Y.tolist() == [[1] * 4]
+
+
+def test_a_session_of_one_trial_is_refused():
+    # the split needs 2 trials (format rule OQ-B2.2): with 1 the session has no training
+    # trial, so no trained projection to decode its test trial with
+    data = {"neural": [[np.ones((1, 2))] * 3, [np.ones((2, 2))]],
+            "input": [[np.zeros(1)] * 3, [np.zeros(1)]],
+            "output": [[np.zeros(1)] * 3, [np.zeros(1)]]}
+    with pytest.raises(InputError) as caught:
+        run_decoder(data, DecoderConfig(epochs=1))
+    assert str(caught.value) == ("session 1 has 1 trial; the decoder's train/test split needs "
+                                 "at least 2")
+
+
+def test_torch_engine_without_torch_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    model, sessions = hand_model()
+    with pytest.raises(ConfigError) as caught:
+        decoder._train_torch(model, sessions, [np.array([0.5, 0.5])], DecoderConfig(epochs=1))
+    assert str(caught.value) == ("the torch decoder engine needs the 'decoder' extra: "
+                                 "pip install 'trackverify[decoder]'")
+
+
+@pytest.mark.parametrize("extra_bin", [False, True])
+def test_torch_engine_takes_the_same_steps_as_the_analytic_gradients(extra_bin):
+    """torch's autograd and Adam against the analytic gradients and the hand-written Adam
+    (two independent implementations), on the hand model, with a label unseen in training
+    in one variant; 3 steps at lr 0.1 so the parameters move."""
+    pytest.importorskip("torch")
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the trainer runs with cfg.threads = 1, then restores 2
+    results = []
+    for trainer in (decoder._train_numpy, decoder._train_torch):
+        model, sessions = hand_model(extra_bin)
+        history = trainer(model, sessions, [np.array([0.2, 0.6])],
+                          DecoderConfig(epochs=3, lr=0.1, l1=0.01))
+        results.append((history, model.params()))
+    (h_np, p_np), (h_t, p_t) = results
+    assert len(h_t) == 3 and h_t[0] == pytest.approx(math.log1p(math.exp(-1)) + 0.005, rel=1e-14)
+    np.testing.assert_allclose(h_t, h_np, rtol=1e-12)
+    for a, b in zip(p_np, p_t, strict=True):
+        assert type(b) is np.ndarray
+        np.testing.assert_allclose(b, a, rtol=1e-10)
+    assert torch.get_num_threads() == 2  # restored
+    torch.set_num_threads(threads)
+
+
+def separable_data():
+    """Two sessions of 4 identical trials of 2 bins, one neuron, no input variable. Bin 0:
+    output 0 class 0, output 1 class 0; bin 1: classes 1 and 2. The neuron reads -1 in bin 0
+    and +1 in bin 1 in session 0, the opposite in session 1."""
+    neural, inputs, outputs = [], [], []
+    for sign in (1.0, -1.0):
+        neural.append([np.array([[-sign, sign]]) for _ in range(4)])
+        inputs.append([np.zeros((0, 2)) for _ in range(4)])
+        outputs.append([np.array([[0, 1], [0, 2]]) for _ in range(4)])
+    return {"neural": neural, "input": inputs, "output": outputs}
+
+
+def test_evaluation_of_a_model_set_by_hand(monkeypatch):
+    """The trainer replaced by one that sets W_s = the sign of session s (so z = -1 in bin 0,
+    +1 in bin 1 in both sessions; session 1 with session 0's W would read the opposite) and
+    output 0's classifier to logits [-z, z] (class 1 iff z > 0), output 1's to
+    [-z, -1/2, z] (class 0 when z = -1, class 2 when z = 1, never 1). Split at 0.7 of 4:
+    2 train, 2 test trials per session. Output 0: every test bin right, BA 1, chance 1/2,
+    normalised 1. Output 1 (largest training label 2: C = 3): classes 0 and 2 right, BA over
+    the present classes = 1, chance 1/3, normalised 1."""
+    def set_by_hand(model, sessions, weights, cfg):
+        assert [s.X.shape for s in sessions] == [(1, 4), (1, 4)]  # 2 trials x 2 bins each
+        model.W = [np.array([[1.0]]), np.array([[-1.0]])]
+        model.A = [np.array([[-1.0], [1.0]]), np.array([[-1.0], [0.0], [1.0]])]
+        model.b = [np.zeros(2), np.array([0.0, -0.5, 0.0])]
+        return [1.0]
+
+    monkeypatch.setattr(decoder, "_train_numpy", set_by_hand)
+    result = run_decoder(separable_data(), DecoderConfig(p=1, epochs=1))
+    assert result.n_classes == [2, 3]
+    assert result.balanced_accuracy == [1.0, 1.0]
+    assert result.chance == [0.5, pytest.approx(1 / 3, rel=1e-15)]
+    assert result.chance_normalised == [1.0, pytest.approx(1.0, rel=1e-15)]
+    assert (result.n_train_trials, result.n_test_trials) == (4, 4)
+    assert result.output_names == ["output_0", "output_1"]
+    out = result.to_dict()
+    assert out["outputs"]["output_0"] == {"balanced_accuracy": 1.0, "chance": 0.5,
+                                          "chance_normalised": 1.0, "n_classes": 2}
+    assert out["final_loss"] == 1.0 and out["config"]["p"] == 1
+    assert out["config"] == {"p": 1, "l1": 1e-4, "lr": 1e-3, "epochs": 1, "frac_train": 0.7,
+                             "seed": 0, "svd_max_samples": 50_000, "svd_max_neurons": 2_000,
+                             "engine": "numpy", "threads": 1}
+    assert (out["n_train_trials"], out["n_test_trials"]) == (4, 4)
+
+
+def test_evaluation_of_a_wrong_model_and_named_outputs(monkeypatch):
+    """The classifier of output 0 flipped (logits [z, -z]): every test bin wrong, BA 0,
+    normalised (0 - 1/2) / (1 - 1/2) = -1. Output 1 predicts class 1 everywhere (logit 1 on
+    class 1): each present class has recall 0 -> BA 0, normalised (0 - 1/3) / (2/3) = -1/2.
+    A dataset's ``output_names`` name the outputs."""
+    def set_by_hand(model, sessions, weights, cfg):
+        model.W = [np.array([[1.0]]), np.array([[-1.0]])]
+        model.A = [np.array([[1.0], [-1.0]]), np.zeros((3, 1))]
+        model.b = [np.zeros(2), np.array([0.0, 1.0, 0.0])]
+        return []
+
+    monkeypatch.setattr(decoder, "_train_numpy", set_by_hand)
+    data = {**separable_data(), "output_names": ("side", "level")}
+    result = run_decoder(data, DecoderConfig(p=1, epochs=1))
+    assert result.output_names == ["side", "level"]
+    assert result.balanced_accuracy == [0.0, 0.0]
+    assert result.chance_normalised == [-1.0, pytest.approx(-0.5, rel=1e-15)]
+    assert result.to_dict()["final_loss"] is None
