@@ -120,6 +120,21 @@ def test_a_session_whose_labels_are_all_unseen_carries_no_loss():
     assert gW.tolist() == [[0.01]] and not gA.any() and not gb.any()
 
 
+def test_an_output_without_loss_does_not_end_the_session():
+    """Output 0 of the session has only unseen labels (no loss); output 1 is the hand
+    model's: the loss and gradients are output 1's alone."""
+    model, sessions = hand_model()
+    sessions[0].Y = np.array([[7, 7], [0, 1]])
+    model.A, model.b = [np.zeros((2, 1)), *model.A], [np.zeros(2), *model.b]
+    weights = [np.array([0.5, 0.5]), np.array([0.2, 0.6])]
+    loss, (gW, gA0, gA1, gb0, gb1) = _numpy_loss_and_grads(model, sessions, weights, 0.01)
+    q = 1.0 / (1.0 + math.e)
+    assert loss == pytest.approx(math.log1p(math.exp(-1.0)) + 0.005, rel=1e-14)
+    assert not gA0.any() and not gb0.any()
+    np.testing.assert_allclose(gA1, [[-q], [q]], rtol=1e-14)
+    np.testing.assert_allclose(gW, [[-2 * q + 0.01]], rtol=1e-14)
+
+
 def test_penalty_sums_every_projection_and_its_gradient_is_the_sign():
     # two sessions without loss (labels unseen): l1 (|1| + |-2| + |0| + |3|) = 0.6
     W = [np.array([[1.0, -2.0]]), np.array([[0.0, 3.0]])]
@@ -274,16 +289,25 @@ def test_torch_engine_takes_the_same_steps_as_the_analytic_gradients(extra_bin):
     torch.set_num_threads(threads)
 
 
-def separable_data():
-    """Two sessions of 4 identical trials of 2 bins, one neuron, no input variable. Bin 0:
-    output 0 class 0, output 1 class 0; bin 1: classes 1 and 2. The neuron reads -1 in bin 0
-    and +1 in bin 1 in session 0, the opposite in session 1."""
-    neural, inputs, outputs = [], [], []
-    for sign in (1.0, -1.0):
+def separable_data(signs=(1.0, -1.0), empty_first=False, d_in=0):
+    """Sessions of 4 identical trials of 2 bins, one neuron, ``d_in`` zero inputs. Bin 0:
+    output 0 class 0, output 1 class 0; bin 1: classes 1 and 2. The neuron reads -sign in
+    bin 0 and +sign in bin 1 (by default session 0 sign +1, session 1 sign -1). With
+    ``empty_first`` a session of 0 trials comes first."""
+    neural, inputs, outputs = ([[]], [[]], [[]]) if empty_first else ([], [], [])
+    for sign in signs:
         neural.append([np.array([[-sign, sign]]) for _ in range(4)])
-        inputs.append([np.zeros((0, 2)) for _ in range(4)])
+        inputs.append([np.zeros((d_in, 2)) for _ in range(4)])
         outputs.append([np.array([[0, 1], [0, 2]]) for _ in range(4)])
     return {"neural": neural, "input": inputs, "output": outputs}
+
+
+def set_right(model, sessions, weights, cfg):
+    """W_s = the sign of its session; output 0 logits [-z, z], output 1 [-z, -1/2, z]."""
+    model.W = [np.array([[1.0]]), np.array([[-1.0]])][:len(sessions)]
+    model.A = [np.array([[-1.0], [1.0]]), np.array([[-1.0], [0.0], [1.0]])]
+    model.b = [np.zeros(2), np.array([0.0, -0.5, 0.0])]
+    return [1.0]
 
 
 def test_evaluation_of_a_model_set_by_hand(monkeypatch):
@@ -296,10 +320,7 @@ def test_evaluation_of_a_model_set_by_hand(monkeypatch):
     the present classes = 1, chance 1/3, normalised 1."""
     def set_by_hand(model, sessions, weights, cfg):
         assert [s.X.shape for s in sessions] == [(1, 4), (1, 4)]  # 2 trials x 2 bins each
-        model.W = [np.array([[1.0]]), np.array([[-1.0]])]
-        model.A = [np.array([[-1.0], [1.0]]), np.array([[-1.0], [0.0], [1.0]])]
-        model.b = [np.zeros(2), np.array([0.0, -0.5, 0.0])]
-        return [1.0]
+        return set_right(model, sessions, weights, cfg)
 
     monkeypatch.setattr(decoder, "_train_numpy", set_by_hand)
     result = run_decoder(separable_data(), DecoderConfig(p=1, epochs=1))
@@ -337,3 +358,135 @@ def test_evaluation_of_a_wrong_model_and_named_outputs(monkeypatch):
     assert result.balanced_accuracy == [0.0, 0.0]
     assert result.chance_normalised == [-1.0, pytest.approx(-0.5, rel=1e-15)]
     assert result.to_dict()["final_loss"] is None
+
+
+def test_sessions_of_zero_trials_are_skipped_without_shifting_the_projections(monkeypatch):
+    """As the model set by hand, after a first session of 0 trials: session 1 takes the
+    first projection (sign +1), session 2 the second (-1); every test bin right."""
+    monkeypatch.setattr(decoder, "_train_numpy", set_right)
+    result = run_decoder(separable_data(empty_first=True), DecoderConfig(p=1, epochs=1))
+    assert result.balanced_accuracy == [1.0, 1.0]
+    assert (result.n_train_trials, result.n_test_trials) == (4, 4)
+
+
+def test_only_the_test_trials_are_scored(monkeypatch):
+    """2 test trials x 2 bins in each of 2 sessions: 8 bins per output reach the balanced
+    accuracy (16 would be every trial)."""
+    seen = []
+
+    def recording(y_true, y_pred):
+        seen.append((y_true.tolist(), y_pred.tolist()))
+        return 0.5
+
+    monkeypatch.setattr(decoder, "balanced_accuracy", recording)
+    monkeypatch.setattr(decoder, "_train_numpy", set_right)
+    run_decoder(separable_data(), DecoderConfig(p=1, epochs=1))
+    assert seen == [([0, 1] * 4, [0, 1] * 4), ([0, 2] * 4, [0, 2] * 4)]
+
+
+def test_one_session_and_the_torch_engine(monkeypatch):
+    """One session: its own projection and classifier set by hand; engine "torch" calls the
+    torch trainer (replaced by the hand-set one here)."""
+    calls = []
+
+    def torch_trainer(model, sessions, weights, cfg):
+        calls.append(cfg.engine)
+        return set_right(model, sessions, weights, cfg)
+
+    monkeypatch.setattr(decoder, "_train_torch", torch_trainer)
+    result = run_decoder(separable_data(signs=(1.0,)), DecoderConfig(p=1, epochs=1,
+                                                                     engine="torch"))
+    assert calls == ["torch"]
+    assert result.balanced_accuracy == [1.0, 1.0] and result.n_classes == [2, 3]
+    assert (result.n_train_trials, result.n_test_trials) == (2, 2)
+
+
+def test_initial_parameters_follow_the_documented_draws(monkeypatch):
+    """p = 3, one input variable: fan_in 4, bound 1/2. The generator of ``seed`` draws the
+    split (one permutation per session), then no projection draw (1 neuron, 8 bins), then
+    A_k ~ U(-1/2, 1/2) of shape (C_k, 4) for each output, then b_k ~ U(-1/2, 1/2)."""
+    start = {}
+
+    def record(model, sessions, weights, cfg):
+        start["A"], start["b"] = [a.copy() for a in model.A], [c.copy() for c in model.b]
+        start["weights"] = [w.copy() for w in weights]
+        return []
+
+    monkeypatch.setattr(decoder, "_train_numpy", record)
+    run_decoder(separable_data(d_in=1), DecoderConfig(p=3, epochs=1, seed=11))
+    rng = np.random.default_rng(11)
+    rng.permutation(4), rng.permutation(4)
+    A = [rng.uniform(-0.5, 0.5, size=(c, 4)) for c in (2, 3)]
+    b = [rng.uniform(-0.5, 0.5, size=c) for c in (2, 3)]
+    for got, want in zip([*start["A"], *start["b"]], [*A, *b], strict=True):
+        np.testing.assert_array_equal(got, want)
+    # class weights from the pooled training bins: output 0 counts 4, 4 -> 1/2, 1/2;
+    # output 1 counts 4, 0, 4 -> 8/(3*4), 8/(3*1), 8/(3*4) normalised 1/6, 2/3, 1/6
+    np.testing.assert_allclose(start["weights"][0], [0.5, 0.5])
+    np.testing.assert_allclose(start["weights"][1], [1 / 6, 2 / 3, 1 / 6])
+
+
+def test_projection_gets_the_run_settings_and_generator(monkeypatch):
+    calls = []
+    original = decoder.init_projection
+
+    def record(X, p, rng, max_samples, max_neurons):
+        calls.append((X.shape, p, type(rng), max_samples, max_neurons))
+        return original(X, p, rng, max_samples, max_neurons)
+
+    monkeypatch.setattr(decoder, "init_projection", record)
+    monkeypatch.setattr(decoder, "_train_numpy", lambda *args: [])
+    run_decoder(separable_data(), DecoderConfig(p=2, epochs=1, svd_max_samples=7,
+                                                svd_max_neurons=9))
+    assert calls == [((1, 4), 2, np.random.Generator, 7, 9)] * 2
+
+
+@pytest.mark.parametrize("T, N", [(50, 8), (40, 20)])
+def test_projection_at_the_limits_draws_nothing(T, N):
+    """T = max_samples or N = max_neurons: no subset and no compression, so the run's
+    generator is left where it was (the classifier's initial draws follow)."""
+    rng = np.random.default_rng(3)
+    init_projection(np.random.default_rng(T).normal(size=(N, T)), 3, rng, 50, 20)
+    assert rng.random() == np.random.default_rng(3).random()
+
+
+def test_an_output_of_one_class_has_no_chance_normalised_accuracy(monkeypatch):
+    """Output 0 all class 0: C = 1, chance 1; the argmax of one class is always right: BA 1,
+    (BA - chance) / (1 - chance) undefined (None)."""
+    data = separable_data()
+    data["output"] = [[np.zeros((1, 2)) for _ in session] for session in data["output"]]
+
+    def one_class(model, sessions, weights, cfg):
+        return []
+
+    monkeypatch.setattr(decoder, "_train_numpy", one_class)
+    result = run_decoder(data, DecoderConfig(p=1, epochs=1))
+    assert result.n_classes == [1] and result.chance == [1.0]
+    assert result.balanced_accuracy == [1.0] and result.chance_normalised == [None]
+
+
+@pytest.mark.parametrize("sessions", [0, 2])
+def test_a_dataset_without_trials_is_refused(sessions):
+    data = {"neural": [[]] * sessions, "input": [[]] * sessions, "output": [[]] * sessions}
+    with pytest.raises(InputError) as caught:
+        run_decoder(data, DecoderConfig(epochs=1))
+    assert str(caught.value) == f"the dataset holds no trial ({sessions} session(s))"
+
+
+def test_unknown_engine_is_named():
+    with pytest.raises(ConfigError) as caught:
+        run_decoder(separable_data(), DecoderConfig(engine="jax"))
+    assert str(caught.value) == "unknown decoder engine 'jax' (use numpy or torch)"
+
+
+def test_training_runs_with_the_configured_blas_threads(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    monkeypatch.setattr(decoder, "_run_decoder", lambda data, config: seen.append(
+        sorted({pool["num_threads"] for pool in threadpool_info()
+                if pool["user_api"] == "blas"})))
+    np.ones((2, 2)) @ np.ones((2, 2))  # numpy's BLAS is loaded
+    with threadpool_limits(limits=2, user_api="blas"):
+        run_decoder({}, DecoderConfig(threads=1))
+    assert seen == [[1]]

@@ -44,9 +44,6 @@ from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import balanced_accuracy
 
 
-"""Largest number of training epochs (Adam steps) accepted: 50x the default of 200, so a
-run ends in bounded time (an epoch of the full-size check takes milliseconds)."""
-
 
 @dataclass(frozen=True)
 class DecoderConfig:
@@ -287,8 +284,9 @@ def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -
     """Train the decoder on the training trials of ``data`` and score the test trials.
 
     ``data`` must have passed format validation. Sessions with 0 trials are skipped; a
-    session with 1 trial (refused by the format check, OQ-B2.2) raises :class:`InputError`:
-    its only trial would be a test trial without a trained projection.
+    session with 1 trial (refused by the format check, OQ-B2.2) raises :class:`InputError`
+    (its only trial would be a test trial without a trained projection), and so does a
+    dataset without any trial.
     """
     if config.engine not in ("numpy", "torch"):
         raise ConfigError(f"unknown decoder engine '{config.engine}' (use numpy or torch)")
@@ -302,18 +300,19 @@ def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
     if 1 in n_trials:  # no training trial, so no trained projection for the test trial
         raise InputError(f"session {n_trials.index(1)} has 1 trial; the decoder's train/test "
                          "split needs at least 2")
+    if not any(n_trials):
+        raise InputError(f"the dataset holds no trial ({len(n_trials)} session(s))")
     train_idx, test_idx = split_trials(n_trials, config.frac_train, rng)
-    nonempty = [s for s, n in enumerate(n_trials) if n > 0]
+    # Every session with trials has at least 2, so 1 <= n_train <= n - 1: train[i] and
+    # test[i] are the same session, the i-th with trials (sessions of 0 trials are skipped).
     train = prepare_sessions(data, train_idx)
     test = prepare_sessions(data, test_idx)
-    # Keep train and test aligned to the same session (a session may have no test trials).
-    test_by_session = dict(zip([s for s in nonempty if len(test_idx[s])], test))
-    d_out = train[0].Y.shape[0] if train else 0
+    d_out = train[0].Y.shape[0]
     n_classes = [int(max(sess.Y[k].max() for sess in train)) + 1 for k in range(d_out)]
     weights = [class_weights([sess.Y[k] for sess in train], n_classes[k]) for k in range(d_out)]
     W = [init_projection(sess.X, config.p, rng, config.svd_max_samples, config.svd_max_neurons)
          for sess in train]
-    fan_in = config.p + (train[0].U.shape[0] if train else 0)
+    fan_in = config.p + train[0].U.shape[0]
     bound = 1.0 / np.sqrt(fan_in)
     A = [rng.uniform(-bound, bound, size=(c, fan_in)) for c in n_classes]
     b = [rng.uniform(-bound, bound, size=c) for c in n_classes]
@@ -323,18 +322,15 @@ def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
 
     y_true: list[list[np.ndarray]] = [[] for _ in range(d_out)]
     y_pred: list[list[np.ndarray]] = [[] for _ in range(d_out)]
-    for pos, s in enumerate(nonempty):
-        sess = test_by_session.get(s)
-        if sess is None:
-            continue
+    for pos, sess in enumerate(test):
         Z = model.features(pos, sess)
         for k in range(d_out):
             y_true[k].append(sess.Y[k])
             y_pred[k].append(np.argmax(model.A[k] @ Z + model.b[k][:, None], axis=0))
-    bas = [balanced_accuracy(np.concatenate(t), np.concatenate(p)) if t else None
+    bas = [balanced_accuracy(np.concatenate(t), np.concatenate(p))
            for t, p in zip(y_true, y_pred)]
     chance = [1.0 / c for c in n_classes]
-    normed = [None if ba is None or ch >= 1 else (ba - ch) / (1 - ch)
+    normed = [None if ch >= 1 else (ba - ch) / (1 - ch)
               for ba, ch in zip(bas, chance)]
     names = list(data.get("output_names", [f"output_{k}" for k in range(d_out)]))
     return DecoderResult(names, bas, chance, normed, n_classes,
