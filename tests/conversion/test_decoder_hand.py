@@ -32,6 +32,36 @@ def test_epochs_out_of_range_or_not_integers_are_refused(epochs):
                                  f"[1, {MAX_EPOCHS}]")
 
 
+@pytest.mark.parametrize("settings", [
+    {"p": 1}, {"svd_max_samples": 1}, {"svd_max_neurons": 1}, {"threads": 1}, {"seed": 0},
+    {"seed": np.int64(2) ** 40}, {"frac_train": 0.0}, {"frac_train": 1}, {"lr": 5e-324},
+    {"lr": np.float32(0.5)}, {"l1": 0}, {"l1": 10 ** 400}, {"engine": "torch"}])
+def test_settings_at_their_limits_are_accepted(settings):
+    config = DecoderConfig(**settings)
+    assert all(getattr(config, k) == v for k, v in settings.items())
+
+
+@pytest.mark.parametrize("name, value, bound", [
+    ("p", 0, "an integer >= 1"), ("p", 2.0, "an integer >= 1"), ("p", True, "an integer >= 1"),
+    ("svd_max_samples", 0, "an integer >= 1"), ("svd_max_neurons", -5, "an integer >= 1"),
+    ("threads", 0, "an integer >= 1"), ("threads", None, "an integer >= 1"),
+    ("seed", -1, "an integer >= 0"), ("seed", 0.5, "an integer >= 0"),
+    ("frac_train", -0.01, "a finite number in [0.0, 1.0]"),
+    ("frac_train", 1.0000000000000002, "a finite number in [0.0, 1.0]"),
+    ("frac_train", float("nan"), "a finite number in [0.0, 1.0]"),
+    ("frac_train", False, "a finite number in [0.0, 1.0]"),
+    ("frac_train", "0.5", "a finite number in [0.0, 1.0]"),
+    ("lr", 0.0, "a finite number > 0.0"), ("lr", float("inf"), "a finite number > 0.0"),
+    ("lr", -1, "a finite number > 0.0"),
+    ("l1", -1e-300, "a finite number >= 0.0"), ("l1", float("-inf"), "a finite number >= 0.0"),
+    ("l1", np.float64("nan"), "a finite number >= 0.0"),
+])
+def test_settings_out_of_range_are_refused_by_name(name, value, bound):
+    with pytest.raises(ConfigError) as caught:
+        DecoderConfig(**{name: value})
+    assert str(caught.value) == f"decoder {name} {value!r} must be {bound}"
+
+
 def test_split_counts_for_a_stated_fraction():
     # n = 10, 4, 2, 1, 0 at frac 0.5: floor(5), floor(2), max(1, floor(1)), cap at n - 1 = 0,
     # nothing

@@ -47,6 +47,11 @@ from trackverify.scoring import balanced_accuracy
 
 @dataclass(frozen=True)
 class DecoderConfig:
+    """The decoder's settings (see the module), checked on construction: ``epochs`` an
+    integer in [1, MAX_EPOCHS]; ``p``, ``svd_max_samples``, ``svd_max_neurons``, ``threads``
+    integers >= 1; ``seed`` an integer >= 0; ``frac_train`` in [0, 1]; ``lr`` > 0; ``l1``
+    >= 0 (finite numbers); ``engine`` numpy or torch. Anything else: :class:`ConfigError`."""
+
     p: int = 10
     l1: float = 1e-4
     lr: float = 1e-3
@@ -59,10 +64,34 @@ class DecoderConfig:
     threads: int = 1  # BLAS / torch threads: the products are small, more threads mostly contend
 
     def __post_init__(self) -> None:
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) \
-                or not 1 <= self.epochs <= MAX_EPOCHS:
-            raise ConfigError(f"decoder epochs {self.epochs!r} must be an integer in "
-                              f"[1, {MAX_EPOCHS}]")
+        _check_integer("epochs", self.epochs, 1, MAX_EPOCHS)
+        for name in ("p", "svd_max_samples", "svd_max_neurons", "threads"):
+            _check_integer(name, getattr(self, name), 1)
+        _check_integer("seed", self.seed, 0)  # numpy's generators take non-negative seeds
+        _check_number("frac_train", self.frac_train, 0.0, 1.0)
+        _check_number("lr", self.lr, 0.0, strict=True)
+        _check_number("l1", self.l1, 0.0)
+        if self.engine not in ("numpy", "torch"):
+            raise ConfigError(f"unknown decoder engine '{self.engine}' (use numpy or torch)")
+
+
+def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> None:
+    """An int (not a bool) in ``[low, high]`` (``>= low`` without ``high``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+            or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ConfigError(f"decoder {name} {value!r} must be an integer {bound}")
+
+
+def _check_number(name: str, value: Any, low: float, high: float | None = None,
+                  strict: bool = False) -> None:
+    """A finite real number (not a bool) ``>= low`` (``> low`` if ``strict``), ``<= high``."""
+    real = not isinstance(value, bool) and isinstance(value, (int, float, np.integer,
+                                                              np.floating))
+    if not (real and (isinstance(value, (int, np.integer)) or np.isfinite(value)) and (value > low if strict else value >= low)
+            and (high is None or value <= high)):
+        bound = f"{'>' if strict else '>='} {low}" if high is None else f"in [{low}, {high}]"
+        raise ConfigError(f"decoder {name} {value!r} must be a finite number {bound}")
 
 
 @dataclass
@@ -288,8 +317,6 @@ def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -
     (its only trial would be a test trial without a trained projection), and so does a
     dataset without any trial.
     """
-    if config.engine not in ("numpy", "torch"):
-        raise ConfigError(f"unknown decoder engine '{config.engine}' (use numpy or torch)")
     with threadpool_limits(limits=config.threads, user_api="blas"):
         return _run_decoder(data, config)
 
