@@ -132,7 +132,8 @@ def test_lines_cells_and_warnings_by_hand(tmp_path):
     res = evaluate(sub, ref, None, StatsConfig(alphas=" 0.05, 0.01,"))
     assert list(res.per_experiment) == ["line_2", "line_10"]
     assert res.per_experiment["line_2"] == {
-        "valid": True, "line_ok": True, "warnings": ["sig_slow_0.05 = True disagrees with p = 0.05"],
+        "valid": True, "line_ok": True,
+        "warnings": ["sig_slow_0.05 = True disagrees with p = 0.05"],
         "cells": {"sig_slow_0.05": True, "sig_slow_0.01": True, "sig_fast_0.05": True,
                   "sig_fast_0.01": True}}
     assert res.per_experiment["line_10"] == {

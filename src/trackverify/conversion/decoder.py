@@ -86,10 +86,10 @@ def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> 
 def _check_number(name: str, value: Any, low: float, high: float | None = None,
                   strict: bool = False) -> None:
     """A finite real number (not a bool) ``>= low`` (``> low`` if ``strict``), ``<= high``."""
-    real = not isinstance(value, bool) and isinstance(value, (int, float, np.integer,
-                                                              np.floating))
-    if not (real and (isinstance(value, (int, np.integer)) or np.isfinite(value)) and (value > low if strict else value >= low)
-            and (high is None or value <= high)):
+    integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    real = integer or isinstance(value, (float, np.floating))
+    if not (real and (integer or np.isfinite(value))  # an int is finite (even past float)
+            and (value > low if strict else value >= low) and (high is None or value <= high)):
         bound = f"{'>' if strict else '>='} {low}" if high is None else f"in [{low}, {high}]"
         raise ConfigError(f"decoder {name} {value!r} must be a finite number {bound}")
 
