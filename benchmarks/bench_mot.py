@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_mot.py [--sizes 50x1000,150x3000,300x3000]
                                              [--motmetrics-max 150x3000] [--repeat 1]
+    .venv/bin/python benchmarks/bench_mot.py --stages 150x3000 --repeat 15
 
 Scenes: random walks (3-D, density kept constant), localisation noise, 5 % dropout, id
 swaps over intervals, fragments, ids that vanish and return, one false positive per frame.
@@ -139,6 +140,56 @@ def peak_memory(scene: dict) -> float:
     return peak / 2 ** 30
 
 
+#: The steps of ``evaluate_tracking`` timed by ``--stages``: (module, function) in call order.
+STAGES = (("tracking_gt", "validate_pair"), ("tracking_gt", "recording_codes"),
+          ("tracking_gt", "check_predictions"), ("tracking_gt", "score_recording"),
+          ("tracking_gt", "sorted_codes"), ("mot", "frame_order"), ("mot", "in_frame_order"),
+          ("mot", "similarity_pairs_by_axis"), ("mot", "sequence_counts"), ("mot", "_pair_keys"),
+          ("mot", "_alone"), ("mot", "_hota"), ("mot", "stable_order"), ("mot", "_clear"),
+          ("mot", "_identity"), ("tracking_gt", "identity_report"),
+          ("associate", "_identity_arrays"), ("associate", "align_identities"),
+          ("tracking_gt", "pool_recordings"), ("tracking_gt", "stack_by_recording"))
+
+
+def print_stages(size: str, repeat: int) -> None:
+    """CPU ms of each step of ``evaluate_tracking`` on the scene of ``size`` (best of
+    ``repeat`` calls; a step's time includes the steps it calls, listed below it)."""
+    import functools
+    import importlib
+
+    spent: dict[str, float] = {}
+    for module_name, name in STAGES:
+        module = importlib.import_module(f"trackverify.{module_name}")
+        inner = getattr(module, name)
+
+        @functools.wraps(inner)
+        def timed(*args, _inner=inner, _key=f"{module_name}.{name}", **kwargs):
+            start = time.process_time()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                spent[_key] = spent.get(_key, 0.0) + time.process_time() - start
+        setattr(module, name, timed)
+    import trackverify.tracking_gt as tracking_gt
+
+    n_ids, n_frames = map(int, size.split("x"))
+    reference, predictions = scene_tables({"s": scene_of(n_ids, n_frames)})
+    tracking_gt.evaluate_tracking(reference, predictions, zero_distance_um=ZD)  # warm up
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        spent.clear()
+        start = time.process_time()
+        tracking_gt.evaluate_tracking(reference, predictions, zero_distance_um=ZD)
+        spent["evaluate_tracking (the whole call)"] = time.process_time() - start
+        for key, seconds in spent.items():
+            best[key] = min(best.get(key, seconds), seconds)
+    print(f"{n_ids} ids x {n_frames} frames: CPU ms per step of evaluate_tracking, best of "
+          f"{repeat} calls (a step includes the steps it calls)")
+    for key in ["evaluate_tracking (the whole call)",
+                *(f"{m}.{n}" for m, n in STAGES if f"{m}.{n}" in best)]:
+        print(f"  {best[key] * 1e3:8.1f}  {key}")
+
+
 def max_diff(mine: dict, theirs: dict, keys) -> float:
     return max(abs(mine[k] - theirs[k]) for k in keys)
 
@@ -150,10 +201,15 @@ def main() -> None:
                         help="largest size (ids x frames) to run py-motmetrics on")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs per side and step; the best (and median) is shown")
+    parser.add_argument("--stages", metavar="IDSxFRAMES",
+                        help="only time the steps of evaluate_tracking at this size (CPU ms, "
+                             "best of --repeat calls) and stop")
     parser.add_argument("--resident-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.resident_child:
         return _resident_child(args.resident_child)
+    if args.stages:
+        return print_stages(args.stages, max(args.repeat, 1))
     python = ROOT / ".venv-mot" / "bin" / "python"
     if not python.exists():
         sys.exit("build the reference environment first: make .make/mot")

@@ -211,11 +211,13 @@ def test_audit_without_two_anchor_identities_names_the_file(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("values", [[True, False, True], [b"1\xff", b"2", b"3"]],
-                         ids=["bool", "binary"])
+@pytest.mark.parametrize("values", [[True, False, True], [b"1\xff", b"2", b"3"],
+                                    [{"v": 1}, {"v": 2}, {"v": 3}]],
+                         ids=["bool", "binary", "struct"])
 def test_parquet_whose_pandas_metadata_names_another_dtype(tmp_path, capsys, values):
     # before: 'unexpected TypeError: Expected array of Int64 type, got bool instead': the
     # pandas metadata of the file still said Int64 for a column rewritten with other values
+    # (a struct column: 'unexpected NotImplementedError: struct<v: int64>')
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -117,17 +117,21 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
     results = {name: score.metrics for name, score in zip(names, scored)}
     results[POOLED] = pool_recordings([(score.metrics, score.counts) for score in scored])
     return TrackingResults(results, *(stack_by_recording([(name, getattr(score.identity, key))
-                                                          for name, score in zip(names, scored)])
+                                                          for name, score in zip(names, scored)],
+                                                         copy=False)  # the tables are ours
                                       for key in ("tracks", "events", "observations")))
 
 
-def stack_by_recording(tables: list[tuple[object, pd.DataFrame]]) -> pd.DataFrame:
-    """``(recording, table)`` pairs, one table below the other, behind a ``recording`` column."""
+def stack_by_recording(tables: list[tuple[object, pd.DataFrame]], copy: bool = True
+                       ) -> pd.DataFrame:
+    """``(recording, table)`` pairs, one table below the other, behind a ``recording`` column.
+    ``copy=False``: a single table may take the column itself (the caller's to give)."""
     if not tables:
         return pd.DataFrame()
     if len(tables) == 1:  # one recording: the table behind its name, no concatenation
         recording, table = tables[0]
-        table = table.copy()
+        if copy:
+            table = table.copy()
         table.insert(0, "recording", _repeated(recording, len(table)))
         return table
     return pd.concat([t.assign(recording=r)[["recording", *t.columns]] for r, t in tables],
@@ -142,7 +146,13 @@ def _repeated(value, n: int):
     if isinstance(value, str) and isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
         import pyarrow as pa
 
-        return pd.array(pa.repeat(pa.scalar(value, pa.large_string()), n), dtype=dtype)
+        # the Arrow buffers written at once: the text n times and the offsets k * len(text)
+        text = np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
+        offsets = np.arange(n + 1, dtype=np.int64)
+        offsets *= len(text)
+        array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets),
+                                                 pa.py_buffer(np.tile(text, n)))
+        return pd.array(array, dtype=dtype)
     return value
 
 

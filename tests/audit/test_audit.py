@@ -295,13 +295,15 @@ def test_timeline_bins_keep_the_most_severe_verdict():
     assert codes.tolist() == [[4, 2], [2, 3]]  # (C, F) -> flagged; (A, C) -> abstained
 
 
-def _calibration(path, threshold: float, verifier: str = "registered_distance") -> None:
+def _calibration(path, threshold: float, verifier: str = "registered_distance",
+                 options: dict | None = None) -> None:
     """A calibration.json in the run's schema (trackverify.certify.calibration_file)."""
     from trackverify.certify.calibration_file import CALIBRATION_FORMAT, write_calibration
 
     write_calibration(path, {
         "format": CALIBRATION_FORMAT, "trackverify_version": "test",
-        "verifier": {"name": verifier, "evidence": "independent", "options": {"ambiguity_k": 0.5}},
+        "verifier": {"name": verifier, "evidence": "independent",
+                     "options": options or {"ambiguity_k": 0.5}},
         "threshold_um": threshold,
         "target": {"kind": "target_false_certification_rate", "level": 0.05, "method": "crc",
                    "delta": None},
@@ -338,6 +340,25 @@ def test_a_calibration_for_another_verifier_is_refused(tmp_path):
                           calibration=calibration)
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
     assert result.summary["verifier"] == "fixed_distance"  # the calibration's verifier
+
+
+def test_the_calibrated_verifier_is_built_with_every_recorded_option(tmp_path):
+    """A threshold fitted on the relative score applies to the relative score: the audit
+    builds the verifier with the file's ``score`` and ``ambiguity_k``, and says so."""
+    calibration = tmp_path / "calibration.json"
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.25, "score": "relative"})
+    # written before the track pooling: its threshold is of unpooled scores (window 0)
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.25, "score": "relative",
+                                                  "track_window": 0}
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.0})  # written before the score
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
+                                                  "track_window": 0}
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.0, "track_window": 3})
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
+                                                  "track_window": 3}
 
 
 @pytest.mark.parametrize("content, message", [
@@ -467,3 +488,20 @@ def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
     assert (tmp_path / "out" / "audit.json").is_file()
     assert json.loads((tmp_path / "out" / "audit.json").read_text())["inputs"]["tracks"] == str(path)
     assert written.summary["counts"]["audited"] == 6 * 2
+
+
+def test_a_report_with_nothing_scored_draws_its_plots_without_a_warning():
+    """Every audited row abstained (the ids of frame 1 are not those of the anchor frame): the
+    score plot is empty and has no legend, rather than matplotlib's 'No artists' warning."""
+    import warnings
+
+    from trackverify.audit.report import render_audit_report
+
+    tracks = six_neurons(frames=2, swap=None)
+    tracks.loc[tracks["frame"] == 1, "pred_id"] += 100  # no anchor identity
+    result = trackverify.audit(tracks)
+    assert set(result.observations.loc[result.observations["frame"] == 1, "verdict"]) == {"abstained"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = render_audit_report(result)
+    assert "Scores of audited observations" in page

@@ -169,3 +169,28 @@ def test_evaluate_names_the_wrong_tracks_and_every_switch(tmp_path, capsys):
     assert pd.read_csv(out / "events.csv")["frame"].tolist() == [25, 40, 25, 40]
     written = json.loads((out / "results.json").read_text())["identity"]["tracks"]
     assert [t["first_wrong_frame"] for t in written] == [25, 25, None, None, None, None]
+
+
+@pytest.mark.parametrize("name", ["w", "é-Ω rec", "r" * 300])
+def test_one_recordings_tables_carry_its_name_in_every_row(name):
+    """The recording column of a one-recording result, whatever the name's length in bytes,
+    is the column pandas makes of the name repeated (its values and its type)."""
+    ref, pred = _swapped_six()
+    result = evaluate_tracking(ref.assign(recording=name), pred.assign(recording=name))
+    for table, rows in ((result.tracks, 6), (result.events, 4), (result.observations, 300)):
+        assert table.columns[0] == "recording" and len(table) == rows
+        pd.testing.assert_series_equal(table["recording"], pd.Series([name] * rows,
+                                                                     name="recording"))
+
+
+def test_stacking_one_table_leaves_it_as_given_unless_told():
+    from trackverify.tracking_gt import stack_by_recording
+
+    table = pd.DataFrame({"track": [3, 4], "correct": [1, 0]})
+    stacked = stack_by_recording([("a", table)])
+    assert list(table.columns) == ["track", "correct"]  # copied: the caller's table unchanged
+    assert stacked.to_dict("list") == {"recording": ["a", "a"], "track": [3, 4],
+                                       "correct": [1, 0]}
+    own = stack_by_recording([("a", table)], copy=False)
+    pd.testing.assert_frame_equal(own, stacked)
+    assert own is table  # the caller's own table, the column inserted in place

@@ -219,10 +219,7 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
         if verifier is not None and verifier != cal.verifier:
             raise InputError(f"the calibration was fitted for verifier '{cal.verifier}', not "
                              f"'{verifier}': its threshold does not apply", source=str(calibration))
-        options = {key: value for key, value in (("ambiguity_k", cal.ambiguity_k),
-                                                 ("track_window", cal.track_window))
-                   if value is not None}  # the options the threshold was fitted with
-        return threshold, load_verifier(cal.verifier, options)
+        return threshold, load_verifier(cal.verifier, cal.verifier_options())
     if verifier is None or isinstance(verifier, str):
         scorer = load_verifier(verifier or "registered_distance")
     else:
@@ -521,6 +518,16 @@ def track_summary(observations: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+# Settings a verifier object may carry, under the names calibration.json records them.
+_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind",
+            "track_window": "track_window"}
+
+
+def _options(scorer) -> dict:
+    """The settings of ``scorer`` that change its scores (those it has, by recorded name)."""
+    return {name: getattr(scorer, attr) for name, attr in _OPTIONS.items() if hasattr(scorer, attr)}
+
+
 def _summary(observations, segments, scorer, threshold: Threshold, used: dict, anchor_frame,
              with_detections: bool) -> dict:
     audited = observations[_audited(observations)]
@@ -529,6 +536,7 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
     return {
         "verifier": getattr(scorer, "name", type(scorer).__name__),
         "evidence": getattr(scorer, "evidence", None),
+        "verifier_options": _options(scorer),
         "anchor_frame": "first frame of each recording" if anchor_frame is None else int(anchor_frame),
         "detections_table": with_detections,
         "threshold": {

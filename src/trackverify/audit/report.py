@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.report.html import cell, page, table
-from trackverify.report.plots import figure_svg, pyplot
+from trackverify.report.plots import figure_svg, legend, pyplot
 from trackverify.report.timeline import (AMBER, BLUE, GREEN, GREY, NOT_OBSERVED, RED, Timeline,
                                          build_timeline, timeline_svg)
 from trackverify.report.numbers import fmt
@@ -59,7 +59,7 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
         ax.axvline(value, color="black", lw=1, ls="--")
     ax.set(xlabel=label, ylabel="observations", title="Scores of audited observations "
            "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
-    ax.legend(fontsize=7, frameon=False)
+    legend(ax, fontsize=7, frameon=False)
     svg = figure_svg(fig)
     plt.close(fig)
     return svg

@@ -72,6 +72,14 @@ class Calibration:
     score: str | None = None  # registered_distance's score the threshold is of (else None)
     track_window: int | None = None  # registered_distance's track pooling window (else None)
 
+    def verifier_options(self) -> dict:
+        """The options to build the calibrated verifier with (``load_verifier(verifier,
+        options)``): every recorded option that is not null, so the threshold is applied to
+        the scores it was fitted on."""
+        recorded = {"ambiguity_k": self.ambiguity_k, "score": self.score,
+                    "track_window": self.track_window}
+        return {k: v for k, v in recorded.items() if v is not None}
+
 
 def calibration_content(*, version: str, verifier: str, evidence: str, ambiguity_k: float | None,
                         record: dict, target: CalibrationTarget, partitions_sha256: str | None,

@@ -105,10 +105,11 @@ def fit_certified_threshold(fit: FitData, animal_of: Mapping, target: Calibratio
         "smallest_reachable_target_exact": smallest,
         "calibration_mean_fcr": fitted.risk,
         "bound" if target.method == "crc" else "p_value": fitted.statistic,
-        "calibration_certified_coverage": float(accepted.mean()) if len(s) else None,
-        "calibration_correct_certified_coverage": float((accepted & (e == 0)).mean()) if len(s) else None,
+        # labels_for_fit refuses an empty selection: there is at least one row and one animal
+        "calibration_certified_coverage": float(accepted.mean()),
+        "calibration_correct_certified_coverage": float((accepted & (e == 0)).mean()),
         "calibration_animal_coverage": {"min": float(coverage.min()), "max": float(coverage.max()),
-                                        "animals": int(len(coverage))} if len(coverage) else None,
+                                        "animals": int(len(coverage))},
     }
 
 

@@ -89,13 +89,12 @@ def animal_losses(animal, score, error) -> LossCurve:
     weight = np.zeros(len(names))
     weight[m > 0] = 1.0 / m[m > 0]
     certifiable = is_error & np.isfinite(score)
-    s = score[certifiable]
-    w = weight[codes[certifiable]]
-    order = np.argsort(s, kind="stable")
-    s, w = s[order], w[order]
-    last = np.flatnonzero(np.r_[s[1:] != s[:-1], True]) if len(s) else np.zeros(0, dtype=np.int64)
-    risk = np.cumsum(w)[last] / n if n else np.zeros(0)
-    return LossCurve(n, int(len(names) - n), s[last], np.minimum(risk, 1.0))
+    # Each distinct finite error score is one jump; equal scores (of any animals) jump together.
+    jumps, group = np.unique(score[certifiable], return_inverse=True)
+    step = np.bincount(group, weights=weight[codes[certifiable]], minlength=len(jumps))
+    # n = 0 leaves no error row: an empty curve (empty / 0 is empty).
+    risk = np.cumsum(step) / n
+    return LossCurve(n, int(len(names) - n), jumps, np.minimum(risk, 1.0))
 
 
 def per_animal_fcr(animal, score, error, threshold: float) -> dict[str, float]:
@@ -114,7 +113,7 @@ def hoeffding_bentkus_p_value(risk, n: int, level: float) -> np.ndarray:
     """The Hoeffding-Bentkus p-value of ``H: R > level`` from ``n`` losses in [0, 1] with mean ``risk``."""
     r = np.atleast_1d(np.asarray(risk, dtype=np.float64))
     a = np.minimum(r, level)
-    h = xlogy(a, a / level) + xlogy(1.0 - a, (1.0 - a) / (1.0 - level)) if level < 1 else np.zeros_like(a)
+    h = xlogy(a, a / level) + xlogy(1.0 - a, (1.0 - a) / (1.0 - level)) if level < 1 else 0.0
     hoeffding = np.exp(-n * h)
     # ceil(n R_n): R_n is a mean of n ratios; a float n*R_n a hair above an integer is that integer.
     k = np.ceil(np.round(n * r, 9))

@@ -40,16 +40,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from trackverify.conversion import MAX_EPOCHS
-from trackverify.errors import ConfigError
+from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import balanced_accuracy
 
-
-"""Largest number of training epochs (Adam steps) accepted: 50x the default of 200, so a
-run ends in bounded time (an epoch of the full-size check takes milliseconds)."""
 
 
 @dataclass(frozen=True)
 class DecoderConfig:
+    """The decoder's settings (see the module), checked on construction: ``epochs`` an
+    integer in [1, MAX_EPOCHS]; ``p``, ``svd_max_samples``, ``svd_max_neurons``, ``threads``
+    integers >= 1; ``seed`` an integer >= 0; ``frac_train`` in [0, 1]; ``lr`` > 0; ``l1``
+    >= 0 (finite numbers); ``engine`` numpy or torch. Anything else: :class:`ConfigError`."""
+
     p: int = 10
     l1: float = 1e-4
     lr: float = 1e-3
@@ -62,10 +64,34 @@ class DecoderConfig:
     threads: int = 1  # BLAS / torch threads: the products are small, more threads mostly contend
 
     def __post_init__(self) -> None:
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) \
-                or not 1 <= self.epochs <= MAX_EPOCHS:
-            raise ConfigError(f"decoder epochs {self.epochs!r} must be an integer in "
-                              f"[1, {MAX_EPOCHS}]")
+        _check_integer("epochs", self.epochs, 1, MAX_EPOCHS)
+        for name in ("p", "svd_max_samples", "svd_max_neurons", "threads"):
+            _check_integer(name, getattr(self, name), 1)
+        _check_integer("seed", self.seed, 0)  # numpy's generators take non-negative seeds
+        _check_number("frac_train", self.frac_train, 0.0, 1.0)
+        _check_number("lr", self.lr, 0.0, strict=True)
+        _check_number("l1", self.l1, 0.0)
+        if self.engine not in ("numpy", "torch"):
+            raise ConfigError(f"unknown decoder engine '{self.engine}' (use numpy or torch)")
+
+
+def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> None:
+    """An int (not a bool) in ``[low, high]`` (``>= low`` without ``high``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+            or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ConfigError(f"decoder {name} {value!r} must be an integer {bound}")
+
+
+def _check_number(name: str, value: Any, low: float, high: float | None = None,
+                  strict: bool = False) -> None:
+    """A finite real number (not a bool) ``>= low`` (``> low`` if ``strict``), ``<= high``."""
+    integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    real = integer or isinstance(value, (float, np.floating))
+    if not (real and (integer or np.isfinite(value))  # an int is finite (even past float)
+            and (value > low if strict else value >= low) and (high is None or value <= high)):
+        bound = f"{'>' if strict else '>='} {low}" if high is None else f"in [{low}, {high}]"
+        raise ConfigError(f"decoder {name} {value!r} must be a finite number {bound}")
 
 
 @dataclass
@@ -286,10 +312,11 @@ def _train_torch(model: _Model, sessions, weights, cfg: DecoderConfig) -> list[f
 def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -> DecoderResult:
     """Train the decoder on the training trials of ``data`` and score the test trials.
 
-    ``data`` must have passed format validation. Sessions with 0 trials are skipped.
+    ``data`` must have passed format validation. Sessions with 0 trials are skipped; a
+    session with 1 trial (refused by the format check, OQ-B2.2) raises :class:`InputError`
+    (its only trial would be a test trial without a trained projection), and so does a
+    dataset without any trial.
     """
-    if config.engine not in ("numpy", "torch"):
-        raise ConfigError(f"unknown decoder engine '{config.engine}' (use numpy or torch)")
     with threadpool_limits(limits=config.threads, user_api="blas"):
         return _run_decoder(data, config)
 
@@ -297,18 +324,22 @@ def run_decoder(data: dict[str, Any], config: DecoderConfig = DecoderConfig()) -
 def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
     rng = np.random.default_rng(config.seed)
     n_trials = [len(session) for session in data["neural"]]
+    if 1 in n_trials:  # no training trial, so no trained projection for the test trial
+        raise InputError(f"session {n_trials.index(1)} has 1 trial; the decoder's train/test "
+                         "split needs at least 2")
+    if not any(n_trials):
+        raise InputError(f"the dataset holds no trial ({len(n_trials)} session(s))")
     train_idx, test_idx = split_trials(n_trials, config.frac_train, rng)
-    nonempty = [s for s, n in enumerate(n_trials) if n > 0]
+    # Every session with trials has at least 2, so 1 <= n_train <= n - 1: train[i] and
+    # test[i] are the same session, the i-th with trials (sessions of 0 trials are skipped).
     train = prepare_sessions(data, train_idx)
     test = prepare_sessions(data, test_idx)
-    # Keep train and test aligned to the same session (a session may have no test trials).
-    test_by_session = dict(zip([s for s in nonempty if len(test_idx[s])], test))
-    d_out = train[0].Y.shape[0] if train else 0
+    d_out = train[0].Y.shape[0]
     n_classes = [int(max(sess.Y[k].max() for sess in train)) + 1 for k in range(d_out)]
     weights = [class_weights([sess.Y[k] for sess in train], n_classes[k]) for k in range(d_out)]
     W = [init_projection(sess.X, config.p, rng, config.svd_max_samples, config.svd_max_neurons)
          for sess in train]
-    fan_in = config.p + (train[0].U.shape[0] if train else 0)
+    fan_in = config.p + train[0].U.shape[0]
     bound = 1.0 / np.sqrt(fan_in)
     A = [rng.uniform(-bound, bound, size=(c, fan_in)) for c in n_classes]
     b = [rng.uniform(-bound, bound, size=c) for c in n_classes]
@@ -318,18 +349,15 @@ def _run_decoder(data: dict[str, Any], config: DecoderConfig) -> DecoderResult:
 
     y_true: list[list[np.ndarray]] = [[] for _ in range(d_out)]
     y_pred: list[list[np.ndarray]] = [[] for _ in range(d_out)]
-    for pos, s in enumerate(nonempty):
-        sess = test_by_session.get(s)
-        if sess is None:
-            continue
+    for pos, sess in enumerate(test):
         Z = model.features(pos, sess)
         for k in range(d_out):
             y_true[k].append(sess.Y[k])
             y_pred[k].append(np.argmax(model.A[k] @ Z + model.b[k][:, None], axis=0))
-    bas = [balanced_accuracy(np.concatenate(t), np.concatenate(p)) if t else None
+    bas = [balanced_accuracy(np.concatenate(t), np.concatenate(p))
            for t, p in zip(y_true, y_pred)]
     chance = [1.0 / c for c in n_classes]
-    normed = [None if ba is None or ch >= 1 else (ba - ch) / (1 - ch)
+    normed = [None if ch >= 1 else (ba - ch) / (1 - ch)
               for ba, ch in zip(bas, chance)]
     names = list(data.get("output_names", [f"output_{k}" for k in range(d_out)]))
     return DecoderResult(names, bas, chance, normed, n_classes,

@@ -21,6 +21,9 @@ PARQUET_SUFFIXES = {".parquet", ".pq"}
 NA_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
+# What pyarrow raises turning a column into pandas when the file's pandas metadata does not
+# fit its columns (NotImplementedError: a struct column the metadata calls Int64).
+_TO_PANDAS_ERRORS = (pa.ArrowException, TypeError, ValueError, NotImplementedError, KeyError)
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
@@ -37,12 +40,12 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
                              source=str(path)) from None
         try:
             return arrow.to_pandas()
-        except (pa.ArrowException, TypeError, ValueError):
+        except _TO_PANDAS_ERRORS:
             # the pandas metadata stored in the file names dtypes its columns no longer have
             # (e.g. Int64 for a bool column): the columns as they are, which validation judges
             try:
                 return arrow.to_pandas(ignore_metadata=True)
-            except (pa.ArrowException, TypeError, ValueError) as exc:
+            except _TO_PANDAS_ERRORS as exc:
                 raise InputError(f"a Parquet column cannot be read as a table column "
                                  f"({_first_line(exc)})", source=str(path)) from None
     if suffix in CSV_SUFFIXES or suffix == "":

@@ -12,7 +12,7 @@ from importlib.resources import files
 from trackverify.certify.summary import read_first
 from trackverify.protocols.anatomical_verification import ALL
 from trackverify.report.numbers import fmt
-from trackverify.report.plots import figure_svg, pyplot
+from trackverify.report.plots import figure_svg, legend, pyplot
 from trackverify.report.timeline import reference_timelines_html
 
 COLUMNS = (
@@ -99,8 +99,7 @@ def _detection_plot(curves: dict, pooled: dict | None = None, threshold: float |
     _threshold_note(fig, threshold)
     roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (errors vs correct)")
     pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", ylim=(0, 1.02))
-    if any(curve is not None for curve in curves.values()):  # a control-only run has none
-        roc.legend(fontsize=7, frameon=False)
+    legend(roc, fontsize=7, frameon=False)  # a control-only run has no curve
     svg = figure_svg(fig)
     plt.close(fig)
     return svg
@@ -131,7 +130,7 @@ def _risk_coverage_plot(pooled: dict, threshold: float | None = None,
     fcr.axvline(0.01, color="0.6", lw=0.8, ls=":")
     if target_fcr is not None:
         fcr.axvline(target_fcr, color="#c0392b", lw=1.0, ls="--", label=f"target FCR {fmt(target_fcr)}")
-    risk.legend(fontsize=7, frameon=False)
+    legend(risk, fontsize=7, frameon=False)
     svg = figure_svg(fig)
     plt.close(fig)
     return svg

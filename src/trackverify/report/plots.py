@@ -20,6 +20,13 @@ def figure_svg(figure) -> str:
     return text[:start] + text[end + len("</metadata>"):] if start >= 0 else text
 
 
+def legend(ax, **options) -> None:
+    """``ax.legend(**options)`` when some artist of ``ax`` has a label; nothing otherwise (an
+    empty plot, e.g. every row abstained, has no legend rather than matplotlib's warning)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
+
+
 def pyplot():
     """matplotlib.pyplot on the Agg backend, styled for the reports (imported on first use)."""
     import matplotlib

@@ -85,11 +85,16 @@ def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifi
     else:
         raise ConfigError(f"unknown verifier '{spec}'; built-in: {sorted(builtins)}, "
                           "or give module:Class")
+    if not callable(cls):
+        raise ConfigError(f"verifier '{spec}' is a {type(cls).__name__}, not a class")
     try:
         accepted = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         accepted = {}
-    verifier = cls(**{k: v for k, v in (options or {}).items() if k in accepted})
+    try:
+        verifier = cls(**{k: v for k, v in (options or {}).items() if k in accepted})
+    except TypeError as exc:  # a constructor that needs arguments the run cannot give
+        raise ConfigError(f"cannot construct verifier '{spec}': {exc}") from exc
     if not isinstance(verifier, Verifier) or verifier.evidence not in EVIDENCE_KINDS:
         raise ConfigError(f"verifier '{spec}' must have name, evidence in {EVIDENCE_KINDS} "
                           "and a score(table) method")
@@ -130,7 +135,9 @@ def takes_detections(verifier: Verifier) -> bool:
 
 def run_verifier(verifier: Verifier, table: pd.DataFrame,
                  detections: pd.DataFrame | None = None) -> np.ndarray:
-    """Scores for ``table``'s rows, checked: one finite-or-NaN float per row.
+    """Scores for ``table``'s rows, checked: one float per row, a non-finite one (inf,
+    -inf, NaN) read as NaN (abstain). Scores that are not numbers, or not one per row, raise
+    :class:`ConfigError` naming the verifier.
 
     ``detections`` (one recording's detection table, or None) reaches verifiers that take it,
     as a copy with the columns of :data:`DETECTION_COLUMNS` only.
@@ -141,9 +148,15 @@ def run_verifier(verifier: Verifier, table: pd.DataFrame,
         raw = verifier.score(verifier_view(table), detections=view)
     else:
         raw = verifier.score(verifier_view(table))
-    scores = np.asarray(raw, dtype=np.float64)
-    if scores.shape != (len(table),):
-        raise ConfigError(f"verifier '{verifier.name}' returned {scores.shape[0] if scores.ndim else 0} "
-                          f"scores for {len(table)} rows")
-    scores = np.where(np.isfinite(scores), scores, np.nan)
-    return scores
+    try:
+        scores = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"verifier '{verifier.name}' returned scores that are not numbers "
+                          f"({exc})") from exc
+    if scores.ndim != 1:
+        raise ConfigError(f"verifier '{verifier.name}' returned an array of shape "
+                          f"{scores.shape}, not one score per row ({len(table)} rows)")
+    if len(scores) != len(table):
+        raise ConfigError(f"verifier '{verifier.name}' returned {len(scores)} scores for "
+                          f"{len(table)} rows")
+    return np.where(np.isfinite(scores), scores, np.nan)
