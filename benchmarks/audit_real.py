@@ -48,7 +48,10 @@ ZephIR (``../shared/data/zephir-ift20-demo``): ZephIR's own output read from its
 ``ANTT``, identities correct by construction) are counted: none should be flagged.
 
     python benchmarks/audit_real.py [--data DIR] [--threshold-um X] [--anchor-frame N]
-                                    [--no-detections]
+                                    [--no-detections] [--track-window H]
+
+``--track-window H``: the audit's registered_distance with that track pooling window (0 = off;
+default: the verifier's default); the reference's self-audit keeps the default.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ import pandas as pd
 
 import trackverify
 from trackverify.selective import auroc_abstain_as_error
+from trackverify.verifiers.registered_distance import RegisteredDistance
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATA = SHARED / "fdnc-nerve-freely-moving"
@@ -194,12 +198,15 @@ def main() -> None:
     parser.add_argument("--threshold-um", type=float, default=None)
     parser.add_argument("--anchor-frame", type=int, default=None)
     parser.add_argument("--no-detections", action="store_true")
+    parser.add_argument("--track-window", type=int, default=None)
     args = parser.parse_args()
     tracks, detections, truth = load(args.data, args.anchor_frame)
     evidence = None if args.no_detections else detections
     start = time.perf_counter()
     result = trackverify.audit(tracks, evidence, threshold_um=args.threshold_um,
-                               anchor_frame=args.anchor_frame)
+                               anchor_frame=args.anchor_frame,
+                               verifier=None if args.track_window is None else RegisteredDistance(
+                                   track_window=args.track_window))
     seconds = time.perf_counter() - start
     print(f"audit: {seconds:.1f} s end to end; {result}")
     print("threshold (median over identities):", result.summary["threshold"]["per_recording_um"])

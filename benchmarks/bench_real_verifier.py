@@ -1,7 +1,7 @@
 """The verifiers on real data: a freely moving recording over repeated draws, a real tracker's
 own mistakes, and the ZephIR demo; the registration's previous defaults beside the current.
 
-    .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0]
+    .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0] [--track-window H]
         [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
 
 1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
@@ -20,7 +20,8 @@ prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, l
 for the regression check; its score is the current one (distance plus margin excess).
 ``registered_distance (relative score)`` is the current verifier with ``score="relative"``
 (its score times median spacing / the claimed identity's own anchor spacing; a setting,
-docs/verifiers.md).
+docs/verifiers.md). ``--track-window H`` sets the track pooling window of every
+``registered_distance`` entry (0 = off; default: the verifier's default).
 """
 
 from __future__ import annotations
@@ -40,20 +41,20 @@ from trackverify.evidence import repeated_draws, summary
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
-    DEFAULT_AMBIGUITY_K, RegisteredDistance, RegistrationSettings)
+    DEFAULT_AMBIGUITY_K, DEFAULT_TRACK_WINDOW, RegisteredDistance, RegistrationSettings)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PREVIOUS = RegistrationSettings(beta=0.8, lam=3.0, iterations=8, frame_sigma=None,
                                 fit_outlier_weight=False, choose_start=False, tolerance=0.0)
 
 
-def verifiers(k: float) -> dict:
+def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW) -> dict:
     return {"fixed_distance": lambda: FixedDistance(),
-            "registered_distance": lambda: RegisteredDistance(ambiguity_k=k),
+            "registered_distance": lambda: RegisteredDistance(ambiguity_k=k, track_window=h),
             "registered_distance (relative score)": lambda: RegisteredDistance(
-                ambiguity_k=k, score="relative"),
-            "registered_distance (previous)": lambda: RegisteredDistance(ambiguity_k=k,
-                                                                         settings=PREVIOUS)}
+                ambiguity_k=k, score="relative", track_window=h),
+            "registered_distance (previous)": lambda: RegisteredDistance(
+                ambiguity_k=k, settings=PREVIOUS, track_window=h)}
 
 
 def tracker_rows(folder: Path, observations: pd.DataFrame) -> pd.DataFrame:
@@ -97,9 +98,11 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=8)
     parser.add_argument("--k", type=float, default=DEFAULT_AMBIGUITY_K,
                         help="ambiguity k of registered_distance [its default]")
+    parser.add_argument("--track-window", type=int, default=DEFAULT_TRACK_WINDOW,
+                        help="track pooling window h of registered_distance [its default]")
     parser.add_argument("--only", default="", help="comma-separated verifier names")
     args = parser.parse_args()
-    makers = {n: m for n, m in verifiers(args.k).items()
+    makers = {n: m for n, m in verifiers(args.k, args.track_window).items()
               if not args.only or n in args.only.split(",")}
     out = {}
     if args.data.is_dir():

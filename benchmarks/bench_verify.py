@@ -5,12 +5,14 @@ of the whole step, the peak resident memory of the process, and, beside it, the 
 scikit-learn alone needs for the AUROCs on the same rows (per condition and pooled).
 
     .venv/bin/python benchmarks/bench_verify.py [--motion moderate] [--repeats 3]
-        [--verifier registered_distance] [--neurons 150]
+        [--verifier registered_distance] [--neurons 150] [--track-window H]
 
 With ``--verifier registered_distance`` it also times the identity-free registration alone
 (one fit per recording; every condition reuses it; goal < 15 s on ``moderate``). The goal of
 the whole verification with ``registered_distance`` on 1,000 frames x 150 detections
-(``--neurons 150``) is < 15 s.
+(``--neurons 150``) is < 15 s. ``--track-window H`` gives a verifier that takes it (e.g.
+registered_distance) that track pooling window (default: its default); the pooling's own time
+on one condition's rows is printed beside.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ def main() -> None:
     parser.add_argument("--verifier", default="fixed_distance")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--neurons", type=int, default=189)
+    parser.add_argument("--track-window", type=int, default=None)
     args = parser.parse_args()
+    options = {} if args.track_window is None else {"track_window": args.track_window}
     config = build_config({"specimen.motion": args.motion, "verifier": args.verifier,
                            "specimen.neurons": args.neurons})
     table = animal_observations(config.specimen, 0)
-    verifier = load_verifier(config.verifier)
+    verifier = load_verifier(config.verifier, options)
     if hasattr(verifier, "register"):
         fits = []
         for _ in range(args.repeats):
@@ -51,7 +55,7 @@ def main() -> None:
               f"median {np.median(fits):.2f} s over {args.repeats} runs (goal < 15 s on moderate)")
     times, sk_times = [], []
     for _ in range(args.repeats):
-        verifier = load_verifier(config.verifier)  # fresh: no registration cached from a repeat
+        verifier = load_verifier(config.verifier, options)  # fresh: no registration cached from a repeat
         t0 = time.perf_counter()
         scored, _, _ = score_conditions(table, config, verifier, "rec000")
         condition_metrics(scored, config)
@@ -65,6 +69,14 @@ def main() -> None:
             if 0 < y.sum() < len(y):
                 roc_auc_score(y, score[ranked])
         sk_times.append(time.perf_counter() - t0)
+    if getattr(verifier, "track_window", 0):
+        from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
+
+        one = scored[codes == codes[0]]
+        t0 = time.perf_counter()
+        pool_along_tracks(one["score"].to_numpy(), *claimed_tracks(one), verifier.track_window)
+        print(f"track pooling alone (h = {verifier.track_window}, {len(one):,} rows of one "
+              f"condition): {time.perf_counter() - t0:.3f} s")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"rows: {len(scored):,} ({len(table):,} per condition x {len(config.conditions)}), "
           f"motion {args.motion}, "

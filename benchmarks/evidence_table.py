@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]
                                                  [--pairs ../shared/data/targettrack-point-pairs]
-                                                 [--score relative|distance]
+                                                 [--score relative|distance] [--track-window H]
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--score", choices=SCORES, default=None,
                         help="registered_distance's score [its default]")
+    parser.add_argument("--track-window", type=int, default=None,
+                        help="registered_distance's track pooling window h [its default]")
     args = parser.parse_args()
     levels = [level for level in args.levels.split(",") if level]
     pairs = args.pairs if args.pairs.is_dir() else None
-    result = build_evidence(levels, args.frames, pairs, FULL_GRID, score=args.score)
+    result = build_evidence(levels, args.frames, pairs, FULL_GRID, score=args.score,
+                            track_window=args.track_window)
     if result["specimen"]:
         k = result["specimen"][1]["ambiguity_k"]
         print(f"ambiguity k of registered_distance (its default): {k:.3f}")

@@ -57,7 +57,8 @@ def test_ambiguity_k_is_the_median_over_the_fit_recordings_whatever_the_jobs(coh
     ratios = []
     for _, source in dataset.sources(fit_names):
         clean = source.load()
-        verifier = RegisteredDistance(ambiguity_k=0.0, score="distance")  # d in um
+        verifier = RegisteredDistance(ambiguity_k=0.0, score="distance",
+                                      track_window=0)  # the plain d in um, not pooled
         distance = verifier.score(clean)
         sigma = verifier.register(clean)[1].sigma[clean["frame"].to_numpy()]
         keep = (clean["frame"].to_numpy() > 0) & np.isfinite(distance) & (sigma > 0)

@@ -238,18 +238,22 @@ def test_pair_scores_with_the_relative_score_keep_the_plain_clean_ratios(tmp_pat
         assert not np.allclose(relative[key][0]["random"][1], plain[key][0]["random"][1])
 
 
-def test_cli_records_the_score_it_was_asked_for(tmp_path):
+@pytest.mark.parametrize("option, value, key, recorded, bad", [
+    ("--score", "relative", "registered_score", "relative", "ratio"),
+    ("--track-window", "2", "registered_track_window", 2, "-1"),
+])
+def test_cli_records_the_registered_option_it_was_asked_for(tmp_path, option, value, key,
+                                                             recorded, bad):
     gt = spread_points(30, [0, 0, 0], [120, 40, 12], spacing=6.0, seed=0)
     for example in ("a", "b"):
         write_pair(tmp_path / "pairs" / example, gt, gt + 0.5)
     args = ["evidence", "--levels", "", "--pairs", str(tmp_path / "pairs"), "--grid", "default"]
-    for out, extra in (("default", []), ("relative", ["--score", "relative"])):
+    for out, extra in (("default", []), ("given", [option, value])):
         with pytest.raises(SystemExit) as exit_info:
             main([*args, "--out", str(tmp_path / out), *extra])
         assert exit_info.value.code == 0
-    assert "registered_score" not in json.loads((tmp_path / "default" / "evidence.json").read_text())
-    assert json.loads((tmp_path / "relative" / "evidence.json").read_text())[
-        "registered_score"] == "relative"
+    assert key not in json.loads((tmp_path / "default" / "evidence.json").read_text())
+    assert json.loads((tmp_path / "given" / "evidence.json").read_text())[key] == recorded
     with pytest.raises(SystemExit) as exit_info:
-        main([*args, "--out", str(tmp_path / "bad"), "--score", "ratio"])
+        main([*args, "--out", str(tmp_path / "bad"), option, bad])
     assert exit_info.value.code == 2

@@ -50,7 +50,8 @@ from trackverify.synth.specimen import animal_detections, animal_observations
 from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
-    DEFAULT_AMBIGUITY_K, DEFAULT_SCORE, RegisteredDistance, RegistrationSettings)
+    DEFAULT_AMBIGUITY_K, DEFAULT_SCORE, DEFAULT_TRACK_WINDOW, RegisteredDistance,
+    RegistrationSettings)
 
 HARDER = CONDITIONS[len(DEFAULT_CONDITIONS):]  # the three opt-in corruptions
 LEVELS = tuple(MOTION_LEVELS)
@@ -118,19 +119,22 @@ def repeated_draws(observations: pd.DataFrame, detections: pd.DataFrame | None, 
     return out
 
 
-def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE) -> list[dict]:
+def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
+                       track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
     """Part 3: real recordings (a data folder, with its ``detections`` table when present),
     one row per (recording, verifier), over ``draws`` repeated draws of the suite."""
     rows = []
     for name, source in load_dataset(folder).sources():
         observations, detections = source.load(), source.load_detections()
-        for verifier in (FixedDistance(), RegisteredDistance(score=score)):
+        for verifier in (FixedDistance(), RegisteredDistance(score=score,
+                                                             track_window=track_window)):
             rows.append({"data": f"{Path(folder).name}/{name}", "verifier": verifier.name,
                          **repeated_draws(observations, detections, verifier, draws, name)})
     return rows
 
 
-def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SCORE) -> list[dict]:
+def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SCORE,
+                      track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
     """Part 1: one row per (motion level, verifier)."""
     k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
     rows = []
@@ -140,7 +144,8 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SC
                                "conditions": list(CONDITIONS)})
         table = animal_observations(config.specimen, 0)
         detections = animal_detections(config.specimen, 0)  # None: the observation rows
-        for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k, score=score)):
+        for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k, score=score,
+                                                             track_window=track_window)):
             scored, _, _ = score_conditions(table, config, verifier, "rec000", detections)
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()
@@ -309,13 +314,15 @@ def choose_candidate(held_in: np.ndarray, departure: np.ndarray,
     return int(np.flatnonzero(keep)[0])
 
 
-def pair_evidence(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> list[dict]:
+def pair_evidence(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
+                  track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
     """Part 2: one row per (example, verifier); settings chosen leave-one-out over ``grid``
     (:func:`choose_candidate`)."""
-    return pair_rows(*pair_scores(folder, grid, score), grid)
+    return pair_rows(*pair_scores(folder, grid, score, track_window), grid)
 
 
-def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> tuple[dict, dict]:
+def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
+                track_window: int = DEFAULT_TRACK_WINDOW) -> tuple[dict, dict]:
     """Every example's conditions per z scale, and ``registered_distance``'s scores per
     (example, grid index): (scores, sigma of frame 1, clean ``d / sigma``)."""
     examples = sorted(p for p in Path(folder).iterdir() if p.is_dir())
@@ -328,7 +335,8 @@ def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE) -> tup
     for name in by_scale[z_scales[0]]:
         for index, choice in enumerate(grid):
             conds = by_scale[choice.z_scale][name]
-            verifier = RegisteredDistance(ambiguity_k=0.0, settings=choice.settings, score=score)
+            verifier = RegisteredDistance(ambiguity_k=0.0, settings=choice.settings, score=score,
+                                          track_window=track_window)
             scores = _pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
             sigma = float(registration.sigma[1])
@@ -458,17 +466,23 @@ def pair_summary(rows: list[dict]) -> list[str]:
 
 
 def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
-                   grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None) -> dict:
+                   grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None,
+                   track_window: int | None = None) -> dict:
     """Every part (each may be skipped: no levels, no pairs folder, no recordings);
-    ``score`` = registered_distance's score (None: its default, :data:`DEFAULT_SCORE`)."""
+    ``score`` = registered_distance's score (None: its default, :data:`DEFAULT_SCORE`),
+    ``track_window`` its track pooling window (None: its default,
+    :data:`DEFAULT_TRACK_WINDOW`)."""
     kind = DEFAULT_SCORE if score is None else score
+    h = DEFAULT_TRACK_WINDOW if track_window is None else track_window
     with threadpool_limits(1):
-        specimen = specimen_evidence(levels, frames, kind) if levels else []
-        rows = pair_evidence(pairs, grid, kind) if pairs is not None else []
-        real = [row for folder in recordings for row in recording_evidence(folder, draws, kind)]
+        specimen = specimen_evidence(levels, frames, kind, h) if levels else []
+        rows = pair_evidence(pairs, grid, kind, h) if pairs is not None else []
+        real = [row for folder in recordings for row in recording_evidence(folder, draws, kind, h)]
     out = {"specimen": specimen, "pairs": rows, "pair_summary": pair_summary(rows) if rows else []}
     if real:  # only when asked: earlier evidence.json files keep their bytes
         out["recordings"] = real
     if score is not None:  # likewise
         out["registered_score"] = score
+    if track_window is not None:  # likewise
+        out["registered_track_window"] = track_window
     return out

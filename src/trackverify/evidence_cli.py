@@ -32,7 +32,10 @@ SCORES = ("relative", "distance")
               help="Draws of the corruption suite on each real recording.")
 @click.option("--score", type=click.Choice(SCORES), default=None,
               help="registered_distance's score (docs/verifiers.md) [its default].")
-def evidence(out, levels, frames, pairs, grid, recordings, draws, score):
+@click.option("--track-window", "track_window", type=click.IntRange(min=0), default=None,
+              help="registered_distance's track pooling window h, 0 = off "
+                   "(docs/verifiers.md) [its default].")
+def evidence(out, levels, frames, pairs, grid, recordings, draws, score, track_window):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
     from trackverify.io.paths import check_out_dir
 
@@ -46,7 +49,7 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws, score):
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
-                            recordings, draws, score)
+                            recordings, draws, score, track_window)
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))

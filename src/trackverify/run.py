@@ -330,7 +330,8 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
             ambiguity_k=config.ambiguity_k if verifiers[0].name == REGISTERED else None,
             record=fitted, target=target, partitions_sha256=partitions.sha256,
-            score=getattr(verifiers[0], "score_kind", None)))
+            score=getattr(verifiers[0], "score_kind", None),
+            track_window=getattr(verifiers[0], "track_window", None)))
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
                                                          results.pop("_timelines")))
     write_json_atomic(out / "results.json", results)

@@ -347,11 +347,18 @@ def test_the_calibrated_verifier_is_built_with_every_recorded_option(tmp_path):
     builds the verifier with the file's ``score`` and ``ambiguity_k``, and says so."""
     calibration = tmp_path / "calibration.json"
     _calibration(calibration, 3.0, options={"ambiguity_k": 0.25, "score": "relative"})
+    # written before the track pooling: its threshold is of unpooled scores (window 0)
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
-    assert result.summary["verifier_options"] == {"ambiguity_k": 0.25, "score": "relative"}
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.25, "score": "relative",
+                                                  "track_window": 0}
     _calibration(calibration, 3.0, options={"ambiguity_k": 0.0})  # written before the score
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
-    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance"}
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
+                                                  "track_window": 0}
+    _calibration(calibration, 3.0, options={"ambiguity_k": 0.0, "track_window": 3})
+    result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
+    assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
+                                                  "track_window": 3}
 
 
 @pytest.mark.parametrize("content, message", [

@@ -45,3 +45,39 @@ def test_an_unknown_score_kind_is_refused(tmp_path):
     write_calibration(tmp_path / "c.json", _content("registered_distance", {"score": "ratio"}))
     with pytest.raises(InputError, match="verifier.options.score"):
         load_calibration(tmp_path / "c.json")
+
+
+def test_the_track_window_is_written_only_when_given():
+    common = dict(version="t", verifier="registered_distance", evidence="independent",
+                  ambiguity_k=0.0, record=RECORD, target=TARGET, partitions_sha256=None)
+    assert calibration_content(**common, score="distance", track_window=2)["verifier"][
+        "options"] == {"ambiguity_k": 0.0, "score": "distance", "track_window": 2}
+    assert "track_window" not in calibration_content(**common)["verifier"]["options"]
+
+
+@pytest.mark.parametrize("verifier, options, expected", [
+    ("registered_distance", {"ambiguity_k": 0.0, "track_window": 4}, 4),
+    ("registered_distance", {"ambiguity_k": 0.0, "track_window": 0}, 0),
+    # written before the pooling existed: its threshold is of unpooled scores
+    ("registered_distance", {"ambiguity_k": 0.0}, 0),
+    ("fixed_distance", {"ambiguity_k": None}, None),
+])
+def test_the_track_window_is_read_back(tmp_path, verifier, options, expected):
+    write_calibration(tmp_path / "c.json", _content(verifier, options))
+    assert load_calibration(tmp_path / "c.json").track_window == expected
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_a_bad_track_window_is_refused(tmp_path, bad):
+    write_calibration(tmp_path / "c.json", _content("registered_distance", {"track_window": bad}))
+    with pytest.raises(InputError, match="verifier.options.track_window"):
+        load_calibration(tmp_path / "c.json")
+
+
+def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path):
+    from trackverify.audit.core import _choose
+
+    write_calibration(tmp_path / "c.json", _content("registered_distance",
+                                                    {"ambiguity_k": 0.0, "track_window": 2}))
+    _, verifier = _choose(None, tmp_path / "c.json", None)
+    assert verifier.track_window == 2

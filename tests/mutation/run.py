@@ -65,6 +65,7 @@ MODULES: dict[str, list[str]] = {
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
+    "verifiers/pooling.py": ["tests/test_track_pooling.py"],
     "andi/_engine.py": ANDI,
     # each with the tests that call it directly, hand-computed ones first (the
     # scoring-program tests run every module; the ensemble distance on its default

@@ -519,7 +519,8 @@ def track_summary(observations: pd.DataFrame) -> pd.DataFrame:
 
 
 # Settings a verifier object may carry, under the names calibration.json records them.
-_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind"}
+_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind",
+            "track_window": "track_window"}
 
 
 def _options(scorer) -> dict:

@@ -5,13 +5,16 @@ Schema ``trackverify-calibration/1`` (JSON object; every key is required):
 ============================  ==============================================================
 ``format``                    ``"trackverify-calibration/1"``
 ``trackverify_version``       the version that fitted it
-``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"[, "score"]}}``:
+``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"[, "score"][,
+                              "track_window"]}}``:
                               the verifier whose scores the threshold applies to, and its
                               fitted options (``ambiguity_k`` null unless registered_distance
                               ran; ``score`` = registered_distance's score, ``"relative"`` or
                               ``"distance"``, present when that verifier fitted the threshold;
                               absent in files written before the relative score, whose
-                              threshold is of ``"distance"``)
+                              threshold is of ``"distance"``; ``track_window`` = its track
+                              pooling window ``h``, an integer >= 0, present likewise; absent
+                              in files written before the pooling: 0)
 ``threshold_um``              the threshold; a row is certified when its score is finite and
                               ``<= threshold_um``
 ``target``                    ``{"kind", "level", "method", "delta"}`` (``kind`` is
@@ -67,22 +70,26 @@ class Calibration:
     smallest_reachable_target: float | None
     content: dict
     score: str | None = None  # registered_distance's score the threshold is of (else None)
+    track_window: int | None = None  # registered_distance's track pooling window (else None)
 
     def verifier_options(self) -> dict:
         """The options to build the calibrated verifier with (``load_verifier(verifier,
         options)``): every recorded option that is not null, so the threshold is applied to
         the scores it was fitted on."""
-        recorded = {"ambiguity_k": self.ambiguity_k, "score": self.score}
+        recorded = {"ambiguity_k": self.ambiguity_k, "score": self.score,
+                    "track_window": self.track_window}
         return {k: v for k, v in recorded.items() if v is not None}
 
 
 def calibration_content(*, version: str, verifier: str, evidence: str, ambiguity_k: float | None,
                         record: dict, target: CalibrationTarget, partitions_sha256: str | None,
-                        score: str | None = None) -> dict:
+                        score: str | None = None, track_window: int | None = None) -> dict:
     """The file's content (without ``sha256``) from a run's calibration record (``score``:
-    the fitted verifier's score kind, recorded when given)."""
+    the fitted verifier's score kind, ``track_window`` its track pooling window; each
+    recorded when given)."""
     fcr = target.kind == FCR_TARGET
-    options = {"ambiguity_k": ambiguity_k, **({} if score is None else {"score": score})}
+    options = {"ambiguity_k": ambiguity_k, **({} if score is None else {"score": score}),
+               **({} if track_window is None else {"track_window": int(track_window)})}
     return {
         "format": CALIBRATION_FORMAT,
         "trackverify_version": version,
@@ -119,6 +126,18 @@ def _score_kind(source: str, verifier: str, score) -> str | None:
     return score
 
 
+def _track_window(source: str, verifier: str, window) -> int | None:
+    """The recorded track pooling window; 0 for a registered_distance file without one
+    (written before the pooling, so its threshold is of unpooled scores)."""
+    from trackverify.verifiers.registered_distance import RegisteredDistance
+
+    if window is None:
+        return 0 if verifier == RegisteredDistance.name else None
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise _bad(source, f"'verifier.options.track_window' must be an integer >= 0, got {window!r}")
+    return window
+
+
 def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and check a ``calibration.json`` (format, hash, types); InputError otherwise."""
     source = str(path)
@@ -140,8 +159,9 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
         raise _bad(source, "'target' must have a known 'kind' and 'method'")
     options = verifier.get("options") or {}
     score = _score_kind(source, verifier["name"], options.get("score"))
+    track_window = _track_window(source, verifier["name"], options.get("track_window"))
     return Calibration(
-        score=score, verifier=verifier["name"], evidence=str(verifier.get("evidence")),
+        score=score, track_window=track_window, verifier=verifier["name"], evidence=str(verifier.get("evidence")),
         ambiguity_k=options.get("ambiguity_k"), threshold_um=float(threshold),
         target=CalibrationTarget(target["kind"], float(target["level"]), target.get("method"),
                                  target.get("delta")),
