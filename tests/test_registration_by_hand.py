@@ -589,6 +589,22 @@ def test_register_fits_again_when_the_anchor_or_the_detections_change(monkeypatc
                                   RegisteredDistance().score(moved_later))
 
 
+def test_register_fits_again_for_a_new_anchor_on_the_same_detections(monkeypatch):
+    """The detection table given is the same; only the anchor frame's rows moved (by 0.5
+    along y): the fit starts from the new anchor, so it runs again."""
+    fits = Recorder(monkeypatch, "fit_registration")
+    table = grid_rows(SQUARE, 3, shift=0.5)
+    detections = table[["frame", "detection", "x_um", "y_um"]].copy()
+    moved = table.copy()
+    moved.loc[moved["frame"] == 0, "y_um"] += 0.5
+    verifier = RegisteredDistance()
+    verifier.register(table, detections)
+    _, registration = verifier.register(moved, detections)
+    assert len(fits.calls) == 2
+    np.testing.assert_array_equal(fits.calls[1][0][0], SQUARE + [0.0, 0.5])
+    np.testing.assert_array_equal(registration.positions[0], SQUARE + [0.0, 0.5])
+
+
 def test_register_covers_the_later_of_the_tables_last_frames():
     """The registration spans frame 0 .. the last frame of the table or of the detections,
     whichever is later."""
@@ -630,10 +646,13 @@ def calibration_rows() -> pd.DataFrame:
     """Frame 0: the anchor. Frame 1 (sigma 0.5): id 0 at (1, 0) (d = 1, ratio 2), id 1 at
     (10, 2) (d = 2, ratio 4), id 2 at (30, 1) (d = 1, ratio 2). Frame 2 (sigma 0): id 0,
     left out. Frame 3 (sigma 1): id 0 at (4.9, 0) (d = 4.9, the other anchor 5.1 away: a
-    margin of 0.2, inside any band k >= 0.2 but scored at k = 0; ratio 4.9), id 1 invalid."""
+    margin of 0.2, inside any band k >= 0.2 but scored at k = 0; ratio 4.9), and an
+    invalid row at (0, 0.5). The one-to-one assignment (cap 10) would give (0, 0.5) to
+    anchor 0 and (4.9, 0) to anchor 1 (0.5 + 5.1 < 4.9 + 10) and so add 10 to id 0's
+    score there: the calibration measures the distance alone."""
     rows = [(0, 0, 0.0, 0.0, True), (0, 1, 10.0, 0.0, True), (0, 2, 30.0, 0.0, True),
             (1, 0, 1.0, 0.0, True), (1, 1, 10.0, 2.0, True), (1, 2, 30.0, 1.0, True),
-            (2, 0, 0.0, 1.0, True), (3, 0, 4.9, 0.0, True), (3, 1, 10.0, 0.0, False)]
+            (2, 0, 0.0, 1.0, True), (3, 0, 4.9, 0.0, True), (3, 1, 0.0, 0.5, False)]
     table = pd.DataFrame(rows, columns=["frame", "pred_id", "x_um", "y_um", "pred_valid"])
     return table.assign(detection=np.arange(len(table)))
 
@@ -659,6 +678,7 @@ def test_ambiguity_ratios_by_hand(monkeypatch):
     detections = table[["frame", "detection", "x_um", "y_um"]].iloc[::-1]
     ratios = rd.ambiguity_ratios(table, settings, detections)
     np.testing.assert_allclose(ratios, [2.0, 4.0, 2.0, 4.9], rtol=1e-12)
+    assert len(fit.calls) == 1  # the sigmas are those of the same fit
     anchor, seen, n_frames, used = fit.calls[0]
     np.testing.assert_array_equal(anchor, CALIBRATION_ANCHOR)
     assert seen.index.tolist() == detections.index.tolist() and n_frames == 4
@@ -675,5 +695,5 @@ def test_calibrate_ambiguity_k_pools_the_ratios_of_every_table(monkeypatch):
     assert calibrate_ambiguity_k(table, quantile=1.0) == pytest.approx(4.9)
     second = table.drop(index=4)
     assert calibrate_ambiguity_k([table, second], settings=settings) == pytest.approx(2.0)
-    assert all(call[3] is settings for call in fit.calls[-2:])
+    assert len(fit.calls) == 4 and all(call[3] is settings for call in fit.calls[-2:])
     assert isinstance(fit.calls[0][3], RegistrationSettings)
