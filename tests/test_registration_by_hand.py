@@ -569,9 +569,9 @@ def grid_rows(anchor: np.ndarray, frames: int, shift: float = 0.0) -> pd.DataFra
 
 
 def test_register_fits_again_when_the_anchor_or_the_detections_change(monkeypatch):
-    """One verifier, four calls: the same table twice (one fit), a table whose anchor frame
-    moved (a new fit), one whose later detections moved (another): each registration equals
-    a fresh verifier's."""
+    """One verifier, four calls: the same table twice (one fit), one whose later detections
+    moved (same anchor: a new fit), one whose anchor frame moved (another): each
+    registration equals a fresh verifier's."""
     fits = Recorder(monkeypatch, "fit_registration")
     verifier = RegisteredDistance()
     first = grid_rows(SQUARE, 3, shift=0.5)
@@ -579,14 +579,14 @@ def test_register_fits_again_when_the_anchor_or_the_detections_change(monkeypatc
     moved_anchor.loc[moved_anchor["frame"] == 0, "x_um"] += 0.25
     moved_later = first.copy()
     moved_later.loc[moved_later["frame"] == 2, "x_um"] += 0.25
-    tables = (first, first, moved_anchor, moved_later)
+    tables = (first, first, moved_later, moved_anchor)
     got = [verifier.register(t)[1].positions for t in tables]
     assert len(fits.calls) == 3
     for table, positions in zip(tables, got):
         np.testing.assert_array_equal(positions, RegisteredDistance().register(table)[1].positions)
     # the one-to-one claims follow the refit: scoring the last table equals a fresh verifier
-    np.testing.assert_array_equal(verifier.score(moved_later),
-                                  RegisteredDistance().score(moved_later))
+    np.testing.assert_array_equal(verifier.score(moved_anchor),
+                                  RegisteredDistance().score(moved_anchor))
 
 
 def test_register_fits_again_for_a_new_anchor_on_the_same_detections(monkeypatch):
@@ -603,6 +603,15 @@ def test_register_fits_again_for_a_new_anchor_on_the_same_detections(monkeypatch
     assert len(fits.calls) == 2
     np.testing.assert_array_equal(fits.calls[1][0][0], SQUARE + [0.0, 0.5])
     np.testing.assert_array_equal(registration.positions[0], SQUARE + [0.0, 0.5])
+
+
+def test_register_reports_the_fits_progress():
+    """The verifier's ``on_frame`` reaches the fit: three frames, one call at the end."""
+    verifier = RegisteredDistance()
+    seen = []
+    verifier.on_frame = lambda *done: seen.append(done)
+    verifier.register(grid_rows(SQUARE, 3, shift=0.5))
+    assert seen == [(3, 3)]
 
 
 def test_register_covers_the_later_of_the_tables_last_frames():
@@ -625,6 +634,7 @@ def test_register_without_anchor_points_gives_an_empty_registration():
     table = grid_rows(SQUARE, 3).assign(pred_valid=False)
     ids, registration = verifier.register(table)
     assert len(ids) == 0 and registration.positions.shape == (3, 0, 2)
+    assert registration.positions.dtype == np.float64
     assert np.isnan(registration.sigma).all() and len(registration.sigma) == 3
     assert registration.settings is settings
     empty = table.iloc[:0]
