@@ -707,3 +707,22 @@ def test_calibrate_ambiguity_k_pools_the_ratios_of_every_table(monkeypatch):
     assert calibrate_ambiguity_k([table, second], settings=settings) == pytest.approx(2.0)
     assert len(fit.calls) == 4 and all(call[3] is settings for call in fit.calls[-2:])
     assert isinstance(fit.calls[0][3], RegistrationSettings)
+
+
+def test_a_new_verifier_has_recorded_nothing():
+    """Before any call: no abstention record, no margin, factor or claimant, no progress
+    callback, no spacing factor; the defaults are k = 0 (a float), the default settings,
+    the one-to-one assignment on and the distance score."""
+    verifier = RegisteredDistance()
+    assert verifier.abstentions == []
+    assert verifier.last_margin is None and verifier.last_factor is None
+    assert verifier.last_claimant is None and verifier.on_frame is None
+    assert verifier.spacing_factor.shape == (0,)
+    assert type(verifier.ambiguity_k) is float and verifier.ambiguity_k == 0.0
+    assert verifier.settings == RegistrationSettings()
+    assert verifier.one_to_one is True and verifier.score_kind == "distance"
+    given = RegistrationSettings(lam=4.0)
+    other = RegisteredDistance(ambiguity_k=1, settings=given, one_to_one=0, score="relative")
+    assert type(other.ambiguity_k) is float and other.ambiguity_k == 1.0
+    assert other.settings is given and other.one_to_one is False
+    assert other.score_kind == "relative"
