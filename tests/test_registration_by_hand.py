@@ -726,3 +726,14 @@ def test_a_new_verifier_has_recorded_nothing():
     assert type(other.ambiguity_k) is float and other.ambiguity_k == 1.0
     assert other.settings is given and other.one_to_one is False
     assert other.score_kind == "relative"
+
+
+def test_fit_of_a_float32_anchor_is_computed_in_float64():
+    """A float32 anchor gives exactly the registration of the same values in float64."""
+    anchor32 = (SQUARE + [0.1, 0.3]).astype(np.float32)
+    frames = detection_table({t: SQUARE + [0.1 + t / 3, 0.3] for t in (1, 2)})
+    single = fit_registration(anchor32, frames, 3)
+    double = fit_registration(anchor32.astype(np.float64), frames, 3)
+    assert single.positions.dtype == np.float64
+    np.testing.assert_array_equal(single.positions, double.positions)
+    np.testing.assert_array_equal(single.sigma, double.sigma)
