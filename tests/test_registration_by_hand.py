@@ -533,11 +533,12 @@ def test_fit_reports_progress_every_25_frames_and_at_the_end():
 
 def test_fit_of_coincident_anchor_points_uses_unit_radius():
     """Every anchor point at (3, 4): RMS radius 0, taken as 1 (no division by zero); the
-    spacing 0 gives the floor 1e-12. The frame's detections at the anchor keep it there."""
+    spacing 0 gives the floor sigma^2 = 1e-12 (unit-free). The frame's detections at the
+    anchor keep it there, at the floor: sigma = sqrt(1e-12) * 1 = 1e-6 um."""
     anchor = np.full((3, 2), [3.0, 4.0])
     registration = fit_registration(anchor, detection_table({1: anchor.copy()}), 2)
     np.testing.assert_allclose(registration.positions[1], anchor, atol=1e-6)
-    assert np.isfinite(registration.sigma[1])
+    assert registration.sigma[1] == pytest.approx(1e-6, rel=1e-9)
 
 
 def test_better_start_compares_mean_squared_capped_distances():
