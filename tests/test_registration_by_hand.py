@@ -420,8 +420,8 @@ def test_fit_settings_reach_every_frame(monkeypatch):
     """Non-default settings are passed on: lambda, the iteration counts, the first and later
     scales (first_frame_sigma 0.1 -> (0.1 sqrt 2)^2 = 0.02; frame_sigma 0.5 -> 0.5), the
     floor (min_sigma 0.05 -> 0.005), the affine switch, the tolerance and the outlier weight
-    (not fitted: 0.3)."""
-    frames = {t: SQUARE + [t / 2, 0.0] for t in (1, 2)}
+    (not fitted: 0.3, although eight detections per frame would fit 1 - 4 / 8 = 0.5)."""
+    frames = {t: np.r_[SQUARE, SQUARE + 20.0] + [t / 2, 0.0] for t in (1, 2)}
     settings = RegistrationSettings(lam=3.0, iterations=7, first_frame_iterations=9,
                                     first_frame_sigma=0.1, frame_sigma=0.5, min_sigma=0.05,
                                     affine=False, tolerance=0.25, outlier_weight=0.3,
