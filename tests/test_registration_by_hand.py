@@ -444,14 +444,21 @@ def test_fit_starting_scale_is_floored(monkeypatch):
 
 
 def test_fit_outlier_weight_from_the_frames_with_detections(monkeypatch):
-    """Frames 1, 3: 8 detections (the square and a copy 20 away), frame 4: 5; frames 0 and 2
-    none. The median over frames with detections is 8: w = 1 - 4 / 8 = 0.5 (counting the
-    empty frames, the median of 0, 8, 0, 8, 5 would be 5)."""
+    """Frames 1, 3: 8 detections (the square and a copy 20 away), frame 2: 1 (too few to
+    register, but counted), frame 4: 5; frames 0 and 5 none. The median over the frames
+    with detections (8, 1, 8, 5) is 6.5: w = 1 - 4 / 6.5 = 5 / 13 (counting the empty
+    frames, the median of 0, 8, 1, 8, 5, 0 would be 3, w the floor 0.1; without the frame of
+    one detection, 8, w = 0.5). A floor above the fitted share holds: four detections a
+    frame fit 1 - 4 / 4 = 0, so an outlier_weight of 0.3 stays."""
     eight = np.r_[SQUARE, SQUARE + 20.0]
-    frames = {1: eight, 3: eight, 4: np.r_[SQUARE, SQUARE[:1] + 20.0]}
+    frames = {1: eight, 2: SQUARE[:1], 3: eight, 4: np.r_[SQUARE, SQUARE[:1] + 20.0]}
     recorder = Recorder(monkeypatch, "_register_frame")
-    fit_registration(SQUARE, detection_table(frames), 5)
-    assert [args[7] for args, _, _ in recorder.calls] == [0.5, 0.5, 0.5]
+    fit_registration(SQUARE, detection_table(frames), 6)
+    assert [args[7] for args, _, _ in recorder.calls] == [pytest.approx(5 / 13)] * 3
+    recorder.calls.clear()
+    fit_registration(SQUARE, detection_table({1: SQUARE, 2: SQUARE}), 3,
+                     RegistrationSettings(outlier_weight=0.3))
+    assert [args[7] for args, _, _ in recorder.calls] == [0.3, 0.3]
 
 
 def test_fit_predicts_over_a_gap_from_the_real_frame_numbers(monkeypatch):
@@ -738,3 +745,27 @@ def test_fit_of_a_float32_anchor_is_computed_in_float64():
     assert single.positions.dtype == np.float64
     np.testing.assert_array_equal(single.positions, double.positions)
     np.testing.assert_array_equal(single.sigma, double.sigma)
+
+
+def test_fit_of_one_anchor_point_uses_unit_spacing():
+    """One anchor point at (3, 4): RMS radius 0 (taken as 1) and no neighbour, so the
+    spacing is 1 (unit-free): floor sigma^2 = (0.1 * 1)^2 = 0.01. Frame 1's first detection
+    lies 1 to its right (the pose vote's candidates all lay one detection; the first
+    listed wins), the others far away; CPD keeps the point on it, at the floor: sigma =
+    0.1 um."""
+    anchor = np.array([[3.0, 4.0]])
+    frame = np.array([[4.0, 4.0], [13.0, 14.0], [-7.0, 14.0]])
+    registration = fit_registration(anchor, detection_table({1: frame}), 2)
+    np.testing.assert_allclose(registration.positions[1], [[4.0, 4.0]], atol=1e-6)
+    assert registration.sigma[1] == pytest.approx(0.1, rel=1e-9)
+
+
+def test_fit_of_two_anchor_points_uses_their_distance_as_the_spacing():
+    """Anchor (0, 0), (4, 0): RMS radius 2, unit-free points (-1, 0), (1, 0), spacing 2:
+    floor sigma^2 = (0.1 * 2)^2 = 0.04. Detections on both points and one far away: the fit
+    stays exact, at the floor: sigma = 0.2 * 2 = 0.4 um."""
+    anchor = np.array([[0.0, 0.0], [4.0, 0.0]])
+    frame = np.array([[0.0, 0.0], [4.0, 0.0], [2.0, 50.0]])
+    registration = fit_registration(anchor, detection_table({1: frame}), 2)
+    np.testing.assert_allclose(registration.positions[1], anchor, atol=1e-6)
+    assert registration.sigma[1] == pytest.approx(0.4, rel=1e-9)
