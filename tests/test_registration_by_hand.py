@@ -427,7 +427,10 @@ def test_fit_settings_reach_every_frame(monkeypatch):
                                     affine=False, tolerance=0.25, outlier_weight=0.3,
                                     fit_outlier_weight=False)
     recorder = Recorder(monkeypatch, "_register_frame")
-    fit_registration(SQUARE, detection_table(frames), 3, settings)
+    registration = fit_registration(SQUARE, detection_table(frames), 3, settings)
+    assert registration.settings is settings
+    assert fit_registration(SQUARE, detection_table(frames), 3).settings == RegistrationSettings()
+    recorder.calls[2:] = []
     got = [args[4:] for args, _, _ in recorder.calls]
     assert got == [(pytest.approx(0.02), 9, 3.0, 0.3, pytest.approx(0.005), False, 0.0),
                    (pytest.approx(0.5), 7, 3.0, 0.3, pytest.approx(0.005), False, 0.25)]
