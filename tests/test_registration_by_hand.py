@@ -190,6 +190,18 @@ def test_offset_candidates_cells_are_floored_at_the_radius():
                                   [[0.999], [0.5]])
 
 
+def test_offset_candidates_tie_among_cells_goes_by_cell_order():
+    """One anchor point at the origin, radius 1, detections in 20 cells along x (cell k
+    holds x in [k, k + 1)): cells 0-2 and 9-19 hold two detections, cells 3-8 one. The
+    eight most populated cells (the default) are 0, 1, 2 and, among the eleven tied cells
+    9-19, the first five in cell order: 9-13."""
+    votes = [2, 2, 2, 1, 1, 1, 1, 1, 1] + [2] * 11
+    x = np.array([[k + 0.25 + 0.5 * i, 0.5] for k, n in enumerate(votes) for i in range(n)])
+    cell = np.floor(x[:, 0]).astype(int)
+    expected = x[np.isin(cell, [0, 1, 2, 9, 10, 11, 12, 13])]
+    np.testing.assert_array_equal(rd._offset_candidates(x, np.zeros((1, 2)), 1.0), expected)
+
+
 L_SHAPE = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [0.0, 1.0]])
 
 
