@@ -212,10 +212,23 @@ def test_global_pose_finds_a_turn_of_90_degrees_at_the_search_limit():
     truth = a @ rotation_2d(90).T + [10.0, 3.0]
     moved = global_pose(a, truth[::-1], 1.0, RegistrationSettings())
     np.testing.assert_allclose(moved, truth, atol=1e-9)
-    # searched only to 80 degrees, the nearest turn is 10 degrees off: a point 2 from the
-    # centre misses its detection by about 2 * 2 sin(5 degrees) = 0.35
-    short = global_pose(a, truth[::-1], 1.0, RegistrationSettings(pose_max_angle=80.0))
+    # searched only to 89.5 degrees (turns 0, 10, ..., 80), the nearest turn is 10 degrees
+    # off: a point 2 from the centre misses its detection by about 2 * 2 sin(5 deg) = 0.35
+    short = global_pose(a, truth[::-1], 1.0, RegistrationSettings(pose_max_angle=89.5))
     assert np.abs(short - truth).max() > 0.3
+
+
+def test_global_pose_searches_only_its_grid_of_turns():
+    """Turned by 4 degrees, the L shape is laid best by the grid's turn 0 (10 degrees is
+    6 off): the moved anchor is the anchor translated, not turned by 4. With a step of 0.5
+    degrees (turns 0, 0.5, 1), a turn of exactly 0.5 is found."""
+    a = L_SHAPE - L_SHAPE.mean(0)
+    x = a @ rotation_2d(4).T + [1.0, 2.0]
+    moved = global_pose(a, x, 1.0, RegistrationSettings())
+    np.testing.assert_allclose(moved - moved[0], a - a[0], atol=1e-12)
+    truth = a @ rotation_2d(0.5).T + [1.0, 2.0]
+    fine = RegistrationSettings(pose_max_angle=1.0, pose_angle_step=0.5)
+    np.testing.assert_allclose(global_pose(a, truth, 1.0, fine), truth, atol=1e-9)
 
 
 def test_global_pose_tie_between_turns_keeps_no_turn():
