@@ -226,6 +226,12 @@ def test_global_pose_searches_only_its_grid_of_turns():
     x = a @ rotation_2d(4).T + [1.0, 2.0]
     moved = global_pose(a, x, 1.0, RegistrationSettings())
     np.testing.assert_allclose(moved - moved[0], a - a[0], atol=1e-12)
+    # turned by 7 degrees, the grid's 10 is nearer than 0: both lay the four detections
+    # within the radius, and the closer fit (a sum of Gaussians, to 1e-9) wins
+    x = a @ rotation_2d(7).T + [1.0, 2.0]
+    moved = global_pose(a, x, 1.0, RegistrationSettings())
+    turned10 = a @ rotation_2d(10).T
+    np.testing.assert_allclose(moved - moved[0], turned10 - turned10[0], atol=1e-12)
     truth = a @ rotation_2d(0.5).T + [1.0, 2.0]
     fine = RegistrationSettings(pose_max_angle=1.0, pose_angle_step=0.5)
     np.testing.assert_allclose(global_pose(a, truth, 1.0, fine), truth, atol=1e-9)
