@@ -283,7 +283,8 @@ def test_global_pose_counts_detections_strictly_inside_the_radius():
 SKEW = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 17.0], [23.0, 29.0]])
 
 
-@pytest.mark.parametrize("d_a, d_b, winner", [(0.49, 0.329, "A"), (0.3, 0.15, "B")])
+@pytest.mark.parametrize("d_a, d_b, winner", [(0.49, 0.329, "A"), (0.3, 0.15, "B"),
+                                               (0.49, 0.315, "B")])
 def test_global_pose_closeness_is_a_sum_of_gaussians_of_the_radius(d_a, d_b, winner):
     """No turn (step 0), radius r = 0.5 (spacing 1): closeness = sum_j exp(-d_j^2 / (2 r^2))
     = sum_j exp(-2 d_j^2). Two groups of detections, 100 apart, each lays all four anchor
@@ -292,7 +293,8 @@ def test_global_pose_closeness_is_a_sum_of_gaussians_of_the_radius(d_a, d_b, win
     d_b, on opposite sides (2 + 2 exp(-2 d_b^2); its other candidates lay one detection
     2 d_b or more away and score less). d_a = 0.49, d_b = 0.329: A 3.6187 > B 3.6107
     (exp(-d^2 * 2 r^2), exp(-d^2 / (3 r^2)) or exp(-d^3 / (2 r^2)) would prefer B);
-    d_a = 0.3, d_b = 0.15: B 3.9120 > A 3.8353 (exp(-d / r^2) would prefer A)."""
+    d_a = 0.3, d_b = 0.15: B 3.9120 > A 3.8353 (exp(-d / r^2) would prefer A); d_a = 0.49,
+    d_b = 0.315: B 3.6400 > A 3.6187 (exp(-d^2 / (2 r^3)) would prefer A)."""
     offset_a, offset_b = np.array([100.0, 0.0]), np.array([0.0, 100.0])
     group_a = SKEW + offset_a + [[0, 0], [0, 0], [0, 0], [d_a, 0]]
     group_b = SKEW + offset_b + [[0, 0], [0, 0], [0, d_b], [0, -d_b]]
