@@ -205,17 +205,19 @@ def test_offset_candidates_tie_among_cells_goes_by_cell_order():
 L_SHAPE = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [0.0, 1.0]])
 
 
-def test_global_pose_finds_a_turn_of_90_degrees_at_the_search_limit():
-    """The L shape turned by exactly 90 degrees (the default limit, step 10) and moved by
-    (10, 3), detections listed backwards: each anchor point lands on its own detection."""
+@pytest.mark.parametrize("degrees", [90.0, -90.0, -30.0])
+def test_global_pose_finds_a_turn_of_90_degrees_at_the_search_limit(degrees):
+    """The L shape turned by exactly 90 degrees (the default limit, step 10) either way, or
+    by -30, and moved by (10, 3), detections listed backwards: each anchor point lands on
+    its own detection."""
     a = L_SHAPE - L_SHAPE.mean(0)
-    truth = a @ rotation_2d(90).T + [10.0, 3.0]
+    truth = a @ rotation_2d(degrees).T + [10.0, 3.0]
     moved = global_pose(a, truth[::-1], 1.0, RegistrationSettings())
     np.testing.assert_allclose(moved, truth, atol=1e-9)
-    # searched only to 89.5 degrees (turns 0, 10, ..., 80), the nearest turn is 10 degrees
-    # off: a point 2 from the centre misses its detection by about 2 * 2 sin(5 deg) = 0.35
+    # searched only to 89.5 degrees (turns 0, 10, ..., 80), the nearest turn to +-90 is 10
+    # degrees off: a point 2 from the centre misses its detection by about 2 * 2 sin(5 deg)
     short = global_pose(a, truth[::-1], 1.0, RegistrationSettings(pose_max_angle=89.5))
-    assert np.abs(short - truth).max() > 0.3
+    assert (np.abs(short - truth).max() > 0.3) == (abs(degrees) == 90.0)
 
 
 def test_global_pose_searches_only_its_grid_of_turns():
