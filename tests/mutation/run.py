@@ -63,7 +63,8 @@ MODULES: dict[str, list[str]] = {
     "andi/core.py": ["tests/andi/test_core_hand.py", "tests/andi/test_single_hand.py",
                      "tests/andi/test_units.py", "tests/andi/test_scoring_program.py"],
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
-    "verifiers/registered_distance.py": ["tests/test_registered_distance.py",
+    "verifiers/registered_distance.py": ["tests/test_registration_by_hand.py",
+                                         "tests/test_registered_distance.py",
                                          "tests/test_verifiers.py"],
     "verifiers/pooling.py": ["tests/test_track_pooling.py"],
     "andi/_engine.py": ANDI,
@@ -135,16 +136,20 @@ DEFINITIONS = {
                              "_decoder_comparison", "run_checks", "verdict",
                              "_statistics_check"],
 }
-# registered_distance.py: its scoring, abstention, one-to-one assignment and helper functions
-# (not the fit).
+# registered_distance.py: its scoring, abstention, one-to-one assignment and helper
+# functions, the identity-free registration (the fit, the global pose, CPD's E- and M-steps)
+# and the calibration of the ambiguity band.
 FUNCTIONS["verifiers/registered_distance.py"] = [
-    "trackverify.verifiers.registered_distance.xǁRegisteredDistanceǁscore__mutmut_*",
+    *(f"trackverify.verifiers.registered_distance.xǁRegisteredDistanceǁ{name}__mutmut_*"
+      for name in ("__init__", "register", "score")),
     *(f"trackverify.verifiers.registered_distance.x_{name}__mutmut_*" for name in (
         "_distance_and_margin", "nearest_other", "constant_velocity", "fitted_outlier_weight",
         "ambiguity_k_from_ratios", "assign_detections", "contradicted_claims",
         "detection_of_points", "nearest_smallest_index", "frame_groups", "anchor_spacing",
         "identity_spacings", "spacing_factors",
-        "_unique_detections"))]
+        "_unique_detections", "fit_registration", "_fit", "_better_start", "_low_rank_kernel",
+        "_posterior", "global_pose", "_rotation", "_offset_candidates", "_register_frame",
+        "ambiguity_ratios", "calibrate_ambiguity_k"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
