@@ -49,6 +49,8 @@ REAL_EMBEDDINGS = [
     "--deselect",
     "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
 CONVERSION = ["tests/conversion", *REAL_EMBEDDINGS]
+GRAPH = ["tests/graph/test_graph_hand.py", "tests/graph/test_graph_boundaries.py",
+         "tests/graph/test_graph_evaluate.py"]
 
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
@@ -89,6 +91,11 @@ MODULES: dict[str, list[str]] = {
     # definitions (abstention counts, None-propagating sums, score normalisation)
     "conversion/format.py": ["tests/conversion/test_format.py"],
     "verifiers/__init__.py": ["tests/test_verifiers.py", "tests/test_api.py"],
+    # the graph metrics on hand-computed lineages (the traccuracy parity tests take
+    # minutes per run: not per mutant)
+    "graph/metrics.py": GRAPH,
+    "graph/matching.py": GRAPH,
+    "graph/tracks.py": GRAPH,
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -129,6 +136,12 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
         "detection_of_points", "nearest_smallest_index", "frame_groups", "anchor_spacing",
         "identity_spacings", "spacing_factors",
         "_unique_detections"))]
+# graph/tracks.py: the graph (its edges, degrees, successors) and the key lookup; not the
+# table reader graph_from_table.
+FUNCTIONS["graph/tracks.py"] = [
+    "trackverify.graph.tracks.xǁTrackGraphǁ*",
+    *(f"trackverify.graph.tracks.x_{name}__mutmut_*" for name in (
+        "build_track_graph", "_null", "lookup", "points"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
