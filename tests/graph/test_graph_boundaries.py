@@ -20,8 +20,9 @@ from graph_helpers import assert_same, ours
 from lineages import CASES, FAR, lineage, track_rows
 
 from trackverify.graph import metrics
-from trackverify.graph.matching import match_points
-from trackverify.graph.tracks import TrackGraph, build_track_graph
+from trackverify.errors import InputError
+from trackverify.graph.matching import match_masks, match_points
+from trackverify.graph.tracks import TrackGraph, build_track_graph, lookup, points
 
 # the division counts of a scene, per buffer
 COUNTS = ("tp_divisions", "fp_divisions", "fn_divisions", "wc_divisions")
@@ -291,3 +292,110 @@ def test_chota_with_missed_reference_nodes():
     pred = lineage(track_rows(1, range(2), 0.0))
     out = ours(gt, pred, 1.0)
     assert out["fn_nodes"] == 2 and out["chota"] == pytest.approx(0.5, abs=1e-12)
+
+
+# --- matching -----------------------------------------------------------------------------
+
+
+def test_point_matching_of_coincident_points_at_threshold_zero():
+    """Distance 0 <= threshold 0: matched; 0.5 apart: not."""
+    mg, mp = match_points([0, 0], [[0.0, 0.0], [5.0, 0.0]], [0, 0], [[0.0, 0.0], [5.5, 0.0]],
+                          0.0)
+    assert mg.tolist() == [0] and mp.tolist() == [0]
+
+
+def test_point_matching_on_one_axis():
+    """1-D coordinates are one axis: gt 0 (x = 0) - pred 1 (x = 0.5), gt 1 (x = 3) - pred 0
+    (x = 3.25), threshold 1."""
+    mg, mp = match_points([0, 0], [0.0, 3.0], [0, 0], [3.25, 0.5], 1.0)
+    assert mg.tolist() == [0, 1] and mp.tolist() == [1, 0]
+
+
+def test_point_matching_contested_pair_at_threshold_minus_one():
+    """Threshold 3: gt 0 (x = 4.5) and gt 1 (x = 0) both within 3 of pred X (x = 2):
+    gt 1 - X (d = 2, saves 1) beats gt 0 - X (d = 2.5, saves 0.5); gt 0 stays unmatched."""
+    mg, mp = match_points([0, 0], [[4.5, 0.0], [0.0, 0.0]], [0], [[2.0, 0.0]], 3.0)
+    assert mg.tolist() == [1] and mp.tolist() == [0]
+
+
+def test_point_matching_contested_pairs_exactly_at_the_threshold_are_kept():
+    """Threshold 5: gt (0, 0) and (6, 8) are both exactly 5 from pred (3, 4): one of them is
+    matched (a match at the threshold saves 0, it is still made)."""
+    mg, mp = match_points([0, 0], [[0.0, 0.0], [6.0, 8.0]], [0], [[3.0, 4.0]], 5.0)
+    assert len(mg) == 1 and mp.tolist() == [0]
+
+
+def test_mask_matching_of_labels_over_several_frames_and_label_1():
+    """Two frames with gt labels 1 and 2 each; predicted label 1 covers gt 2 in frame 0 and
+    gt 1 in frame 1 (whole), label 2 the others. Node keys of one frame must not meet the
+    next frame's."""
+    gt = np.zeros((2, 1, 4), dtype=np.uint16)
+    gt[:, 0, :2], gt[:, 0, 2:] = 1, 2
+    pred = np.zeros_like(gt)
+    pred[0, 0, :2], pred[0, 0, 2:] = 2, 1
+    pred[1, 0, :2], pred[1, 0, 2:] = 1, 2
+    # gt nodes: (0, 1), (0, 2), (1, 1), (1, 2); pred nodes: (1, 2), (1, 1), (0, 2), (0, 1)
+    mg, mp = match_masks(gt, pred, [0, 0, 1, 1], [1, 2, 1, 2], [1, 1, 0, 0], [2, 1, 2, 1])
+    assert mg.tolist() == [0, 1, 2, 3] and mp.tolist() == [2, 3, 1, 0]
+
+
+def test_mask_matching_ignores_labels_without_a_node_and_empty_stacks():
+    gt = np.zeros((1, 1, 4), dtype=np.uint16)
+    gt[0, 0, :2], gt[0, 0, 2:] = 1, 2
+    pred = gt.copy()
+    # gt label 2 has no node; pred label 2 has one: no pair for it
+    mg, mp = match_masks(gt, pred, [0], [1], [0, 0], [1, 2])
+    assert mg.tolist() == [0] and mp.tolist() == [0]
+    empty = np.zeros((0, 2, 2), dtype=np.uint16)
+    for labels in ([], [0]):  # no image at all: nothing is matched
+        mg, mp = match_masks(empty, empty, labels, labels, labels, labels)
+        assert mg.tolist() == [] and mp.tolist() == []
+    with pytest.raises(ValueError, match=r"^label images differ in shape: \(1, 1, 4\) vs "
+                                         r"\(1, 2, 2\)$"):
+        match_masks(gt, np.zeros((1, 2, 2)), [0], [1], [0], [1])
+
+
+# --- the graph ----------------------------------------------------------------------------
+
+
+def test_graph_arrays_by_hand():
+    """Tracks (identities 9, 5: codes by sorted identity, 5 -> 0, 9 -> 1): 9 at frames 0, 1
+    (rows 0, 2), 5 at frames 2, 3 (rows 3, 1), 5 a child of 9."""
+    g = build_track_graph([0, 3, 1, 2], [9, 5, 9, 5], [None, 9, None, 9])
+    assert g.track.tolist() == [1, 0, 1, 0]
+    assert g.track_parent.tolist() == [1, -1]
+    assert g.track_first.tolist() == [3, 0] and g.track_last.tolist() == [1, 2]
+    assert sorted(zip(g.src.tolist(), g.dst.tolist())) == [(0, 2), (2, 3), (3, 1)]
+    indptr, targets = g.successors()
+    assert indptr.tolist() == [0, 1, 1, 2, 3] and targets.tolist() == [2, 3, 1]
+    alone = build_track_graph([4, 2], [7, 7])
+    assert alone.track_parent.tolist() == [-1] and alone.track_last.tolist() == [0]
+    assert build_track_graph([0], [1], [None]).track_parent.tolist() == [-1]
+
+
+def test_points_are_float_columns():
+    assert points([1, 2, 3], 3).tolist() == [[1.0], [2.0], [3.0]]
+    assert points([1, 2, 3], 3).dtype == np.float64
+    assert points(np.zeros(0), 0).shape == (0, 1)
+    two = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert points(two, 2).tolist() == two.tolist()
+    assert build_track_graph([0, 1], [1, 1], xyz=[0.5, 1.5]).xyz.tolist() == [[0.5], [1.5]]
+
+
+def test_lookup_gives_minus_one_when_absent():
+    assert lookup(np.array([5, 3]), np.array([3, 4, 5])).tolist() == [1, -1, 0]
+    assert lookup(np.array([], dtype=np.int64), np.array([3])).tolist() == [-1]
+
+
+@pytest.mark.parametrize("frame, ids, parent, message", [
+    ([0, 1, 2], [1, 2, 2], [None, 1, 3], "parent_track 3 is not a track of this recording"),
+    ([0, 1, 2], [1, 2, 2], [None, 1, None],
+     "parent_track changes within track 2 (it is one value per track)"),
+    ([0, 1, 1], [1, 1, 2], [None, None, 1], "track 2 starts in frame 1, not after its parent 1 "
+                                            "ends"),
+])
+def test_lineage_errors_name_the_parent_column_and_the_given_row(frame, ids, parent, message):
+    with pytest.raises(InputError) as err:
+        build_track_graph(frame, ids, parent, rows=[11, 12, 13])
+    assert err.value.column == "parent_track" and err.value.row == 13
+    assert str(err.value) == f"<table>, column 'parent_track', row 13: {message}"
