@@ -399,3 +399,27 @@ def test_lineage_errors_name_the_parent_column_and_the_given_row(frame, ids, par
         build_track_graph(frame, ids, parent, rows=[11, 12, 13])
     assert err.value.column == "parent_track" and err.value.row == 13
     assert str(err.value) == f"<table>, column 'parent_track', row 13: {message}"
+
+
+def test_identity_and_parent_values_are_quoted_as_given():
+    with pytest.raises(InputError) as err:
+        build_track_graph([0, 0], np.array([1, 1]), rows=[11, 12])
+    assert str(err.value) == "<table>, column 'track', row 12: track 1 is on two rows of frame 0"
+    with pytest.raises(InputError) as err:
+        build_track_graph([0, 1], np.array([1, 2]), np.array([3, 3]))
+    assert str(err.value) == ("<table>, column 'parent_track', row 1: parent_track 3 is not "
+                              "a track of this recording")
+
+
+def test_a_shift_of_a_division_into_three_counts_two_correct_daughters():
+    """early_by(1) with a third reference daughter 4 (x = 30, frames 5-6) and a third
+    predicted daughter far from everything (listed first, so it is the division's first
+    successor). Its chain reaches no matched node; the other two are correct: exactly two
+    correct daughters, so buffer 1 shifts the division (TP 1, FP 0, FN 0)."""
+    gt, _ = early_by(1)
+    gt = pd.concat([gt, lineage(track_rows(4, range(5, 7), 30.0, 1))], ignore_index=True)
+    pred = lineage(track_rows(1, range(4), 0.0) + track_rows(4, range(4, 7), -FAR, 1)
+                   + track_rows(2, [4], 0.0, 1) + track_rows(2, range(5, 7), -10.0, 1)
+                   + track_rows(3, [4], FAR, 1) + track_rows(3, range(5, 7), 10.0, 1))
+    check_every_order(gt, pred, {"frame_buffer_0": counts(0, 1, 1),
+                                 "frame_buffer_1": counts(1, 0, 0)}, 1, "three daughters")
