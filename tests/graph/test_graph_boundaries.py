@@ -366,6 +366,8 @@ def test_graph_arrays_by_hand():
     assert g.track_parent.tolist() == [1, -1]
     assert g.track_first.tolist() == [3, 0] and g.track_last.tolist() == [1, 2]
     assert sorted(zip(g.src.tolist(), g.dst.tolist())) == [(0, 2), (2, 3), (3, 1)]
+    assert g.edge_keys().tolist() == [0 * 4 + 2, 2 * 4 + 3, 3 * 4 + 1]  # src * n + dst, sorted
+    assert build_track_graph([0], [1]).edge_keys().tolist() == []
     indptr, targets = g.successors()
     assert indptr.tolist() == [0, 1, 1, 2, 3] and targets.tolist() == [2, 3, 1]
     alone = build_track_graph([4, 2], [7, 7])
