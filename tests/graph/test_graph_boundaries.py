@@ -425,3 +425,33 @@ def test_a_shift_of_a_division_into_three_counts_two_correct_daughters():
                    + track_rows(3, [4], FAR, 1) + track_rows(3, range(5, 7), 10.0, 1))
     check_every_order(gt, pred, {"frame_buffer_0": counts(0, 1, 1),
                                  "frame_buffer_1": counts(1, 0, 0)}, 1, "three daughters")
+
+
+def test_a_division_of_one_observation_tracks_is_found():
+    """Reference and prediction: track 1 (frame 0) divides into 2 and 3 (frame 1), one
+    observation each; so the division's two edges are the only edges (the first, index 0,
+    among them). TP 1: recall = precision = F1 = MBC = 1."""
+    rows = [(0, 1, -1, 0.0, 0.0), (1, 2, 1, -10.0, 0.0), (1, 3, 1, 10.0, 0.0)]
+    out = ours(lineage(rows), lineage(rows), 1.0, frame_buffer=0)
+    assert_same(out, {"frame_buffer_0": {"division_recall": 1.0, "division_precision": 1.0,
+                                         "division_f1": 1.0,
+                                         "mitotic_branching_correctness": 1.0,
+                                         **counts(1, 0, 0)}})
+
+
+def test_a_daughter_edge_to_an_unmatched_node_is_not_a_matched_edge():
+    """Reference: track 1 (frame 0, x = 0) divides into 2 (x = -10) and 3 (x = 10) at frame
+    1; track 9 (x = 50) at frames 0 and 1. Predicted rows: 9 (frame 0), 1 (frame 0), 2
+    (frame 1, child of 1), 3 (frame 1, far, child of 1), 9 (frame 1). The reference edge
+    1 -> 3 ends on an unmatched node: one matched daughter edge, so the division has wrong
+    children (its key in the predicted edge table would be 1 * 5 - 1, the key of the
+    predicted edge 0 -> 4). TP 0, WC 1, FP 0, FN 0; MBC = 0 / (0 + 1)."""
+    gt = lineage([(0, 1, -1, 0.0, 0.0), (1, 2, 1, -10.0, 0.0), (1, 3, 1, 10.0, 0.0),
+                  (0, 9, -1, 50.0, 0.0), (1, 9, -1, 50.0, 0.0)])
+    pred = lineage([(0, 9, -1, 50.0, 0.0), (0, 1, -1, 0.0, 0.0), (1, 2, 1, -10.0, 0.0),
+                    (1, 3, 1, FAR, 0.0), (1, 9, -1, 50.0, 0.0)])
+    out = ours(gt, pred, 1.0, frame_buffer=0)
+    assert_same(out, {"frame_buffer_0": {"division_recall": 0.0, "division_precision": 0.0,
+                                         "division_f1": None,
+                                         "mitotic_branching_correctness": 0.0,
+                                         **counts(0, 0, 0, 1)}})
