@@ -61,18 +61,19 @@ def test_hand_cases_whatever_the_row_order(name):
     check_every_order(gt, pred, expected, 1, name)
 
 
-def early_by(dt: int, y: float = 0.0, first: int = 1):
+def early_by(dt: int, y: float = 0.0, first: int = 1, end: int = 7):
     """Reference: track ``first`` (frames 0-4, x = 0) divides into ``first + 1`` (x = -10)
     and ``first + 2`` (x = 10), frames 5-6. The prediction divides ``dt`` frames early (its
     last frame 4 - dt): its first daughter stays on x = 0 until frame 4, then follows the
-    left daughter; its second is far away until frame 4, then follows the right daughter."""
+    left daughter; its second is far away until frame 4, then follows the right daughter
+    (the daughters end before frame ``end``)."""
     a, b, c = first, first + 1, first + 2
-    gt = (track_rows(a, range(5), 0.0, y=y) + track_rows(b, range(5, 7), -10.0, a, y)
-          + track_rows(c, range(5, 7), 10.0, a, y))
+    gt = (track_rows(a, range(5), 0.0, y=y) + track_rows(b, range(5, end), -10.0, a, y)
+          + track_rows(c, range(5, end), 10.0, a, y))
     split = 5 - dt
     pred = (track_rows(a, range(split), 0.0, y=y) + track_rows(b, range(split, 5), 0.0, a, y)
-            + track_rows(b, range(5, 7), -10.0, a, y) + track_rows(c, range(split, 5), FAR, a, y)
-            + track_rows(c, range(5, 7), 10.0, a, y))
+            + track_rows(b, range(5, end), -10.0, a, y) + track_rows(c, range(split, 5), FAR, a, y)
+            + track_rows(c, range(5, end), 10.0, a, y))
     return lineage(gt), lineage(pred)
 
 
@@ -455,3 +456,17 @@ def test_a_daughter_edge_to_an_unmatched_node_is_not_a_matched_edge():
                                          "division_f1": None,
                                          "mitotic_branching_correctness": 0.0,
                                          **counts(0, 0, 0, 1)}})
+
+
+def test_a_shift_found_through_a_daughter_with_one_matched_node():
+    """Shifts whose second daughter chain has exactly one matched node. Reference early:
+    late_division with the daughters ending at frame 5 (the right one unmatched at frame 4,
+    matched at 5 only). Prediction early: early_by(1) with the daughters at frame 5 only
+    (the far daughter is matched at frame 5 only). Each: FP 1, FN 1 at buffer 0; TP 1 at
+    buffer 1."""
+    gt, pred, _ = CASES["late_division"]()
+    late = gt[gt["frame"] < 6].reset_index(drop=True), pred[pred["frame"] < 6].reset_index(
+        drop=True)
+    for name, (g, p) in {"late": late, "early": early_by(1, end=6)}.items():
+        check_every_order(g, p, {"frame_buffer_0": counts(0, 1, 1),
+                                 "frame_buffer_1": counts(1, 0, 0)}, 1, name)
