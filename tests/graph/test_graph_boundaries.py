@@ -470,3 +470,35 @@ def test_a_shift_found_through_a_daughter_with_one_matched_node():
     for name, (g, p) in {"late": late, "early": early_by(1, end=6)}.items():
         check_every_order(g, p, {"frame_buffer_0": counts(0, 1, 1),
                                  "frame_buffer_1": counts(1, 0, 0)}, 1, name)
+
+
+def two_candidates():
+    """Reference: track 1 (frames 0-4, x = 0) divides into 2 (x = -10) and 3 (x = 10),
+    frames 5-7. The prediction divides twice: after frame 3 into 4 (x = 0 at frame 4,
+    -10 at 5) and 5 (far at 4, x = 10 at 5-6, then ends); 4 divides after frame 5 into 6
+    (x = -10, frames 6-7) and 7 (far at 6, x = 10 at 7)."""
+    gt = lineage(track_rows(1, range(5), 0.0) + track_rows(2, range(5, 8), -10.0, 1)
+                 + track_rows(3, range(5, 8), 10.0, 1))
+    pred = lineage(track_rows(1, range(4), 0.0) + track_rows(4, [4], 0.0, 1)
+                   + track_rows(4, [5], -10.0, 1) + track_rows(5, [4], FAR, 1)
+                   + track_rows(5, range(5, 7), 10.0, 1) + track_rows(6, range(6, 8), -10.0, 4)
+                   + track_rows(7, [6], FAR, 4) + track_rows(7, [7], 10.0, 4))
+    return gt, pred
+
+
+def test_two_fp_divisions_that_could_each_take_the_fn_division_share_it_once():
+    """In two_candidates the reference division (frame 4, matched to the predicted frame 4
+    of track 4, no division) is FN; both predicted divisions are FP. At buffer 1 either
+    would be its shift: the early one (frame 3: the reference ancestor at frame 3 is its
+    match; daughter 4 is on the reference at frame 4, daughter 5 reaches the right daughter
+    at frame 5), and the late one (frame 5: its ancestor at frame 4 is the FN's match; the
+    left daughter's frame 5 is its own node, the right daughter's frame 7 is matched to its
+    daughter 7). The FN division is taken once: TP 1, FP 1, FN 0; recall 1, precision 1/2,
+    F1 = 2 (1/2) / (3/2) = 2/3, MBC = 1 / (1 + 1)."""
+    gt, pred = two_candidates()
+    expected = {"frame_buffer_0": {"division_recall": 0.0, "division_precision": 0.0,
+                                   "gt_divisions": 1, "pred_divisions": 2, **counts(0, 2, 1)},
+                "frame_buffer_1": {"division_recall": 1.0, "division_precision": 0.5,
+                                   "division_f1": 2 / 3, "mitotic_branching_correctness": 0.5,
+                                   **counts(1, 1, 0)}}
+    check_every_order(gt, pred, expected, 1, "two candidates")
