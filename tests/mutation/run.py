@@ -49,6 +49,8 @@ REAL_EMBEDDINGS = [
     "--deselect",
     "tests/conversion/test_summary_matching.py::test_real_embeddings_pair_names_by_meaning"]
 CONVERSION = ["tests/conversion", *REAL_EMBEDDINGS]
+GRAPH = ["tests/graph/test_graph_hand.py", "tests/graph/test_graph_boundaries.py",
+         "tests/graph/test_graph_evaluate.py"]
 
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
@@ -106,6 +108,11 @@ MODULES: dict[str, list[str]] = {
     # 200-epoch and torch comparisons last)
     "conversion/decoder.py": ["tests/conversion/test_decoder_hand.py",
                               "tests/conversion/test_decoder.py"],
+    # the graph metrics on hand-computed lineages (the traccuracy parity tests take
+    # minutes per run: not per mutant)
+    "graph/metrics.py": GRAPH,
+    "graph/matching.py": GRAPH,
+    "graph/tracks.py": GRAPH,
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -150,6 +157,12 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
         "_unique_detections", "fit_registration", "_fit", "_better_start", "_low_rank_kernel",
         "_posterior", "global_pose", "_rotation", "_offset_candidates", "_register_frame",
         "ambiguity_ratios", "calibrate_ambiguity_k"))]
+# graph/tracks.py: the graph (its edges, degrees, successors) and the key lookup; not the
+# table reader graph_from_table.
+FUNCTIONS["graph/tracks.py"] = [
+    "trackverify.graph.tracks.xǁTrackGraphǁ*",
+    *(f"trackverify.graph.tracks.x_{name}__mutmut_*" for name in (
+        "build_track_graph", "_null", "lookup", "points"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")
     FUNCTIONS[_module] = [f"{_dotted}.x_{name}__mutmut_*" for name in _names]
