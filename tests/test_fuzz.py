@@ -327,3 +327,17 @@ def test_a_damaged_label_image_is_one_line_without_tifffile_logging(tmp_path, ca
     finally:
         logging.getLogger("tifffile").removeHandler(handler)
     assert records == []
+
+
+@pytest.mark.parametrize("offset", [132, 682])
+def test_a_damaged_hdf5_link_table_is_one_line(tmp_path, capsys, offset):
+    # before: 'unexpected RuntimeError: Unable to synchronously check link existence (bad
+    # local heap signature)': h5py raises RuntimeError walking a damaged file's links
+    pytest.importorskip("h5py")
+    data = bytearray(shared(FORMATS / "btrack_hdf5" / "tracks.h5").read_bytes())
+    data[offset] ^= 0xFF  # inside the root group's link heap
+    path = tmp_path / "tracks.h5"
+    path.write_bytes(bytes(data))
+    _refused(["convert", path, "--to", "parquet", "--out", tmp_path / "out"], capsys, path,
+             "not a readable HDF5 file: reading 'objects' failed")
+    _refused(["audit", path, "--out", tmp_path / "out2"], capsys, path, "not a readable HDF5 file")

@@ -77,3 +77,35 @@ def test_the_real_targettrack_pairs_keep_their_frame_one_scores():
         raw = RegisteredDistance(track_window=0).score(rows)
         np.testing.assert_array_equal(RegisteredDistance(track_window=8).score(rows)[one],
                                       raw[one], err_msg=name)
+
+
+@pytest.mark.parametrize("bad", [True, -1, 1.5, "1", None])
+def test_track_window_must_be_an_integer_of_at_least_zero(bad):
+    from trackverify.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        RegisteredDistance(track_window=bad)
+    assert str(raised.value) == ("registered_distance: track_window must be an integer >= 0, "
+                                 f"got {bad!r}")
+
+
+def test_the_default_window_is_one_and_lifts_a_correct_row_between_swapped_rows():
+    # ids 100 / 101 swapped at frames 2, 3 and 5, not 4: with h = 1 the frame-4 row of each
+    # sits between two swapped rows of its own track (about 10 um each) and takes their level
+    assert RegisteredDistance().track_window == 1
+    assert type(RegisteredDistance(track_window=np.int64(2)).track_window) is int
+    table = swapped(grid_table(), [2, 3, 5])
+    raw = RegisteredDistance(track_window=0).score(table)
+    scores = RegisteredDistance().score(table)
+    middle = (table["frame"].to_numpy() == 4) & table["pred_id"].isin([100, 101]).to_numpy()
+    assert (raw[middle] < 1).all() and (scores[middle] > 5).all()
+    untouched = ~table["pred_id"].isin([100, 101]).to_numpy()  # registered to ~1e-9 um
+    np.testing.assert_allclose(scores[untouched], raw[untouched], rtol=0, atol=1e-6)
+
+
+def test_unpooled_relative_scores_are_floats_with_nan_for_no_evidence():
+    table = swapped(grid_table(), [2, 3])
+    table.loc[table["frame"] == 3, "pred_valid"] = False
+    scores = RegisteredDistance(score="relative", track_window=0).score(table)
+    assert scores.dtype == np.float64
+    assert np.isnan(scores[(table["frame"] == 3).to_numpy()]).all()

@@ -7,6 +7,7 @@ and any link that is not a plain hard or soft link inside the file.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from trackverify.errors import InputError
@@ -32,9 +33,35 @@ def open_h5(path: Path, purpose: str):
         raise InputError(f"not a readable HDF5 file ({exc})", source=str(path)) from exc
 
 
+class DamagedFile(InputError):
+    """h5py could not read the file's structure or data (a damaged or truncated file)."""
+
+
+# What h5py raises on a damaged file while walking links or reading data ("Unable to
+# synchronously check link existence (unable to offset into local heap data block)", "Can't
+# read data", "bad object header version number", ...).
+_DAMAGE = (RuntimeError, OSError, ValueError, KeyError)
+
+
+def _damaged(handle, what: str, exc: Exception) -> DamagedFile:
+    return DamagedFile(f"not a readable HDF5 file: reading '{what}' failed "
+                       f"({str(exc).strip() or type(exc).__name__})", source=handle.file.filename)
+
+
+@contextmanager
+def _reading(handle, what: str):
+    try:
+        yield
+    except _DAMAGE as exc:
+        raise _damaged(handle, what, exc) from exc
+
+
 def has(handle, name: str) -> bool:
+    """Whether ``name`` is in the file (a damaged file is an error, not an absence)."""
     try:
         dataset(handle, name)
+    except DamagedFile:
+        raise
     except InputError:
         return False
     return True
@@ -48,9 +75,11 @@ def dataset(handle, name: str):
     walked = []
     for part in name.strip("/").split("/"):
         walked.append(part)
-        if not isinstance(node, h5py.Group) or part not in node:
+        with _reading(handle, "/".join(walked)):
+            present = isinstance(node, h5py.Group) and part in node
+            link = node.get(part, getlink=True) if present else None
+        if not present:
             raise InputError(f"no '{'/'.join(walked)}' in the file", source=handle.file.filename)
-        link = node.get(part, getlink=True)
         if isinstance(link, h5py.ExternalLink):
             raise InputError(f"'{'/'.join(walked)}' is an external link to "
                              f"{link.filename!r}; external links are not followed",
@@ -62,6 +91,8 @@ def dataset(handle, name: str):
         except KeyError as exc:  # a dangling soft link
             raise InputError(f"'{'/'.join(walked)}' is a dangling link",
                              source=handle.file.filename) from exc
+        except _DAMAGE as exc:
+            raise _damaged(handle, "/".join(walked), exc) from exc
     return node
 
 
@@ -73,7 +104,8 @@ def array(handle, name: str):
     node = dataset(handle, name)
     if not isinstance(node, h5py.Dataset):
         raise InputError(f"'{name}' is a group, expected a dataset", source=handle.file.filename)
-    return np.asarray(node[()])
+    with _reading(handle, name):
+        return np.asarray(node[()])
 
 
 def numbers(handle, name: str, ndim: int, integer: bool = False):
