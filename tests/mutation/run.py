@@ -104,6 +104,16 @@ MODULES: dict[str, list[str]] = {
     # 200-epoch and torch comparisons last)
     "conversion/decoder.py": ["tests/conversion/test_decoder_hand.py",
                               "tests/conversion/test_decoder.py"],
+    # the protocols' definitions by hand (the property tests draw random tables: not
+    # the same tests on every mutant)
+    "protocols/anatomical_verification.py": ["tests/test_protocols_hand.py"],
+    "protocols/anatomical_consistency.py": ["tests/test_protocols_hand.py",
+                                            "tests/test_verifiers.py"],
+    "protocols/tracking_gt.py": ["tests/test_protocols_hand.py"],
+    # the tracking scores on hand-computed scenes and the evaluate command in-process
+    "tracking_gt.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_evaluate_cli.py"],
+    # the run's summaries over corruption draws
+    "run.py": ["tests/test_protocols_hand.py"],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -133,6 +143,13 @@ DEFINITIONS = {
                              "_matching", "_pairing_missing", "_output_classes",
                              "_decoder_comparison", "run_checks", "verdict",
                              "_statistics_check"],
+    # the scoring of one recording, its pieces and the pooling; not the API's argument
+    # checks (evaluate_tracking) or the refusals of check_predictions
+    "tracking_gt.py": ["compact_frames", "check_identity_size", "score_recording",
+                       "pool_recordings", "recording_codes", "_repeated", "_by_recording",
+                       "stack_by_recording"],
+    # the mean and minimum over corruption draws of the headline numbers
+    "run.py": ["over_draws"],
 }
 # registered_distance.py: its scoring, abstention, one-to-one assignment and helper functions
 # (not the fit).
