@@ -110,8 +110,10 @@ MODULES: dict[str, list[str]] = {
     "protocols/anatomical_consistency.py": ["tests/test_protocols_hand.py",
                                             "tests/test_verifiers.py"],
     "protocols/tracking_gt.py": ["tests/test_protocols_hand.py"],
-    # the tracking scores on hand-computed scenes and the evaluate command in-process
-    "tracking_gt.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_evaluate_cli.py"],
+    # the tracking scores on hand-computed scenes and recordings, and the evaluate command
+    # in-process
+    "tracking_gt.py": ["tests/mot/test_tracking_gt_hand.py", "tests/mot/test_mot_hand.py",
+                       "tests/mot/test_mot_evaluate_cli.py"],
     # the run's summaries over corruption draws
     "run.py": ["tests/test_protocols_hand.py"],
 }

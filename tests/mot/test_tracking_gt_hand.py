@@ -1,0 +1,56 @@
+"""``evaluate_tracking`` over several recordings, by hand: each recording scored on its own
+rows whatever the row order, a recording without predictions, the pooled sums."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from trackverify import evaluate_tracking
+
+# Recordings b, a, c interleaved; one track each, linked by detection.
+# a: ids 5, 5, 9 in frames 0-2 -> id 5 aligned, 2 correct, a switch (5 -> 9) in frame 2;
+#    IDTP 2, IDFP 1 (id 9), IDFN 1; CLEAR TP 3.
+# b: ids 6, 7 -> 1 correct, a switch in frame 1; IDTP 1, IDFP 1, IDFN 1; CLEAR TP 2.
+# c: no prediction -> 0 correct, no switch; IDFN 1, CLEAR FN 1.
+REF = pd.DataFrame({"recording": ["b", "a", "b", "a", "a", "c"], "frame": [0, 0, 1, 1, 2, 0],
+                    "track": [1, 1, 1, 1, 1, 3], "detection": [0, 0, 1, 1, 2, 0],
+                    "x_um": 0.0, "y_um": 0.0})
+PRED = pd.DataFrame({"recording": ["a", "b", "a", "b", "a"], "frame": [0, 0, 1, 1, 2],
+                     "pred_id": [5, 6, 5, 7, 9], "detection": [0, 0, 1, 1, 2]})
+KEYS = ("reference_observations", "correct_observations", "identity_switches",
+        "extra_predicted_observations", "idtp", "idfp", "idfn", "clr_tp", "clr_fn", "idsw")
+EXPECTED = {"a": (3, 2, 1, 0, 2, 1, 1, 3, 0, 1), "b": (2, 1, 1, 0, 1, 1, 1, 2, 0, 1),
+            "c": (1, 0, 0, 0, 0, 0, 1, 0, 1, 0)}
+
+
+def test_several_recordings_scored_apart_and_pooled_by_hand():
+    result = evaluate_tracking(REF, PRED)
+    assert list(result) == ["a", "b", "c", "pooled"]
+    for name, values in EXPECTED.items():
+        assert tuple(result[name][k] for k in KEYS) == values, name
+    pooled = tuple(result["pooled"][k] for k in KEYS)
+    assert pooled == (6, 3, 2, 0, 3, 2, 3, 5, 1, 2)
+    assert result["a"]["correct_observation_rate"] == 2 / 3
+    assert result["c"]["correct_observation_rate"] == 0.0
+    assert result["pooled"]["correct_observation_rate"] == 3 / 6
+    assert result["pooled"]["idf1"] == 2 * 3 / (2 * 3 + 2 + 3)
+
+
+def test_several_recordings_tables_name_each_row_s_recording():
+    result = evaluate_tracking(REF, PRED)
+    assert result.tracks["recording"].tolist() == ["a", "b", "c"]
+    assert result.tracks["track"].tolist() == [1, 1, 3]
+    assert result.tracks["first_wrong_frame"].tolist() == [2, 1, 0]
+    assert result.events[["recording", "frame", "from_id", "to_id"]].values.tolist() == [
+        ["a", 2, 5, 9], ["b", 1, 6, 7]]
+    obs = result.observations
+    assert obs["recording"].tolist() == ["a", "a", "a", "b", "b", "c"]
+    assert obs["frame"].tolist() == [0, 1, 2, 0, 1, 0]
+    assert obs["correct"].tolist() == [True, True, False, True, False, False]
+    assert obs["predicted"].tolist() == [True] * 5 + [False]
+
+
+def test_row_order_changes_no_number():
+    a = evaluate_tracking(REF, PRED)
+    b = evaluate_tracking(REF.iloc[::-1], PRED.iloc[[4, 2, 0, 3, 1]])
+    assert dict(a) == dict(b)
