@@ -197,6 +197,8 @@ def test_score_conditions_seed_chooses_the_draw():
     # the recording's name reaches the corruption's messages
     with pytest.raises(InputError, match="recording 'r2' has 2 frames, too short"):
         score_conditions(recording(n_frames=2), CONFIG, FrameScore(), "r2")
+    with pytest.raises(InputError, match="^recording has 2 frames, too short"):  # unnamed
+        score_conditions(recording(n_frames=2), CONFIG, FrameScore())
 
 
 def test_score_conditions_passes_the_detections():
