@@ -313,8 +313,27 @@ def test_tracking_gt_refuses_an_id_twice_in_a_frame():
     table = observations()
     table.loc[3, "pred_id"] = 9
     table.loc[2, "pred_valid"] = True  # id 9 twice in frame 1
-    with pytest.raises(InputError, match="pred_id 9 is given to two predictions in frame 1"):
+    with pytest.raises(InputError, match="pred_id 9 is given to two predictions in frame 1"
+                       ) as caught:
         tracking_gt(table, 5.0, source="obs.csv")
+    assert caught.value.source == "obs.csv"
+    with pytest.raises(InputError) as caught:
+        tracking_gt(table, 5.0)
+    assert caught.value.source == "<observations>"
+
+
+def test_tracking_gt_links_by_detection_not_by_distance():
+    """Tracks 1 and 2 only 0.4 um apart, the ids swapped in frame 1. By detection: 2 of 4
+    correct and 2 switches. (Matched by distance within 5 um, CLEAR would keep the
+    continuing matches and see no switch.) An empty source changes nothing."""
+    table = pd.DataFrame({
+        "recording": "r", "frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
+        "detection": [0, 1, 2, 3], "x_um": [0, 0.4, 0, 0.4], "y_um": 0.0, "z_um": 0.0,
+        "pred_id": [7, 8, 8, 7], "pred_valid": True})
+    for source in ("", "obs.csv"):
+        m = tracking_gt(table, zero_distance_um=5.0, source=source).metrics
+        assert m["correct_observations"] == 2 and m["identity_switches"] == 2
+        assert m["idsw"] == 2 and m["idtp"] == 2
 
 
 # --- the summary over corruption draws ----------------------------------------------------
