@@ -54,3 +54,16 @@ def test_row_order_changes_no_number():
     a = evaluate_tracking(REF, PRED)
     b = evaluate_tracking(REF.iloc[::-1], PRED.iloc[[4, 2, 0, 3, 1]])
     assert dict(a) == dict(b)
+
+
+def test_one_recording_named_by_a_number_or_a_text():
+    """The tables name a single recording in every row; a number is read as text."""
+    for given, name in ((3, "3"), ("rec", "rec")):
+        ref = REF[REF["recording"] == "a"].assign(recording=given)
+        pred = PRED[PRED["recording"] == "a"].assign(recording=given)
+        result = evaluate_tracking(ref, pred)
+        assert list(result) == [name, "pooled"]
+        assert result.observations["recording"].tolist() == [name] * 3
+        assert result.tracks["recording"].tolist() == [name]
+        assert result.events["recording"].tolist() == [name]
+        assert tuple(result[name][k] for k in KEYS) == EXPECTED["a"]
