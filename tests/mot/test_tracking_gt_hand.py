@@ -3,6 +3,7 @@ rows whatever the row order, a recording without predictions, the pooled sums.""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from trackverify import evaluate_tracking
@@ -67,3 +68,24 @@ def test_one_recording_named_by_a_number_or_a_text():
         assert result.tracks["recording"].tolist() == [name]
         assert result.events["recording"].tolist() == [name]
         assert tuple(result[name][k] for k in KEYS) == EXPECTED["a"]
+
+
+def test_two_recordings_interleaved_are_split():
+    """Recordings x and y alternate over 60 rows (one track each, frames 29 down to 0, the
+    right id everywhere): each is scored on its own 30 rows; the observation table lists
+    each recording's rows by frame."""
+    frames = np.repeat(np.arange(29, -1, -1), 2)
+    names = np.tile(["x", "y"], 30)
+    ref = pd.DataFrame({"recording": names, "frame": frames, "track": np.tile([1, 2], 30),
+                        "detection": 0, "x_um": 0.0, "y_um": 0.0})
+    pred = pd.DataFrame({"recording": names, "frame": frames, "pred_id": np.tile([4, 5], 30),
+                         "detection": 0})
+    result = evaluate_tracking(ref, pred)
+    assert list(result) == ["x", "y", "pooled"]
+    for name in ("x", "y"):
+        assert result[name]["reference_observations"] == 30
+        assert result[name]["correct_observations"] == 30
+    obs = result.observations
+    assert obs["recording"].tolist() == ["x"] * 30 + ["y"] * 30
+    assert obs["frame"].tolist() == list(range(30)) * 2
+    assert obs["track"].tolist() == [1] * 30 + [2] * 30
