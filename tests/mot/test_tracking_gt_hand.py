@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from trackverify import evaluate_tracking
 
@@ -89,3 +90,26 @@ def test_two_recordings_interleaved_are_split():
     assert obs["recording"].tolist() == ["x"] * 30 + ["y"] * 30
     assert obs["frame"].tolist() == list(range(30)) * 2
     assert obs["track"].tolist() == [1] * 30 + [2] * 30
+
+
+def test_identity_size_refused_only_beyond_the_limit(monkeypatch):
+    """At most MAX_IDENTITY_CELLS (tracks x ids) pairs; the message names the recording
+    ("?" for an empty table), both counts, the pairs and the limit."""
+    from trackverify import tracking_gt
+    from trackverify.errors import InputError
+
+    assert tracking_gt.MAX_IDENTITY_CELLS == 5 * 10**7
+    rec = REF[REF["recording"] == "a"]
+    tracking_gt.check_identity_size(5000, 10**4, rec, "p.csv")  # exactly 5e7: allowed
+    with pytest.raises(InputError) as caught:
+        tracking_gt.check_identity_size(5001, 10**4, rec, "p.csv")
+    assert caught.value.source == "p.csv"
+    assert str(caught.value.problem) == (
+        "recording 'a' has 5001 reference tracks and 10000 predicted ids: an identity "
+        "alignment of 5e+07 pairs, more than the 5e+07 scored (are the tracks linked?)")
+    with pytest.raises(InputError, match="^recording '\\?' has 2 reference tracks and 3 "
+                                         "predicted ids: an identity alignment of 6 pairs, "
+                                         "more than the 5e\\+00 scored") as caught:
+        monkeypatch.setattr(tracking_gt, "MAX_IDENTITY_CELLS", 5)
+        tracking_gt.check_identity_size(2, 3, rec.iloc[:0], None)
+    assert caught.value.source is None
