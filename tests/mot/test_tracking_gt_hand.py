@@ -113,3 +113,36 @@ def test_identity_size_refused_only_beyond_the_limit(monkeypatch):
         monkeypatch.setattr(tracking_gt, "MAX_IDENTITY_CELLS", 5)
         tracking_gt.check_identity_size(2, 3, rec.iloc[:0], None)
     assert caught.value.source is None
+
+
+def test_compact_frames_keeps_small_frames_and_ranks_large_ones():
+    from trackverify.tracking_gt import compact_frames
+
+    def compact(gt, pred):
+        g, p = compact_frames(np.array(gt, dtype=np.int64), np.array(pred, dtype=np.int64))
+        assert g.dtype == np.int64 and p.dtype == np.int64
+        return g.tolist(), p.tolist()
+
+    assert compact([0, 2], [2]) == ([0, 2], [2])  # 3 rows, largest 2 < 6: as they are
+    assert compact([0, 5], [3]) == ([0, 5], [3])  # largest 5 < 6
+    assert compact([0, 6], [6]) == ([0, 1], [1])  # largest 6 = 2 x 3 rows: ranks
+    assert compact([7, 2**31 - 1], [7, 100]) == ([0, 2], [0, 1])
+    assert compact([], []) == ([], [])
+
+
+def test_matching_by_distance_by_hand():
+    """No detection column: tracks 1 (x 0) and 2 (x 20) in frames 0 and 1; ids 7 and 8 within
+    0.5 um of them (similarity 0.9 and 1 at 5 um), an extra id 9 at x 50 in frame 0, an
+    invalid id 10 on track 1 in frame 1; the predictions out of frame order. CLEAR matches
+    7-1 and 8-2 in both frames: 4 correct, 1 extra (5 valid - 4 matched), no switch;
+    IDTP 4, IDFP 1, IDFN 0."""
+    ref = pd.DataFrame({"recording": "a", "frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
+                        "x_um": [0, 20, 0, 20.0], "y_um": 0.0})
+    pred = pd.DataFrame({"recording": "a", "frame": [1, 1, 1, 0, 0, 0],
+                         "pred_id": [10, 8, 7, 9, 8, 7], "x_um": [0, 20, 0.5, 50, 20, 0.5],
+                         "y_um": 0.0, "pred_valid": [False, True, True, True, True, True]})
+    m = evaluate_tracking(ref, pred, zero_distance_um=5.0)["a"]
+    assert m["correct_observations"] == 4 and m["extra_predicted_observations"] == 1
+    assert (m["clr_tp"], m["clr_fp"], m["clr_fn"], m["idsw"]) == (4, 1, 0, 0)
+    assert (m["idtp"], m["idfp"], m["idfn"]) == (4, 1, 0)
+    assert m["motp"] == pytest.approx((0.9 + 1.0 + 0.9 + 1.0) / 4)
