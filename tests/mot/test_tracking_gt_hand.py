@@ -146,3 +146,16 @@ def test_matching_by_distance_by_hand():
     assert (m["clr_tp"], m["clr_fp"], m["clr_fn"], m["idsw"]) == (4, 1, 0, 0)
     assert (m["idtp"], m["idfp"], m["idfn"]) == (4, 1, 0)
     assert m["motp"] == pytest.approx((0.9 + 1.0 + 0.9 + 1.0) / 4)
+
+
+def test_evaluate_tracking_refuses_a_large_identity_alignment(monkeypatch):
+    """Recording a: 1 track x 2 valid ids (5, 9) = 2 pairs, beyond a limit of 1."""
+    from trackverify import tracking_gt
+    from trackverify.errors import InputError
+
+    monkeypatch.setattr(tracking_gt, "MAX_IDENTITY_CELLS", 1)
+    with pytest.raises(InputError, match="^recording 'a' has 1 reference tracks and 2 "
+                                         "predicted ids") as caught:
+        evaluate_tracking(REF[REF["recording"] == "a"], PRED[PRED["recording"] == "a"],
+                          predictions_source="p.csv")
+    assert caught.value.source == "p.csv"
