@@ -46,6 +46,7 @@ def test_several_recordings_tables_name_each_row_s_recording():
     assert result.events[["recording", "frame", "from_id", "to_id"]].values.tolist() == [
         ["a", 2, 5, 9], ["b", 1, 6, 7]]
     obs = result.observations
+    assert obs.index.tolist() == list(range(6)) and result.tracks.index.tolist() == [0, 1, 2]
     assert obs["recording"].tolist() == ["a", "a", "a", "b", "b", "c"]
     assert obs["frame"].tolist() == [0, 1, 2, 0, 1, 0]
     assert obs["correct"].tolist() == [True, True, False, True, False, False]
@@ -160,3 +161,22 @@ def test_evaluate_tracking_refuses_a_large_identity_alignment(monkeypatch):
     assert caught.value.source == "p.csv"
     assert caught.value.problem.startswith("recording 'a' has 1 reference tracks and 2 "
                                            "predicted ids")
+
+
+def test_recording_codes_by_hand():
+    """The reference's recordings sorted, each row's code (int64), -1 for a prediction of
+    a recording the reference lacks; one shared recording or no predictions: all zeros."""
+    from trackverify.tracking_gt import recording_codes
+
+    def codes(ref, pred):
+        names, r, p = recording_codes(pd.DataFrame({"recording": ref}),
+                                      pd.DataFrame({"recording": pd.Series(pred, dtype=object)}))
+        assert r.dtype == np.int64 and p.dtype == np.int64
+        return list(names), r.tolist(), p.tolist()
+
+    assert codes(["a"], ["a"]) == (["a"], [0], [0])
+    assert codes(["a", "a"], ["a", "a"]) == (["a"], [0, 0], [0, 0])
+    assert codes(["a", "a"], []) == (["a"], [0, 0], [])
+    assert codes(["a", "a"], ["b"]) == (["a"], [0, 0], [-1])
+    assert codes(["a"], ["a", "b"]) == (["a"], [0], [0, -1])
+    assert codes(["b", "a", "b"], ["a", "c", "b"]) == (["a", "b"], [1, 0, 1], [0, -1, 1])
