@@ -114,6 +114,8 @@ def test_identity_size_refused_only_beyond_the_limit(monkeypatch):
         monkeypatch.setattr(tracking_gt, "MAX_IDENTITY_CELLS", 5)
         tracking_gt.check_identity_size(2, 3, rec.iloc[:0], None)
     assert caught.value.source is None
+    with pytest.raises(InputError, match="^recording 'a' has 2 reference tracks"):
+        tracking_gt.check_identity_size(2, 3, rec.iloc[:1], None)  # a one-row table
 
 
 def test_compact_frames_keeps_small_frames_and_ranks_large_ones():
