@@ -182,3 +182,37 @@ def test_recording_codes_by_hand():
     assert codes(["a", "a"], ["b"]) == (["a"], [0, 0], [-1])
     assert codes(["a"], ["a", "b"]) == (["a"], [0], [0, -1])
     assert codes(["b", "a", "b"], ["a", "c", "b"]) == (["a", "b"], [1, 0, 1], [0, -1, 1])
+
+
+def _alternate(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the two tables alternating, ``first``'s row 0 first."""
+    return pd.concat([first, second]).sort_index(kind="stable").reset_index(drop=True)
+
+
+def test_ties_break_in_table_order_within_each_recording():
+    """A tie in frame 0 of recording a, its 3rd and 4th rows, interleaved with recording b's
+    rows (so splitting by recording must keep each one's rows in table order). Ties go to
+    the earlier row (as in one recording).
+
+    Predictions: ids 1 and 2 each 1 um from a's track in frame 0, id 1 first; id 1 on the
+    track in frames 1-8 -> id 1 matched in frame 0: no switch, 9 correct, 1 extra (id 2).
+    Reference: a's tracks 1 and 2 each 1 um from id 1 in frame 0, track 1 first; track 1
+    alone in frames 1-8 -> track 1 matched in frame 0: 9 correct (10 observations)."""
+    pa = pd.DataFrame({"recording": "a", "frame": [1, 2, 0, 0, 3, 4, 5, 6, 7, 8],
+                       "pred_id": [1, 1, 1, 2, 1, 1, 1, 1, 1, 1],
+                       "x_um": [0, 0, 1.0, -1.0, 0, 0, 0, 0, 0, 0], "y_um": 0.0})
+    pb = pd.DataFrame({"recording": "b", "frame": range(10), "pred_id": 5, "x_um": 0.0,
+                       "y_um": 0.0})
+    ra = pd.DataFrame({"recording": "a", "frame": range(9), "track": 1, "x_um": 0.0,
+                       "y_um": 0.0})
+    rb = pd.DataFrame({"recording": "b", "frame": range(10), "track": 1, "x_um": 0.0,
+                       "y_um": 0.0})
+    m = evaluate_tracking(pd.concat([ra, rb]), _alternate(pb, pa))["a"]
+    assert (m["idsw"], m["correct_observations"], m["extra_predicted_observations"]) == (0, 9, 1)
+    ra2 = pd.DataFrame({"recording": "a", "frame": [1, 2, 0, 0, 3, 4, 5, 6, 7, 8],
+                        "track": [1, 1, 1, 2, 1, 1, 1, 1, 1, 1],
+                        "x_um": [0, 0, 1.0, -1.0, 0, 0, 0, 0, 0, 0], "y_um": 0.0})
+    pa2 = pd.DataFrame({"recording": "a", "frame": range(9), "pred_id": 1, "x_um": 0.0,
+                        "y_um": 0.0})
+    m = evaluate_tracking(_alternate(rb, ra2), pd.concat([pa2, pb]))["a"]
+    assert (m["reference_observations"], m["correct_observations"], m["idsw"]) == (10, 9, 0)
