@@ -216,3 +216,16 @@ def test_ties_break_in_table_order_within_each_recording():
                         "y_um": 0.0})
     m = evaluate_tracking(_alternate(rb, ra2), pd.concat([pa2, pb]))["a"]
     assert (m["reference_observations"], m["correct_observations"], m["idsw"]) == (10, 9, 0)
+
+
+def test_frame_65536_kept_in_order():
+    """One track in frames 0-65536 (65,537 rows: too few for compact_frames to rank them),
+    ids 7 on even frames and 8 on odd ones, the predictions in reverse order: id 7 is
+    aligned (32,769 frames), every frame after the first switches (65,536 switches)."""
+    frames = np.arange(65537)
+    ref = pd.DataFrame({"recording": "a", "frame": frames, "track": 1, "x_um": 0.0,
+                        "y_um": 0.0})
+    pred = pd.DataFrame({"recording": "a", "frame": frames[::-1], "pred_id": 7 + frames[::-1] % 2,
+                         "x_um": 0.0, "y_um": 0.0})
+    m = evaluate_tracking(ref, pred)["a"]
+    assert (m["correct_observations"], m["identity_switches"], m["idsw"]) == (32769, 65536, 65536)
