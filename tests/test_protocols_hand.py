@@ -74,7 +74,8 @@ def test_metrics_block_by_hand_with_a_score_exactly_at_the_threshold():
     block = metrics_block(error, score, threshold=5.0, max_fcr=0.25)
     assert block["threshold"] == 5.0 and block["max_false_certification_rate"] == 0.25
     assert (block["n_rows"], block["n_labelled"], block["n_errors"]) == (5, 4, 2)
-    assert (block["n_accepted"], block["n_accepted_errors"], block["n_accepted_correct"]) == (3, 1, 1)
+    accepted = (block["n_accepted"], block["n_accepted_errors"], block["n_accepted_correct"])
+    assert accepted == (3, 1, 1)
     assert block["n_abstained"] == 1 and block["n_labelled_abstained"] == 1
     assert block["certified_coverage"] == 3 / 5 and block["selective_risk"] == 1 / 3
     assert block["false_certification_rate"] == 1 / 2
