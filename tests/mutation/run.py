@@ -113,6 +113,18 @@ MODULES: dict[str, list[str]] = {
     "graph/metrics.py": GRAPH,
     "graph/matching.py": GRAPH,
     "graph/tracks.py": GRAPH,
+    # the protocols' definitions by hand (the property tests draw random tables: not
+    # the same tests on every mutant)
+    "protocols/anatomical_verification.py": ["tests/test_protocols_hand.py"],
+    "protocols/anatomical_consistency.py": ["tests/test_protocols_hand.py",
+                                            "tests/test_verifiers.py"],
+    "protocols/tracking_gt.py": ["tests/test_protocols_hand.py"],
+    # the tracking scores on hand-computed scenes and recordings, and the evaluate command
+    # in-process
+    "tracking_gt.py": ["tests/mot/test_tracking_gt_hand.py", "tests/mot/test_mot_hand.py",
+                       "tests/mot/test_mot_evaluate_cli.py"],
+    # the run's summaries over corruption draws
+    "run.py": ["tests/test_protocols_hand.py"],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -142,6 +154,13 @@ DEFINITIONS = {
                              "_matching", "_pairing_missing", "_output_classes",
                              "_decoder_comparison", "run_checks", "verdict",
                              "_statistics_check"],
+    # the scoring of one recording, its pieces and the pooling; not the API's argument
+    # checks (evaluate_tracking) or the refusals of check_predictions
+    "tracking_gt.py": ["compact_frames", "check_identity_size", "score_recording",
+                       "pool_recordings", "recording_codes", "_repeated", "_by_recording",
+                       "stack_by_recording"],
+    # the mean and minimum over corruption draws of the headline numbers
+    "run.py": ["over_draws"],
 }
 # registered_distance.py: its scoring, abstention, one-to-one assignment and helper
 # functions, the identity-free registration (the fit, the global pose, CPD's E- and M-steps)

@@ -44,7 +44,9 @@ def consistency(control: pd.DataFrame, threshold: float, share: float,
     score = control["score"].to_numpy() if "score" in control.columns else np.full(len(control), np.nan)
     finite = np.isfinite(score)
     frames = control["frame"].to_numpy()[measured]
-    per_frame = pd.Series(d).groupby(frames).quantile([0.5, 0.95, 1.0]).unstack()
+    # no measured row: no quantile table to unstack (pandas has no 0.5 column to give)
+    per_frame = (pd.Series(d).groupby(frames).quantile([0.5, 0.95, 1.0]).unstack() if len(d)
+                 else pd.DataFrame({0.5: [], 0.95: [], 1.0: []}))
     verdict = None if exceed_share is None else ("falsified" if exceed_share > share else "supported")
     return {
         "clean_observations": int(len(control)),
