@@ -67,6 +67,7 @@ MODULES: dict[str, list[str]] = {
     "verifiers/fixed_distance.py": ["tests/test_verifiers.py"],
     "verifiers/registered_distance.py": ["tests/test_registration_by_hand.py",
                                          "tests/test_registered_distance.py",
+                                         "tests/test_track_pooling_verifier.py",
                                          "tests/test_verifiers.py"],
     "verifiers/pooling.py": ["tests/test_track_pooling.py"],
     "andi/_engine.py": ANDI,
