@@ -105,7 +105,7 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     place gt[i] is another anchor: 2 d; 0 for clean rows); the fixed reference does not
     register: ||tar[i] - gt[pred_id]||. A wrong claim's detection is, in the one-to-one
     assignment, its true anchor's (distance 0; exchanging costs 2 d > 0), so it also pays
-    c = the median nearest-neighbour distance of gt. The default (relative) score is that
+    c = the median nearest-neighbour distance of gt. The relative score (a setting) is that
     times c / s_p, s_p = gt[pred_id]'s distance to its nearest other gt point. A verifier
     that ranked rows right but measured the wrong distance (unregistered, wrong anchor)
     fails here, not on AUROC."""

@@ -248,14 +248,17 @@ def pair_conditions(gt: np.ndarray, tar: np.ndarray, seed: int = 0) -> dict[str,
 
 
 def _pair_scores(conditions: dict[str, pd.DataFrame], verifier) -> dict[str, tuple]:
-    """condition -> (error, score, margin or None) over frame-1 rows."""
+    """condition -> (error, score, margin or None, factor or None) over frame-1 rows
+    (``factor``: registered_distance's ``last_factor``, the relative score's ``c / s_p``)."""
     out = {}
     for name, rows_of in conditions.items():
         score = verifier.score(rows_of.drop(columns="error"))
         rows = rows_of["frame"].to_numpy() == 1
         margin = getattr(verifier, "last_margin", None)
+        factor = getattr(verifier, "last_factor", None)
         out[name] = (rows_of["error"].to_numpy()[rows], score[rows],
-                     None if margin is None else margin[rows])
+                     None if margin is None else margin[rows],
+                     None if factor is None else factor[rows])
     return out
 
 
@@ -340,11 +343,9 @@ def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
             scores = _pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
             sigma = float(registration.sigma[1])
-            error, clean, _ = scores["clean"]
+            error, clean, _, factor = scores["clean"]
             # the band's d / sigma is of the plain distance whatever the score: divide the
             # clean rows' factor (1 for the distance score) back out
-            verifier.score(conds["clean"].drop(columns="error"))
-            factor = verifier.last_factor[conds["clean"]["frame"].to_numpy() == 1]
             cache[name, index] = (scores, sigma, (clean / factor)[error == 0] / sigma)
     return by_scale, cache
 
