@@ -306,8 +306,9 @@ def test_tracking_gt_sizes_the_identity_alignment_by_valid_ids(monkeypatch):
     monkeypatch.setattr(tracking_gt_module, "MAX_IDENTITY_CELLS", 4)
     assert tracking_gt(observations(), 5.0).metrics["reference_observations"] == 6
     monkeypatch.setattr(tracking_gt_module, "MAX_IDENTITY_CELLS", 3)
-    with pytest.raises(InputError, match="2 reference tracks and 2 predicted ids"):
-        tracking_gt(observations(), 5.0)
+    with pytest.raises(InputError, match="2 reference tracks and 2 predicted ids") as caught:
+        tracking_gt(observations(), 5.0, source="obs.csv")
+    assert caught.value.source is None  # unnamed: the run names the data file it came from
 
 
 def test_tracking_gt_refuses_an_id_twice_in_a_frame():

@@ -213,11 +213,13 @@ def compact_frames(gt_frame: np.ndarray, pred_frame: np.ndarray
 
 
 def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance: float,
-                    by_detection: bool, predictions_source: str = "<predictions>"
+                    by_detection: bool, predictions_source: str | None = "<predictions>"
                     ) -> RecordingScore:
     """Diagnostics and canonical metrics of one recording (validated tables), the canonical
     sufficient statistics for pooling (:func:`pool_recordings`), and which tracks, frames
-    and switches are wrong (one :class:`RecordingScore`, whatever the caller needs)."""
+    and switches are wrong (one :class:`RecordingScore`, whatever the caller needs).
+    ``predictions_source`` names the input in the identity-size refusal (None: unnamed, for
+    a caller that names it itself)."""
     valid = pred_rec["pred_valid"].to_numpy(dtype=bool)
     rows = slice(None) if valid.all() else np.flatnonzero(valid)  # the valid predictions
     real_gt_frame = ref_rec["frame"].to_numpy(np.int64)  # for the diagnostics' frame numbers

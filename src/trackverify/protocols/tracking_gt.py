@@ -11,8 +11,8 @@ import pandas as pd
 
 from trackverify import mot
 from trackverify.tables import coordinate_columns
-from trackverify.tracking_gt import (RecordingScore, check_identity_size, check_predictions,
-                                     pool_recordings, score_recording)
+from trackverify.tracking_gt import (RecordingScore, check_predictions, pool_recordings,
+                                     score_recording)
 
 
 def tracking_gt(observations: pd.DataFrame, zero_distance_um: float,
@@ -23,10 +23,9 @@ def tracking_gt(observations: pd.DataFrame, zero_distance_um: float,
     reference = observations[["recording", "frame", "track", "detection", *coords]]
     predictions = observations[["recording", "frame", "pred_id", "detection", "pred_valid", *coords]]
     check_predictions(reference, predictions, source)
-    valid = predictions["pred_id"][predictions["pred_valid"].to_numpy(dtype=bool)]
-    # unnamed, so that the run names the data file (run._naming_input)
-    check_identity_size(reference["track"].nunique(), valid.nunique(), reference, None)
-    return score_recording(reference, predictions, zero_distance_um, True, source)
+    # the identity-size refusal unnamed (source None), so that the run names the data file
+    # (run._naming_input)
+    return score_recording(reference, predictions, zero_distance_um, True, None)
 
 
 def pool(scored: list[tuple[dict, mot.SequenceCounts]]) -> dict:
