@@ -8,7 +8,8 @@ suite corrupted, on the real recording and on the specimen (draw k on animal k).
 fixed_distance scores a row by ``|x(t) - a(p)|``, its position minus the anchor (frame 0)
 position of its predicted id ``p``. Per draw, over the six corruptions pooled:
 
-- ``auroc``: AUROC* (abstained = most suspicious), as in ``real_motion_stats.py``;
+- ``auroc`` / ``cov1``: AUROC* (abstained = most suspicious) and correct coverage at
+  FCR <= 1 % (:func:`trackverify.evidence.summary`), as in ``real_motion_stats.py``;
 - ``abst_err`` / ``abst_ok``: share of abstained rows among error / correct rows;
 - ``score_ok``: median score of the correct rows (their displacement from their own anchor);
 - ``score_err``: median score of the scored error rows;
@@ -47,14 +48,14 @@ from scipy.stats import mannwhitneyu
 
 from trackverify.config import build_config
 from trackverify.dataset import load_dataset
-from trackverify.selective import auroc_abstain_as_error
+from trackverify.evidence import summary
 from trackverify.protocols.anatomical_verification import (SIX_CORRUPTIONS, error_array,
                                                            score_conditions)
 from trackverify.synth.specimen import SpecimenConfig, animal_tables
 from trackverify.verifiers.fixed_distance import FixedDistance
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fdnc-nerve-freely-moving"
-FEATURES = ("auroc", "abst_err", "abst_ok", "score_ok", "score_err", "own_err", "spacing",
+FEATURES = ("auroc", "cov1", "abst_err", "abst_ok", "score_ok", "score_err", "own_err", "spacing",
             "radius", "p_own", "p_err")
 
 
@@ -84,7 +85,8 @@ def draw_features(observations: pd.DataFrame, detections, seed: int) -> dict:
     pairs = [v["tracks"] for c, v in choices.items() if c in SIX_CORRUPTIONS and len(v["tracks"]) == 2]
     in_anchor = [t for t in corrupted if t in anchor.index]
     return {
-        "auroc": auroc_abstain_as_error(error.astype(float), score),
+        **dict(zip(("auroc", "cov1"), (lambda m: (m["auroc_abst"], m["cov_at_fcr1"]))(
+            summary(error.astype(float), score)))),
         "abst_err": float(np.mean(~np.isfinite(score[error]))),
         "abst_ok": float(np.mean(~np.isfinite(score[~error]))),
         "score_ok": float(np.median(score[ok])),
@@ -155,10 +157,11 @@ def main() -> None:
         rows = []
         for k in range(args.animals):
             observations, detections = animal_tables(config, k)
-            aurocs = [draw_features(observations, detections, args.seed + j)["auroc"]
-                      for j in range(args.animal_draws)]
-            rows.append({"animal": k, "auroc_mean": np.mean(aurocs),
-                         "auroc_sd": np.std(aurocs, ddof=1), **expected_ranks(observations, rng)})
+            draws = pd.DataFrame([draw_features(observations, detections, args.seed + j)
+                                  for j in range(args.animal_draws)], dtype=float)
+            rows.append({"animal": k, "auroc_mean": draws["auroc"].mean(),
+                         "auroc_sd": draws["auroc"].std(), "cov1_mean": draws["cov1"].mean(),
+                         **expected_ranks(observations, rng)})
         animals = pd.DataFrame(rows)
         print(f"\nspecimen animals 0-{args.animals - 1}, {args.animal_draws} draws each:\n"
               + animals.round(3).to_string(index=False))
@@ -170,6 +173,10 @@ def main() -> None:
               f"{real['auroc'].std():.3f}); own_rank {animals['own_rank'].mean():.3f}, "
               f"swap_rank {animals['swap_rank'].mean():.3f}; corr(auroc_mean, swap_rank) "
               f"{means.corr(animals['swap_rank']):+.2f}")
+        cov = animals["cov1_mean"]
+        print(f"cov@1% animal means: mean {cov.mean():.3f}, sd {cov.std(ddof=1):.3f}, range "
+              f"{cov.min():.3f}-{cov.max():.3f}; share at or above the real mean "
+              f"{real['cov1'].mean():.3f}: {(cov >= real['cov1'].mean()).mean():.3f}")
 
 
 if __name__ == "__main__":
