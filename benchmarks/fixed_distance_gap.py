@@ -10,6 +10,8 @@ position of its predicted id ``p``. Per draw, over the six corruptions pooled:
 
 - ``auroc`` / ``cov1``: AUROC* (abstained = most suspicious) and correct coverage at
   FCR <= 1 % (:func:`trackverify.evidence.summary`), as in ``real_motion_stats.py``;
+- ``nearby`` / ``five``: AUROC* of ``nearby_swap`` alone (the nearest pair at the start frame:
+  the same pair in every draw of one recording) and of the other five corruptions pooled;
 - ``abst_err`` / ``abst_ok``: share of abstained rows among error / correct rows;
 - ``score_ok``: median score of the correct rows (their displacement from their own anchor);
 - ``score_err``: median score of the scored error rows;
@@ -32,6 +34,12 @@ frame, anchored) in the window ``[300, 700]`` against every anchored row (``d`` 
 from the own anchor); ``swap_rank`` = ``P(|x_j(t) - a(i)| > d)`` with ``i`` a uniformly drawn
 other candidate -- the joint law of displacement and pair spacing a uniform swap reads.
 
+:func:`spacing_radius`: ``rho_nn_radius`` = Spearman correlation, over the anchored neurons
+labelled at the start frame, of the nearest-neighbour distance at that frame with the distance
+of the neuron's anchor from the anchor centroid; ``nearest_radius_rank`` = share of those
+neurons with a smaller anchor radius than the nearest pair's first member (in ``track``
+order) -- where the suite's ``nearby_swap`` pair sits.
+
 ``--animals A``: ``--animal-draws`` suite draws (seeds seed + j) on each specimen animal ``0..A-1``, so the
 spread *between animals* of fixed_distance's mean AUROC* is measured (the real recording is one
 animal: its draws vary the suite only).
@@ -44,7 +52,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu
+from scipy.spatial import cKDTree
+from scipy.stats import mannwhitneyu, spearmanr
 
 from trackverify.config import build_config
 from trackverify.dataset import load_dataset
@@ -55,7 +64,7 @@ from trackverify.synth.specimen import SpecimenConfig, animal_tables
 from trackverify.verifiers.fixed_distance import FixedDistance
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fdnc-nerve-freely-moving"
-FEATURES = ("auroc", "cov1", "abst_err", "abst_ok", "score_ok", "score_err", "own_err", "spacing",
+FEATURES = ("auroc", "cov1", "nearby", "five", "abst_err", "abst_ok", "score_ok", "score_err", "own_err", "spacing",
             "radius", "p_own", "p_err")
 
 
@@ -71,8 +80,11 @@ def draw_features(observations: pd.DataFrame, detections, seed: int) -> dict:
     scored, choices, _ = score_conditions(observations, build_config({"seed": seed}),
                                           FixedDistance(), "r", detections)
     scored = scored[scored["condition"].astype(str).isin(SIX_CORRUPTIONS)]
-    labelled = ~np.isnan(error_array(scored))  # AUROC* reads labelled rows only
-    scored = scored[labelled]
+    headline = summary(error_array(scored), scored["score"].to_numpy())  # every row, as reported
+    near = (scored["condition"].astype(str) == "nearby_swap").to_numpy()
+    parts = {name: summary(error_array(scored[rows]), scored["score"].to_numpy()[rows])["auroc_abst"]
+             for name, rows in (("nearby", near), ("five", ~near))}
+    scored = scored[~np.isnan(error_array(scored))]  # the features: labelled rows
     error, score = error_array(scored) == 1, scored["score"].to_numpy()
     anchor = observations[observations["frame"] == 0].set_index("track")[["x_um", "y_um", "z_um"]]
     xyz = scored[["x_um", "y_um", "z_um"]].to_numpy()
@@ -85,8 +97,7 @@ def draw_features(observations: pd.DataFrame, detections, seed: int) -> dict:
     pairs = [v["tracks"] for c, v in choices.items() if c in SIX_CORRUPTIONS and len(v["tracks"]) == 2]
     in_anchor = [t for t in corrupted if t in anchor.index]
     return {
-        **dict(zip(("auroc", "cov1"), (lambda m: (m["auroc_abst"], m["cov_at_fcr1"]))(
-            summary(error.astype(float), score)))),
+        "auroc": headline["auroc_abst"], "cov1": headline["cov_at_fcr1"], **parts,
         "abst_err": float(np.mean(~np.isfinite(score[error]))),
         "abst_ok": float(np.mean(~np.isfinite(score[~error]))),
         "score_ok": float(np.median(score[ok])),
@@ -123,6 +134,20 @@ def expected_ranks(observations: pd.DataFrame, rng: np.random.Generator,
             "swap_rank": _p_greater(swapped, reference)}
 
 
+def spacing_radius(observations: pd.DataFrame, start: int = 300) -> dict:
+    """``rho_nn_radius`` and ``nearest_radius_rank`` of the module docstring."""
+    xyz = ["x_um", "y_um", "z_um"]
+    frame = observations["frame"].to_numpy()
+    anchor = observations[frame == 0].set_index("track")[xyz]
+    at = observations[frame == frame[frame >= start].min()].set_index("track")[xyz]
+    at = at[at.index.isin(anchor.index)]
+    gap = cKDTree(at.to_numpy()).query(at.to_numpy(), 2)[0][:, 1]
+    radius = np.linalg.norm(anchor.reindex(at.index).to_numpy() - anchor.to_numpy().mean(0), axis=1)
+    first = int(np.argmin(gap))
+    return {"rho_nn_radius": float(spearmanr(gap, radius).statistic),
+            "nearest_radius_rank": float(np.mean(radius < radius[first]))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -152,7 +177,8 @@ def main() -> None:
     for side, table in (("real", real), ("specimen", spec)):
         print(f"\nper draw, {side}:\n" + table.round(3).to_string())
     rng = np.random.default_rng(args.seed)
-    print("\nreal: " + ", ".join(f"{k} {v:.3f}" for k, v in expected_ranks(real_obs, rng).items()))
+    print("\nreal: " + ", ".join(f"{k} {v:.3f}" for k, v in {
+        **expected_ranks(real_obs, rng), **spacing_radius(real_obs)}.items()))
     if args.animals > 0:
         rows = []
         for k in range(args.animals):
@@ -161,7 +187,8 @@ def main() -> None:
                                   for j in range(args.animal_draws)], dtype=float)
             rows.append({"animal": k, "auroc_mean": draws["auroc"].mean(),
                          "auroc_sd": draws["auroc"].std(), "cov1_mean": draws["cov1"].mean(),
-                         **expected_ranks(observations, rng)})
+                         "nearby": draws["nearby"].mean(), "five": draws["five"].mean(),
+                         **expected_ranks(observations, rng), **spacing_radius(observations)})
         animals = pd.DataFrame(rows)
         print(f"\nspecimen animals 0-{args.animals - 1}, {args.animal_draws} draws each:\n"
               + animals.round(3).to_string(index=False))
@@ -173,6 +200,12 @@ def main() -> None:
               f"{real['auroc'].std():.3f}); own_rank {animals['own_rank'].mean():.3f}, "
               f"swap_rank {animals['swap_rank'].mean():.3f}; corr(auroc_mean, swap_rank) "
               f"{means.corr(animals['swap_rank']):+.2f}")
+        print(f"animals: nearby {animals['nearby'].mean():.3f} (share at or above the real "
+              f"{real['nearby'].mean():.3f}: {(animals['nearby'] >= real['nearby'].mean()).mean():.3f}), "
+              f"five {animals['five'].mean():.3f} (real {real['five'].mean():.3f}); rho_nn_radius "
+              f"{animals['rho_nn_radius'].mean():.3f} (sd {animals['rho_nn_radius'].std():.3f}), "
+              f"nearest_radius_rank {animals['nearest_radius_rank'].mean():.3f} "
+              f"(sd {animals['nearest_radius_rank'].std():.3f})")
         cov = animals["cov1_mean"]
         print(f"cov@1% animal means: mean {cov.mean():.3f}, sd {cov.std(ddof=1):.3f}, range "
               f"{cov.min():.3f}-{cov.max():.3f}; share at or above the real mean "
