@@ -40,7 +40,8 @@ of the neuron's anchor from the anchor centroid; ``nearest_radius_rank`` = share
 neurons with a smaller anchor radius than the nearest pair's first member (in ``track``
 order) -- where the suite's ``nearby_swap`` pair sits.
 
-``--animals A``: ``--animal-draws`` suite draws (seeds seed + j) on each specimen animal ``0..A-1``, so the
+``--animals A``: ``--animal-draws`` suite draws (seeds seed + j) on each specimen animal
+``0..A-1``, so the
 spread *between animals* of fixed_distance's mean AUROC* is measured (the real recording is one
 animal: its draws vary the suite only).
 """
@@ -64,7 +65,8 @@ from trackverify.synth.specimen import SpecimenConfig, animal_tables
 from trackverify.verifiers.fixed_distance import FixedDistance
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fdnc-nerve-freely-moving"
-FEATURES = ("auroc", "cov1", "nearby", "five", "abst_err", "abst_ok", "score_ok", "score_err", "own_err", "spacing",
+FEATURES = ("auroc", "cov1", "nearby", "five", "abst_err", "abst_ok", "score_ok", "score_err",
+            "own_err", "spacing",
             "radius", "p_own", "p_err")
 
 
@@ -82,7 +84,8 @@ def draw_features(observations: pd.DataFrame, detections, seed: int) -> dict:
     scored = scored[scored["condition"].astype(str).isin(SIX_CORRUPTIONS)]
     headline = summary(error_array(scored), scored["score"].to_numpy())  # every row, as reported
     near = (scored["condition"].astype(str) == "nearby_swap").to_numpy()
-    parts = {name: summary(error_array(scored[rows]), scored["score"].to_numpy()[rows])["auroc_abst"]
+    parts = {name: summary(error_array(scored[rows]),
+                           scored["score"].to_numpy()[rows])["auroc_abst"]
              for name, rows in (("nearby", near), ("five", ~near))}
     scored = scored[~np.isnan(error_array(scored))]  # the features: labelled rows
     error, score = error_array(scored) == 1, scored["score"].to_numpy()
@@ -94,7 +97,8 @@ def draw_features(observations: pd.DataFrame, detections, seed: int) -> dict:
     centre = anchor.to_numpy().mean(0)
     reach = np.linalg.norm(anchor.to_numpy() - centre, axis=1)
     corrupted = [t for c, v in choices.items() if c in SIX_CORRUPTIONS for t in v["tracks"]]
-    pairs = [v["tracks"] for c, v in choices.items() if c in SIX_CORRUPTIONS and len(v["tracks"]) == 2]
+    pairs = [v["tracks"] for c, v in choices.items()
+             if c in SIX_CORRUPTIONS and len(v["tracks"]) == 2]
     in_anchor = [t for t in corrupted if t in anchor.index]
     return {
         "auroc": headline["auroc_abst"], "cov1": headline["cov_at_fcr1"], **parts,
@@ -195,13 +199,15 @@ def main() -> None:
         means = animals["auroc_mean"]
         print(f"animal means: mean {means.mean():.3f}, sd {means.std(ddof=1):.3f}, "
               f"range {means.min():.3f}-{means.max():.3f}; share of animals at or above the "
-              f"real mean {real['auroc'].mean():.3f}: {(means >= real['auroc'].mean()).mean():.3f}; "
+              f"real mean {real['auroc'].mean():.3f}: "
+              f"{(means >= real['auroc'].mean()).mean():.3f}; "
               f"mean within-animal sd {animals['auroc_sd'].mean():.3f} (real "
               f"{real['auroc'].std():.3f}); own_rank {animals['own_rank'].mean():.3f}, "
               f"swap_rank {animals['swap_rank'].mean():.3f}; corr(auroc_mean, swap_rank) "
               f"{means.corr(animals['swap_rank']):+.2f}")
         print(f"animals: nearby {animals['nearby'].mean():.3f} (share at or above the real "
-              f"{real['nearby'].mean():.3f}: {(animals['nearby'] >= real['nearby'].mean()).mean():.3f}), "
+              f"{real['nearby'].mean():.3f}: "
+              f"{(animals['nearby'] >= real['nearby'].mean()).mean():.3f}), "
               f"five {animals['five'].mean():.3f} (real {real['five'].mean():.3f}); rho_nn_radius "
               f"{animals['rho_nn_radius'].mean():.3f} (sd {animals['rho_nn_radius'].std():.3f}), "
               f"nearest_radius_rank {animals['nearest_radius_rank'].mean():.3f} "
