@@ -108,12 +108,12 @@ def test_replicates_at_least_one():
 @pytest.mark.parametrize("n, d", [([1.0, np.nan], [1.0, 1.0]), ([1.0, 1.0], [np.inf, 1.0]),
                                   ([-1.0, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, -0.5])])
 def test_counts_must_be_finite_and_not_negative(n, d):
-    with pytest.raises(ValueError, match="^numerators and denominators must be finite and >= 0$"):
+    with pytest.raises(InputError, match="^numerators and denominators must be finite and >= 0$"):
         animal_bootstrap_interval(n, d)
 
 
 def test_lengths_must_agree():
-    with pytest.raises(ValueError, match=r"differ in length: \(2,\) vs \(3,\)"):
+    with pytest.raises(InputError, match=r"differ in length: \(2,\) vs \(3,\)"):
         animal_bootstrap_interval([1.0, 2.0], [1.0, 2.0, 3.0])
 
 
@@ -162,9 +162,9 @@ def test_no_rows_no_animals():
 
 
 def test_a_none_count_is_refused_as_not_finite():
-    with pytest.raises(ValueError, match="^numerators and denominators must be finite and >= 0$"):
+    with pytest.raises(InputError, match="^numerators and denominators must be finite and >= 0$"):
         animal_bootstrap_interval([1, None, 2, 3, 4], [1, 1, 1, 1, 1])
-    with pytest.raises(ValueError, match="^numerators and denominators must be finite and >= 0$"):
+    with pytest.raises(InputError, match="^numerators and denominators must be finite and >= 0$"):
         animal_bootstrap_interval([1, 1, 2, 3, 4], [1, 1, None, 1, 1])
 
 
@@ -210,5 +210,30 @@ def test_text_and_nullable_flags_are_read_as_numbers():
     assert rate_interval_by_animal(rows, "text", "w", seed=1, replicates=5) == weighted
     # a nullable flag as the denominator, missing on a counted row: not finite, refused
     rows["flag"] = pd.array([True, True, None, True, True, True], dtype="boolean")
-    with pytest.raises(ValueError, match="must be finite"):
+    with pytest.raises(InputError) as raised:
         rate_interval_by_animal(rows, "text", "flag")
+    # row 3 ("0", animal b) is counted and its flag is missing
+    assert str(raised.value) == "column 'flag', row 3: '<NA>' is not a finite count >= 0"
+
+
+@pytest.mark.parametrize("n, w, column, row, shown", [
+    ([1.0, -1.0, 1.0], None, "n", 2, "-1.0"),
+    ([1.0, 1.0, np.inf], None, "n", 3, "inf"),
+    ([1.0, 1.0, 1.0], [1.0, 2.0, -0.5], "w", 3, "-0.5"),
+    ([1.0, 1.0, 1.0], [1.0, np.nan, 1.0], "w", 2, "nan"),
+])
+def test_bad_counts_are_an_input_error_naming_the_column_and_row(n, w, column, row, shown):
+    rows = pd.DataFrame({"animal_id": ["a", "b", "c"], "n": n})
+    if w is not None:
+        rows["w"] = w
+    with pytest.raises(InputError) as raised:
+        rate_interval_by_animal(rows, "n", "w" if w is not None else None)
+    assert str(raised.value) == f"column '{column}', row {row}: '{shown}' is not a finite count >= 0"
+
+
+def test_a_bad_denominator_on_an_uncounted_row_is_not_read():
+    # row 2 has no numerator, so its negative weight counts nowhere: a, c are 1 / 1 each
+    rows = pd.DataFrame({"animal_id": ["a", "b", "c"], "n": [1.0, np.nan, 1.0],
+                         "w": [1.0, -3.0, 1.0]})
+    out = rate_interval_by_animal(rows, "n", "w", min_animals=1, replicates=2)
+    assert out["estimate"] == 2 / 2

@@ -47,9 +47,9 @@ def animal_bootstrap_interval(numerators, denominators, *, seed: int = DEFAULT_S
     n = np.asarray(numerators, dtype=np.float64).ravel()
     d = np.asarray(denominators, dtype=np.float64).ravel()
     if n.shape != d.shape:
-        raise ValueError(f"numerators and denominators differ in length: {n.shape} vs {d.shape}")
+        raise InputError(f"numerators and denominators differ in length: {n.shape} vs {d.shape}")
     if not (np.all(np.isfinite(n)) and np.all(np.isfinite(d))) or np.any(d < 0) or np.any(n < 0):
-        raise ValueError("numerators and denominators must be finite and >= 0")
+        raise InputError("numerators and denominators must be finite and >= 0")
     if not 0 < level < 1:
         raise ConfigError(f"interval level {level} must be in (0, 1)")
     if replicates < 1:
@@ -85,6 +85,8 @@ def rate_interval_by_animal(rows: pd.DataFrame, numerator: str, denominator: str
 
     ``rows`` is any per-row table with an animal column (e.g. observation rows joined to
     the recording table). Rows with a missing numerator are not counted in either sum.
+    A counted row whose numerator or denominator is infinite, negative or (denominator)
+    missing raises :class:`InputError` naming that column and its first such row (1-based).
     """
     for column in (animal, numerator, denominator):
         if column is not None and column not in rows.columns:
@@ -93,6 +95,12 @@ def rate_interval_by_animal(rows: pd.DataFrame, numerator: str, denominator: str
     counted = ~np.isnan(values)
     weights = (np.ones(len(rows)) if denominator is None
                else pd.to_numeric(rows[denominator], errors="coerce").to_numpy(dtype=np.float64))
+    for column, column_values in ((numerator, values), (denominator, weights)):
+        bad = counted & ~(np.isfinite(column_values) & (column_values >= 0))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise InputError(f"'{rows[column].iloc[first]}' is not a finite count >= 0",
+                             column=column, row=first + 1)
     codes, _ = pd.factorize(rows[animal], sort=True)
     if (codes < 0).any():
         raise InputError("missing animal id", column=animal,

@@ -287,3 +287,14 @@ def test_check_reachable_at_its_boundaries():
         check_reachable(0, 0.5, "crc", None)
     assert str(raised.value) == ("calibration failed: no calibration animal has a labelled error, "
                                  "so no false-certification rate can be estimated")
+
+
+def test_ltt_at_level_one_refuses_only_the_jump_where_every_error_is_certified():
+    # two animals, one error each, scores 0.2 (a) and 0.7 (b): R_n is 1/2 at 0.2 and 1 at 0.7.
+    # At A = 1: p(0.2) = min(exp(-2 h(1/2, 1)) = 0, e * P(Bin(2, 1) <= 1) = 0, 1) = 0;
+    # p(0.7) = min(exp(-2 h(1, 1)) = 1, e * P(Bin(2, 1) <= 2) = e, 1) = 1 > delta
+    curve = animal_losses(["a", "b"], [0.2, 0.7], [1, 1])
+    assert list(hoeffding_bentkus_p_value(curve.risk, curve.n, 1.0)) == [0.0, 1.0]
+    fit = ltt_threshold(curve, 1.0, 0.1)
+    assert fit.threshold == np.nextafter(0.7, -np.inf) and fit.refused_at == 0.7
+    assert (fit.risk, fit.statistic) == (0.5, 0.0)

@@ -11,7 +11,7 @@ from lineages import CASES
 from trackverify.errors import InputError
 from trackverify.graph import metrics
 from trackverify.graph.matching import match_masks, match_points
-from trackverify.graph.tracks import build_track_graph, graph_from_table
+from trackverify.graph.tracks import build_track_graph, graph_from_table, points
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -128,3 +128,18 @@ def test_mask_matching_in_3d_and_with_a_first_frame_offset():
     pred[0, 0, 0, 0] = 2
     mg, mp = match_masks(gt, pred, [6, 5], [4, 4], [5, 6], [2, 2], first_frame=5)
     assert mg.tolist() == [0, 1] and mp.tolist() == [1, 0]
+
+
+def test_points_are_n_rows_or_one_axis_and_nothing_else():
+
+    # 3 points: a (3, 2) array as given, a length-3 vector as one axis
+    assert points([[0, 1], [2, 3], [4, 5]], 3).tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert points([7, 8, 9], 3).tolist() == [[7.0], [8.0], [9.0]]
+    assert points(np.zeros((0, 2)), 0).shape == (0, 2) and points([], 0).shape == (0, 1)
+    # flattened x0, y0, x1, y1, x2, y2 used to be read as 3 points of 2 axes silently
+    for bad, shape in (([0, 1, 2, 3, 4, 5], "(6,)"), ([[0, 1], [2, 3]], "(2, 2)"),
+                       (np.zeros((3, 1, 2)), "(3, 1, 2)")):
+        with pytest.raises(InputError) as raised:
+            points(bad, 3)
+        assert str(raised.value) == (f"coordinates of shape {shape} for 3 points; "
+                                     "expected (3, dim) or (3,)")

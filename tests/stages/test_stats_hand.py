@@ -74,8 +74,28 @@ def test_impossible_values_are_refused_with_row_and_column(tmp_path, field, valu
     assert str(caught.value) == f"{tmp_path / 'a.csv'}, {message}"
 
 
+@pytest.mark.parametrize("ending", ["\n", "\n\n", "\n\n\n", "\r\n\r\n"])
+def test_blank_lines_at_the_end_are_accepted(tmp_path, ending):
+    # the 10 rows of csv_text(), then the file ends with blank lines
+    write(tmp_path, "a", csv_text().rstrip("\n") + ending)
+    assert read_stats_csv(tmp_path / "a.csv") == {
+        "u_statistic_slow": 500.0, "p_value_slow": 0.2, "u_statistic_fast": 600.0,
+        "p_value_fast": 0.03, "sig_slow_0.05": False, "sig_slow_0.01": False,
+        "sig_slow_0.001": False, "sig_fast_0.05": True, "sig_fast_0.01": False,
+        "sig_fast_0.001": False}
+
+
+def test_a_blank_line_before_the_end_is_still_refused(tmp_path):
+    lines = csv_text().splitlines(keepends=True)  # header, then data rows 1..10
+    write(tmp_path, "a", "".join(lines[:4]) + "\n" + "".join(lines[4:]) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_stats_csv(tmp_path / "a.csv")
+    assert str(caught.value) == f"{tmp_path / 'a.csv'}, row 4: expected 2 fields"
+
+
 @pytest.mark.parametrize("content, message", [
     (b"", ": the header must be 'metric,value'"),
+    (b"\n\n", ": the header must be 'metric,value'"),
     (b"metric;value\n", ": the header must be 'metric,value'"),
     (b"value,metric\n", ": the header must be 'metric,value'"),
     (b"metric,value\nu_statistic_slow,1,2\n", ", row 1: expected 2 fields"),

@@ -41,6 +41,13 @@ upward, stopping at the first ``p > delta``. ``p`` is non-decreasing in ``R_n``,
 ``P(R(t_hat) > A) <= delta`` over the calibration animals. Reachable only when
 ``p(-inf) = (1 - A)^n <= delta``, i.e. ``A >= 1 - delta^(1/n)``.
 
+At ``A = 1`` the formulas are followed as written: ``h(a, 1)`` is infinite for ``a < 1`` and
+``P(Binomial(n, 1) <= k) = 0`` for ``k < n``, so ``p = 0`` at every jump with ``R_n < 1``; at
+the jump where ``R_n`` reaches 1 (every calibration error certified) ``h(1, 1) = 0`` and
+``p = min(1, e, 1) = 1 > delta``, so that last jump is refused. The null ``R > 1`` is empty,
+so any threshold would be valid there; refusing the last jump is conservative (it certifies
+less, never more) and a target of 1 promises nothing, so it is kept rather than special-cased.
+
 If no jump fails, every calibration error score is admissible and the threshold is
 ``+inf`` here (the fit step caps it at the largest finite calibration score, which only
 certifies less).

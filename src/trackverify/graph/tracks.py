@@ -177,6 +177,14 @@ def lookup(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 
 
 def points(xyz, n: int) -> np.ndarray:
-    """Coordinates as an ``(n, dim)`` float64 array (1-D input = one axis)."""
+    """Coordinates as an ``(n, dim)`` float64 array (1-D input of length ``n`` = one axis).
+
+    Any other shape (flattened ``x0, y0, x1, y1, ...``, a row count other than ``n``, 3-D)
+    raises :class:`InputError` naming both shapes."""
     xyz = np.asarray(xyz, dtype=np.float64)
-    return xyz if xyz.ndim == 2 else xyz.reshape(n, -1 if n else 1)
+    if xyz.ndim == 1 and xyz.shape[0] == n:
+        return xyz.reshape(n, 1)
+    if xyz.ndim != 2 or xyz.shape[0] != n:
+        raise InputError(f"coordinates of shape {xyz.shape} for {n} points; expected ({n}, dim) "
+                         f"or ({n},)")
+    return xyz

@@ -45,6 +45,7 @@ def read_stats_csv(path: Path) -> dict[str, Any]:
     """The 10 values of a statistics CSV: p and U as floats (NaN when empty), sig as bool.
 
     A p-value outside [0, 1] or a negative U statistic raises :class:`ImpossibleValue`.
+    Blank lines are allowed at the end of the file only.
     """
     if not path.is_file():
         raise InputError("file not found", source=str(path))
@@ -53,6 +54,8 @@ def read_stats_csv(path: Path) -> dict[str, Any]:
             rows = list(csv.reader(handle))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"not a readable CSV file ({exc})", source=str(path)) from exc
+    while rows and rows[-1] == []:  # blank lines at the end of the file (only there)
+        rows.pop()
     if not rows or [c.strip() for c in rows[0]] != ["metric", "value"]:
         raise InputError("the header must be 'metric,value'", source=str(path))
     values: dict[str, Any] = {}
