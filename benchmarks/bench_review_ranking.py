@@ -4,7 +4,7 @@
                                                         [--pairs 12]
 
 Candidates, stated before any measurement (uncovered ids stay last under every key; ties
-fall back to today's order: flagged count, max relative score, max score, length, ...):
+fall back to: flagged count, max relative score, max score, length, the audit's rank):
 
 (a) ``count``: flagged observations (today's rule) -- every flagged row is direct evidence.
 (b) ``weighted``: sum over the segment's flagged rows of ``min(relative_score / t, 3)``,
@@ -71,7 +71,8 @@ def swapped_tracks(frames: int, seed: int, pairs: int) -> tuple[pd.DataFrame, pd
 
 
 def keyed(observations: pd.DataFrame, segments: pd.DataFrame, key: str) -> np.ndarray:
-    """Segment ranks (as numbered by the audit) in the order ``key`` reads them."""
+    """Segment ranks (as numbered by the audit) in the order ``key`` reads them;
+    ties by flagged count, max relative score, max score, length, then the audit's rank."""
     rows = observations[observations["segment"].notna()]
     rel = rows["relative_score"].astype(float)
     flagged = rows["verdict"].eq("flagged")
@@ -83,8 +84,10 @@ def keyed(observations: pd.DataFrame, segments: pd.DataFrame, key: str) -> np.nd
     primary = {"count": segments["flagged"].to_numpy(float),
                "mean": per["mean"].fillna(-np.inf).round(6).to_numpy(),
                "weighted": per["weighted"].fillna(0.0).round(6).to_numpy()}[key]
-    base = segments["rank"].to_numpy()  # today's order breaks ties
-    order = np.lexsort((base, -primary, uncovered))
+    base = segments["rank"].to_numpy()
+    ties = [-segments[c].astype(float).fillna(-np.inf).round(6).to_numpy()
+            for c in ("frames", "max_score", "max_relative_score", "flagged")]
+    order = np.lexsort((base, *ties, -primary, uncovered))  # the last key sorts first
     return base[order]
 
 
