@@ -147,7 +147,7 @@ def test_segments_are_maximal_runs_that_do_not_cross_ids():
     rows = pd.concat([_verdict_rows({5: "CFFACFC", 6: "FFCA"}), _verdict_rows({7: "FA"})])
     segs = suspect_segments(rows)
     got = segs[["pred_id", "first_frame", "last_frame", "frames", "flagged", "abstained"]]
-    # Ranked: flagged desc (2, 2, 1, 1, 0), then max score desc, then length.
+    # No relative scores, so the means tie: flagged desc (2, 2, 1, 1, 0), then max score, length.
     assert got.values.tolist() == [[5, 2, 4, 3, 2, 1], [6, 1, 2, 2, 2, 0], [5, 6, 6, 1, 1, 0],
                                    [7, 1, 2, 2, 1, 1], [6, 4, 4, 1, 0, 1]]
     assert segs["max_score"].tolist()[:3] == [2.0, 1.0, 5.0]
