@@ -147,7 +147,7 @@ def test_segments_are_maximal_runs_that_do_not_cross_ids():
     rows = pd.concat([_verdict_rows({5: "CFFACFC", 6: "FFCA"}), _verdict_rows({7: "FA"})])
     segs = suspect_segments(rows)
     got = segs[["pred_id", "first_frame", "last_frame", "frames", "flagged", "abstained"]]
-    # Ranked: flagged desc (2, 2, 1, 1, 0), then max score desc, then length.
+    # No relative scores, so the means tie: flagged desc (2, 2, 1, 1, 0), then max score, length.
     assert got.values.tolist() == [[5, 2, 4, 3, 2, 1], [6, 1, 2, 2, 2, 0], [5, 6, 6, 1, 1, 0],
                                    [7, 1, 2, 2, 1, 1], [6, 4, 4, 1, 0, 1]]
     assert segs["max_score"].tolist()[:3] == [2.0, 1.0, 5.0]
@@ -505,3 +505,16 @@ def test_a_report_with_nothing_scored_draws_its_plots_without_a_warning():
         warnings.simplefilter("error")
         page = render_audit_report(result)
     assert "Scores of audited observations" in page
+
+
+def test_segments_rank_by_mean_relative_score_then_flagged_count_uncovered_last():
+    # id 1: F F F F at relative 0.6 each (mean 0.6, 4 flagged); id 2: F at 2.0 (mean 2.0,
+    # 1 flagged); id 3: F A at 1.0 (mean over the scored row 1.0, 1 flagged); id 4: F F at 0.6
+    # (mean 0.6, ties id 1, fewer flagged); id 9: A A A uncovered (last whatever its score).
+    # By flagged count the order would be 1, 4, 2, 3; by the mean it is 2, 3, 1, 4, 9.
+    rows = _verdict_rows({1: "FFFF", 2: "F", 3: "FA", 4: "FF", 9: "AAA"})
+    rows["relative_score"] = [0.6] * 4 + [2.0] + [1.0, np.nan] + [0.6] * 2 + [np.nan] * 3
+    rows.loc[rows["pred_id"].eq(9), "reason"] = "not_in_anchor_frame"
+    segs = suspect_segments(rows)
+    assert segs["pred_id"].tolist() == [2, 3, 1, 4, 9]
+    assert segs["flagged"].tolist() == [1, 1, 4, 2, 0]

@@ -36,11 +36,12 @@ id do not break a run); each observation's ``segment`` column holds its segment'
 A segment's ``reason`` is the abstention reason all of its observations share (else null).
 Segments whose ``reason`` is ``not_in_anchor_frame`` or ``no_anchor_identity`` (an uncovered
 id: no evidence of an error, but an identity to check by hand at its ``first_frame``) come
-last; the others are ranked by the number of flagged observations (descending), then by the
-largest relative score, then the largest score (both rounded to 1e-6), then by length, then
-by recording, id and first frame: flagged rows are direct evidence of a wrong identity, a
-long wrong stretch corrupts more data, and a displacement means more where the neighbours
-are close, so the top of the list is where a reviewer's time finds the most.
+last; the others are ranked by the mean relative score of their scored rows (descending;
+a run with none scored after every scored one), then by the number of flagged observations
+(descending), then by the largest relative score, then the largest score (all rounded to
+1e-6), then by length, then by recording, id and first frame: the review budget is counted
+in observations, so the list leads with the most evidence per observation reviewed (the
+key chosen on the synthetic specimen by ``benchmarks/bench_review_ranking.py``).
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
 run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``
@@ -457,13 +458,15 @@ def _segments(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
         "reason": _shared_reason(picked, grouped),
     })
     # Values equal to 1e-6 tie (so floating-point noise of the registration never decides).
-    key = segments.assign(_relative=segments["max_relative_score"].round(6).fillna(-np.inf),
+    key = segments.assign(_mean=grouped["_relative"].mean().round(6).fillna(-np.inf),
+                          _relative=segments["max_relative_score"].round(6).fillna(-np.inf),
                           _score=segments["max_score"].round(6).fillna(-np.inf),
                           _uncovered=segments["reason"].isin(UNCOVERED))
     segments = segments.loc[key.sort_values(
-        ["_uncovered", "flagged", "_relative", "_score", "frames", "recording", "pred_id",
-         "first_frame"],
-        ascending=[True, False, False, False, False, True, True, True], kind="stable").index]
+        ["_uncovered", "_mean", "flagged", "_relative", "_score", "frames", "recording",
+         "pred_id", "first_frame"],
+        ascending=[True, False, False, False, False, False, True, True, True],
+        kind="stable").index]
     segments.insert(0, "rank", np.arange(1, len(segments) + 1))
     rank_of_run = pd.Series(segments["rank"].to_numpy(), index=segments.index)
     membership[picked["_position"].to_numpy()] = rank_of_run.reindex(

@@ -117,8 +117,9 @@ suspect segment is a run of one id's observations none of which is certified.</p
 <h2>Identity timeline</h2>{timelines}
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
 <h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>
-<p>Ranked by flagged observations, then the largest relative score (score / the identity's
-anchor spacing), then the largest score, then length: work down from the top. Ids the
+<p>Ranked by the mean relative score of the segment's scored observations (score / the
+identity's anchor spacing), then flagged observations, then the largest relative score, then
+the largest score, then length: work down from the top. Ids the
 anchor frame does not hold once (reason <i>not_in_anchor_frame</i> / <i>no_anchor_identity</i>)
 come last: nothing checked them; check each by hand at its first frame.
 The full list is <code>segments.csv</code>.</p>
