@@ -375,3 +375,17 @@ def test_calibration_values_of_the_wrong_type_are_named(tmp_path, capsys, label,
     _refused(["audit", tracks, "--calibration", path, "--out", tmp_path / "out"], capsys, path,
              "not a valid calibration file" if "name" not in label else "its verifier", fragment)
     assert path.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+def test_a_npy_header_with_a_flipped_byte_is_one_line(tmp_path, capsys):
+    # before: 'unexpected TokenError: ('EOF in multi-line statement', (2, 0))' (the net): numpy
+    # parses the header's dict with Python's tokenizer
+    pairs = tmp_path / "pairs"
+    for ex in ("ex1", "ex2"):
+        shutil.copytree(shared(fuzz.SHARED / "targettrack-point-pairs" / ex), pairs / ex)
+    gt = pairs / "ex1" / "pts_gt.npy"
+    data = bytearray(gt.read_bytes())
+    data[data.index(b"}")] = ord("(")  # the header dict is never closed
+    gt.write_bytes(bytes(data))
+    _refused(["evidence", "--pairs", pairs, "--levels", "", "--grid", "default",
+              "--out", tmp_path / "out"], capsys, gt, "cannot read a numpy array")

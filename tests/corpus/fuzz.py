@@ -843,10 +843,10 @@ def _pairs_variants(base: Base, new, write_bytes) -> Iterator[Variant]:
         v, main = new(label)
         if isinstance(payload, bytes):
             main.write_bytes(payload)
-        elif payload == "npz":
+        elif isinstance(payload, str) and payload == "npz":
             with main.open("wb") as fh:
                 np.savez(fh, pts=array)
-        elif payload == "huge_shape":
+        elif isinstance(payload, str) and payload == "huge_shape":
             buf = io.BytesIO()
             np.save(buf, array)
             raw = buf.getvalue().replace(f"({len(array)}, {array.shape[1]})".encode(),
