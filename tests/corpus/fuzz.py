@@ -10,7 +10,12 @@ text formats); wrong types, nested and dictionary columns, nulls, no rows (Parqu
 missing attributes, wrong nesting, enormous attribute values, dangling edges (TrackMate
 XML); wrong dtypes and shapes, empty datasets, a scalar where an array belongs, deleted
 datasets (HDF5); deleted arrays, broken or retyped metadata (GEFF zarr); broken JSON
-(graph and metadata files).
+(graph and metadata files). The readers of settings and side inputs have bases too
+(:func:`_setting_bases`): ``calibration.json`` for ``audit --calibration`` (broken, and
+re-hashed with each value of the wrong type), a ``run --config`` TOML file (wrong types,
+NaN / inf, huge values, deep nesting), a ``run --partitions`` file, and an ``evidence
+--pairs`` folder of ``.npy`` pairs (object / pickled / ``.npz`` / huge-shape arrays, which
+``allow_pickle=False`` must refuse; symlinks out of the folder; ``--out`` the input folder).
 
 Each variant is fed to every command that reads it (``convert --to parquet``,
 ``evaluate`` with the variant on either side, ``audit``, ``verify --conditions control``,
