@@ -341,3 +341,51 @@ def test_a_damaged_hdf5_link_table_is_one_line(tmp_path, capsys, offset):
     _refused(["convert", path, "--to", "parquet", "--out", tmp_path / "out"], capsys, path,
              "not a readable HDF5 file: reading 'objects' failed")
     _refused(["audit", path, "--out", tmp_path / "out2"], capsys, path, "not a readable HDF5 file")
+
+
+def _calibration_variant(tmp_path: Path, label: str) -> Path:
+    """The sweep's calibration.json variant ``label`` (re-hashed, so only the bad value is wrong)."""
+    from trackverify.certify.calibration_file import write_calibration
+
+    base = write_calibration(tmp_path / "base.json", fuzz.CALIBRATION)
+    payload = dict(fuzz._calibration_mutations(base.read_text()))[label]
+    path = tmp_path / "calibration.json"
+    path.write_text(payload)
+    return path
+
+
+@pytest.mark.parametrize("label, fragment", [
+    ("rehash_verifier.options_list", "'verifier.options' must be an object, got [1, 'a']"),
+    ("rehash_verifier.options_true", "'verifier.options' must be an object, got True"),
+    ("rehash_target.level_str", "'target.level' must be a finite number, got 'abc'"),
+    ("rehash_drop_target.level", "'target.level' must be a finite number, got None"),
+    ("rehash_assumption_list", "'assumption' must be a string or null, got [1, 'a']"),
+    ("rehash_guarantee_huge", "'guarantee' must be a string, got " + repr(10 ** 30)),
+    ("rehash_calibration_animals_neg", "'calibration_animals' must be an integer >= 0 or null, got -1"),
+    ("rehash_verifier.name_str", "its verifier: unknown verifier 'abc'"),
+])
+def test_calibration_values_of_the_wrong_type_are_named(tmp_path, capsys, label, fragment):
+    # before: 'unexpected AttributeError / TypeError / KeyError' (the net), or, for an unknown
+    # verifier, a message that did not name the calibration file
+    path = _calibration_variant(tmp_path, label)
+    tracks = tmp_path / "tracks.csv"
+    pd.DataFrame({"frame": np.repeat(np.arange(3), 2), "pred_id": np.tile([1, 2], 3),
+                  "x_um": np.tile([0.0, 20.0], 3), "y_um": 1.0}).to_csv(tracks, index=False)
+    before = path.read_bytes()
+    _refused(["audit", tracks, "--calibration", path, "--out", tmp_path / "out"], capsys, path,
+             "not a valid calibration file" if "name" not in label else "its verifier", fragment)
+    assert path.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+def test_a_npy_header_with_a_flipped_byte_is_one_line(tmp_path, capsys):
+    # before: 'unexpected TokenError: ('EOF in multi-line statement', (2, 0))' (the net): numpy
+    # parses the header's dict with Python's tokenizer
+    pairs = tmp_path / "pairs"
+    for ex in ("ex1", "ex2"):
+        shutil.copytree(shared(fuzz.SHARED / "targettrack-point-pairs" / ex), pairs / ex)
+    gt = pairs / "ex1" / "pts_gt.npy"
+    data = bytearray(gt.read_bytes())
+    data[data.index(b"}")] = ord("(")  # the header dict is never closed
+    gt.write_bytes(bytes(data))
+    _refused(["evidence", "--pairs", pairs, "--levels", "", "--grid", "default",
+              "--out", tmp_path / "out"], capsys, gt, "cannot read a numpy array")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from threadpoolctl import threadpool_limits
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.dataset import load_dataset
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_npy
+from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy
 from trackverify.report.numbers import fmt
 from trackverify.protocols.anatomical_verification import (
     SIX_CORRUPTIONS, error_array, score_conditions)
@@ -178,7 +177,7 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
         path = folder / name
         try:
             array = np.load(check_npy(path), allow_pickle=False)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        except NPY_LOAD_ERRORS as exc:
             raise InputError(f"cannot read a numpy array ({' '.join(str(exc).split())})",
                              source=str(path)) from None
         if isinstance(array, np.lib.npyio.NpzFile):

@@ -10,7 +10,12 @@ text formats); wrong types, nested and dictionary columns, nulls, no rows (Parqu
 missing attributes, wrong nesting, enormous attribute values, dangling edges (TrackMate
 XML); wrong dtypes and shapes, empty datasets, a scalar where an array belongs, deleted
 datasets (HDF5); deleted arrays, broken or retyped metadata (GEFF zarr); broken JSON
-(graph and metadata files).
+(graph and metadata files). The readers of settings and side inputs have bases too
+(:func:`_setting_bases`): ``calibration.json`` for ``audit --calibration`` (broken, and
+re-hashed with each value of the wrong type), a ``run --config`` TOML file (wrong types,
+NaN / inf, huge values, deep nesting), a ``run --partitions`` file, and an ``evidence
+--pairs`` folder of ``.npy`` pairs (object / pickled / ``.npz`` / huge-shape arrays, which
+``allow_pickle=False`` must refuse; symlinks out of the folder; ``--out`` the input folder).
 
 Each variant is fed to every command that reads it (``convert --to parquet``,
 ``evaluate`` with the variant on either side, ``audit``, ``verify --conditions control``,
@@ -156,6 +161,59 @@ def make_bases(root: Path) -> list[Base]:
     os.rename(z / "annotations-2.h5", z / "annotations.h5")
     bases.append(Base("zephir", z / "annotations.h5", "zephir", z / "annotations.h5",
                       {"metadata": z / "metadata.json", "worldlines": z / "worldlines.h5"}))
+    bases += _setting_bases(b, b / "fdnc_pq" / "tracker_output.parquet", spec)
+    return bases
+
+
+#: A valid ``calibration.json`` body (without its ``sha256``), as ``run --calibrate`` writes it.
+CALIBRATION = {
+    "format": "trackverify-calibration/1", "trackverify_version": "fuzz",
+    "verifier": {"name": "fixed_distance", "evidence": "independent", "options": {"ambiguity_k": None}},
+    "threshold_um": 5.0,
+    "target": {"kind": "target_false_certification_rate", "level": 0.05, "method": "crc", "delta": None},
+    "guarantee": "expected false-certification rate <= 0.05 on a new animal",
+    "assumption": "calibration and new animals are exchangeable",
+    "calibration_animals": 12, "smallest_reachable_target": 0.08, "fit": {},
+    "partitions_sha256": None}
+
+#: A valid ``run --config`` TOML file (key = TOML literal), small enough to run at once.
+RUN_TOML = {"seed": "20261007", "start": "16", "recovery_end": "33", "threshold_um": "5.0",
+            "zero_distance_um": "5.0", "falsification_share": "0.05",
+            "verifier": '"fixed_distance"', "ambiguity_k": "0.0", "conditions": '["control"]',
+            "repeats": "1"}
+
+
+def _toml(run: dict[str, str], extra: str = "") -> str:
+    return "[run]\n" + "".join(f"{k} = {v}\n" for k, v in run.items()) + extra
+
+
+def _setting_bases(b: Path, observations: Path, specimen: Path) -> list[Base]:
+    """The readers of settings and side inputs: ``audit --calibration``, ``run --config``,
+    ``run --partitions``, ``evidence --pairs`` (a folder of ``.npy`` pairs)."""
+    from trackverify.certify.calibration_file import write_calibration
+    from trackverify.cli import main as cli_main
+
+    bases = []
+    (b / "calib").mkdir()
+    write_calibration(b / "calib" / "calibration.json", CALIBRATION)
+    bases.append(Base("calibration", b / "calib" / "calibration.json", "calibration",
+                      b / "calib" / "calibration.json", {"observations": observations}))
+    (b / "toml").mkdir()
+    (b / "toml" / "run.toml").write_text(_toml(RUN_TOML))
+    bases.append(Base("run_toml", b / "toml" / "run.toml", "config", b / "toml" / "run.toml",
+                      {"data": specimen}))
+    (b / "parts").mkdir()
+    try:
+        cli_main(["split", "--recordings", str(specimen / "recordings.csv"), "--fractions", "test=1",
+                  "--out", str(b / "parts" / "partitions.json")])
+    except SystemExit as exc:
+        assert exc.code == 0, exc.code
+    bases.append(Base("partitions", b / "parts" / "partitions.json", "partitions",
+                      b / "parts" / "partitions.json", {"data": specimen}))
+    pairs = b / "pairs"
+    for ex in ("ex1", "ex2"):
+        shutil.copytree(SHARED / "targettrack-point-pairs" / ex, pairs / ex)
+    bases.append(Base("pairs_npy", pairs, "pairs", pairs / "ex1" / "pts_gt.npy"))
     return bases
 
 
@@ -489,6 +547,114 @@ def _json_mutations(text: str) -> Iterator[tuple[str, str]]:
             yield f"json_drop_{k}", json.dumps(o)
 
 
+def _calibration_mutations(text: str) -> Iterator[tuple[str, str]]:
+    """``calibration.json`` breaks: as JSON (the hash then refuses most), and re-hashed, so
+    the type and range checks behind the hash see each wrong value."""
+    from trackverify.partitions import content_hash
+
+    yield from _json_mutations(text)
+    body = {k: v for k, v in json.loads(text).items() if k != "sha256"}
+
+    def hashed(o):
+        return json.dumps({**o, "sha256": content_hash(o)})
+
+    values = (("null", None), ("str", "abc"), ("neg", -1), ("zero", 0), ("list", [1, "a"]),
+              ("dict", {"a": 1}), ("huge", 10 ** 30), ("big", 1e308), ("true", True))
+    for k in body:
+        for label, v in values:
+            yield f"rehash_{k}_{label}", hashed({**body, k: v})
+        o = dict(body)
+        del o[k]
+        yield f"rehash_drop_{k}", hashed(o)
+        if isinstance(body[k], dict):
+            for inner in body[k]:
+                for label, v in values:
+                    yield f"rehash_{k}.{inner}_{label}", hashed({**body, k: {**body[k], inner: v}})
+                yield f"rehash_drop_{k}.{inner}", hashed(
+                    {**body, k: {x: y for x, y in body[k].items() if x != inner}})
+    opts = body["verifier"]["options"]
+    for label, v in (("score_bad", {"score": "zz"}), ("window_neg", {"track_window": -1}),
+                     ("window_float", {"track_window": 1.5}), ("window_huge", {"track_window": 10 ** 30})):
+        yield f"rehash_options_{label}", hashed(
+            {**body, "verifier": {**body["verifier"], "options": {**opts, **v}}})
+    for label, v in (("nan", "NaN"), ("inf", "Infinity"), ("ninf", "-Infinity")):
+        yield f"rehash_threshold_{label}", hashed(body).replace('"threshold_um": 5.0',
+                                                                f'"threshold_um": {v}')
+    yield "rehash_deep", hashed({**body, "fit": _deep(200)})
+    yield "deep_fit", hashed(body).replace('"fit": {}', '"fit": ' + '{"a": ' * 5000 + "1" + "}" * 5001)
+    yield "deep_json", "[" * 100_000 + "]" * 100_000
+
+
+def _deep(depth: int):
+    o: object = 1
+    for _ in range(depth):
+        o = {"a": o}
+    return o
+
+
+def _toml_mutations(run: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """``run --config`` breaks: each key of the wrong type, out of range, NaN / inf, huge,
+    dropped, twice; unknown keys and tables; deep nesting; not TOML at all."""
+    values = (("str", '"abc"'), ("neg", "-1"), ("zero", "0"), ("float", "1.5"), ("bool", "true"),
+              ("huge", "9223372036854775807"), ("big", "1e308"), ("nan", "nan"), ("inf", "inf"),
+              ("ninf", "-inf"), ("list", "[1, 2]"), ("table", "{a = 1}"), ("empty_list", "[]"),
+              ("date", "2026-12-04"), ("long", '"' + "x" * 1_000_000 + '"'))
+    for k in run:
+        for label, v in values:
+            yield f"toml_{k}_{label}", _toml({**run, k: v})
+        yield f"toml_drop_{k}", _toml({x: y for x, y in run.items() if x != k})
+        yield f"toml_twice_{k}", _toml(run) + f"{k} = {run[k]}\n"
+    for label, v in (("unknown", '"control", "zz_nosuch"'), ("dup", '"control", "control"'),
+                     ("nocontrol", '"dropout"'), ("ints", "1, 2"), ("nested", '["control"]')):
+        yield f"toml_conditions_{label}", _toml({**run, "conditions": f"[{v}]"})
+    yield "toml_verifier_module", _toml({**run, "verifier": '"os:system"'})
+    yield "toml_verifier_nosuch", _toml({**run, "verifier": '"nosuch.module:Class"'})
+    yield "toml_unknown_key", _toml({**run, "zz_nosuch": "1"})
+    yield "toml_unknown_table", _toml(run, "[zz]\na = 1\n")
+    yield "toml_specimen_bad", _toml(run, '[specimen]\nframes = -5\nmotion = "zz"\n')
+    yield "toml_run_not_table", "run = 3\n"
+    yield "toml_empty", ""
+    yield "toml_deep", "a = " + "[" * 50_000 + "]" * 50_000 + "\n"
+    yield "toml_deep_tables", "[" + ".".join(["a"] * 5000) + "]\n"
+    yield "toml_json", json.dumps({"run": {"seed": 1}})
+    yield "toml_invalid", "[run\nseed = \n"
+
+
+def _npy_mutations(array: np.ndarray) -> Iterator[tuple[str, object]]:
+    """``.npy`` breaks: (label, array to ``np.save`` or raw bytes). An object array needs
+    pickle to load and must be refused (``allow_pickle`` stays False)."""
+    yield "npy_object", np.array([object()] * 3 + [None], dtype=object)
+    yield "npy_object_pts", array.astype(object)
+    yield "npy_pickle_bytes", b"\x80\x04\x95" + bytes(40)
+    yield "npy_npz", "npz"
+    yield "npy_str", array.astype(str)
+    yield "npy_bool", array > 0
+    yield "npy_complex", array.astype(complex)
+    yield "npy_f16", array.astype(np.float16)
+    yield "npy_int", np.nan_to_num(array).astype(np.int64)
+    yield "npy_structured", np.zeros(len(array), dtype=[("x", "f8"), ("y", "f8"), ("z", "f8")])
+    yield "npy_scalar", np.float64(1.0)
+    yield "npy_1d", array.reshape(-1)
+    yield "npy_3d", array[None]
+    yield "npy_transposed", array.T
+    yield "npy_4cols", np.hstack([array, array[:, :1]])
+    yield "npy_1col", array[:, :1]
+    yield "npy_empty", array[:0]
+    yield "npy_one_row", array[:1]
+    yield "npy_short", array[: len(array) // 2]
+    for label, v in (("nan_all", np.nan), ("inf", np.inf), ("ninf", -np.inf), ("big", 1e308),
+                     ("huge_um", 1e9)):
+        a = array.astype(float).copy()
+        if label == "nan_all":
+            a[:] = v
+        else:
+            a[len(a) // 2, 0] = v
+        yield f"npy_{label}", a
+    yield "npy_fortran", np.asfortranarray(array)
+    yield "npy_bigendian", array.astype(">f8")
+    yield "npy_header_huge_shape", "huge_shape"
+
+
 def _geff_mutations(store: Path) -> Iterator[tuple[str, Callable[[Path], None]]]:
     arrays = sorted(p.parent.relative_to(store) for p in store.rglob(".zarray"))
     attrs = sorted(p.relative_to(store) for p in store.rglob(".zattrs"))
@@ -617,6 +783,15 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
                         except (TypeError, ValueError, KeyError, IndexError):
                             continue  # a break h5py cannot write: no variant
                     yield v
+        if base.fmt in ("calibration", "partitions"):
+            for label, payload in _calibration_mutations(base.main.read_text()) \
+                    if base.fmt == "calibration" else _json_mutations(base.main.read_text()):
+                yield write_bytes(label, payload)
+        if base.fmt == "config":
+            for label, payload in _toml_mutations(RUN_TOML):
+                yield write_bytes(label, payload)
+        if base.fmt == "pairs":
+            yield from _pairs_variants(base, new, write_bytes)
         if base.fmt == "geff":
             for label, edit in _geff_mutations(base.path):
                 v, main = new(label)
@@ -665,12 +840,76 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
                         yield v
 
 
+def _pairs_variants(base: Base, new, write_bytes) -> Iterator[Variant]:
+    """An ``evidence --pairs`` folder: each ``.npy`` break, one file of a pair missing, an
+    example that is a symlink out of the folder, a symlinked file, an empty folder."""
+    array = np.load(base.main, allow_pickle=False)
+    for label, payload in _npy_mutations(array):
+        v, main = new(label)
+        if isinstance(payload, bytes):
+            main.write_bytes(payload)
+        elif isinstance(payload, str) and payload == "npz":
+            with main.open("wb") as fh:
+                np.savez(fh, pts=array)
+        elif isinstance(payload, str) and payload == "huge_shape":
+            buf = io.BytesIO()
+            np.save(buf, array)
+            raw = buf.getvalue().replace(f"({len(array)}, {array.shape[1]})".encode(),
+                                         b"(999999999999, 3)", 1)
+            main.write_bytes(raw)
+        else:
+            np.save(main, payload, allow_pickle=True)
+        yield v
+    v, main = new("pair_missing_tar")
+    (main.parent / "pts_tar.npy").unlink()
+    yield v
+    v, main = new("pair_empty_folder")
+    for f in main.parent.iterdir():
+        f.unlink()
+    yield v
+    v, main = new("pair_no_examples")
+    shutil.rmtree(main.parent.parent)
+    main.parent.parent.mkdir()
+    yield v
+    v, main = new("pair_symlink_out")
+    outside = v.dir / "outside"
+    shutil.copytree(main.parent, outside)
+    shutil.rmtree(main.parent)
+    main.parent.symlink_to(outside, target_is_directory=True)
+    yield v
+    v, main = new("pair_symlink_file_out")
+    shutil.copy(main, v.dir / "outside.npy")
+    main.unlink()
+    main.symlink_to(v.dir / "outside.npy")
+    yield v
+    v, main = new("pair_dangling_symlink")
+    main.unlink()
+    main.symlink_to(v.dir / "nosuch.npy")
+    yield v
+    v, main = new("pair_stray_file")
+    (main.parent.parent / "README.txt").write_text("not an example")
+    yield v
+
+
 # ---------------------------------------------------------------- commands
 
 def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
     """Every command line that reads ``v`` (the variant's own file on each side it can be on)."""
     p = str(v.path)
     fmt = [] if v.base.fmt in ("table", "predictions", "detections") else ["--format", v.base.fmt]
+    if v.base.fmt == "calibration":
+        return [("audit_calibration", ["audit", str(v.base.extra["observations"]), "--calibration", p,
+                                       "--out", str(out / "audit")])]
+    if v.base.fmt in ("config", "partitions"):
+        flag = "--config" if v.base.fmt == "config" else "--partitions"
+        return [(f"run_{v.base.fmt}", ["run", "--data", str(v.base.extra["data"]), flag, p,
+                                       *(["--conditions", "control"] if flag == "--partitions" else []),
+                                       "--no-rows", "--out", str(out / "run")])]
+    if v.base.fmt == "pairs":
+        return [("evidence_pairs", ["evidence", "--pairs", p, "--levels", "", "--grid", "default",
+                                    "--out", str(out / "evidence")]),
+                ("evidence_pairs_out_in", ["evidence", "--pairs", p, "--levels", "",
+                                           "--grid", "default", "--out", p])]
     if v.base.fmt == "detections":
         return [("audit_detections", ["audit", str(v.base.extra["tracks"]), "--detections", p,
                                       "--out", str(out / "audit")])]

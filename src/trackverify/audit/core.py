@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from trackverify.errors import InputError
+from trackverify.errors import ConfigError, InputError
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 
 #: Default threshold in units of each identity's own anchor spacing ``s_p`` (uncalibrated).
@@ -220,7 +220,10 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
         if verifier is not None and verifier != cal.verifier:
             raise InputError(f"the calibration was fitted for verifier '{cal.verifier}', not "
                              f"'{verifier}': its threshold does not apply", source=str(calibration))
-        return threshold, load_verifier(cal.verifier, cal.verifier_options())
+        try:
+            return threshold, load_verifier(cal.verifier, cal.verifier_options())
+        except ConfigError as exc:  # a verifier the file names but that cannot be loaded
+            raise InputError(f"its verifier: {exc}", source=str(calibration)) from None
     if verifier is None or isinstance(verifier, str):
         scorer = load_verifier(verifier or "registered_distance")
     else:

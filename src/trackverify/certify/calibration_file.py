@@ -114,6 +114,16 @@ def _bad(source: str, message: str) -> InputError:
     return InputError(f"not a valid calibration file: {message}", source=source)
 
 
+def _finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _short(value) -> str:
+    """``repr(value)`` cut to 60 characters (a message stays one short line)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _score_kind(source: str, verifier: str, score) -> str | None:
     """The recorded score kind; ``"distance"`` for a registered_distance file without one
     (written before the relative score, so its threshold is of the plain distance)."""
@@ -157,7 +167,26 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     if not isinstance(target, dict) or target.get("kind") not in (FCR_TARGET, SELECTIVE_RISK_TARGET) \
             or target.get("method") not in (*METHODS, None):
         raise _bad(source, "'target' must have a known 'kind' and 'method'")
-    options = verifier.get("options") or {}
+    options = verifier.get("options")
+    options = {} if options is None else options
+    if not isinstance(options, dict):
+        raise _bad(source, f"'verifier.options' must be an object, got {_short(options)}")
+    for key, value, nullable in (("target.level", target.get("level"), False),
+                                 ("target.delta", target.get("delta"), True),
+                                 ("verifier.options.ambiguity_k", options.get("ambiguity_k"), True),
+                                 ("smallest_reachable_target", data["smallest_reachable_target"], True)):
+        if not (value is None and nullable) and not _finite_number(value):
+            raise _bad(source, f"'{key}' must be a finite number{' or null' if nullable else ''}, "
+                               f"got {_short(value)}")
+    for key, value, nullable in (("guarantee", data["guarantee"], False),
+                                 ("assumption", data["assumption"], True),
+                                 ("verifier.evidence", verifier.get("evidence"), True)):
+        if not (value is None and nullable) and not isinstance(value, str):
+            raise _bad(source, f"'{key}' must be a string{' or null' if nullable else ''}, "
+                               f"got {_short(value)}")
+    animals = data["calibration_animals"]
+    if animals is not None and (isinstance(animals, bool) or not isinstance(animals, int) or animals < 0):
+        raise _bad(source, f"'calibration_animals' must be an integer >= 0 or null, got {_short(animals)}")
     score = _score_kind(source, verifier["name"], options.get("score"))
     track_window = _track_window(source, verifier["name"], options.get("track_window"))
     return Calibration(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tokenize
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -106,6 +107,12 @@ def check_declared_bytes(declared: int, available: int, *, source: str, what: st
                               f"{available}; the file is truncated or its header is false")
 
 
+#: What ``np.load`` (and numpy's header parser) raises on a damaged ``.npy`` / ``.npz`` file:
+#: a flipped header byte reaches Python's tokenizer (``tokenize.TokenError``, ``SyntaxError``).
+NPY_LOAD_ERRORS = (OSError, ValueError, TypeError, EOFError, SyntaxError, tokenize.TokenError,
+                   zipfile.BadZipFile)
+
+
 def _npy_declared(handle) -> tuple[int, int] | None:
     """``(declared data bytes, header length)`` of the ``.npy`` stream at ``handle``, or
     None when the header cannot be read."""
@@ -117,7 +124,7 @@ def _npy_declared(handle) -> tuple[int, int] | None:
         version = npy_format.read_magic(handle)
         header = (npy_format.read_array_header_1_0 if version == (1, 0)
                   else npy_format.read_array_header_2_0)(handle)
-    except (ValueError, SyntaxError, TypeError, EOFError, OSError):
+    except NPY_LOAD_ERRORS:
         return None  # an unreadable header: the loader refuses it and names the file
     shape, _, dtype = header
     count = 1
