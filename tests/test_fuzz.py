@@ -389,3 +389,33 @@ def test_a_npy_header_with_a_flipped_byte_is_one_line(tmp_path, capsys):
     gt.write_bytes(bytes(data))
     _refused(["evidence", "--pairs", pairs, "--levels", "", "--grid", "default",
               "--out", tmp_path / "out"], capsys, gt, "cannot read a numpy array")
+
+
+def test_a_calibration_naming_a_module_of_its_own_runs_no_code(tmp_path, capsys, monkeypatch):
+    # A calibration file may come from someone else: a verifier given as module:Class would be
+    # imported, i.e. its code run, on `audit --calibration` alone. It is refused unless the
+    # user names the same verifier (--verifier), and nothing of the module runs.
+    import copy
+    import sys
+
+    from trackverify.certify.calibration_file import write_calibration
+
+    marker = tmp_path / "ran.txt"
+    (tmp_path / "evilcal_mod.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\nclass Evil:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    body = copy.deepcopy(fuzz.CALIBRATION)
+    body["verifier"]["name"] = "evilcal_mod:Evil"
+    path = write_calibration(tmp_path / "calibration.json", body)
+    tracks = tmp_path / "tracks.csv"
+    pd.DataFrame({"frame": np.repeat(np.arange(3), 2), "pred_id": np.tile([1, 2], 3),
+                  "x_um": np.tile([0.0, 20.0], 3), "y_um": 1.0}).to_csv(tracks, index=False)
+    _refused(["audit", tracks, "--calibration", path, "--out", tmp_path / "out"], capsys, path,
+             "not a built-in one", "--verifier evilcal_mod:Evil")
+    assert not marker.exists() and "evilcal_mod" not in sys.modules
+    assert not (tmp_path / "out").exists()
+    # named by the user as well, it is the user's own verifier and is loaded (here: refused
+    # as not a verifier, after its module ran)
+    _refused(["audit", tracks, "--calibration", path, "--verifier", "evilcal_mod:Evil",
+              "--out", tmp_path / "out"], capsys, path, "its verifier")
+    assert marker.exists()
