@@ -419,3 +419,30 @@ def test_a_calibration_naming_a_module_of_its_own_runs_no_code(tmp_path, capsys,
     _refused(["audit", tracks, "--calibration", path, "--verifier", "evilcal_mod:Evil",
               "--out", tmp_path / "out"], capsys, path, "its verifier")
     assert marker.exists()
+
+
+def test_the_stage_readers_refuse_a_npy_header_numpy_cannot_tokenize(tmp_path):
+    # before: the gait and keypoint loaders caught a narrower list than the other .npy readers,
+    # so numpy's TokenError on an unclosed header dict reached the net
+    import io
+    import zipfile
+
+    from trackverify.errors import InputError
+    from trackverify.stages.gait import load_swing_stance
+    from trackverify.stages.keypoints import load_npz_array
+
+    buf = io.BytesIO()
+    np.save(buf, np.zeros((4, 2)))
+    broken = bytearray(buf.getvalue())
+    broken[broken.index(b"}")] = ord("(")  # the header dict is never closed
+    npy = tmp_path / "swing.npy"
+    npy.write_bytes(bytes(broken))
+    with pytest.raises(InputError, match="not a readable .npy array") as err:
+        load_swing_stance(npy)
+    assert str(npy) in str(err.value)
+    npz = tmp_path / "points.npz"
+    with zipfile.ZipFile(npz, "w") as archive:
+        archive.writestr("points.npy", bytes(broken))
+    with pytest.raises(InputError, match="not a readable .npz file") as err:
+        load_npz_array(npz, "points", (2,))
+    assert str(npz) in str(err.value)

@@ -14,7 +14,6 @@ reference's -1 frames (OQ-A6.1: runs continue across removed frames by default,
 
 from __future__ import annotations
 
-import zipfile
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_npy
+from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import StageResult, config_record, experiments, summarise_ratios
 
@@ -69,7 +68,7 @@ def load_swing_stance(path: Path, shape: tuple[int, ...] | None = None) -> np.nd
         raise InputError("file not found", source=str(path))
     try:
         arr = np.load(check_npy(path), allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except NPY_LOAD_ERRORS as exc:
         raise InputError(f"not a readable .npy array ({exc})", source=str(path)) from exc
     if not isinstance(arr, np.ndarray):  # an .npz archive saved under the .npy name
         arr.close()

@@ -16,8 +16,6 @@ fail the run with score 0 (OQ-A3.4).
 
 from __future__ import annotations
 
-import zipfile
-
 import json
 import warnings
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_npy, parse_nested, read_text
+from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy, parse_nested, read_text
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import StageResult, config_record, experiments, summarise_ratios
 
@@ -56,7 +54,7 @@ def load_npz_array(path: Path, key: str, shape_tail: tuple[int, ...]) -> np.ndar
             if key not in data.files:
                 raise InputError(f"missing array '{key}' (found {data.files})", source=str(path))
             arr = data[key]
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except NPY_LOAD_ERRORS as exc:
         raise InputError(f"not a readable .npz file ({exc})", source=str(path)) from exc
     if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail or \
             arr.dtype.kind not in "biuf":
