@@ -207,7 +207,7 @@ def check_out_overlap(out: str | os.PathLike, inputs: dict) -> None:
 
 def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
     """The threshold (calibration, user's, or the default rule) and the verifier object."""
-    from trackverify.verifiers import builtin_verifiers, load_verifier
+    from trackverify.verifiers import load_verifier
 
     if calibration is not None and threshold_um is not None:
         raise InputError("give either a calibration file or a threshold, not both",
@@ -220,8 +220,7 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
         if verifier is not None and verifier != cal.verifier:
             raise InputError(f"the calibration was fitted for verifier '{cal.verifier}', not "
                              f"'{verifier}': its threshold does not apply", source=str(calibration))
-        if ":" in cal.verifier and cal.verifier not in builtin_verifiers() \
-                and verifier != cal.verifier:
+        if verifier is None and ":" in cal.verifier:  # module:Class, never a built-in name
             raise InputError(f"it names verifier '{cal.verifier}', not a built-in one; loading "
                              "it imports that module and runs its code, so it is loaded only "
                              f"when you name it too: --verifier {cal.verifier}",

@@ -118,6 +118,11 @@ def _finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _count(value) -> bool:
+    """An integer (not a bool) >= 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _short(value) -> str:
     """``repr(value)`` cut to 60 characters (a message stays one short line)."""
     text = repr(value)
@@ -143,7 +148,7 @@ def _track_window(source: str, verifier: str, window) -> int | None:
 
     if window is None:
         return 0 if verifier == RegisteredDistance.name else None
-    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+    if not _count(window):
         raise _bad(source, f"'verifier.options.track_window' must be an integer >= 0, got {window!r}")
     return window
 
@@ -185,7 +190,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
             raise _bad(source, f"'{key}' must be a string{' or null' if nullable else ''}, "
                                f"got {_short(value)}")
     animals = data["calibration_animals"]
-    if animals is not None and (isinstance(animals, bool) or not isinstance(animals, int) or animals < 0):
+    if animals is not None and not _count(animals):
         raise _bad(source, f"'calibration_animals' must be an integer >= 0 or null, got {_short(animals)}")
     score = _score_kind(source, verifier["name"], options.get("score"))
     track_window = _track_window(source, verifier["name"], options.get("track_window"))

@@ -14,7 +14,6 @@ reference's -1 frames (OQ-A6.1: runs continue across removed frames by default,
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass
 from pathlib import Path
 
