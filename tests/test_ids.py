@@ -108,6 +108,17 @@ def test_integer_observation_ids_meet_text_recording_ids(tmp_path):
     assert load_dataset(folder).recordings["recording"].tolist() == ["1"]
 
 
+def test_ids_that_start_with_a_space_round_trip_through_csv(tmp_path):
+    # pandas 3 keeps text in a string dtype, not object: such cells must still be quoted,
+    # or the reader (which skips a cell's initial spaces) reads " 0" as "0" and " " as missing.
+    ids = [" 0", " ", "a"]
+    rec = validate(pd.DataFrame({"recording": ids, "animal_id": ids, "provenance_group": ids}),
+                   RECORDINGS)
+    path = write_table(rec, tmp_path / "recordings.csv")
+    assert path.read_text().splitlines()[1:] == ['" 0"," 0"," 0"', '" "," "," "', '"a","a","a"']
+    assert load_table(path, RECORDINGS)["recording"].tolist() == [" 0", " ", "a"]
+
+
 # ----------------------------------------------------------------------- the property
 
 _text_id = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=8)

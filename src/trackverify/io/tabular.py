@@ -146,7 +146,8 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     # A text cell that starts with a space is quoted (readers skip a cell's initial spaces);
     # only then are all text cells quoted, so ordinary tables keep their plain look.
     quoting = csv.QUOTE_NONNUMERIC if any(
-        df[c].dtype == object and pd.api.types.infer_dtype(df[c], skipna=True) in _TEXTUAL
+        (df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype))
+        and pd.api.types.infer_dtype(df[c], skipna=True) in _TEXTUAL
         and df[c].str.match(r"\s", na=False).any() for c in df.columns) else csv.QUOTE_MINIMAL
     return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n",
                                                     quoting=quoting))
