@@ -38,6 +38,7 @@ from typing import Any
 from trackverify.errors import ConfigError
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
+from trackverify.values import is_integer
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
 DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
@@ -125,7 +126,7 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
             raise ConfigError(f"{where} must be true or false, got {value!r}")
         return value
     if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not is_integer(value):
             raise ConfigError(f"{where} must be an integer, got {value!r}")
         return value
     if isinstance(default, float):
