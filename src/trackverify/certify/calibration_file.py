@@ -158,7 +158,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
         raise _bad(source, "its content does not match its sha256 (it was edited after it was written)")
     verifier, target = data["verifier"], data["target"]
     threshold = data["threshold_um"]
-    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold):
+    if not _finite_number(threshold):
         raise _bad(source, "'threshold_um' must be a finite number")
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         raise _bad(source, "'verifier' must hold a 'name'")
