@@ -34,6 +34,31 @@ def test_unknown_verifier_names_the_config_file(tmp_path, capsys):
     assert str(config) in err and "unknown verifier 'oracle'" in err
 
 
+@pytest.mark.parametrize("setting, key", [
+    ("verifier = 'nosuch.module:Class'", "verifier"),
+    ("compare_verifiers = ['fixed_distance', 'nosuch.module:Class']", "compare_verifiers"),
+    ("verifier = 'trackverify.verifiers:NoSuchClass'", "verifier"),
+])
+def test_a_verifier_that_cannot_be_loaded_names_the_config_file_and_key(tmp_path, capsys,
+                                                                       setting, key):
+    config = tmp_path / "run.toml"
+    config.write_text(f"[run]\n{setting}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    err = _refused(capsys, ["run", "--config", str(config), "--out", str(out)])
+    spec = setting.split("'")[-2]
+    assert err.startswith(f"trackverify: error: {config} [run]: '{key}': cannot load verifier '{spec}': "), err
+    assert not out.exists()
+
+
+def test_a_verifier_flag_that_cannot_be_loaded_names_the_flag_not_the_file(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text("[run]\nverifier = 'nosuch.module:Class'\n", encoding="utf-8")
+    err = _refused(capsys, ["run", "--config", str(config), "--verifier", "nosuch_flag:X",
+                            "--out", str(tmp_path / "out")])
+    assert err.startswith("trackverify: error: command line: 'verifier': cannot load verifier "
+                          "'nosuch_flag:X': No module named 'nosuch_flag'"), err
+
+
 def test_row_numbers_count_rows_of_the_file(tmp_path, capsys):
     first = clean_observations(frames=12, tracks=4)  # 48 rows of r1
     second = first.assign(recording="r2")

@@ -12,9 +12,10 @@ import pytest
 
 from tests.conftest import observation_table
 from trackverify.errors import ConfigError
-from trackverify.verifiers import (DETECTION_COLUMNS, VERIFIER_COLUMNS, abstention_breakdown,
-                                   add_counts, builtin_verifiers, load_verifier, run_verifier,
-                                   takes_detections, verifier_view)
+from trackverify.verifiers import (DETECTION_COLUMNS, RECORDED_OPTIONS, VERIFIER_COLUMNS,
+                                   abstention_breakdown, add_counts, builtin_verifiers,
+                                   load_verifier, recorded_options, run_verifier,
+                                   takes_detections, verifier_class, verifier_view)
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import RegisteredDistance
 
@@ -222,3 +223,30 @@ def test_add_counts_is_undefined_if_any_count_is():
     assert add_counts([]) == 0
     assert add_counts(iter([1, None, 2])) is None
     assert add_counts([None]) is None
+
+
+def test_the_recorded_options_and_the_attributes_that_hold_them():
+    assert RECORDED_OPTIONS == {"ambiguity_k": "ambiguity_k", "score": "score_kind",
+                                "track_window": "track_window"}
+
+
+def test_recorded_options_are_those_the_verifier_carries_by_recorded_name():
+    assert recorded_options(FixedDistance()) == {}
+    assert recorded_options(WithOptions(ambiguity_k=0.5)) == {"ambiguity_k": 0.5}
+    carrier = types.SimpleNamespace(score_kind="relative", track_window=3, other=1)
+    assert recorded_options(carrier) == {"score": "relative", "track_window": 3}
+    # an attribute holding None is carried (recorded as null), not dropped
+    assert recorded_options(types.SimpleNamespace(track_window=None)) == {"track_window": None}
+    registered = RegisteredDistance(ambiguity_k=0.25, score="relative", track_window=2)
+    assert recorded_options(registered) == {"ambiguity_k": 0.25, "score": "relative",
+                                            "track_window": 2}
+
+
+def test_verifier_class_finds_the_class_without_constructing_it():
+    assert verifier_class("registered_distance") is RegisteredDistance
+    found = verifier_class(f"{HERE}:NeedsArgument")  # a class that cannot be built bare
+    assert isinstance(found, type) and (found.__module__, found.__name__) == (HERE, "NeedsArgument")
+    with pytest.raises(ConfigError, match=r"^cannot load verifier 'no_such_module_xyz:X': "):
+        verifier_class("no_such_module_xyz:X")
+    with pytest.raises(ConfigError, match=r"^unknown verifier 'nope'; "):
+        verifier_class("nope")

@@ -38,6 +38,7 @@ from typing import Any
 from trackverify.errors import ConfigError
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
+from trackverify.values import is_integer
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
 DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
@@ -125,7 +126,7 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
             raise ConfigError(f"{where} must be true or false, got {value!r}")
         return value
     if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not is_integer(value):
             raise ConfigError(f"{where} must be an integer, got {value!r}")
         return value
     if isinstance(default, float):
@@ -148,8 +149,10 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
     """Defaults, then the TOML file, then ``overrides`` (None values are ignored)."""
     run_values: dict[str, Any] = {}
     specimen_values: dict[str, Any] = {}
+    given: dict[str, str] = {}  # run setting -> where its value was read
     if config_file is not None:
         run_values, specimen_values = _read_toml(Path(config_file))
+        given = dict.fromkeys(run_values, f"{Path(config_file)} [run]")
     for key, value in (overrides or {}).items():
         if value is None:
             continue
@@ -157,24 +160,29 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
             specimen_values[key.split(".", 1)[1]] = _coerce(SpecimenConfig, key.split(".", 1)[1], value, source)
         else:
             run_values[key] = _coerce(RunConfig, key, value, source)
+            given[key] = source
     origin = f"{config_file} or {source}" if config_file is not None else source
     try:
         config = RunConfig(**run_values, specimen=SpecimenConfig(**specimen_values))
     except ConfigError as exc:
         raise ConfigError(f"{origin}: {exc}") from exc
-    _check_verifier_names(config, origin)
+    _check_verifiers(config, given)
     return config
 
 
-def _check_verifier_names(config: "RunConfig", origin: str) -> None:
-    """A verifier is a built-in name or ``module:Class`` (loaded later, by the run)."""
-    from trackverify.verifiers import builtin_verifiers
+def _check_verifiers(config: "RunConfig", given: dict[str, str]) -> None:
+    """Each verifier setting names a verifier class (a built-in name, or ``module:Class``
+    whose module imports and holds it: :func:`trackverify.verifiers.verifier_class`; the run
+    constructs it), else a ConfigError naming where the setting was given and its key."""
+    from trackverify.verifiers import verifier_class
 
-    known = builtin_verifiers()
-    for spec in (config.verifier, *config.compare_verifiers):
-        if spec not in known and ":" not in str(spec):
-            raise ConfigError(f"{origin}: unknown verifier '{spec}'; built-in: {sorted(known)}, "
-                              "or give module:Class")
+    for key, specs in (("verifier", (config.verifier,)),
+                       ("compare_verifiers", config.compare_verifiers)):
+        for spec in specs:
+            try:
+                verifier_class(spec)
+            except ConfigError as exc:  # the defaults are built-in: a failing spec was given
+                raise ConfigError(f"{given[key]}: '{key}': {exc}") from exc
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -53,6 +53,7 @@ from trackverify.report.numbers import fmt
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.selective import risk_coverage_curve
 from trackverify.tables import RECORDINGS, plain, validate
+from trackverify.values import is_integer
 
 PARTITION_NAMES = ("train", "calibration", "validation", "test", "development")
 FIT_PARTITIONS = ("train", "calibration")
@@ -179,8 +180,7 @@ def load_partitions(path: str | os.PathLike) -> Partitions:
 
 def _is_id(value: Any) -> bool:
     """A recording / animal / group id of the file: a non-empty string or an integer."""
-    return (isinstance(value, str) and value != "") or (
-        isinstance(value, int) and not isinstance(value, bool))
+    return (isinstance(value, str) and value != "") or is_integer(value)
 
 
 def _from_content(data: dict[str, Any], source: str) -> Partitions:
@@ -393,7 +393,7 @@ def development_only(recordings: pd.DataFrame, source: str = "<recordings>") -> 
 
 def _plain(value: Any) -> Recording:
     """numpy scalars to Python int / str (ids are integers or strings, tables.py)."""
-    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+    if is_integer(value):
         return int(value)
     return str(value)
 

@@ -55,7 +55,7 @@ from trackverify.protocols.anatomical_verification import (
 from trackverify.report.html import render_report
 from trackverify.report.timeline import Timeline, control_states, reference_timeline
 from trackverify.tracking_gt import stack_by_recording
-from trackverify.verifiers import ABSTENTION_COUNTS, add_counts, load_verifier
+from trackverify.verifiers import ABSTENTION_COUNTS, add_counts, load_verifier, recorded_options
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, ambiguity_k_from_ratios, ambiguity_ratios)
 
@@ -326,12 +326,12 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     write_table(identity["events"], out / "events.csv")
     results["identity"] = {key: table.to_dict("records") for key, table in identity.items()}
     if fitted is not None:
+        # the fitted verifier's own options, but the band the fit used (fitted or declared)
+        options = {**recorded_options(verifiers[0]),
+                   "ambiguity_k": config.ambiguity_k if verifiers[0].name == REGISTERED else None}
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
-            ambiguity_k=config.ambiguity_k if verifiers[0].name == REGISTERED else None,
-            record=fitted, target=target, partitions_sha256=partitions.sha256,
-            score=getattr(verifiers[0], "score_kind", None),
-            track_window=getattr(verifiers[0], "track_window", None)))
+            record=fitted, target=target, partitions_sha256=partitions.sha256, **options))
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
                                                          results.pop("_timelines")))
     write_json_atomic(out / "results.json", results)

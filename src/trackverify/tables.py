@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.values import is_integer
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
 #: Coordinates beyond +-1 km are refused: squared distances of 1e300 overflow to inf.
@@ -244,8 +245,7 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         return series
     # Error path only: locate the first id that breaks the column's type.
     values = series.to_numpy(dtype=object)
-    is_int = np.fromiter((isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-                          for v in values), bool, len(values))
+    is_int = np.fromiter((is_integer(v) for v in values), bool, len(values))
     is_str = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
     bad = ~null & ~is_int & ~is_str
     if bad.any():

@@ -81,3 +81,19 @@ def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path
                                                     {"ambiguity_k": 0.0, "track_window": 2}))
     _, verifier = _choose(None, tmp_path / "c.json", None)
     assert verifier.track_window == 2
+
+
+@pytest.mark.parametrize("bad", [True, "2.5", None, [2.5]])
+def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, bad):
+    write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
+                                            "threshold_um": bad})
+    with pytest.raises(InputError, match="'threshold_um' must be a finite number$"):
+        load_calibration(tmp_path / "c.json")
+
+
+@pytest.mark.parametrize("good", [0, 2, 2.5])
+def test_a_threshold_that_is_a_finite_number_is_read_as_a_float(tmp_path, good):
+    write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
+                                            "threshold_um": good})
+    threshold = load_calibration(tmp_path / "c.json").threshold_um
+    assert threshold == good and type(threshold) is float

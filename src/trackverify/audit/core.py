@@ -529,25 +529,17 @@ def track_summary(observations: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-# Settings a verifier object may carry, under the names calibration.json records them.
-_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind",
-            "track_window": "track_window"}
-
-
-def _options(scorer) -> dict:
-    """The settings of ``scorer`` that change its scores (those it has, by recorded name)."""
-    return {name: getattr(scorer, attr) for name, attr in _OPTIONS.items() if hasattr(scorer, attr)}
-
-
 def _summary(observations, segments, scorer, threshold: Threshold, used: dict, anchor_frame,
              with_detections: bool) -> dict:
+    from trackverify.verifiers import recorded_options
+
     audited = observations[_audited(observations)]
     counts = {v: int(audited["verdict"].eq(v).sum()) for v in VERDICTS}
     reasons = audited.loc[audited["verdict"].eq("abstained"), "reason"].value_counts()
     return {
         "verifier": getattr(scorer, "name", type(scorer).__name__),
         "evidence": getattr(scorer, "evidence", None),
-        "verifier_options": _options(scorer),
+        "verifier_options": recorded_options(scorer),
         "anchor_frame": "first frame of each recording" if anchor_frame is None else int(anchor_frame),
         "detections_table": with_detections,
         "threshold": {

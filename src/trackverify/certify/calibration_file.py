@@ -48,6 +48,7 @@ from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARG
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.partitions import content_hash, read_format_json
+from trackverify.values import is_integer
 
 CALIBRATION_FORMAT = "trackverify-calibration/1"
 KEYS = ("format", "trackverify_version", "verifier", "threshold_um", "target", "guarantee",
@@ -75,9 +76,11 @@ class Calibration:
     def verifier_options(self) -> dict:
         """The options to build the calibrated verifier with (``load_verifier(verifier,
         options)``): every recorded option that is not null, so the threshold is applied to
-        the scores it was fitted on."""
-        recorded = {"ambiguity_k": self.ambiguity_k, "score": self.score,
-                    "track_window": self.track_window}
+        the scores it was fitted on (the fields carry the recorded names of
+        :data:`trackverify.verifiers.RECORDED_OPTIONS`)."""
+        from trackverify.verifiers import RECORDED_OPTIONS
+
+        recorded = {name: getattr(self, name) for name in RECORDED_OPTIONS}
         return {k: v for k, v in recorded.items() if v is not None}
 
 
@@ -118,39 +121,29 @@ def _finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _count(value) -> bool:
-    """An integer (not a bool) >= 0."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def _short(value) -> str:
     """``repr(value)`` cut to 60 characters (a message stays one short line)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _score_kind(source: str, verifier: str, score) -> str | None:
-    """The recorded score kind; ``"distance"`` for a registered_distance file without one
-    (written before the relative score, so its threshold is of the plain distance)."""
+def _registered_option(source: str, verifier: str, options: dict, key: str):
+    """registered_distance's recorded option ``key`` (``score`` or ``track_window``),
+    checked; when absent, the value a registered_distance file written before the option
+    existed means (``"distance"``: its threshold is of the plain distance; ``0``: of
+    unpooled scores), and None for another verifier."""
     from trackverify.verifiers.registered_distance import RegisteredDistance, SCORES
 
-    if score is None:
-        return "distance" if verifier == RegisteredDistance.name else None
-    if score not in SCORES:
-        raise _bad(source, f"'verifier.options.score' must be one of {list(SCORES)}, got {score!r}")
-    return score
-
-
-def _track_window(source: str, verifier: str, window) -> int | None:
-    """The recorded track pooling window; 0 for a registered_distance file without one
-    (written before the pooling, so its threshold is of unpooled scores)."""
-    from trackverify.verifiers.registered_distance import RegisteredDistance
-
-    if window is None:
-        return 0 if verifier == RegisteredDistance.name else None
-    if not _count(window):
-        raise _bad(source, f"'verifier.options.track_window' must be an integer >= 0, got {window!r}")
-    return window
+    before, valid, expected = {
+        "score": ("distance", lambda v: v in SCORES, f"one of {list(SCORES)}"),
+        "track_window": (0, lambda v: is_integer(v, 0), "an integer >= 0"),
+    }[key]
+    value = options.get(key)
+    if value is None:
+        return before if verifier == RegisteredDistance.name else None
+    if not valid(value):
+        raise _bad(source, f"'verifier.options.{key}' must be {expected}, got {value!r}")
+    return value
 
 
 def load_calibration(path: str | os.PathLike) -> Calibration:
@@ -165,7 +158,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
         raise _bad(source, "its content does not match its sha256 (it was edited after it was written)")
     verifier, target = data["verifier"], data["target"]
     threshold = data["threshold_um"]
-    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold):
+    if not _finite_number(threshold):
         raise _bad(source, "'threshold_um' must be a finite number")
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         raise _bad(source, "'verifier' must hold a 'name'")
@@ -190,10 +183,10 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
             raise _bad(source, f"'{key}' must be a string{' or null' if nullable else ''}, "
                                f"got {_short(value)}")
     animals = data["calibration_animals"]
-    if animals is not None and not _count(animals):
+    if animals is not None and not is_integer(animals, 0):
         raise _bad(source, f"'calibration_animals' must be an integer >= 0 or null, got {_short(animals)}")
-    score = _score_kind(source, verifier["name"], options.get("score"))
-    track_window = _track_window(source, verifier["name"], options.get("track_window"))
+    score = _registered_option(source, verifier["name"], options, "score")
+    track_window = _registered_option(source, verifier["name"], options, "track_window")
     return Calibration(
         score=score, track_window=track_window, verifier=verifier["name"], evidence=str(verifier.get("evidence")),
         ambiguity_k=options.get("ambiguity_k"), threshold_um=float(threshold),

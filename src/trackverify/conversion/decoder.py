@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 from trackverify.conversion import MAX_EPOCHS
 from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import balanced_accuracy
+from trackverify.values import is_integer
 
 
 
@@ -77,8 +78,7 @@ class DecoderConfig:
 
 def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> None:
     """An int (not a bool) in ``[low, high]`` (``>= low`` without ``high``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value > high):
+    if not is_integer(value, low, high):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ConfigError(f"decoder {name} {value!r} must be an integer {bound}")
 
@@ -86,7 +86,7 @@ def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> 
 def _check_number(name: str, value: Any, low: float, high: float | None = None,
                   strict: bool = False) -> None:
     """A finite real number (not a bool) ``>= low`` (``> low`` if ``strict``), ``<= high``."""
-    integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    integer = is_integer(value)
     real = integer or isinstance(value, (float, np.floating))
     if not (real and (integer or np.isfinite(value))  # an int is finite (even past float)
             and (value > low if strict else value >= low) and (high is None or value <= high)):

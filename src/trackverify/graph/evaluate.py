@@ -24,6 +24,7 @@ from trackverify.graph.metrics import chota, ctc_metrics, division_metrics, is_o
 from trackverify.graph.tracks import PARENT, TrackGraph, graph_from_table, lookup
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns, validate_pair
+from trackverify.values import is_integer
 
 FAMILIES = ("ctc", "divisions", "chota")
 POOLED = "pooled"
@@ -105,8 +106,7 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
                                                    and match_distance_um > 0):
         raise ConfigError(f"match_distance_um must be a positive number, got "
                           f"{match_distance_um!r}")
-    if isinstance(frame_buffer, bool) or not isinstance(frame_buffer, (int, np.integer)) \
-            or frame_buffer < 0:
+    if not is_integer(frame_buffer, 0):
         raise ConfigError(f"frame_buffer must be a whole number >= 0, got {frame_buffer!r}")
     ref, pred, by_detection = validate_pair(ref, pred, reference_source, predictions_source)
     status = links_status(ref, pred)

@@ -81,6 +81,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_declared_bytes, regular_file
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
+from trackverify.values import is_integer
 
 MODULE = "processing/CalciumActivity"
 SEGMENTATION = f"{MODULE}/CalciumSeriesSegmentation"
@@ -687,7 +688,7 @@ def _decode_text(value: Any) -> str:
         return value.decode("utf-8")
     if isinstance(value, str):
         return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if is_integer(value):
         return chr(int(value)) if value else ""  # a character code; 0 is padding
     if isinstance(value, (np.ndarray, list, tuple)):
         return "".join(_decode_text(v) for v in np.asarray(value, dtype=object).ravel())

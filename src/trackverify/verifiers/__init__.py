@@ -43,6 +43,12 @@ VERIFIER_COLUMNS = ("recording", "frame", "detection", "x_um", "y_um", "z_um", "
                     "pred_valid")
 DETECTION_COLUMNS = ("frame", "detection", "x_um", "y_um", "z_um")
 EVIDENCE_KINDS = ("independent", "consistency")
+#: The settings a verifier object may carry that change its scores: the name they are
+#: given and recorded under (its constructor's keyword, ``calibration.json``'s
+#: ``verifier.options`` key, the audit summary's ``verifier_options`` key) -> the attribute
+#: that holds it.
+RECORDED_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind",
+                    "track_window": "track_window"}
 
 
 @runtime_checkable
@@ -67,12 +73,11 @@ def builtin_verifiers() -> dict[str, type]:
     return {FixedDistance.name: FixedDistance, RegisteredDistance.name: RegisteredDistance}
 
 
-def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifier:
-    """A built-in verifier by name, or ``module:Class`` of the user's own.
-
-    ``options`` (run settings such as ``ambiguity_k``) are passed to the constructor as
-    keyword arguments when, and only when, it declares a parameter of that name.
-    """
+def verifier_class(spec: str):
+    """The class a verifier spec names: a built-in verifier's name, or ``module:Class`` of
+    the user's own (its module is imported, so its code runs). :class:`ConfigError` when
+    the spec names no class: an unknown name, a module or attribute that cannot be
+    loaded, a value that cannot be called."""
     builtins = builtin_verifiers()
     if spec in builtins:
         cls = builtins[spec]
@@ -87,6 +92,17 @@ def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifi
                           "or give module:Class")
     if not callable(cls):
         raise ConfigError(f"verifier '{spec}' is a {type(cls).__name__}, not a class")
+    return cls
+
+
+def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifier:
+    """A built-in verifier by name, or ``module:Class`` of the user's own
+    (:func:`verifier_class`), constructed.
+
+    ``options`` (run settings such as ``ambiguity_k``) are passed to the constructor as
+    keyword arguments when, and only when, it declares a parameter of that name.
+    """
+    cls = verifier_class(spec)
     try:
         accepted = inspect.signature(cls).parameters
     except (TypeError, ValueError):
@@ -99,6 +115,13 @@ def load_verifier(spec: str, options: Mapping[str, Any] | None = None) -> Verifi
         raise ConfigError(f"verifier '{spec}' must have name, evidence in {EVIDENCE_KINDS} "
                           "and a score(table) method")
     return verifier
+
+
+def recorded_options(verifier) -> dict:
+    """The :data:`RECORDED_OPTIONS` that ``verifier`` carries, by recorded name:
+    ``{name: getattr(verifier, attribute)}`` for each attribute it has."""
+    return {name: getattr(verifier, attribute) for name, attribute in RECORDED_OPTIONS.items()
+            if hasattr(verifier, attribute)}
 
 
 #: The counts :func:`abstention_breakdown` reports: rows abstained as ambiguous, rows

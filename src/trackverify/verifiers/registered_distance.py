@@ -95,6 +95,7 @@ from trackverify.anchors import ANCHOR_FRAME, anchor_positions
 from trackverify.assignment import assign
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns
+from trackverify.values import is_integer
 from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
 
 #: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
@@ -431,8 +432,7 @@ class RegisteredDistance:
         if score not in SCORES:
             raise ConfigError(f"registered_distance: score must be one of {list(SCORES)}, "
                               f"got {score!r}")
-        if isinstance(track_window, bool) or not isinstance(track_window, (int, np.integer)) \
-                or track_window < 0:
+        if not is_integer(track_window, 0):
             raise ConfigError(f"registered_distance: track_window must be an integer >= 0, "
                               f"got {track_window!r}")
         self.track_window = int(track_window)  # h of the track pooling (0: off)
