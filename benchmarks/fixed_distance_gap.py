@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
-from real_motion_stats import spacing_radius  # noqa: F401 (benchmarks/, the script's folder)
+from real_motion_stats import spacing_radius  # benchmarks/, this script's folder
 from trackverify.config import build_config
 from trackverify.dataset import load_dataset
 from trackverify.evidence import summary

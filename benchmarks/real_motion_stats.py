@@ -406,7 +406,8 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
       whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
       frame-0 detections (then of the labelled ones) nearest the real one;
-    - ``labelled_spacing_tilt``: :func:`fit_labelled_tilt` (with the values fitted so far);
+    - ``labelled_spacing_tilt``: :func:`fit_labelled_tilt` (with the values fitted so far;
+      printed, not carried into the later steps: the level does not use it);
     - ``labelled_axis_width_um``, ``labelled_axis_power`` (which detected neurons carry an
       identity, along the body): on a grid (power 2, 4, 8, 16; width 20-70 um by 2.5), the
       pair whose specimen anchors (animals 0-7) have the real frame-0 labelled neurons'
@@ -456,10 +457,11 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
                                                    labelled_only) - target))
         model = dataclasses.replace(model, **{key: float(best)})
         values[key] = float(best)
-    tilt = fit_labelled_tilt(real["rho_nn_radius"], real["frame_numbers"], level, model,
-                             animals)[0]
-    model = dataclasses.replace(model, labelled_spacing_tilt=tilt)
-    values["labelled_spacing_tilt"] = tilt
+    # computed, not used: the level keeps uniform labelling (docs/specimen.md), so the later
+    # steps are fitted without the tilt
+    values["labelled_spacing_tilt"] = fit_labelled_tilt(real["rho_nn_radius"],
+                                                        real["frame_numbers"], level, model,
+                                                        animals)[0]
     reach = np.asarray(real["labelled_body_axis_median_p90_um"])
 
     def labelled_reach(width, power):
@@ -546,8 +548,8 @@ def fit_labelled_tilt(target: float, frames: int, level=None, model=None, animal
         for index in range(animals):
             obs = recorded_animal(config, index, level, candidate)[0]
             anchor = obs[obs["frame"] == 0][["x_um", "y_um", "z_um"]].to_numpy()
-            rows.append({**spacing_radius(obs),
-                         "spacing_um": float(np.median(cKDTree(anchor).query(anchor, k=2)[0][:, 1])),
+            nearest = cKDTree(anchor).query(anchor, k=2)[0][:, 1]
+            rows.append({**spacing_radius(obs), "spacing_um": float(np.median(nearest)),
                          "reach_median_um": body_axis_spread(anchor)[0],
                          "reach_p90_um": body_axis_spread(anchor)[1]})
         measured[float(beta)] = pd.DataFrame(rows)

@@ -107,10 +107,10 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         anchor_absent_share=0.057, spurious_per_frame=19.1, spurious_offset_um=3.3,
         gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
         neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
-        # no axis weighting: the fitted one (45 um, power 8) matches the labelled neurons'
-        # reach along the body but not the verifiers (docs/specimen.md); the spacing-radius
-        # tilt is fitted to the labelled neurons' spacing-radius correlation (--fit-tilt)
-        labelled_axis_width_um=None, labelled_spacing_tilt=52.0,
+        # uniform labelling: the fitted weighting (45 um, power 8) matches the labelled
+        # neurons' reach along the body, the fitted spacing-radius tilt (beta 52) their
+        # spacing-radius correlation, neither the verifiers (docs/specimen.md)
+        labelled_axis_width_um=None, labelled_spacing_tilt=0.0,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 
@@ -229,8 +229,9 @@ def spacing_radius_concordance(points: np.ndarray) -> np.ndarray:
     """Per point, ``c_i = (2 F_s(s_i) - 1) (2 F_r(r_i) - 1)`` in (-1, 1): ``s_i`` its distance to
     the nearest other point, ``r_i`` its distance from the points' centroid, ``F(x_i) =
     (rank(x_i) - 1/2) / n`` (ranks 1..n, ties averaged). ``mean(c) * 3 n^2 / (n^2 - 1)`` is the
-    Spearman correlation of ``s`` with ``r`` (without ties); positive where a neuron is close to
-    its neighbour near the centre or far from it far out."""
+    Spearman correlation of ``s`` with ``r`` up to ties (the two of a mutual nearest pair share
+    ``s``); positive where a neuron is close to its neighbour near the centre or far from it far
+    out."""
     n = len(points)
     spacing = cKDTree(points).query(points, k=2)[0][:, 1]
     radius = np.linalg.norm(points - points.mean(axis=0), axis=1)
