@@ -34,11 +34,8 @@ frame, anchored) in the window ``[300, 700]`` against every anchored row (``d`` 
 from the own anchor); ``swap_rank`` = ``P(|x_j(t) - a(i)| > d)`` with ``i`` a uniformly drawn
 other candidate -- the joint law of displacement and pair spacing a uniform swap reads.
 
-:func:`spacing_radius`: ``rho_nn_radius`` = Spearman correlation, over the anchored neurons
-labelled at the start frame, of the nearest-neighbour distance at that frame with the distance
-of the neuron's anchor from the anchor centroid; ``nearest_radius_rank`` = share of those
-neurons with a smaller anchor radius than the nearest pair's first member (in ``track``
-order) -- where the suite's ``nearby_swap`` pair sits.
+:func:`real_motion_stats.spacing_radius`: ``rho_nn_radius`` and ``nearest_radius_rank`` (where
+the suite's ``nearby_swap`` pair sits).
 
 ``--animals A``: ``--animal-draws`` suite draws (seeds seed + j) on each specimen animal
 ``0..A-1``, so the
@@ -53,9 +50,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
-from scipy.stats import mannwhitneyu, spearmanr
+from scipy.stats import mannwhitneyu
 
+from real_motion_stats import spacing_radius  # benchmarks/, this script's folder
 from trackverify.config import build_config
 from trackverify.dataset import load_dataset
 from trackverify.evidence import summary
@@ -136,20 +133,6 @@ def expected_ranks(observations: pd.DataFrame, rng: np.random.Generator,
     reference = d[rng.choice(len(d), min(sample, len(d)), replace=False)]
     return {"own_rank": _p_greater(d[inside], reference),
             "swap_rank": _p_greater(swapped, reference)}
-
-
-def spacing_radius(observations: pd.DataFrame, start: int = 300) -> dict:
-    """``rho_nn_radius`` and ``nearest_radius_rank`` of the module docstring."""
-    xyz = ["x_um", "y_um", "z_um"]
-    frame = observations["frame"].to_numpy()
-    anchor = observations[frame == 0].set_index("track")[xyz]
-    at = observations[frame == frame[frame >= start].min()].set_index("track")[xyz]
-    at = at[at.index.isin(anchor.index)]
-    gap = cKDTree(at.to_numpy()).query(at.to_numpy(), 2)[0][:, 1]
-    radius = np.linalg.norm(anchor.reindex(at.index).to_numpy() - anchor.to_numpy().mean(0), axis=1)
-    first = int(np.argmin(gap))
-    return {"rho_nn_radius": float(spearmanr(gap, radius).statistic),
-            "nearest_radius_rank": float(np.mean(radius < radius[first]))}
 
 
 def main() -> None:

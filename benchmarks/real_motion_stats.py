@@ -2,7 +2,7 @@
 that level, and the verifiers' numbers on both.
 
     .venv/bin/python benchmarks/real_motion_stats.py [--data ../shared/data/fdnc-nerve-freely-moving]
-        [--draws 4] [--fit] [--seed 20261007] [--score relative|distance]
+        [--draws 4] [--fit] [--fit-tilt] [--seed 20261007] [--score relative|distance]
 
 1. **Statistics** (:func:`stats`, the same function on both tables): from
    ``observations.parquet`` (+ ``detections.parquet``) of the data folder, and from animal 0 of
@@ -12,6 +12,7 @@ that level, and the verifiers' numbers on both.
    ``RECORDING_MODELS["freely_moving"]`` computed from the real statistics by the stated rules
    of :func:`fit` (directly) and :func:`fit_simulated` (matched on generated specimens):
    moments and quantiles matched; no verifier score is read. Slow (a few minutes).
+   ``--fit-tilt``: only :func:`fit_labelled_tilt` on the level as it is, with its grid.
 3. **Verifiers** (``--draws N``, 0 = skip): fixed_distance and registered_distance (their
    defaults) on the real recording and on the specimen, the corruption suite drawn N times
    (seeds seed, seed+1, ...; the specimen's draw k on its animal k): the six corruptions
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
+from scipy.stats import spearmanr
 
 from trackverify.dataset import load_dataset
 from trackverify.synth.anatomy import head_ganglion_neurons
@@ -59,6 +61,7 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
       principal axes (the body's length, width, height);
     - ``labelled_body_axis_median_p90_um`` / ``all_body_axis_median_p90_um``:
       :func:`body_axis_spread` of frame 0's labelled neurons / of all its detections;
+    - ``rho_nn_radius``, ``nearest_radius_rank``: :func:`spacing_radius` (start frame 300);
     - ``step_*``: norm of a labelled neuron's step between consecutive frame numbers (raw;
       minus the frame pair's mean step; minus the best affine map of the earlier frame, least
       squares over the pair's common neurons), median and p90; ``step_over_spacing``;
@@ -147,6 +150,7 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "labelled_nn_q05_um": within_frame_nn(dets)[1],
         "frame0_principal_sd_um": tuple(float(x) for x in principal_sd),
         "labelled_body_axis_median_p90_um": body_axis_spread(cube[0][anchored]),
+        **spacing_radius(observations),
         "all_body_axis_median_p90_um": body_axis_spread(first),
         "step_median_p90_um": q(raw), "step_translation_removed_median_p90_um": q(centred),
         "step_affine_residual_median_p90_um": q(affine),
@@ -182,6 +186,29 @@ def stats(observations: pd.DataFrame, detections: pd.DataFrame | None) -> dict:
         "rows_without_anchor_share": float(present[:, ~anchored].sum() / present.sum()),
         "recentring_max_abs_median_um": float(np.abs(medians).max()),
     }
+
+
+def spacing_radius(observations: pd.DataFrame, start: int = 300) -> dict:
+    """Where the closest labelled neighbours sit relative to the body's centre, at the first
+    frame ``>= start`` (the corruption suite's start frame, where ``nearby_swap`` draws its pair),
+    over the anchored neurons labelled there:
+
+    - ``rho_nn_radius``: Spearman correlation of each one's nearest-neighbour distance at that
+      frame (among those neurons) with its anchor's distance from the anchor centroid (every
+      frame-0 labelled neuron);
+    - ``nearest_radius_rank``: share of those neurons whose anchor radius is smaller than that
+      of the nearest pair's first member (``track`` order).
+    """
+    xyz = ["x_um", "y_um", "z_um"]
+    frame = observations["frame"].to_numpy()
+    anchor = observations[frame == 0].set_index("track")[xyz]
+    at = observations[frame == frame[frame >= start].min()].set_index("track")[xyz]
+    at = at[at.index.isin(anchor.index)]
+    gap = cKDTree(at.to_numpy()).query(at.to_numpy(), 2)[0][:, 1]
+    radius = np.linalg.norm(anchor.reindex(at.index).to_numpy() - anchor.to_numpy().mean(0), axis=1)
+    first = int(np.argmin(gap))
+    return {"rho_nn_radius": float(spearmanr(gap, radius).statistic),
+            "nearest_radius_rank": float(np.mean(radius < radius[first]))}
 
 
 def body_axis_spread(points: np.ndarray) -> tuple[float, float]:
@@ -379,6 +406,8 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     - ``detected_spacing_um``, then ``labelled_spacing_um``: on a grid of 0.25 um, the hard core
       whose specimen anchors (animals 0-7) have the median nearest-neighbour spacing of all
       frame-0 detections (then of the labelled ones) nearest the real one;
+    - ``labelled_spacing_tilt``: :func:`fit_labelled_tilt` (with the values fitted so far;
+      printed, not carried into the later steps: the level does not use it);
     - ``labelled_axis_width_um``, ``labelled_axis_power`` (which detected neurons carry an
       identity, along the body): on a grid (power 2, 4, 8, 16; width 20-70 um by 2.5), the
       pair whose specimen anchors (animals 0-7) have the real frame-0 labelled neurons'
@@ -428,6 +457,11 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
                                                    labelled_only) - target))
         model = dataclasses.replace(model, **{key: float(best)})
         values[key] = float(best)
+    # computed, not used: the level keeps uniform labelling (docs/specimen.md), so the later
+    # steps are fitted without the tilt
+    values["labelled_spacing_tilt"] = fit_labelled_tilt(real["rho_nn_radius"],
+                                                        real["frame_numbers"], level, model,
+                                                        animals)[0]
     reach = np.asarray(real["labelled_body_axis_median_p90_um"])
 
     def labelled_reach(width, power):
@@ -492,6 +526,37 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
     return values
 
 
+def fit_labelled_tilt(target: float, frames: int, level=None, model=None, animals: int = 8,
+                      grid=tuple(range(0, 65, 4))) -> tuple[float, dict]:
+    """``labelled_spacing_tilt`` (beta of ``RecordingModel``, which detected neurons carry an
+    identity): on ``grid``, the value whose specimen animals ``0..animals-1`` (``frames`` frame
+    numbers, the default seed; ``level`` / ``model`` as given, else the level's) have the mean
+    :func:`spacing_radius` ``rho_nn_radius`` nearest ``target`` (the real one). Returns
+    ``(beta, {beta: per-animal statistics})``: each animal's ``rho_nn_radius``,
+    ``nearest_radius_rank``, frame-0 labelled spacing (median nearest-neighbour distance, um)
+    and :func:`body_axis_spread` of the labelled anchors (median, p90)."""
+    import dataclasses
+
+    from trackverify.synth.specimen import recorded_animal
+
+    model = RECORDING_MODELS[LEVEL] if model is None else model
+    config = SpecimenConfig(motion=LEVEL, frames=frames)
+    measured = {}
+    for beta in grid:
+        candidate = dataclasses.replace(model, labelled_spacing_tilt=float(beta))
+        rows = []
+        for index in range(animals):
+            obs = recorded_animal(config, index, level, candidate)[0]
+            anchor = obs[obs["frame"] == 0][["x_um", "y_um", "z_um"]].to_numpy()
+            nearest = cKDTree(anchor).query(anchor, k=2)[0][:, 1]
+            rows.append({**spacing_radius(obs), "spacing_um": float(np.median(nearest)),
+                         "reach_median_um": body_axis_spread(anchor)[0],
+                         "reach_p90_um": body_axis_spread(anchor)[1]})
+        measured[float(beta)] = pd.DataFrame(rows)
+    best = min(measured, key=lambda b: abs(measured[b]["rho_nn_radius"].mean() - target))
+    return best, measured
+
+
 def _cube(observations: pd.DataFrame) -> np.ndarray:
     """(frames present, tracks, 3) positions (NaN where a track has no row)."""
     obs = observations.sort_values(["frame", "track"], kind="stable")
@@ -550,6 +615,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=4, help="draws of the suite (0 = skip)")
     parser.add_argument("--seed", type=int, default=20261007)
     parser.add_argument("--fit", action="store_true", help="print the fitted level's values")
+    parser.add_argument("--fit-tilt", action="store_true",
+                        help="fit only labelled_spacing_tilt on the level as it is (its grid)")
     parser.add_argument("--score", choices=("relative", "distance"), default=None,
                         help="registered_distance's score [its default]")
     args = parser.parse_args()
@@ -570,6 +637,18 @@ def main() -> None:
         for key, value in fit_simulated(real, fit(real)).items():
             now = getattr(level, key, None) if hasattr(level, key) else getattr(model, key)
             print(f"{key} | {_show(value)} | {_show(now)}")
+    if args.fit_tilt:
+        now = RECORDING_MODELS[LEVEL].labelled_spacing_tilt
+        beta, measured = fit_labelled_tilt(real["rho_nn_radius"], config.frames)
+        print(f"\nlabelled_spacing_tilt: animals 0-7 (mean, sd over animals) against the real "
+              f"rho_nn_radius {real['rho_nn_radius']:.3f}, spacing {real['spacing_um']:.3f} um, "
+              f"reach {_show(real['labelled_body_axis_median_p90_um'])} um")
+        print("beta | rho_nn_radius | nearest_radius_rank | spacing_um | reach median | reach p90")
+        print("---|---|---|---|---|---")
+        for b, table in measured.items():
+            print(f"{b:g} | " + " | ".join(f"{table[c].mean():.3f} ({table[c].std():.3f})"
+                                           for c in table.columns))
+        print(f"fitted {beta:g} (in the level now: {now:g})")
     if args.draws > 0:
         start = time.perf_counter()
         r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed, args.score)

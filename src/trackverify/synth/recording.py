@@ -23,7 +23,15 @@ deforms in ways no quadratic map of the anchor explains, while neighbours stay a
    ``labelled_axis_power``: 2 Gaussian, larger a flatter middle with sharper ends), ``u_i`` its frame-0 body-axis coordinate minus
    the detected neurons' median, and the drawn order sorts ``-log(U_i) / w_i`` ascending
    (``U_i`` uniform: weighted sampling without replacement; annotators label the crowded
-   middle of the head more completely than its ends). The rest are *unlabelled* detections
+   middle of the head more completely than its ends). Where ``labelled_spacing_tilt`` =
+   ``beta`` is non-zero the weight is also multiplied by ``exp(-beta c_i)``, ``c_i =
+   (2 F_s(s_i) - 1) (2 F_r(r_i) - 1)``: ``s_i`` the neuron's frame-0 nearest-neighbour
+   distance among the detected neurons, ``r_i`` its distance from their centroid, ``F`` the
+   mid-rank ``(rank - 1/2) / n`` (ranks 1..n, ties averaged). ``c`` is the summand of the
+   Spearman correlation of spacing with radius, so ``beta > 0`` is the exponential tilt of
+   uniform labelling that lowers it (fewer close neighbours crowded in the middle, more
+   far out: the real recording's labelled neurons have a weaker spacing-radius
+   correlation than the anatomy's). The rest are *unlabelled* detections
    (persistent, identity-free). Where the hard core leaves too
    few, the skipped neurons fill up in their drawn order.
 3. **Mislocalised detections.** A random ``outlier_share`` of (neuron, frame) positions
@@ -58,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
+from scipy.stats import rankdata
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,7 @@ class RecordingModel:
     source: str  # where the values were measured
     labelled_axis_width_um: float | None = None  # W of step 2 (None: labelled drawn uniformly)
     labelled_axis_power: float = 2.0  # p of step 2
+    labelled_spacing_tilt: float = 0.0  # beta of step 2 (0: no spacing-radius tilt)
 
 
 #: Fitted to the development recording ``fdnc-nerve-freely-moving`` (nerve_moving_a) by
@@ -98,8 +108,9 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         gap_rate=0.101, gap_lengths=(57 / 63, 5 / 63, 1 / 63), localisation_noise_um=0.64,
         neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
         # uniform labelling: the fitted weighting (45 um, power 8) matches the labelled
-        # neurons' reach along the body but not the verifiers (docs/specimen.md)
-        labelled_axis_width_um=None,
+        # neurons' reach along the body, the fitted spacing-radius tilt (beta 52) their
+        # spacing-radius correlation, neither the verifiers (docs/specimen.md)
+        labelled_axis_width_um=None, labelled_spacing_tilt=0.0,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }
 
@@ -199,15 +210,33 @@ def labelling_order(anchor: np.ndarray, model: RecordingModel,
                     rng: np.random.Generator) -> np.ndarray:
     """The order in which the detected neurons (frame-0 positions ``anchor``, body axis = y)
     are offered for a reference identity (module docstring, step 2): a uniform permutation,
-    or with ``labelled_axis_width_um`` = W the weighted one, ``argsort(-log(U) / w)``,
-    ``w = exp(-|(y - median y) / W|^p / 2)``, ``p`` = ``labelled_axis_power``."""
-    if model.labelled_axis_width_um is None:
+    or with ``labelled_axis_width_um`` = W and / or ``labelled_spacing_tilt`` = beta the
+    weighted one, ``argsort(-log(U) / w)``, ``log w = -|(y - median y) / W|^p / 2 - beta c``
+    (``p`` = ``labelled_axis_power``; ``c`` = :func:`spacing_radius_concordance`)."""
+    if model.labelled_axis_width_um is None and model.labelled_spacing_tilt == 0:
         return rng.permutation(len(anchor))
-    u = anchor[:, 1] - np.median(anchor[:, 1])
-    log_weight = -np.abs(u / model.labelled_axis_width_um) ** model.labelled_axis_power / 2
+    log_weight = -model.labelled_spacing_tilt * spacing_radius_concordance(anchor)
+    if model.labelled_axis_width_um is not None:
+        u = anchor[:, 1] - np.median(anchor[:, 1])
+        log_weight = log_weight - (np.abs(u / model.labelled_axis_width_um)
+                                   ** model.labelled_axis_power / 2)
     # -log(U) / w in log space (w underflows far from the middle): log(-log U) - log w
     key = np.log(-np.log(rng.random(len(anchor)))) - log_weight
     return np.argsort(key, kind="stable")
+
+
+def spacing_radius_concordance(points: np.ndarray) -> np.ndarray:
+    """Per point, ``c_i = (2 F_s(s_i) - 1) (2 F_r(r_i) - 1)`` in (-1, 1): ``s_i`` its distance to
+    the nearest other point, ``r_i`` its distance from the points' centroid, ``F(x_i) =
+    (rank(x_i) - 1/2) / n`` (ranks 1..n, ties averaged). ``mean(c) * 3 n^2 / (n^2 - 1)`` is the
+    Spearman correlation of ``s`` with ``r`` up to ties (the two of a mutual nearest pair share
+    ``s``); positive where a neuron is close to its neighbour near the centre or far from it far
+    out."""
+    n = len(points)
+    spacing = cKDTree(points).query(points, k=2)[0][:, 1]
+    radius = np.linalg.norm(points - points.mean(axis=0), axis=1)
+    centred = [2 * (rankdata(x) - 0.5) / n - 1 for x in (spacing, radius)]
+    return centred[0] * centred[1]
 
 
 def merged(frame: np.ndarray, coords: np.ndarray, radius: float, rng: np.random.Generator,
