@@ -50,6 +50,20 @@ def test_a_verifier_that_cannot_be_loaded_names_the_config_file_and_key(tmp_path
     assert not out.exists()
 
 
+@pytest.mark.parametrize("spec, message", [
+    ("os:getenv", "cannot construct verifier 'os:getenv': "),  # needs an argument the run cannot give
+    ("collections:OrderedDict", "verifier 'collections:OrderedDict' must have name, evidence"),
+])
+def test_a_verifier_that_cannot_be_built_names_the_config_file_and_key(tmp_path, capsys, spec,
+                                                                      message):
+    config = tmp_path / "run.toml"
+    config.write_text(f"[run]\nverifier = '{spec}'\n", encoding="utf-8")
+    out = tmp_path / "out"
+    err = _refused(capsys, ["run", "--config", str(config), "--out", str(out)])
+    assert err.startswith(f"trackverify: error: {config} [run]: 'verifier': {message}"), err
+    assert not out.exists()
+
+
 def test_a_verifier_flag_that_cannot_be_loaded_names_the_flag_not_the_file(tmp_path, capsys):
     config = tmp_path / "run.toml"
     config.write_text("[run]\nverifier = 'nosuch.module:Class'\n", encoding="utf-8")

@@ -170,17 +170,23 @@ def build_config(overrides: dict[str, Any] | None = None, config_file: str | Pat
     return config
 
 
+def verifier_options(config: "RunConfig") -> dict:
+    """Run settings a verifier may take in its constructor."""
+    return {"ambiguity_k": config.ambiguity_k}
+
+
 def _check_verifiers(config: "RunConfig", given: dict[str, str]) -> None:
-    """Each verifier setting names a verifier class (a built-in name, or ``module:Class``
-    whose module imports and holds it: :func:`trackverify.verifiers.verifier_class`; the run
-    constructs it), else a ConfigError naming where the setting was given and its key."""
-    from trackverify.verifiers import verifier_class
+    """Each verifier setting names a verifier the run can build (a built-in name, or
+    ``module:Class`` whose module imports and holds a class that constructs from the run's
+    :func:`verifier_options` and meets the protocol: :func:`trackverify.verifiers.load_verifier`),
+    else a ConfigError naming where the setting was given and its key."""
+    from trackverify.verifiers import load_verifier
 
     for key, specs in (("verifier", (config.verifier,)),
                        ("compare_verifiers", config.compare_verifiers)):
         for spec in specs:
             try:
-                verifier_class(spec)
+                load_verifier(spec, verifier_options(config))
             except ConfigError as exc:  # the defaults are built-in: a failing spec was given
                 raise ConfigError(f"{given[key]}: '{key}': {exc}") from exc
 

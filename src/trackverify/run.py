@@ -33,7 +33,7 @@ from trackverify.certify import SELECTIVE_RISK_TARGET, CalibrationTarget, write_
 from trackverify.certify.calibration_file import calibration_content
 from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_target
 from trackverify.certify.summary import caveats, certification_block
-from trackverify.config import RunConfig
+from trackverify.config import RunConfig, verifier_options
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
 from trackverify.errors import ConfigError, InputError
 from trackverify.execute import ordered_map
@@ -111,11 +111,6 @@ class RecordingResult:
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
     timeline: Timeline  # the control condition per reference track, for the report
     identity: tuple  # (per-track rows, switch events) of tracking_gt, input frame numbers
-
-
-def verifier_options(config: RunConfig) -> dict:
-    """Run settings a verifier may take in its constructor."""
-    return {"ambiguity_k": config.ambiguity_k}
 
 
 def process_recording(task: tuple) -> RecordingResult:
