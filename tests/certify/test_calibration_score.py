@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from trackverify.certify.calibration_file import (CALIBRATION_FORMAT, calibration_content,
@@ -83,7 +85,9 @@ def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path
     assert verifier.track_window == 2
 
 
-@pytest.mark.parametrize("bad", [True, "2.5", None, [2.5]])
+# an integer past the float range (JSON writes it out in digits) has no float: refused, not
+# an OverflowError
+@pytest.mark.parametrize("bad", [True, "2.5", None, [2.5], 10 ** 400, -(10 ** 309)])
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, bad):
     write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
                                             "threshold_um": bad})
@@ -91,7 +95,8 @@ def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, bad):
         load_calibration(tmp_path / "c.json")
 
 
-@pytest.mark.parametrize("good", [0, 2, 2.5])
+@pytest.mark.parametrize("good", [0, 2, 2.5, sys.float_info.max, int(sys.float_info.max),
+                                  -int(sys.float_info.max)])
 def test_a_threshold_that_is_a_finite_number_is_read_as_a_float(tmp_path, good):
     write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
                                             "threshold_um": good})

@@ -39,8 +39,8 @@ the same verifier's scores and quote ``guarantee`` and ``assumption``.
 
 from __future__ import annotations
 
-import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARG
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.partitions import content_hash, read_format_json
-from trackverify.values import is_integer
+from trackverify.values import is_integer, is_real
 
 CALIBRATION_FORMAT = "trackverify-calibration/1"
 KEYS = ("format", "trackverify_version", "verifier", "threshold_um", "target", "guarantee",
@@ -118,7 +118,10 @@ def _bad(source: str, message: str) -> InputError:
 
 
 def _finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite real number (:func:`trackverify.values.is_real`) within the float range
+    ``[-max, max]`` (``sys.float_info.max``): the file's numbers are read as floats, and an
+    integer past that range (JSON writes any integer, ``10 ** 400`` in 401 digits) has no float."""
+    return is_real(value, -sys.float_info.max, sys.float_info.max)
 
 
 def _short(value) -> str:
