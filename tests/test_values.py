@@ -104,3 +104,8 @@ def test_nan_fails_every_bound_and_infinities_the_bound_on_their_side():
 def test_a_bool_is_not_real_whatever_the_bounds():
     assert not is_real(True, 0, 1) and not is_real(False, 0, 1, finite=False)
     assert not is_real(True, low=0, strict=True)
+
+
+def test_low_is_inclusive_unless_asked_strict():
+    assert is_real(0.0, 0.0) is True and is_real(0, low=0) is True
+    assert is_real(0.0, 0.0, strict=True) is False

@@ -47,7 +47,7 @@ from pathlib import Path
 from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARGET, CalibrationTarget
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
-from trackverify.partitions import content_hash, read_format_json
+from trackverify.partitions import content_hash, pop_content_hash, read_format_json
 from trackverify.values import is_integer, is_real
 
 CALIBRATION_FORMAT = "trackverify-calibration/1"
@@ -153,11 +153,10 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and check a ``calibration.json`` (format, hash, types); InputError otherwise."""
     source = str(path)
     data = read_format_json(path, "calibration file", CALIBRATION_FORMAT)
-    recorded = data.pop("sha256", None)
-    missing = [k for k in KEYS if k not in data]
+    missing = [k for k in KEYS if k not in data]  # KEYS holds no "sha256"
     if missing:
         raise _bad(source, f"missing key(s) {missing}")
-    if not isinstance(recorded, str) or content_hash(data) != recorded:
+    if not pop_content_hash(data):  # none recorded (None), or another content's (False)
         raise _bad(source, "its content does not match its sha256 (it was edited after it was written)")
     verifier, target = data["verifier"], data["target"]
     threshold = data["threshold_um"]
