@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -129,6 +130,26 @@ def test_config_precedence_and_errors(tmp_path):
         toml.write_text(text)
         with pytest.raises(ConfigError, match=message):
             build_config({}, config_file=toml)
+
+
+@pytest.mark.parametrize("given, read", [(2, 2.0), (2.5, 2.5), (np.int64(3), 3.0),
+                                         (np.float32(2.5), 2.5)])
+def test_a_number_setting_takes_any_real_number_as_a_float(given, read):
+    threshold = build_config({"threshold_um": given}).threshold_um
+    assert threshold == read and type(threshold) is float
+
+
+@pytest.mark.parametrize("given, message", [
+    (True, "command line: 'threshold_um' must be a number, got True"),
+    ("2", "command line: 'threshold_um' must be a number, got '2'"),
+    # NaN and infinities are numbers to the type check; the setting's own range refuses them
+    (float("nan"), "command line: threshold_um must be > 0 and finite, got nan"),
+    (float("-inf"), "command line: threshold_um must be > 0 and finite, got -inf"),
+])
+def test_a_number_setting_refuses_bools_text_and_non_finite_values(given, message):
+    with pytest.raises(ConfigError) as caught:
+        build_config({"threshold_um": given})
+    assert str(caught.value) == message
 
 
 def test_bad_config_file_exits_2(tmp_path):

@@ -38,7 +38,7 @@ from typing import Any
 from trackverify.errors import ConfigError
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
-from trackverify.values import is_integer
+from trackverify.values import is_integer, is_real
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
 DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
@@ -130,7 +130,7 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
             raise ConfigError(f"{where} must be an integer, got {value!r}")
         return value
     if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_real(value, finite=False):  # NaN and infinities: each setting's own check
             raise ConfigError(f"{where} must be a number, got {value!r}")
         return float(value)
     if isinstance(default, str):

@@ -131,6 +131,16 @@ def content_hash(content: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def pop_content_hash(data: dict[str, Any]) -> bool | None:
+    """Remove the recorded ``sha256`` from a frozen file's object ``data`` (in place) and
+    say whether it is :func:`content_hash` of what remains: None when none is recorded (no
+    ``sha256``, or one that is not a string). Each reader raises its own error."""
+    recorded = data.pop("sha256", None)
+    if not isinstance(recorded, str):
+        return None
+    return content_hash(data) == recorded
+
+
 def write_partitions(partitions: Partitions, path: str | os.PathLike) -> Path:
     """Write the frozen file; refuse to replace an existing file with different content.
 
@@ -168,10 +178,10 @@ def load_partitions(path: str | os.PathLike) -> Partitions:
     """Read a partitions file and verify its structure and content hash."""
     source = str(path)
     data = read_format_json(path, "partitions file", FORMAT)
-    recorded = data.pop("sha256", None)
-    if not isinstance(recorded, str):
+    matches = pop_content_hash(data)
+    if matches is None:
         raise InputError("the partitions file has no sha256 content hash", source=source)
-    if content_hash(data) != recorded:
+    if not matches:
         raise InputError("the partitions file was modified after it was written (its content "
                          "does not match its sha256); partition files are frozen, regenerate it "
                          "with 'trackverify split' to a new path", source=source)

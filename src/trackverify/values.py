@@ -9,6 +9,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 
 def is_integer(value: Any, low: int | None = None, high: int | None = None) -> bool:
     """Whether ``value`` is an integer, not a bool, with ``low <= value <= high`` (each
@@ -20,3 +22,25 @@ def is_integer(value: Any, low: int | None = None, high: int | None = None) -> b
     """
     return bool(isinstance(value, numbers.Integral) and not isinstance(value, bool)
                 and (low is None or value >= low) and (high is None or value <= high))
+
+
+def is_real(value: Any, low: float | None = None, high: float | None = None, *,
+            strict: bool = False, finite: bool = True) -> bool:
+    """Whether ``value`` is a real number, not a bool, with ``low <= value <= high`` (each
+    bound only when given; ``low < value`` when ``strict``) and, when ``finite``, neither
+    NaN nor infinite.
+
+    A real number is an integer (:func:`is_integer`: an int or numpy integer) or a float
+    (a Python ``float`` or any numpy floating type); ``True``, ``False``, numpy bools, text
+    and other number types (complex, ``Fraction``, ``Decimal``) are not. An integer is
+    always finite, even one past the float range (``10 ** 400``). With ``finite=False``,
+    NaN and the infinities are real numbers too (NaN then fails every bound, being neither
+    ``>=`` nor ``<=`` anything).
+    """
+    integer = is_integer(value)
+    if not (integer or isinstance(value, (float, np.floating))):
+        return False
+    if finite and not integer and not np.isfinite(value):
+        return False
+    return bool((low is None or (value > low if strict else value >= low))
+                and (high is None or value <= high))

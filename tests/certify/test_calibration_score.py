@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from trackverify.certify.calibration_file import (CALIBRATION_FORMAT, calibration_content,
@@ -83,7 +85,9 @@ def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path
     assert verifier.track_window == 2
 
 
-@pytest.mark.parametrize("bad", [True, "2.5", None, [2.5]])
+# an integer past the float range (JSON writes it out in digits) has no float: refused, not
+# an OverflowError
+@pytest.mark.parametrize("bad", [True, "2.5", None, [2.5], 10 ** 400, -(10 ** 309)])
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, bad):
     write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
                                             "threshold_um": bad})
@@ -91,9 +95,33 @@ def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, bad):
         load_calibration(tmp_path / "c.json")
 
 
-@pytest.mark.parametrize("good", [0, 2, 2.5])
+@pytest.mark.parametrize("good", [0, 2, 2.5, sys.float_info.max, int(sys.float_info.max),
+                                  -int(sys.float_info.max)])
 def test_a_threshold_that_is_a_finite_number_is_read_as_a_float(tmp_path, good):
     write_calibration(tmp_path / "c.json", {**_content("fixed_distance", {"ambiguity_k": None}),
                                             "threshold_um": good})
     threshold = load_calibration(tmp_path / "c.json").threshold_um
     assert threshold == good and type(threshold) is float
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.pop("sha256"), "its content does not match its sha256 (it was edited after "
+                                "it was written)"),
+    (lambda d: d.update(sha256=None), "its content does not match its sha256 (it was edited "
+                                      "after it was written)"),
+    (lambda d: d.update(threshold_um=3.0), "its content does not match its sha256 (it was "
+                                           "edited after it was written)"),
+    # a missing key is named first, with or without a hash
+    (lambda d: (d.pop("guarantee"), d.pop("sha256")), "missing key(s) ['guarantee']"),
+    (lambda d: d.pop("fit"), "missing key(s) ['fit']"),
+])
+def test_a_file_without_its_hash_or_edited_is_refused(tmp_path, edit, message):
+    import json
+
+    path = write_calibration(tmp_path / "c.json", _content("fixed_distance", {"ambiguity_k": None}))
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as caught:
+        load_calibration(path)
+    assert str(caught.value) == f"{path}: not a valid calibration file: {message}"

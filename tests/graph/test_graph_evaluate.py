@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from graph_helpers import assert_same, ours
@@ -113,6 +114,21 @@ def test_bad_settings_are_config_errors(kw):
     args = {"match_distance_um": 1.0, "frame_buffer": 1, **kw}
     with pytest.raises(ConfigError):
         evaluate_graph(ref, pred, args["match_distance_um"], args["frame_buffer"])
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, -1.0, -5e-324, True, float("nan"), float("inf"),
+                                 "1.0", None])
+def test_a_match_distance_that_is_not_a_positive_finite_number_is_refused(bad):
+    ref, pred, _ = tables(false_division)
+    with pytest.raises(ConfigError) as caught:
+        evaluate_graph(ref, pred, bad)
+    assert str(caught.value) == f"match_distance_um must be a positive number, got {bad!r}"
+
+
+@pytest.mark.parametrize("good", [1, np.int64(1), np.float32(1.0), np.float64(1.0)])
+def test_a_match_distance_of_any_real_type_scores_as_its_float(good):
+    ref, pred, _ = tables(false_division)
+    assert evaluate_graph(ref, pred, good) == evaluate_graph(ref, pred, 1.0)
 
 
 def test_no_predictions_every_reference_node_and_edge_is_missed():

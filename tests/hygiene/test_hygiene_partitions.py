@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from trackverify.cli import main
 from trackverify.errors import ConfigError, InputError
 from trackverify.partitions import (PARTITION_NAMES, apportion, load_partitions,
-                                    make_partitions, parse_fractions, write_partitions)
+                                    make_partitions, parse_fractions, pop_content_hash,
+                                    write_partitions)
 
 FRACTIONS = "train=0.5,calibration=0.2,test=0.3"
 
@@ -132,6 +133,35 @@ def test_file_records_its_hash_and_refuses_hand_edits(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match="modified after it was written"):
         load_partitions(path)
+
+
+# SHA-256 of the canonical JSON text '{"a":1}' (sorted keys, no spaces), by sha256sum
+HASH_A1 = "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
+
+
+@pytest.mark.parametrize("data, expected", [
+    ({"a": 1, "sha256": HASH_A1}, True),
+    ({"sha256": HASH_A1, "a": 1}, True),           # key order does not count
+    ({"a": 2, "sha256": HASH_A1}, False),          # edited after it was hashed
+    ({"a": 1, "sha256": HASH_A1.upper()}, False),  # another text is another hash
+    ({"a": 1}, None),                              # no hash recorded
+    ({"a": 1, "sha256": None}, None),
+    ({"a": 1, "sha256": 7}, None),                 # not a string
+])
+def test_the_recorded_hash_is_popped_and_compared(data, expected):
+    assert pop_content_hash(data) is expected
+    assert data == ({"a": 1} if data.get("a") == 1 else {"a": 2})  # sha256 removed
+
+
+def test_a_partitions_file_without_a_hash_is_refused(tmp_path):
+    path = write_partitions(make_partitions(cohort(), fractions=FRACTIONS, seed=3),
+                            tmp_path / "p.json")
+    data = json.loads(path.read_text())
+    del data["sha256"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as caught:
+        load_partitions(path)
+    assert str(caught.value) == f"{path}: the partitions file has no sha256 content hash"
 
 
 def test_existing_partitions_are_never_replaced(tmp_path):

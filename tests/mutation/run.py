@@ -126,7 +126,7 @@ MODULES: dict[str, list[str]] = {
                        "tests/mot/test_mot_evaluate_cli.py"],
     # the run's summaries over corruption draws
     "run.py": ["tests/test_protocols_hand.py"],
-    # the one definition of an integer value (settings, files, arguments)
+    # the one definition of an integer and of a real value (settings, files, arguments)
     "values.py": ["tests/test_values.py"],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the

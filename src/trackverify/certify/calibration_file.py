@@ -39,16 +39,16 @@ the same verifier's scores and quote ``guarantee`` and ``assumption``.
 
 from __future__ import annotations
 
-import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from trackverify.certify.targets import METHODS, FCR_TARGET, SELECTIVE_RISK_TARGET, CalibrationTarget
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
-from trackverify.partitions import content_hash, read_format_json
-from trackverify.values import is_integer
+from trackverify.partitions import content_hash, pop_content_hash, read_format_json
+from trackverify.values import is_integer, is_real
 
 CALIBRATION_FORMAT = "trackverify-calibration/1"
 KEYS = ("format", "trackverify_version", "verifier", "threshold_um", "target", "guarantee",
@@ -118,7 +118,10 @@ def _bad(source: str, message: str) -> InputError:
 
 
 def _finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite real number (:func:`trackverify.values.is_real`) within the float range
+    ``[-max, max]`` (``sys.float_info.max``): the file's numbers are read as floats, and an
+    integer past that range (JSON writes any integer, ``10 ** 400`` in 401 digits) has no float."""
+    return is_real(value, -sys.float_info.max, sys.float_info.max)
 
 
 def _short(value) -> str:
@@ -150,11 +153,10 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and check a ``calibration.json`` (format, hash, types); InputError otherwise."""
     source = str(path)
     data = read_format_json(path, "calibration file", CALIBRATION_FORMAT)
-    recorded = data.pop("sha256", None)
-    missing = [k for k in KEYS if k not in data]
+    missing = [k for k in KEYS if k not in data]  # KEYS holds no "sha256"
     if missing:
         raise _bad(source, f"missing key(s) {missing}")
-    if not isinstance(recorded, str) or content_hash(data) != recorded:
+    if not pop_content_hash(data):  # none recorded (None), or another content's (False)
         raise _bad(source, "its content does not match its sha256 (it was edited after it was written)")
     verifier, target = data["verifier"], data["target"]
     threshold = data["threshold_um"]

@@ -42,7 +42,7 @@ from threadpoolctl import threadpool_limits
 from trackverify.conversion import MAX_EPOCHS
 from trackverify.errors import ConfigError, InputError
 from trackverify.scoring import balanced_accuracy
-from trackverify.values import is_integer
+from trackverify.values import is_integer, is_real
 
 
 
@@ -86,10 +86,7 @@ def _check_integer(name: str, value: Any, low: int, high: int | None = None) -> 
 def _check_number(name: str, value: Any, low: float, high: float | None = None,
                   strict: bool = False) -> None:
     """A finite real number (not a bool) ``>= low`` (``> low`` if ``strict``), ``<= high``."""
-    integer = is_integer(value)
-    real = integer or isinstance(value, (float, np.floating))
-    if not (real and (integer or np.isfinite(value))  # an int is finite (even past float)
-            and (value > low if strict else value >= low) and (high is None or value <= high)):
+    if not is_real(value, low, high, strict=strict):  # an int is finite (even past float)
         bound = f"{'>' if strict else '>='} {low}" if high is None else f"in [{low}, {high}]"
         raise ConfigError(f"decoder {name} {value!r} must be a finite number {bound}")
 

@@ -24,7 +24,7 @@ from trackverify.graph.metrics import chota, ctc_metrics, division_metrics, is_o
 from trackverify.graph.tracks import PARENT, TrackGraph, graph_from_table, lookup
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns, validate_pair
-from trackverify.values import is_integer
+from trackverify.values import is_integer, is_real
 
 FAMILIES = ("ctc", "divisions", "chota")
 POOLED = "pooled"
@@ -101,9 +101,7 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
     {...}, "chota": {...}}`` (grouped by family) for validated tables (see the module doc).
     Raw tables are validated first (as :func:`trackverify.evaluate_tracking` does); inputs
     are never modified."""
-    if isinstance(match_distance_um, bool) or not (isinstance(match_distance_um, (int, float))
-                                                   and np.isfinite(match_distance_um)
-                                                   and match_distance_um > 0):
+    if not is_real(match_distance_um, 0, strict=True):
         raise ConfigError(f"match_distance_um must be a positive number, got "
                           f"{match_distance_um!r}")
     if not is_integer(frame_buffer, 0):
