@@ -66,3 +66,10 @@ def test_evidence_scores_are_the_verifiers_scores():
     from trackverify.verifiers.registered_distance import SCORES as VERIFIER_SCORES
 
     assert SCORES == VERIFIER_SCORES
+
+
+def test_evidence_draws_are_bounded_as_a_run_s_repeats():
+    from trackverify.config import MAX_REPEATS
+    from trackverify.evidence_cli import MAX_DRAWS
+
+    assert MAX_DRAWS == MAX_REPEATS == 1000

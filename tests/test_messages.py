@@ -73,6 +73,31 @@ def test_a_verifier_flag_that_cannot_be_loaded_names_the_flag_not_the_file(tmp_p
                           "'nosuch_flag:X': No module named 'nosuch_flag'"), err
 
 
+BIG = "1" + "0" * 400  # beyond the float range
+
+
+@pytest.mark.parametrize("setting, message", [
+    (f"[run]\nthreshold_um = {BIG}", "[run]: 'threshold_um' must be a number within the float "
+                                      "range, got an integer of 401 digits"),
+    ("[run]\nrepeats = 1001", "repeats must be between 1 and 1000, got 1001"),
+    ("[specimen]\nneurons = 190", "neurons must be between 2 and 189 (the head ganglion's "
+                                   "neurons), got 190"),
+    ("[specimen]\nneurons = 1", "neurons must be between 2 and 189"),
+    # 1e9 animals x 1,000 frames x 189 neurons: refused before anything is generated
+    ("[specimen]\nanimals = 1000000000", "animals x frames x neurons = 1.89e+14 observations "
+                                          "exceeds the specimen's limit of 5e+07"),
+    ("[specimen]\nframes = 264551\nanimals = 1", "= 5e+07 observations exceeds"),
+])
+def test_settings_beyond_what_a_run_can_do_are_refused_at_once(tmp_path, capsys, setting,
+                                                                message):
+    config = tmp_path / "run.toml"
+    config.write_text(setting + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    err = _refused(capsys, ["run", "--config", str(config), "--out", str(out)])
+    assert str(config) in err and message in err, err
+    assert not out.exists()
+
+
 def test_row_numbers_count_rows_of_the_file(tmp_path, capsys):
     first = clean_observations(frames=12, tracks=4)  # 48 rows of r1
     second = first.assign(recording="r2")

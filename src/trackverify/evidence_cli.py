@@ -11,6 +11,8 @@ import click
 LEVELS = ("still", "moderate", "free", "fast", "freely_moving")
 #: trackverify.verifiers.registered_distance.SCORES (a test keeps the two equal).
 SCORES = ("relative", "distance")
+#: trackverify.config.MAX_REPEATS, the most draws of the suite (a test keeps the two equal).
+MAX_DRAWS = 1000
 
 
 @click.command()
@@ -28,7 +30,7 @@ SCORES = ("relative", "distance")
 @click.option("--recordings", type=click.Path(exists=True, file_okay=False, path_type=Path),
               multiple=True, help="Data folder of real recordings (observations.parquet "
               "[+ detections.parquet]); repeatable.")
-@click.option("--draws", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--draws", type=click.IntRange(min=1, max=MAX_DRAWS), default=8, show_default=True,
               help="Draws of the corruption suite on each real recording.")
 @click.option("--score", type=click.Choice(SCORES), default=None,
               help="registered_distance's score (docs/verifiers.md) [its default].")

@@ -31,6 +31,11 @@ ANATOMY_SOURCE = ("OpenWorm c302 0.12.1 soma positions (MIT; model from WormBase
                   "public domain), head-ganglion neurons (y <= -226 um)")
 
 
+#: The most observations (animals x frames x neurons) a specimen may have: at about 100
+#: bytes a row in the run's tables, 5e7 rows take several GB; more would exhaust memory.
+MAX_SPECIMEN_ROWS = 50_000_000
+
+
 @dataclass(frozen=True)
 class SpecimenConfig:
     """Every knob of the development specimen; all are recorded in the provenance."""
@@ -55,6 +60,14 @@ class SpecimenConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (numpy seeds are non-negative), got {self.seed}")
+        head = len(head_ganglion_neurons())
+        if not 2 <= self.neurons <= head:
+            raise ConfigError(f"neurons must be between 2 and {head} (the head ganglion's "
+                              f"neurons), got {self.neurons}")
+        rows = self.animals * self.frames * self.neurons
+        if rows > MAX_SPECIMEN_ROWS:
+            raise ConfigError(f"animals x frames x neurons = {rows:.3g} observations exceeds the "
+                              f"specimen's limit of {MAX_SPECIMEN_ROWS:.0e} (several GB of memory)")
         if self.groups > self.animals:
             raise ConfigError(f"groups ({self.groups}) cannot exceed animals ({self.animals})")
         for name in ("animal_jitter_um", "min_spacing_um", "neuron_jitter_um",
