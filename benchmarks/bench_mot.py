@@ -23,7 +23,9 @@ counted:
 Ratios: ``metrics`` = library / our metrics; ``end-to-end`` = TrackEval sim + metrics / our
 public call (medians), and beside it TrackEval's metrics alone / our public call; the
 end-to-end ratio once more in CPU time (each side's own process), which a loaded machine
-does not share out unevenly between the two sides as it does wall-clock time. Memory of
+does not share out unevenly between the two sides as it does wall-clock time, with the
+system time and minor page faults of each public call run (the memory it pages in afresh:
+glibc gives freed heap back to the system between calls). Memory of
 the public call: what it allocates (tracemalloc peak) and the peak resident size of a fresh
 process holding the two tables while it runs (with its size before the call). The numbers
 must agree to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity
@@ -57,6 +59,7 @@ from trackverify import evaluate_tracking, mot  # noqa: E402
 ZD = 5.0
 IDENTITY = ("idf1", "idp", "idr", "idtp", "idfn", "idfp")
 CPU_RUNS: list[list[float]] = []  # CPU seconds of each public call run, per scene
+SYSTEM_RUNS: list[list[tuple[float, int]]] = []  # (system seconds, minor page faults) of each
 
 
 def ours(scene: dict) -> tuple[dict, float, float]:
@@ -80,13 +83,17 @@ def public_call(scene: dict, repeat: int) -> tuple[dict, list[float], float]:
     """``evaluate_tracking`` on the scene's tables: (metrics of the recording, seconds of
     each run, GiB allocated by one call at its peak)."""
     reference, predictions = scene_tables({"s": scene})
-    times, cpu = [], []
+    times, cpu, system = [], [], []
     for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0, c0 = time.perf_counter(), time.process_time()
         result = evaluate_tracking(reference, predictions, zero_distance_um=ZD)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        system.append((r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt))
     CPU_RUNS.append(cpu)
+    SYSTEM_RUNS.append(system)
     tracemalloc.start()
     evaluate_tracking(reference, predictions, zero_distance_um=ZD)
     allocated = tracemalloc.get_traced_memory()[1] / 2 ** 30
@@ -260,6 +267,9 @@ def main() -> None:
             print(f"    CPU time (medians; the load does not share it out): public call "
                   f"{api_cpu:.3f} s, TrackEval sim + metrics {te_cpu:.3f} s, end-to-end "
                   f"{te_cpu / api_cpu:6.1f}x")
+            print("      of which system time (page faults of fresh memory) per public call run: "
+                  + ", ".join(f"{sys_s * 1e3:.0f} ms ({faults} faults)"
+                              for sys_s, faults in SYSTEM_RUNS[-1]))
         if max(max_diff(mine, te, te), max_diff(api, te, te)) > 1e-9:
             disagreements.append(f"{size}: TrackEval")
         if "motmetrics" in ref:
