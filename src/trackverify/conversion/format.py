@@ -36,7 +36,7 @@ ERROR_CODES = {
                 "names list is not a list",
     "session_count_mismatch": "2: input, output, subject_idx or brain_region_idx differs in "
                               "length from neural",
-    "subject_idx_not_int": "3: subject_idx is not an integer array",
+    "subject_idx_not_int": "3: subject_idx is not a 1-D integer array",
     "subject_idx_out_of_range": "3: a subject_idx value lies outside [0, n_subjects)",
     "session_not_list": "4: a session of neural, input or output is not a list",
     "region_idx_not_int": "4: brain_region_idx[s] is not an integer ndarray",
@@ -189,17 +189,21 @@ def validate_format(data: Any) -> FormatReport:
 
     neural, inputs, outputs = data["neural"], data["input"], data["output"]
     n_sessions = len(neural)
+    subject_idx = data["subject_idx"]
+    # subject_idx is the one per-session entry not checked to be a list: a length only when
+    # it is a 1-D integer array (anything else is subject_idx_not_int below)
+    subject_idx_ok = _is_int_array(subject_idx) and subject_idx.ndim == 1
     for key in PER_SESSION_KEYS:
-        if len(data[key]) != n_sessions:
+        if (key != "subject_idx" or subject_idx_ok) and len(data[key]) != n_sessions:
             c.error("session_count_mismatch",
                     f"len({key}) = {len(data[key])} but len(neural) = {n_sessions}")
 
-    subject_idx = data["subject_idx"]
     n_subjects = len(data["subjects"])
-    if not _is_int_array(subject_idx):
-        c.error("subject_idx_not_int", "subject_idx is not an integer ndarray "
+    if not subject_idx_ok:
+        c.error("subject_idx_not_int", "subject_idx is not a 1-D integer ndarray "
                 f"({type(subject_idx).__name__}"
-                f"{' of ' + str(subject_idx.dtype) if isinstance(subject_idx, np.ndarray) else ''})")
+                + (f" of {subject_idx.dtype}, shape {subject_idx.shape}"
+                   if isinstance(subject_idx, np.ndarray) else "") + ")")
     elif subject_idx.size and (subject_idx.min() < 0 or subject_idx.max() >= n_subjects):
         c.error("subject_idx_out_of_range",
                 f"subject_idx spans [{subject_idx.min()}, {subject_idx.max()}] but there are "
