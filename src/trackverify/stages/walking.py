@@ -25,7 +25,7 @@ import numpy as np
 from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import balanced_accuracy, pass_relative, tolerance_ratio
-from trackverify.stages.common import StageResult, config_record, summarise_ratios
+from trackverify.stages.common import StageResult, as_array, config_record, summarise_ratios
 
 LABEL_KEYS = ("sampleDirs", "flies", "t0s", "t1s", "labels")
 
@@ -80,7 +80,7 @@ def load_predictions(path: Path, needed_flies: int) -> list[np.ndarray]:
                          source=str(path))
     out = []
     for i, item in enumerate(value):
-        arr = np.asarray(item)
+        arr = as_array(item, str(path), f"fly {i}")
         if arr.ndim != 1 or arr.dtype.kind not in "biuf":
             raise InputError(f"fly {i}: expected a 1-D numeric array", source=str(path))
         out.append(arr.astype(np.float64))
