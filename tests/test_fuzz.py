@@ -446,3 +446,13 @@ def test_the_stage_readers_refuse_a_npy_header_numpy_cannot_tokenize(tmp_path):
     with pytest.raises(InputError, match="not a readable .npz file") as err:
         load_npz_array(npz, "points", (2,))
     assert str(npz) in str(err.value)
+
+
+def test_evidence_recording_too_short_names_its_folder(tmp_path, capsys):
+    # before: 'recording 'rec000' has 40 frames, too short for ...' named no folder
+    data = tmp_path / "data"
+    with pytest.raises(SystemExit):
+        main(["synth", "--out", str(data), "--frames", "40"])
+    capsys.readouterr()
+    _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1",
+              "--out", tmp_path / "out"], capsys, data, "recording 'rec000' has 40 frames")
