@@ -456,3 +456,14 @@ def test_evidence_recording_too_short_names_its_folder(tmp_path, capsys):
     capsys.readouterr()
     _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1",
               "--out", tmp_path / "out"], capsys, data, "recording 'rec000' has 40 frames")
+
+
+def test_conversion_names_that_are_not_text_are_a_format_error(tmp_path, capsys):
+    # before: 'unexpected NotRenderableError: unable to render int' from decode's table
+    from trackverify.conversion import synthetic as C
+
+    data = C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4, n_bins=5))
+    submission = C.write_submission(tmp_path / "sub", {**data, "output_names": [1, "a"]})
+    pkl = submission / "converted_data.pkl"
+    _refused(["conversion", "decode", pkl, "--epochs", "5"], capsys, pkl,
+             "name_not_text: output_names[0] is not a string (int)")

@@ -26,6 +26,8 @@ REQUIRED_KEYS = ("neural", "input", "output", "subjects", "subject_idx", "brain_
                  "brain_region_idx", "input_names", "output_names", "output_values", "metadata")
 METADATA_FIELDS = ("task_description", "time_bin_size", "temporal_alignment_event",
                    "off_start", "off_end")
+#: The lists of names (EVALUATORS B2: ``list[str]``).
+NAME_KEYS = ("subjects", "brain_regions", "input_names", "output_names")
 PER_SESSION_KEYS = ("input", "output", "subject_idx", "brain_region_idx")
 
 # Every error code, grouped by the EVALUATORS B2 rule it implements.
@@ -34,6 +36,8 @@ ERROR_CODES = {
     "missing_key": "1: one of the 11 required keys is missing",
     "not_list": "1: neural, input, output, brain_region_idx, subjects, brain_regions or a "
                 "names list is not a list",
+    "name_not_text": "1: an entry of subjects, brain_regions, input_names or output_names is "
+                     "not a string",
     "session_count_mismatch": "2: input, output, subject_idx or brain_region_idx differs in "
                               "length from neural",
     "subject_idx_not_int": "3: subject_idx is not a 1-D integer array",
@@ -177,6 +181,12 @@ def validate_format(data: Any) -> FormatReport:
                 "input_names", "output_names", "output_values"):
         if not isinstance(data[key], list):
             c.error("not_list", f"'{key}' is a {type(data[key]).__name__}, not a list")
+    for key in NAME_KEYS:
+        if isinstance(data[key], list):
+            bad = next((i for i, name in enumerate(data[key]) if not isinstance(name, str)), None)
+            if bad is not None:
+                c.error("name_not_text", f"{key}[{bad}] is not a string "
+                        f"({type(data[key][bad]).__name__})")
     if not isinstance(data["metadata"], dict):
         c.error("metadata_not_dict",
                 f"'metadata' is a {type(data['metadata']).__name__}, not a dict")

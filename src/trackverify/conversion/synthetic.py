@@ -149,6 +149,7 @@ def _extra_row(array: np.ndarray) -> np.ndarray:
 _ERROR_EDITS: dict[str, Callable[[dict], None]] = {
     "missing_key": lambda d: d.pop("brain_regions"),
     "not_list": _set("subjects", tuple),
+    "name_not_text": _set("output_names", lambda v: [1] + v[1:]),
     "session_count_mismatch": _set("subject_idx", lambda v: v[:-1]),
     "subject_idx_not_int": _set("subject_idx", lambda v: v.astype(np.float64)),
     "subject_idx_out_of_range": lambda d: d.update(
