@@ -467,3 +467,56 @@ def test_conversion_names_that_are_not_text_are_a_format_error(tmp_path, capsys)
     pkl = submission / "converted_data.pkl"
     _refused(["conversion", "decode", pkl, "--epochs", "5"], capsys, pkl,
              "name_not_text: output_names[0] is not a string (int)")
+
+
+def _stage_folder(tmp_path: Path) -> Path:
+    """One experiment folder holding every stage's files (the sweep's stage base)."""
+    from tests.corpus.stage_cases import _world, _write_files
+
+    world = _world()
+    folder = tmp_path / "stages"
+    _write_files(folder, {**world["sub"], "labels.pkl": world["gt"]["labels.pkl"]})
+    return folder
+
+
+def _walking(valid: Path, sub: Path, gt: Path, out: Path) -> list:
+    return ["stage", "walking", "--submission", sub, "--reference", valid, "--ground-truth", gt,
+            "--out", out]
+
+
+@pytest.mark.parametrize("label, edit, found", [
+    ("flies_dict", lambda lab: {**lab, "flies": {"a": 1}}, "KeyError: 0"),
+    ("label_huge", lambda lab: {**lab, "labels": [[np.array([10 ** 30]), *lab["labels"][0][1:]]]},
+     "OverflowError"),
+])
+def test_walking_labels_of_the_wrong_structure_are_named(tmp_path, capsys, label, edit, found):
+    # before: 'unexpected KeyError: 0' / 'unexpected OverflowError: Python int too large'
+    import pickle
+
+    valid = _stage_folder(tmp_path)
+    gt = tmp_path / "gt"
+    shutil.copytree(valid, gt)
+    labels = gt / "labels.pkl"
+    labels.write_bytes(pickle.dumps(edit(pickle.loads(labels.read_bytes())), protocol=4))
+    _refused(_walking(valid, valid, gt, tmp_path / "out"), capsys, labels,
+             "malformed walking labels", found)
+
+
+def test_walking_prediction_empty_for_a_fly_counts_its_frames_as_wrong(tmp_path, capsys):
+    # before: 'unexpected IndexError: index 0 is out of bounds for axis 0 with size 0'
+    import json
+    import pickle
+
+    valid = _stage_folder(tmp_path)
+    sub = tmp_path / "sub"
+    shutil.copytree(valid, sub)
+    preds = sub / "exp_1" / "walk_preds.pkl"
+    walk = pickle.loads(preds.read_bytes())
+    preds.write_bytes(pickle.dumps([np.zeros(0)] + list(walk[1:]), protocol=4))
+    code, lines = _run(_walking(valid, sub, valid, tmp_path / "out"), capsys)
+    assert code in (0, 1) and not any("error" in line for line in lines), lines
+    labels = pickle.loads((valid / "labels.pkl").read_bytes())
+    fly = labels["flies"][0].index(1)  # the first fly (1-based in the labels)
+    bouts = np.asarray(labels["t1s"][0][fly]) - np.asarray(labels["t0s"][0][fly])  # t1 exclusive
+    record = json.loads((tmp_path / "out" / "stage.json").read_text())
+    assert record["per_experiment"]["exp_1"]["frames_without_prediction"] == int(bouts.sum())
