@@ -145,6 +145,10 @@ def test_the_sweep_judges_outcomes():
                       "(a defect of trackverify; rerun ...)\n") == "net"
     assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: bad\n") == "file not named"
     assert fuzz.judge("convert", v, "exit", 1, ok) == "exit 1"
+    # exit 1 is a documented verdict only from stage / conversion check, with its file written
+    assert fuzz.judge("stage_sub", v, "exit", 1, "", verdict=True) is None
+    assert fuzz.judge("stage_sub", v, "exit", 1, "") == "exit 1"
+    assert fuzz.judge("conversion_decode", v, "exit", 1, "", verdict=True) == "exit 1"
     assert fuzz.judge("convert", v, "exit", 2, "Traceback (most recent call last):\n") == "traceback"
     assert fuzz.judge("api_audit", v, "exit", 65, "KeyError: 'a'") is not None
     assert fuzz.judge("api_audit", v, "exit", 64, "InputError: x") is None
