@@ -524,3 +524,19 @@ def test_walking_prediction_empty_for_a_fly_counts_its_frames_as_wrong(tmp_path,
     bouts = np.asarray(labels["t1s"][0][fly]) - np.asarray(labels["t0s"][0][fly])  # t1 exclusive
     record = json.loads((tmp_path / "out" / "stage.json").read_text())
     assert record["per_experiment"]["exp_1"]["frames_without_prediction"] == int(bouts.sum())
+
+
+@pytest.mark.parametrize("code", [1e7, 1e308, 2 ** 64 - 1])
+def test_conversion_class_code_too_large_is_a_format_error(tmp_path, capsys, code):
+    # before: 1e308 and 2^64 - 1 'unexpected ValueError: 'list' argument must have no negative
+    # elements' (np.bincount of the int64 cast); 1e7 a 916 MiB weight matrix for the decoder
+    from trackverify.conversion import synthetic as C
+
+    data = C.copy_dataset(C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4,
+                                                         n_bins=5)))
+    y = data["output"][0][0].astype(np.uint64 if code == 2 ** 64 - 1 else np.float64)
+    y.flat[5] = code
+    data["output"][0][0] = y
+    pkl = C.write_submission(tmp_path / "sub", data) / "converted_data.pkl"
+    _refused(["conversion", "decode", pkl, "--epochs", "5"], capsys, pkl,
+             "output_code_too_large: session 0, trial 0: output holds class code")

@@ -172,6 +172,8 @@ def test_every_session_and_trial_is_checked_after_a_bad_one():
     ("not_list", "'subjects' is a tuple, not a list"),
     ("metadata_not_dict", "'metadata' is a str, not a dict"),
     ("name_not_text", "output_names[0] is not a string (int)"),
+    ("output_code_too_large", "session 0, trial 0: output holds class code 65536 (codes are "
+                              "0..65535)"),
     ("subject_idx_not_int",
      "subject_idx is not a 1-D integer ndarray (ndarray of float64, shape (3,))"),
     ("no_variability", "every neural value in the dataset equals 1"),     # ones everywhere

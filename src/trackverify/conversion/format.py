@@ -26,6 +26,9 @@ REQUIRED_KEYS = ("neural", "input", "output", "subjects", "subject_idx", "brain_
                  "brain_region_idx", "input_names", "output_names", "output_values", "metadata")
 METADATA_FIELDS = ("task_description", "time_bin_size", "temporal_alignment_event",
                    "off_start", "off_end")
+#: Class codes run 0..C-1 and the decoder keeps one weight row per code up to the largest,
+#: so a code at or above this is refused (a code of 1e8 would ask for gigabytes).
+MAX_CLASS_CODE = 2 ** 16
 #: The lists of names (EVALUATORS B2: ``list[str]``).
 NAME_KEYS = ("subjects", "brain_regions", "input_names", "output_names")
 PER_SESSION_KEYS = ("input", "output", "subject_idx", "brain_region_idx")
@@ -55,6 +58,8 @@ ERROR_CODES = {
     "non_finite": "5: a trial holds NaN or Inf",
     "output_not_integer": "5: an output trial holds values that are not whole numbers",
     "output_negative": "5: an output trial holds negative class codes (codes are 0..C-1)",
+    "output_code_too_large": "5: an output trial holds a class code >= MAX_CLASS_CODE (the "
+                             "decoder keeps one weight row per code 0..max)",
     "d_in_inconsistent": "6: d_in differs between trials",
     "d_out_inconsistent": "6: d_out differs between trials",
     "input_names_length": "6: len(input_names) != d_in",
@@ -292,6 +297,9 @@ def validate_format(data: Any) -> FormatReport:
                         "numbers")
             elif y.size and np.isfinite(y).all() and y.min() < 0:
                 c.error("output_negative", f"{where}: output holds negative class codes")
+            elif y.size and np.isfinite(y).all() and y.max() >= MAX_CLASS_CODE:
+                c.error("output_code_too_large", f"{where}: output holds class code {y.max():g} "
+                        f"(codes are 0..{MAX_CLASS_CODE - 1})")
 
         region_idx = data["brain_region_idx"][s]
         if not _is_int_array(region_idx):
