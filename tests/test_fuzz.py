@@ -145,6 +145,10 @@ def test_the_sweep_judges_outcomes():
                       "(a defect of trackverify; rerun ...)\n") == "net"
     assert fuzz.judge("convert", v, "exit", 2, "trackverify: error: bad\n") == "file not named"
     assert fuzz.judge("convert", v, "exit", 1, ok) == "exit 1"
+    # exit 1 is a documented verdict only from stage / conversion check, with its file written
+    assert fuzz.judge("stage_sub", v, "exit", 1, "", verdict=True) is None
+    assert fuzz.judge("stage_sub", v, "exit", 1, "") == "exit 1"
+    assert fuzz.judge("conversion_decode", v, "exit", 1, "", verdict=True) == "exit 1"
     assert fuzz.judge("convert", v, "exit", 2, "Traceback (most recent call last):\n") == "traceback"
     assert fuzz.judge("api_audit", v, "exit", 65, "KeyError: 'a'") is not None
     assert fuzz.judge("api_audit", v, "exit", 64, "InputError: x") is None
@@ -446,3 +450,93 @@ def test_the_stage_readers_refuse_a_npy_header_numpy_cannot_tokenize(tmp_path):
     with pytest.raises(InputError, match="not a readable .npz file") as err:
         load_npz_array(npz, "points", (2,))
     assert str(npz) in str(err.value)
+
+
+def test_evidence_recording_too_short_names_its_folder(tmp_path, capsys):
+    # before: 'recording 'rec000' has 40 frames, too short for ...' named no folder
+    data = tmp_path / "data"
+    with pytest.raises(SystemExit):
+        main(["synth", "--out", str(data), "--frames", "40"])
+    capsys.readouterr()
+    _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1",
+              "--out", tmp_path / "out"], capsys, data, "recording 'rec000' has 40 frames")
+
+
+def test_conversion_names_that_are_not_text_are_a_format_error(tmp_path, capsys):
+    # before: 'unexpected NotRenderableError: unable to render int' from decode's table
+    from trackverify.conversion import synthetic as C
+
+    data = C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4, n_bins=5))
+    submission = C.write_submission(tmp_path / "sub", {**data, "output_names": [1, "a"]})
+    pkl = submission / "converted_data.pkl"
+    _refused(["conversion", "decode", pkl, "--epochs", "5"], capsys, pkl,
+             "name_not_text: output_names[0] is not a string (int)")
+
+
+def _stage_folder(tmp_path: Path) -> Path:
+    """One experiment folder holding every stage's files (the sweep's stage base)."""
+    from tests.corpus.stage_cases import _world, _write_files
+
+    world = _world()
+    folder = tmp_path / "stages"
+    _write_files(folder, {**world["sub"], "labels.pkl": world["gt"]["labels.pkl"]})
+    return folder
+
+
+def _walking(valid: Path, sub: Path, gt: Path, out: Path) -> list:
+    return ["stage", "walking", "--submission", sub, "--reference", valid, "--ground-truth", gt,
+            "--out", out]
+
+
+@pytest.mark.parametrize("label, edit, found", [
+    ("flies_dict", lambda lab: {**lab, "flies": {"a": 1}}, "KeyError: 0"),
+    ("label_huge", lambda lab: {**lab, "labels": [[np.array([10 ** 30]), *lab["labels"][0][1:]]]},
+     "OverflowError"),
+])
+def test_walking_labels_of_the_wrong_structure_are_named(tmp_path, capsys, label, edit, found):
+    # before: 'unexpected KeyError: 0' / 'unexpected OverflowError: Python int too large'
+    import pickle
+
+    valid = _stage_folder(tmp_path)
+    gt = tmp_path / "gt"
+    shutil.copytree(valid, gt)
+    labels = gt / "labels.pkl"
+    labels.write_bytes(pickle.dumps(edit(pickle.loads(labels.read_bytes())), protocol=4))
+    _refused(_walking(valid, valid, gt, tmp_path / "out"), capsys, labels,
+             "malformed walking labels", found)
+
+
+def test_walking_prediction_empty_for_a_fly_counts_its_frames_as_wrong(tmp_path, capsys):
+    # before: 'unexpected IndexError: index 0 is out of bounds for axis 0 with size 0'
+    import json
+    import pickle
+
+    valid = _stage_folder(tmp_path)
+    sub = tmp_path / "sub"
+    shutil.copytree(valid, sub)
+    preds = sub / "exp_1" / "walk_preds.pkl"
+    walk = pickle.loads(preds.read_bytes())
+    preds.write_bytes(pickle.dumps([np.zeros(0)] + list(walk[1:]), protocol=4))
+    code, lines = _run(_walking(valid, sub, valid, tmp_path / "out"), capsys)
+    assert code in (0, 1) and not any("error" in line for line in lines), lines
+    labels = pickle.loads((valid / "labels.pkl").read_bytes())
+    fly = labels["flies"][0].index(1)  # the first fly (1-based in the labels)
+    bouts = np.asarray(labels["t1s"][0][fly]) - np.asarray(labels["t0s"][0][fly])  # t1 exclusive
+    record = json.loads((tmp_path / "out" / "stage.json").read_text())
+    assert record["per_experiment"]["exp_1"]["frames_without_prediction"] == int(bouts.sum())
+
+
+@pytest.mark.parametrize("code", [1e7, 1e308, 2 ** 64 - 1])
+def test_conversion_class_code_too_large_is_a_format_error(tmp_path, capsys, code):
+    # before: 1e308 and 2^64 - 1 'unexpected ValueError: 'list' argument must have no negative
+    # elements' (np.bincount of the int64 cast); 1e7 a 916 MiB weight matrix for the decoder
+    from trackverify.conversion import synthetic as C
+
+    data = C.copy_dataset(C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4,
+                                                         n_bins=5)))
+    y = data["output"][0][0].astype(np.uint64 if code == 2 ** 64 - 1 else np.float64)
+    y.flat[5] = code
+    data["output"][0][0] = y
+    pkl = C.write_submission(tmp_path / "sub", data) / "converted_data.pkl"
+    _refused(["conversion", "decode", pkl, "--epochs", "5"], capsys, pkl,
+             "output_code_too_large: session 0, trial 0: output holds class code")

@@ -6,6 +6,10 @@ it into a one-line message on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+
 
 #: Longest problem text an :class:`InputError` carries: a value quoted from a hostile file
 #: (a 10 MB attribute, a library message that repeats a whole line) is cut to its start and end.
@@ -46,6 +50,20 @@ class InputError(TrackverifyError):
         if row is not None:
             where.append(f"row {row}")
         super().__init__(f"{': '.join([', '.join(where), problem]) if where else problem}")
+
+
+@contextlib.contextmanager
+def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
+    """An :class:`InputError` raised inside that names no file (one about a recording, e.g.
+    too short for a condition) is raised again naming ``data``, the file or folder it came
+    from."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.source is not None or data is None:
+            raise
+        raise InputError(exc.problem, source=str(data), column=exc.column,
+                         row=exc.row) from None
 
 
 class ConfigError(TrackverifyError):

@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
 from trackverify.dataset import load_dataset
-from trackverify.errors import InputError
+from trackverify.errors import InputError, naming_input
 from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy
 from trackverify.report.numbers import fmt
 from trackverify.protocols.anatomical_verification import (
@@ -127,8 +127,10 @@ def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
         observations, detections = source.load(), source.load_detections()
         for verifier in (FixedDistance(), RegisteredDistance(score=score,
                                                              track_window=track_window)):
+            with naming_input(folder):  # e.g. a recording too short for a condition
+                draws_of = repeated_draws(observations, detections, verifier, draws, name)
             rows.append({"data": f"{Path(folder).name}/{name}", "verifier": verifier.name,
-                         **repeated_draws(observations, detections, verifier, draws, name)})
+                         **draws_of})
     return rows
 
 

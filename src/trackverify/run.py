@@ -18,7 +18,6 @@ fitted on the ``train`` / ``calibration`` recordings through
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import tempfile
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_tar
 from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig, verifier_options
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
-from trackverify.errors import ConfigError, InputError
+from trackverify.errors import ConfigError, InputError, naming_input
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
@@ -282,7 +281,7 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     fitted = None
     declared_threshold = config.threshold_um
     animal_of = dataset.recordings.set_index("recording")["animal_id"].to_dict()
-    with _naming_input(data):
+    with naming_input(data):
         if target is not None:
             config, fitted = _calibrate(config, dataset, partitions, target, execution,
                                         verifiers[0].name, animal_of)
@@ -333,17 +332,6 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     return _terminal_summary(results, out)
 
 
-@contextlib.contextmanager
-def _naming_input(data: str | Path | None):
-    """An :class:`InputError` about one recording (e.g. too short for a condition) names
-    the data file or folder it came from."""
-    try:
-        yield
-    except InputError as exc:
-        if exc.source is not None or data is None:
-            raise
-        raise InputError(exc.problem, source=str(data), column=exc.column,
-                         row=exc.row) from None
 #: The headline numbers of every draw, per verifier and evidence population (``repeats``).
 HEADLINE = ("auroc", "auroc_abstain_as_error", "auprc", "correct_coverage_at_fcr")
 

@@ -171,12 +171,27 @@ def test_every_session_and_trial_is_checked_after_a_bad_one():
     ("not_dict", "the top level is a list, not a dict"),                  # list(items())
     ("not_list", "'subjects' is a tuple, not a list"),
     ("metadata_not_dict", "'metadata' is a str, not a dict"),
-    ("subject_idx_not_int", "subject_idx is not an integer ndarray (ndarray of float64)"),
+    ("name_not_text", "output_names[0] is not a string (int)"),
+    ("output_code_too_large", "session 0, trial 0: output holds class code 65536 (codes are "
+                              "0..65535)"),
+    ("subject_idx_not_int",
+     "subject_idx is not a 1-D integer ndarray (ndarray of float64, shape (3,))"),
     ("no_variability", "every neural value in the dataset equals 1"),     # ones everywhere
     ("no_trials", "the dataset holds no trial (0 session(s))"),
 ])
 def test_error_messages_name_what_was_found(code, message):
     assert [issue.message for issue in validate_format(VARIANTS[code]).errors] == [message]
+
+
+@pytest.mark.parametrize("value, found", [
+    (None, "NoneType"), (-1, "int"), (np.int64(0), "int64"),
+    (np.array([[0, 1, 0]]), "ndarray of int64, shape (1, 3)")])
+def test_subject_idx_not_one_axis_of_integers_is_that_error_alone(value, found):
+    # found by the fuzz sweep: None or a number raised TypeError (len() in the session count)
+    # and a (1, 3) array was a session count mismatch
+    assert [(issue.code, issue.message) for issue in
+            validate_format({**VALID, "subject_idx": value}).errors] == [
+        ("subject_idx_not_int", f"subject_idx is not a 1-D integer ndarray ({found})")]
 
 
 def test_every_issue_of_every_variant_carries_a_message():
@@ -386,7 +401,7 @@ def test_names_in_the_messages_of_non_list_sessions_and_non_finite_inputs():
     data["output"][2][3] = data["output"][2][3].astype(np.float32)
     data["output"][2][3][1, 2] = np.nan
     assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
-        ("subject_idx_not_int", "subject_idx is not an integer ndarray (list)"),
+        ("subject_idx_not_int", "subject_idx is not a 1-D integer ndarray (list)"),
         ("session_not_list", "neural[0] is a tuple, not a list"),
         ("session_not_list", "output[1] is a tuple, not a list"),
         ("non_finite", "session 2, trial 0: input holds NaN or Inf"),
@@ -437,8 +452,8 @@ def test_timedelta_arrays_are_neither_integer_nor_numeric():
         data[key][0][0] = data[key][0][0].astype("m8[s]")
         data[key][0][0].flat[0] = np.timedelta64("NaT")
     assert [(issue.code, issue.message) for issue in validate_format(data).errors] == [
-        ("subject_idx_not_int", "subject_idx is not an integer ndarray (ndarray of "
-                                "timedelta64[s])"),
+        ("subject_idx_not_int", "subject_idx is not a 1-D integer ndarray (ndarray of "
+                                "timedelta64[s], shape (3,))"),
         ("trial_not_array", "session 0, trial 0: neural is not a numeric ndarray"),
         ("trial_not_array", "session 0, trial 0: input is not a numeric ndarray"),
         ("trial_not_array", "session 0, trial 0: output is not a numeric ndarray"),

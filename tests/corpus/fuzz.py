@@ -16,14 +16,28 @@ re-hashed with each value of the wrong type), a ``run --config`` TOML file (wron
 NaN / inf, huge values, deep nesting), a ``run --partitions`` file, and an ``evidence
 --pairs`` folder of ``.npy`` pairs (object / pickled / ``.npz`` / huge-shape arrays, which
 ``allow_pickle=False`` must refuse; symlinks out of the folder; ``--out`` the input folder).
+The other readers have bases of their own (:func:`_reader_bases`): NWB files of both
+layouts written from the fdnc slice (every HDF5 break), ``split``'s recording table and
+same-animal candidates, one experiment folder holding every stage evaluator's files (trx
+and feature pickles, ``.npy`` / ``.npz`` arrays, the statistics CSV), a conversion
+submission folder, an AnDi 2 CodaLab folder (predictions, reference labels, ensemble files,
+VIP indices) and an ``evidence --recordings`` data folder (observations, detections,
+recording table). Their pickles get data breaks (each key dropped or retyped, each array
+emptied, non-finite, text, with an extra axis; objects nested 100,000 deep or holding
+themselves); in a folder the file may also be missing, a folder, or a symlink.
 
 Each variant is fed to every command that reads it (``convert --to parquet``,
 ``evaluate`` with the variant on either side, ``audit``, ``verify --conditions control``,
-``run --data ... --conditions control``) and to the Python API (``trackverify.audit``,
+``run --data ... --conditions control``; ``split``; ``stage`` with the variant as the
+submission, the reference or the ground truth; ``conversion check`` with it as either side
+and ``conversion decode``; ``andi score`` official and ``--corrected``; ``evidence
+--recordings``) and to the Python API (``trackverify.audit``,
 ``trackverify.verify``, ``trackverify.evaluate_tracking``), each in a forked child under a
 timeout, with its working directory an empty folder. An outcome is correct when it is
 exit 0, or exit 2 with one ``trackverify: error:`` line that names the input and is not
-the net's "a defect of trackverify" message; the input must be unchanged and nothing may
+the net's "a defect of trackverify" message, or, for ``stage`` and ``conversion check``,
+exit 1 with their verdict file written (a broken submission is a documented ``fail``
+verdict, :data:`VERDICT_FILES`); the input must be unchanged and nothing may
 be written outside ``--out``. Everything else is printed (and written to
 ``DIR/findings.json``)::
 
@@ -162,6 +176,7 @@ def make_bases(root: Path) -> list[Base]:
     bases.append(Base("zephir", z / "annotations.h5", "zephir", z / "annotations.h5",
                       {"metadata": z / "metadata.json", "worldlines": z / "worldlines.h5"}))
     bases += _setting_bases(b, b / "fdnc_pq" / "tracker_output.parquet", spec)
+    bases += _reader_bases(b, fdnc)
     return bases
 
 
@@ -214,6 +229,87 @@ def _setting_bases(b: Path, observations: Path, specimen: Path) -> list[Base]:
     for ex in ("ex1", "ex2"):
         shutil.copytree(SHARED / "targettrack-point-pairs" / ex, pairs / ex)
     bases.append(Base("pairs_npy", pairs, "pairs", pairs / "ex1" / "pts_gt.npy"))
+    return bases
+
+
+# ---------------------------------------------------------------- the other readers' bases
+
+#: The stage evaluators' bases: (base name, stage, file of the experiment folder it reads).
+STAGE_BASES = [("stage_gait", "gait", "exp_1/swing_stance.npy"),
+               ("stage_kp", "keypoints", "exp_1/keypoint_preds.npz"),
+               ("stage_kpgt", "keypoints", "exp_1/keypoints_gt.npz"),
+               ("stage_stats", "stats", "line_1.csv"),
+               ("stage_trx", "body-tracking", "exp_1/trx.pkl"),
+               ("stage_reg", "registration", "exp_1/registered_trx.pkl"),
+               ("stage_walk", "walking", "exp_1/walk_preds.pkl"),
+               ("stage_labels", "walking", "labels.pkl"),
+               ("stage_feat", "features", "exp_1/perframe/velmag.pkl")]
+
+
+def _reader_bases(b: Path, fdnc: dict[str, pd.DataFrame]) -> list[Base]:
+    """The readers of NWB files, ``split``'s recording and same-animal tables, the stage
+    evaluators' files, the conversion verifier's pickle, the AnDi 2 scoring folder and
+    ``evidence --recordings``'s data folder."""
+    from tests.corpus.stage_cases import _world, _write_files
+    from trackverify.andi.synthetic import make_challenge
+    from trackverify.conversion import synthetic as C
+    from trackverify.io.nwb import write_nwb
+
+    bases = []
+    obs = fdnc["observations"]
+    (b / "nwb").mkdir()
+    few = obs[obs["frame"] < 4].reset_index(drop=True)
+    write_nwb(few, b / "nwb" / "rois.nwb")
+    bases.append(Base("nwb_rois", b / "nwb" / "rois.nwb", "nwb", b / "nwb" / "rois.nwb"))
+    (b / "nwb_lab").mkdir()
+    write_nwb(few, b / "nwb_lab" / "labels.nwb", layout="labels")
+    bases.append(Base("nwb_labels", b / "nwb_lab" / "labels.nwb", "nwb", b / "nwb_lab" / "labels.nwb"))
+    # split: a recording table of 8 recordings of 5 animals in 3 provenance groups
+    (b / "split").mkdir()
+    recordings = b / "split" / "recordings.csv"
+    recordings.write_text("recording,animal_id,provenance_group,source_folds\n" + "".join(
+        f"rec{k},animal{k % 5},lab{k % 3},{'0;1' if k % 2 else ''}\n" for k in range(8)))
+    bases.append(Base("split_recordings", recordings, "recordings", recordings))
+    (b / "split_same").mkdir()
+    same = b / "split_same" / "same_animal.csv"
+    same.write_text("recording_a,recording_b\nrec0,rec1\nrec2,rec7\nrec3,rec4\n")
+    bases.append(Base("split_same_animal", same, "candidates", same, {"recordings": recordings}))
+    # the stage evaluators: one experiment folder holding every stage's files
+    world = _world()
+    files = {**world["sub"], "labels.pkl": world["gt"]["labels.pkl"]}
+    _write_files(b / "stages", files)
+    for name, stage, rel in STAGE_BASES:
+        bases.append(Base(name, b / "stages", "stage", b / "stages" / rel, {"stage": stage}))
+    # the conversion verifier: a submission folder
+    data = C.make_dataset(C.SyntheticSpec(n_sessions=2, n_trials=4, n_neurons=4, n_bins=5))
+    sub = C.write_submission(b / "conversion", data)
+    bases.append(Base("conversion", sub, "conversion", sub / "converted_data.pkl"))
+    # AnDi 2: a CodaLab input folder (tracks 1 and 2, one experiment, one FOV)
+    andi = make_challenge(b / "andi", 4, experiments=1, fovs=1, tracks=(1, 2))
+    for name, rel in (("andi_res", "res/track_2/exp_0/fov_0.txt"),
+                      ("andi_ref", "ref/track_2/exp_0/traj_labs_fov_0.txt"),
+                      ("andi_ens", "res/track_2/exp_0/ensemble_labels.txt"),
+                      ("andi_ensref", "ref/track_2/exp_0/ensemble_labels.txt"),
+                      ("andi_vip", "ref/track_1/exp_0/vip_idx_fov_0.txt")):
+        bases.append(Base(name, andi, "andi", andi / rel))
+    # evidence --recordings: a data folder (observations + detections + recordings.csv)
+    ev = b / "evidence"
+    ev.mkdir()
+    # every frame (the corruption suite's default recovery ends at frame 700) of 12 tracks
+    # and their detections
+    real = {n: pd.read_parquet(SHARED / "fdnc-nerve-freely-moving" / f"{n}.parquet")
+            for n in ("observations", "detections")}
+    kept = real["observations"][real["observations"]["track"].isin(
+        np.sort(real["observations"]["track"].unique())[:12])]
+    kept.to_parquet(ev / "observations.parquet", index=False)
+    det = real["detections"]
+    det[pd.MultiIndex.from_frame(det[["frame", "detection"]]).isin(
+        pd.MultiIndex.from_frame(kept[["frame", "detection"]]))].to_parquet(
+        ev / "detections.parquet", index=False)
+    shutil.copy(SHARED / "fdnc-nerve-freely-moving" / "recordings.csv", ev / "recordings.csv")
+    for name, main in (("evid_obs", "observations.parquet"), ("evid_det", "detections.parquet"),
+                       ("evid_rec", "recordings.csv")):
+        bases.append(Base(name, ev, "recordings_dir", ev / main))
     return bases
 
 
@@ -655,6 +751,113 @@ def _npy_mutations(array: np.ndarray) -> Iterator[tuple[str, object]]:
     yield "npy_header_huge_shape", "huge_shape"
 
 
+def _pickle_mutations(obj) -> Iterator[tuple[str, bytes]]:
+    """Pickle breaks of a data object (a dict, a list of arrays): each key dropped or of the
+    wrong type, each array emptied, transposed, non-finite, text or an extra axis; objects
+    nested deep (by opcodes, below the writer's recursion limit) or holding themselves."""
+    import pickle
+
+    def dump(o) -> bytes:
+        return pickle.dumps(o, protocol=4)
+
+    def array_breaks(a: np.ndarray) -> Iterator[tuple[str, object]]:
+        yield "empty", a[:0]
+        yield "extradim", a[..., None]
+        yield "text", a.astype(str)
+        yield "scalar", a.reshape(-1)[0] if a.size else 0
+        if a.ndim == 2:
+            yield "transposed", a.T
+        if a.dtype.kind in "iuf" and a.size:
+            for label, v in (("nan", np.nan), ("inf", np.inf), ("huge", 1e308), ("neg", -1)):
+                c = a.astype(float).copy()
+                c.reshape(-1)[a.size // 2] = v
+                yield label, c
+            yield "int8", a.astype(np.int8)
+            yield "u64max", np.full(a.shape, 2 ** 64 - 1, dtype=np.uint64)
+
+    def element_breaks(value) -> Iterator[tuple[str, object]]:
+        for label, v in (("none", None), ("str", "abc"), ("neg", -1), ("float", 1.5),
+                         ("huge", 10 ** 30), ("list", [1, "a"]), ("dict", {"a": 1}),
+                         ("emptylist", []), ("bool", True)):
+            yield label, v
+        if isinstance(value, np.ndarray):
+            yield from array_breaks(value)
+        elif isinstance(value, list) and value:
+            yield "short", value[:-1]
+            yield "long", value + value[-1:]
+            for label, v in element_breaks(value[0]) if not isinstance(value[0], (str, int, float)) \
+                    else (("none", None), ("num", 3), ("text", "abc")):
+                yield f"first_{label}", [v] + list(value[1:])
+            if isinstance(value[0], list) and value[0] and isinstance(value[0][0], np.ndarray):
+                for label, v in array_breaks(value[0][0]):
+                    yield f"inner_{label}", [[v] + list(value[0][1:])] + list(value[1:])
+
+    yield "pkl_list", dump([1, 2, 3])
+    yield "pkl_none", dump(None)
+    yield "pkl_str", dump("abc")
+    yield "pkl_array", dump(np.zeros((3, 3)))
+    yield "pkl_deep", b"\x80\x02" + b"]" * 100_000 + b"a" * 99_999 + b"."
+    loop: list = []
+    loop.append(loop)
+    yield "pkl_self", dump(loop)
+    if isinstance(obj, dict):
+        yield "pkl_empty_dict", dump({})
+        for k, value in obj.items():
+            yield f"pkl_drop_{k}", dump({x: y for x, y in obj.items() if x != k})
+            for label, v in element_breaks(value):
+                yield f"pkl_{k}_{label}", dump({**obj, k: v})
+            if isinstance(value, dict):
+                for inner in value:
+                    for label, v in (("none", None), ("str", "abc"), ("nan", float("nan")),
+                                     ("list", [1])):
+                        yield f"pkl_{k}.{inner}_{label}", dump({**obj, k: {**value, inner: v}})
+        yield "pkl_self_dict", dump(_self_dict(obj))
+    elif isinstance(obj, list):
+        for label, v in element_breaks(obj):
+            yield f"pkl_{label}", dump(v)
+
+
+def _self_dict(obj: dict) -> dict:
+    out = dict(obj)
+    out[next(iter(out))] = out
+    return out
+
+
+def _npz_mutations(arrays: dict[str, np.ndarray]) -> Iterator[tuple[str, bytes]]:
+    """``.npz`` breaks: its array renamed, doubled, missing or broken as a ``.npy`` is."""
+    def savez(**named) -> bytes:
+        buf = io.BytesIO()
+        np.savez(buf, **named)
+        return buf.getvalue()
+
+    yield "npz_empty", savez()
+    yield "npz_renamed", savez(**{"zz_" + k: v for k, v in arrays.items()})
+    yield "npz_extra", savez(**arrays, extra=np.zeros(3))
+    for key, array in arrays.items():
+        for label, payload in _npy_mutations(array):
+            if isinstance(payload, (bytes, str)):
+                if label == "npy_pickle_bytes":
+                    yield f"npz_{key}_pickled", savez(**{**arrays, key: np.array([object()] * 2)})
+                continue
+            yield f"npz_{key}_{label}", savez(**{**arrays, key: payload})
+
+
+def _write_npy(main: Path, payload, array: np.ndarray) -> None:
+    """Write one of :func:`_npy_mutations`' payloads (of ``array``) to ``main``."""
+    if isinstance(payload, bytes):
+        main.write_bytes(payload)
+    elif isinstance(payload, str) and payload == "npz":
+        with main.open("wb") as fh:
+            np.savez(fh, pts=array)
+    elif isinstance(payload, str) and payload == "huge_shape":  # the header's first axis
+        buf = io.BytesIO()
+        np.save(buf, array)
+        huge = str((999_999_999_999, *array.shape[1:])).encode()
+        main.write_bytes(buf.getvalue().replace(str(array.shape).encode(), huge, 1))
+    else:
+        np.save(main, payload, allow_pickle=True)
+
+
 def _geff_mutations(store: Path) -> Iterator[tuple[str, Callable[[Path], None]]]:
     arrays = sorted(p.parent.relative_to(store) for p in store.rglob(".zarray"))
     attrs = sorted(p.relative_to(store) for p in store.rglob(".zattrs"))
@@ -772,7 +975,7 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
         if base.fmt == "trackmate":
             for label, payload in _xml_mutations(base.main, rng):
                 yield write_bytes(label, payload)
-        if base.fmt in ("btrack", "zephir"):
+        if base.fmt in ("btrack", "zephir", "nwb"):
             h5s = [base.main] + ([base.extra["worldlines"]] if "worldlines" in base.extra else [])
             for h5 in h5s:
                 for label, edit in _hdf5_mutations(h5, rng):
@@ -792,6 +995,8 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
                 yield write_bytes(label, payload)
         if base.fmt == "pairs":
             yield from _pairs_variants(base, new, write_bytes)
+        if base.fmt in READER_FORMATS:
+            yield from _reader_variants(base, new, write_bytes, rng)
         if base.fmt == "geff":
             for label, edit in _geff_mutations(base.path):
                 v, main = new(label)
@@ -840,25 +1045,64 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
                         yield v
 
 
+#: The formats of :func:`_reader_bases`, whose variants :func:`_reader_variants` writes.
+READER_FORMATS = ("recordings", "candidates", "stage", "conversion", "andi", "recordings_dir")
+
+
+def _reader_variants(base: Base, new, write_bytes, rng: np.random.Generator) -> Iterator[Variant]:
+    """The breaks of :func:`_reader_bases`' main files by their kind (text tables, pickles,
+    ``.npy``, ``.npz``; Parquet and bytes are the shared ones), and, in a folder, the file
+    missing, a folder in its place or a symlink out of the folder."""
+    import pickle
+
+    suffix = base.main.suffix
+    if suffix in (".csv", ".txt"):
+        ensemble = base.main.name == "ensemble_labels.txt"  # a "model: ..." line, then ;-rows
+        for label, payload in _csv_text_mutations(base.main.read_text(), rng,
+                                                  header=base.fmt != "andi" or ensemble,
+                                                  sep=";" if ensemble else ","):
+            yield write_bytes(label, payload)
+    elif suffix == ".pkl":
+        for label, payload in _pickle_mutations(pickle.loads(base.main.read_bytes())):
+            yield write_bytes(label, payload)
+    elif suffix == ".npy":
+        array = np.load(base.main, allow_pickle=False)
+        for label, payload in _npy_mutations(array):
+            v, main = new(label)
+            _write_npy(main, payload, array)
+            yield v
+    elif suffix == ".npz":
+        with np.load(base.main, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        for label, payload in _npz_mutations(arrays):
+            yield write_bytes(label, payload)
+    if base.path.is_dir():
+        v, main = new("main_missing")
+        main.unlink()
+        yield v
+        v, main = new("main_is_folder")
+        main.unlink()
+        main.mkdir()
+        yield v
+        v, main = new("main_symlink_out")
+        shutil.move(main, v.dir / main.name)
+        main.symlink_to(v.dir / main.name)
+        yield v
+    if base.fmt == "conversion":
+        for f in sorted(base.path.iterdir()):
+            if f != base.main:
+                v, main = new(f"missing_{f.name}")
+                (main.parent / f.name).unlink()
+                yield v
+
+
 def _pairs_variants(base: Base, new, write_bytes) -> Iterator[Variant]:
     """An ``evidence --pairs`` folder: each ``.npy`` break, one file of a pair missing, an
     example that is a symlink out of the folder, a symlinked file, an empty folder."""
     array = np.load(base.main, allow_pickle=False)
     for label, payload in _npy_mutations(array):
         v, main = new(label)
-        if isinstance(payload, bytes):
-            main.write_bytes(payload)
-        elif isinstance(payload, str) and payload == "npz":
-            with main.open("wb") as fh:
-                np.savez(fh, pts=array)
-        elif isinstance(payload, str) and payload == "huge_shape":
-            buf = io.BytesIO()
-            np.save(buf, array)
-            raw = buf.getvalue().replace(f"({len(array)}, {array.shape[1]})".encode(),
-                                         b"(999999999999, 3)", 1)
-            main.write_bytes(raw)
-        else:
-            np.save(main, payload, allow_pickle=True)
+        _write_npy(main, payload, array)
         yield v
     v, main = new("pair_missing_tar")
     (main.parent / "pts_tar.npy").unlink()
@@ -896,7 +1140,7 @@ def _pairs_variants(base: Base, new, write_bytes) -> Iterator[Variant]:
 def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
     """Every command line that reads ``v`` (the variant's own file on each side it can be on)."""
     p = str(v.path)
-    fmt = [] if v.base.fmt in ("table", "predictions", "detections") else ["--format", v.base.fmt]
+    fmt = [] if v.base.fmt in ("table", "predictions", "detections", "nwb") else ["--format", v.base.fmt]
     if v.base.fmt == "calibration":
         return [("audit_calibration", ["audit", str(v.base.extra["observations"]), "--calibration", p,
                                        "--out", str(out / "audit")])]
@@ -910,6 +1154,8 @@ def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
                                     "--out", str(out / "evidence")]),
                 ("evidence_pairs_out_in", ["evidence", "--pairs", p, "--levels", "",
                                            "--grid", "default", "--out", p])]
+    if v.base.fmt in READER_FORMATS:
+        return _reader_commands(v, out)
     if v.base.fmt == "detections":
         return [("audit_detections", ["audit", str(v.base.extra["tracks"]), "--detections", p,
                                       "--out", str(out / "audit")])]
@@ -934,6 +1180,53 @@ def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
     if v.base.name == "synth_dir":
         cmds = [c for c in cmds if c[0] in ("verify", "run", "convert")]
     return cmds
+
+
+#: The stages that read a ground truth (docs/stages.md).
+STAGES_WITH_TRUTH = ("body-tracking", "keypoints", "walking", "features")
+
+
+def _reader_commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
+    """The command lines of :func:`_reader_bases`' inputs: the variant on each side it can be
+    on (a stage's submission, reference or ground truth; a conversion's submission or
+    reference), the valid base on the others."""
+    p, valid, fmt = str(v.path), str(v.base.path), v.base.fmt
+    if fmt == "recordings":
+        return [("split", ["split", "--recordings", p, "--fractions", "train=0.5,test=0.5",
+                           "--out", str(out / "partitions.json")]),
+                ("split_group", ["split", "--recordings", p, "--by", "provenance_group",
+                                 "--out", str(out / "partitions.json")])]
+    if fmt == "candidates":
+        return [("split_same", ["split", "--recordings", str(v.base.extra["recordings"]),
+                                "--same-animal-candidates", p, "--fractions", "train=0.5,test=0.5",
+                                "--out", str(out / "partitions.json")])]
+    if fmt == "stage":
+        stage = v.base.extra["stage"]
+        roles = [("stage_sub", p, valid, valid), ("stage_ref", valid, p, valid)]
+        if stage in STAGES_WITH_TRUTH:
+            roles.append(("stage_gt", valid, valid, p))
+        return [(label, ["stage", stage, "--submission", sub, "--reference", ref,
+                         "--ground-truth", gt, "--out", str(out / "stage")])
+                for label, sub, ref, gt in roles]
+    if fmt == "conversion":
+        quick = ["--epochs", "5"]
+        return [("conversion_check", ["conversion", "check", p, *quick, "--out", str(out / "conv")]),
+                ("conversion_ref", ["conversion", "check", valid, "--reference", p, *quick,
+                                    "--out", str(out / "conv")]),
+                ("conversion_decode", ["conversion", "decode", str(v.path / v.base.main.name),
+                                       *quick, "--out", str(out / "decode.json")])]
+    if fmt == "andi":
+        return [("andi_score", ["andi", "score", p, str(out / "andi")]),
+                ("andi_corrected", ["andi", "score", p, str(out / "andi"), "--corrected"])]
+    return [("evidence_recordings", ["evidence", "--recordings", p, "--levels", "", "--draws", "1",
+                                     "--out", str(out / "evidence")]),
+            ("run_data", ["run", "--data", p, "--conditions", "control", "--no-rows",
+                          "--out", str(out / "run")])]
+
+
+#: Commands whose exit 1 is a documented verdict when they wrote this file under ``--out``.
+VERDICT_FILES = {"stage_sub": "stage.json", "stage_ref": "stage.json", "stage_gt": "stage.json",
+                 "conversion_check": "conversion.json", "conversion_ref": "conversion.json"}
 
 
 def api_calls(v: Variant, out: Path) -> list[tuple[str, Callable[[], object]]]:
@@ -1016,8 +1309,10 @@ def run_in_child(target: Callable[[], object], stderr_path: Path, cwd: Path,
         time.sleep(0.01)
 
 
-def judge(label: str, v: Variant, state: str, code, err: str) -> str | None:
-    """None when the outcome is one of the documented ones, else what is wrong."""
+def judge(label: str, v: Variant, state: str, code, err: str,
+          verdict: bool = False) -> str | None:
+    """None when the outcome is one of the documented ones, else what is wrong. ``verdict``:
+    the command wrote its :data:`VERDICT_FILES` file (then exit 1 is a documented verdict)."""
     if state == "timeout":
         return "hang"
     # a documented units warning about the file may precede its refusal
@@ -1031,7 +1326,7 @@ def judge(label: str, v: Variant, state: str, code, err: str) -> str | None:
         if code not in (0, 64):
             return f"api exit {code}"
         return None
-    if code == 0:
+    if code == 0 or code == 1 and verdict and label in VERDICT_FILES:
         return None
     if code != 2:
         return f"exit {code}"
@@ -1127,8 +1422,9 @@ def sweep(root: Path, seed: int = SEED, only: str | None = None,
             state, code, seconds = run_in_child(fn, err_path, cwd)
             runs += 1
             err = err_path.read_text(errors="replace")
+            verdict = label in VERDICT_FILES and any(out.rglob(VERDICT_FILES[label]))
             shutil.rmtree(out, ignore_errors=True)
-            problem = judge(label, v, state, code, err)
+            problem = judge(label, v, state, code, err, verdict)
             refused += k < 2 and problem is None and code == 2
             if problem is None and _tree_hash(watched) != before:
                 problem = "input modified or written beside it"

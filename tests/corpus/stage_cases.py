@@ -150,6 +150,13 @@ def _pickled(value: Any) -> bytes:
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _holds_itself() -> list:
+    """A list whose one element is the list itself (pickle keeps the cycle)."""
+    loop: list = []
+    loop.append(loop)
+    return loop
+
+
 @generator
 def stage_cases(root: Path) -> list[Case]:
     world = _world()
@@ -189,6 +196,8 @@ def stage_cases(root: Path) -> list[Case]:
          "fly 0: length 40, expected 39"),
         ("two_dimensional", [feat[0][:, None], feat[1]], "fly 0: expected a 1-D numeric array"),
         ("text_values", [feat[0].astype(str), feat[1]], "fly 0: expected a 1-D numeric array"),
+        # found by the fuzz sweep: numpy's ValueError (over 64 axes) escaped as a defect
+        ("holds_itself", [_holds_itself(), feat[1]], "fly 0 is not an array (ValueError: "),
     ]:
         add("features", name, _pickled(value), fragment)
     for name, mutate, fragment in PICKLE_BREAKS[:2]:
@@ -201,6 +210,7 @@ def stage_cases(root: Path) -> list[Case]:
         ("not_a_list", np.stack(walk), "found ndarray"),
         ("one_fly", walk[:1], "at least 2 per-fly arrays, found 1"),
         ("two_dimensional", [walk[0][:, None], walk[1]], "fly 0: expected a 1-D numeric array"),
+        ("holds_itself", _holds_itself() * 2, "fly 0 is not an array (ValueError: "),
     ]:
         add("walking", name, _pickled(value), fragment)
     for name, mutate, fragment in PICKLE_BREAKS:
@@ -275,6 +285,8 @@ def stage_cases(root: Path) -> list[Case]:
          "expected an integer array"),
         ("keypoints", "gt", f"{EXP}/keypoints_gt.npz", "two_columns",
          _npz(keypoints=pred), "expected (N, 21, 3) numbers"),
+        ("features", "ref", STAGE_FILE["features"], "holds_itself", _pickled(_holds_itself()),
+         "fly 0 is not an array"),
         ("stats", "ref", "line_1.csv", "text_u", _csv([("u_statistic_slow", "many")] + rows[1:]),
          "column 'value', row 1"),
     ]:

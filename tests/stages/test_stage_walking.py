@@ -104,3 +104,12 @@ def test_collect_per_experiment_counts_by_hand(tmp_path):
     S.write_pickle(tmp_path / "exp_1" / "walk_preds.pkl", [np.array([1.0, 1.0, 0.0])])
     with pytest.raises(InputError, match="at least 2 per-fly arrays, found 1"):
         collect(tmp_path, labelled, WalkingConfig())
+
+
+def test_empty_prediction_counts_every_labelled_frame_as_wrong(world, run_stage):
+    """Fly 1's prediction array is empty: its 20 labelled frames (0-9 walking, 20-29 not)
+    have no prediction, each counts as wrong (1 - y): recall 0/10 and 0/10 -> 0."""
+    _submit(world, [np.zeros(0)])
+    res = run_stage("walking", world, ground_truth=True)
+    assert res.per_experiment["exp_1"]["frames_without_prediction"] == 20
+    assert res.criteria["balanced_accuracy"]["submission"] == 0.0

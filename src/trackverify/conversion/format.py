@@ -26,6 +26,11 @@ REQUIRED_KEYS = ("neural", "input", "output", "subjects", "subject_idx", "brain_
                  "brain_region_idx", "input_names", "output_names", "output_values", "metadata")
 METADATA_FIELDS = ("task_description", "time_bin_size", "temporal_alignment_event",
                    "off_start", "off_end")
+#: Class codes run 0..C-1 and the decoder keeps one weight row per code up to the largest,
+#: so a code at or above this is refused (a code of 1e8 would ask for gigabytes).
+MAX_CLASS_CODE = 2 ** 16
+#: The lists of names (EVALUATORS B2: ``list[str]``).
+NAME_KEYS = ("subjects", "brain_regions", "input_names", "output_names")
 PER_SESSION_KEYS = ("input", "output", "subject_idx", "brain_region_idx")
 
 # Every error code, grouped by the EVALUATORS B2 rule it implements.
@@ -34,9 +39,11 @@ ERROR_CODES = {
     "missing_key": "1: one of the 11 required keys is missing",
     "not_list": "1: neural, input, output, brain_region_idx, subjects, brain_regions or a "
                 "names list is not a list",
+    "name_not_text": "1: an entry of subjects, brain_regions, input_names or output_names is "
+                     "not a string",
     "session_count_mismatch": "2: input, output, subject_idx or brain_region_idx differs in "
                               "length from neural",
-    "subject_idx_not_int": "3: subject_idx is not an integer array",
+    "subject_idx_not_int": "3: subject_idx is not a 1-D integer array",
     "subject_idx_out_of_range": "3: a subject_idx value lies outside [0, n_subjects)",
     "session_not_list": "4: a session of neural, input or output is not a list",
     "region_idx_not_int": "4: brain_region_idx[s] is not an integer ndarray",
@@ -51,6 +58,8 @@ ERROR_CODES = {
     "non_finite": "5: a trial holds NaN or Inf",
     "output_not_integer": "5: an output trial holds values that are not whole numbers",
     "output_negative": "5: an output trial holds negative class codes (codes are 0..C-1)",
+    "output_code_too_large": "5: an output trial holds a class code >= MAX_CLASS_CODE (the "
+                             "decoder keeps one weight row per code 0..max)",
     "d_in_inconsistent": "6: d_in differs between trials",
     "d_out_inconsistent": "6: d_out differs between trials",
     "input_names_length": "6: len(input_names) != d_in",
@@ -177,6 +186,12 @@ def validate_format(data: Any) -> FormatReport:
                 "input_names", "output_names", "output_values"):
         if not isinstance(data[key], list):
             c.error("not_list", f"'{key}' is a {type(data[key]).__name__}, not a list")
+    for key in NAME_KEYS:
+        if isinstance(data[key], list):
+            bad = next((i for i, name in enumerate(data[key]) if not isinstance(name, str)), None)
+            if bad is not None:
+                c.error("name_not_text", f"{key}[{bad}] is not a string "
+                        f"({type(data[key][bad]).__name__})")
     if not isinstance(data["metadata"], dict):
         c.error("metadata_not_dict",
                 f"'metadata' is a {type(data['metadata']).__name__}, not a dict")
@@ -189,17 +204,21 @@ def validate_format(data: Any) -> FormatReport:
 
     neural, inputs, outputs = data["neural"], data["input"], data["output"]
     n_sessions = len(neural)
+    subject_idx = data["subject_idx"]
+    # subject_idx is the one per-session entry not checked to be a list: a length only when
+    # it is a 1-D integer array (anything else is subject_idx_not_int below)
+    subject_idx_ok = _is_int_array(subject_idx) and subject_idx.ndim == 1
     for key in PER_SESSION_KEYS:
-        if len(data[key]) != n_sessions:
+        if (key != "subject_idx" or subject_idx_ok) and len(data[key]) != n_sessions:
             c.error("session_count_mismatch",
                     f"len({key}) = {len(data[key])} but len(neural) = {n_sessions}")
 
-    subject_idx = data["subject_idx"]
     n_subjects = len(data["subjects"])
-    if not _is_int_array(subject_idx):
-        c.error("subject_idx_not_int", "subject_idx is not an integer ndarray "
+    if not subject_idx_ok:
+        c.error("subject_idx_not_int", "subject_idx is not a 1-D integer ndarray "
                 f"({type(subject_idx).__name__}"
-                f"{' of ' + str(subject_idx.dtype) if isinstance(subject_idx, np.ndarray) else ''})")
+                + (f" of {subject_idx.dtype}, shape {subject_idx.shape}"
+                   if isinstance(subject_idx, np.ndarray) else "") + ")")
     elif subject_idx.size and (subject_idx.min() < 0 or subject_idx.max() >= n_subjects):
         c.error("subject_idx_out_of_range",
                 f"subject_idx spans [{subject_idx.min()}, {subject_idx.max()}] but there are "
@@ -278,6 +297,9 @@ def validate_format(data: Any) -> FormatReport:
                         "numbers")
             elif y.size and np.isfinite(y).all() and y.min() < 0:
                 c.error("output_negative", f"{where}: output holds negative class codes")
+            elif y.size and np.isfinite(y).all() and y.max() >= MAX_CLASS_CODE:
+                c.error("output_code_too_large", f"{where}: output holds class code {y.max():g} "
+                        f"(codes are 0..{MAX_CLASS_CODE - 1})")
 
         region_idx = data["brain_region_idx"][s]
         if not _is_int_array(region_idx):

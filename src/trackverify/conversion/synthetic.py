@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from trackverify.conversion.format import MAX_CLASS_CODE
 from trackverify.io.atomic import write_bytes_atomic, write_text_atomic
 
 INPUT_NAMES = ["stimulus_contrast", "reward_delivered"]
@@ -149,6 +150,7 @@ def _extra_row(array: np.ndarray) -> np.ndarray:
 _ERROR_EDITS: dict[str, Callable[[dict], None]] = {
     "missing_key": lambda d: d.pop("brain_regions"),
     "not_list": _set("subjects", tuple),
+    "name_not_text": _set("output_names", lambda v: [1] + v[1:]),
     "session_count_mismatch": _set("subject_idx", lambda v: v[:-1]),
     "subject_idx_not_int": _set("subject_idx", lambda v: v.astype(np.float64)),
     "subject_idx_out_of_range": lambda d: d.update(
@@ -167,6 +169,7 @@ _ERROR_EDITS: dict[str, Callable[[dict], None]] = {
     "non_finite": _set_trial("neural", 0, 0, lambda v: _poke(v, np.nan, np.float64)),
     "output_not_integer": _set_trial("output", 0, 0, lambda v: v + 0.5),
     "output_negative": _set_trial("output", 0, 0, lambda v: _poke(v, -1)),
+    "output_code_too_large": _set_trial("output", 0, 0, lambda v: _poke(v, MAX_CLASS_CODE)),
     "d_in_inconsistent": _set_trial("input", 1, 0, _extra_row),
     "d_out_inconsistent": _set_trial("output", 1, 0, _extra_row),
     "input_names_length": _set("input_names", lambda v: v + ["extra"]),

@@ -24,7 +24,7 @@ def tracking_gt(observations: pd.DataFrame, zero_distance_um: float,
     predictions = observations[["recording", "frame", "pred_id", "detection", "pred_valid", *coords]]
     check_predictions(reference, predictions, source)
     # the identity-size refusal unnamed (source None), so that the run names the data file
-    # (run._naming_input)
+    # (errors.naming_input)
     return score_recording(reference, predictions, zero_distance_um, True, None)
 
 

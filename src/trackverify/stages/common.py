@@ -145,8 +145,18 @@ def config_record(config: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- trajectory (trx) format
 
 
+def as_array(value: Any, source: str, what: str) -> np.ndarray:
+    """``np.asarray(value)`` of an unpickled object; an InputError naming ``what`` when numpy
+    cannot make one array of it (ragged lists, a list that holds itself, over 64 axes)."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise InputError(f"{what} is not an array ({type(exc).__name__}: {exc})",
+                         source=source) from exc
+
+
 def _as_1d(value: Any, source: str, what: str) -> np.ndarray:
-    arr = np.asarray(value)
+    arr = as_array(value, source, what)
     if arr.dtype == object or arr.dtype.kind not in "biuf":
         raise InputError(f"{what} must be a numeric array", source=source)
     if arr.ndim != 1 and arr.size == max(arr.shape, default=1):

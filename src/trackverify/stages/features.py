@@ -29,7 +29,7 @@ from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import (
-    StageResult, config_record, experiments, load_trx, summarise_ratios, wrapped)
+    StageResult, as_array, config_record, experiments, load_trx, summarise_ratios, wrapped)
 
 STANDARD = ("absdtheta", "dphi", "dtheta", "du_cor", "du_ctr", "dv_cor", "dv_ctr", "flipdv_cor",
             "phisideways", "velmag", "velmag_ctr", "velmag_nose", "yaw")
@@ -67,7 +67,7 @@ def load_feature(path: Path, lengths: np.ndarray | None = None) -> list[np.ndarr
                          source=str(path))
     out = []
     for i, item in enumerate(value):
-        arr = np.asarray(item)
+        arr = as_array(item, str(path), f"fly {i}")
         if arr.dtype.kind not in "biuf" or arr.ndim != 1:
             raise InputError(f"fly {i}: expected a 1-D numeric array, found dtype {arr.dtype}, "
                              f"shape {arr.shape}", source=str(path))

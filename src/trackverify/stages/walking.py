@@ -25,7 +25,7 @@ import numpy as np
 from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import balanced_accuracy, pass_relative, tolerance_ratio
-from trackverify.stages.common import StageResult, config_record, summarise_ratios
+from trackverify.stages.common import StageResult, as_array, config_record, summarise_ratios
 
 LABEL_KEYS = ("sampleDirs", "flies", "t0s", "t1s", "labels")
 
@@ -67,8 +67,9 @@ def load_labels(path: Path) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
                                      source=str(path))
                 frames, y = expand_bouts(t0, t1, lab)
                 out.append((str(sample), int(fly) - 1, frames, y))
-    except (TypeError, IndexError, ValueError) as exc:
-        raise InputError(f"malformed walking labels ({exc})", source=str(path)) from exc
+    except (TypeError, IndexError, KeyError, ValueError, OverflowError) as exc:
+        raise InputError(f"malformed walking labels ({type(exc).__name__}: {exc})",
+                         source=str(path)) from exc
     return out
 
 
@@ -80,7 +81,7 @@ def load_predictions(path: Path, needed_flies: int) -> list[np.ndarray]:
                          source=str(path))
     out = []
     for i, item in enumerate(value):
-        arr = np.asarray(item)
+        arr = as_array(item, str(path), f"fly {i}")
         if arr.ndim != 1 or arr.dtype.kind not in "biuf":
             raise InputError(f"fly {i}: expected a 1-D numeric array", source=str(path))
         out.append(arr.astype(np.float64))
@@ -98,7 +99,9 @@ def collect(folder: Path, labelled, config: WalkingConfig) -> tuple[np.ndarray, 
     for sample, fly, frames, y in labelled:
         p = preds[sample][fly]
         inside = frames < p.size
-        yhat = np.where(inside, p[np.minimum(frames, max(p.size - 1, 0))] == 1, 1 - y)
+        # a frame without prediction counts as wrong (1 - y); an empty array has none at all
+        hit = p[np.minimum(frames, p.size - 1)] == 1 if p.size else np.zeros(frames.shape, bool)
+        yhat = np.where(inside, hit, 1 - y)
         ys.append(y)
         yhats.append(yhat.astype(np.int64))
         rec = per_exp.setdefault(sample, {"frames": 0, "frames_without_prediction": 0,
