@@ -34,7 +34,7 @@ from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_tar
 from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig, verifier_options
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
-from trackverify.errors import ConfigError, InputError, naming_input
+from trackverify.errors import ConfigError, naming_input
 from trackverify.execute import ordered_map
 from trackverify.intervals import animal_bootstrap_interval
 from trackverify.io.atomic import write_json_atomic, write_text_atomic
