@@ -518,3 +518,19 @@ def test_segments_rank_by_mean_relative_score_then_flagged_count_uncovered_last(
     segs = suspect_segments(rows)
     assert segs["pred_id"].tolist() == [2, 3, 1, 4, 9]
     assert segs["flagged"].tolist() == [1, 1, 4, 2, 0]
+
+
+def test_a_recording_of_the_anchor_frame_alone_audits_nothing(tmp_path):
+    """Only the anchor frame: no row to audit, no segment, and the terminal line says so
+    instead of giving shares of nothing as 0 %."""
+    tracks = tmp_path / "tracks.csv"
+    six_neurons(frames=1, swap=None).to_csv(tracks, index=False)
+    out = tmp_path / "out"
+    done = run_cli("audit", tracks, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "audited 0 observations: nothing after the anchor frame to audit" in done.stdout
+    assert "%" not in done.stdout
+    summary = json.loads((out / "audit.json").read_text())
+    assert summary["counts"]["audited"] == 0 and summary["counts"]["rows"] == 6
+    assert len(pd.read_csv(out / "segments.csv")) == 0
+    assert (pd.read_parquet(out / "audit.parquet")["reason"] == "anchor_frame").all()

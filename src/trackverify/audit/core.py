@@ -441,7 +441,7 @@ def _segments(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     suspect = (rows["verdict"] != "certified").to_numpy()
     same_id = ((rows["recording"].to_numpy()[1:] == rows["recording"].to_numpy()[:-1])
                & (rows["pred_id"].to_numpy()[1:] == rows["pred_id"].to_numpy()[:-1]))
-    starts = np.r_[True, ~same_id | (suspect[1:] != suspect[:-1])]
+    starts = np.r_[True, ~same_id | (suspect[1:] != suspect[:-1])][:len(rows)]  # none: empty
     run = np.cumsum(starts)
     relative = (rows["relative_score"] if "relative_score" in rows.columns
                 else pd.Series(np.nan, index=rows.index))

@@ -41,10 +41,12 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
 def one_line(result: AuditResult) -> str:
     """The terminal summary."""
     c = result.summary["counts"]
-    n = max(c["audited"], 1)
     t = result.summary["threshold"]
     calibrated = "calibrated" if t["calibrated"] else "NOT calibrated"
-    return (f"audited {c['audited']} observations: {c['certified']} certified "
-            f"({c['certified'] / n:.1%}), {c['flagged']} flagged ({c['flagged'] / n:.1%}), "
-            f"{c['abstained']} abstained ({c['abstained'] / n:.1%}); {c['suspect_segments']} "
+    if not c["audited"]:  # shares of nothing are undefined, not 0 %
+        verdicts = "nothing after the anchor frame to audit"
+    else:
+        verdicts = ", ".join(f"{c[v]} {v} ({c[v] / c['audited']:.1%})"
+                             for v in ("certified", "flagged", "abstained"))
+    return (f"audited {c['audited']} observations: {verdicts}; {c['suspect_segments']} "
             f"suspect segments to review; threshold {t['source']} ({calibrated})")
