@@ -240,3 +240,39 @@ def test_cli_refuses_in_one_line(tmp_path, capsys):
     code, _, err = run(["convert", path, "--to", "parquet", "--out", tmp_path / "o"], capsys)
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert f"{path}, column 'POSITION_X', row 3" in err
+
+
+def write_coords_real(folder, coords: np.ndarray, digits: int = 6):
+    """Version 1: ``np.save(coords_real / ("coords%06d.npy" % t), coords.real)`` per volume."""
+    folder.mkdir(parents=True)
+    for t, volume in enumerate(coords, start=1):
+        np.save(folder / f"coords{t:0{digits}d}.npy", volume)
+    return folder
+
+
+def test_deecelltracker_v1_coords_real_folder(tmp_path):
+    write_coords_real(tmp_path / "res" / "track_results" / "coords_real", COORDS, digits=4)
+    for given in (tmp_path / "res", tmp_path / "res" / "track_results" / "coords_real"):
+        assert detect_format(given) == "3deecelltracker"
+        loaded = load(given, "reference")
+        table = loaded.table.sort_values(["track", "frame"])
+        assert table["frame"].tolist() == [1, 2, 3, 1, 2, 3]
+        assert table["track"].tolist() == [1, 1, 1, 2, 2, 2]
+        assert table["y_um"].tolist() == [20.0, 21.0, 22.0, 20.0, 19.0, 18.0]
+        assert any("taken as micrometres" in w for w in loaded.warnings)
+
+
+@pytest.mark.parametrize("breaks, fragments", [
+    (lambda f: np.save(f / "coords000002.npy", COORDS[1][:1]), ["coords000002.npy", "(1, 3)"]),
+    (lambda f: np.save(f / "coords000002.npy", np.array([{"a": 1}], dtype=object)), ["coords000002.npy"]),
+    (lambda f: np.save(f / "coords0002.npy", COORDS[1]), ["volume 2"]),
+    (lambda f: np.save(f / "coords000003.npy", COORDS[2] * np.nan), ["coords000003.npy", "row 1"]),
+    (lambda f: (f / "coords000002.npy").write_bytes((f / "coords000002.npy").read_bytes()[:-8]),
+     ["coords000002.npy", "declares"]),
+])
+def test_deecelltracker_v1_broken_arrays_refused(tmp_path, breaks, fragments):
+    folder = write_coords_real(tmp_path / "coords_real", COORDS)
+    breaks(folder)
+    with pytest.raises(InputError) as info:
+        load(folder, "reference", fmt="3deecelltracker")
+    assert all(f in str(info.value) for f in fragments), str(info.value)

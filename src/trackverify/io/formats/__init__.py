@@ -73,7 +73,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "TrackMate spots table CSV (v7 four-row or v6 one-row header) + edges table beside it",
            extra=None),
     Format("3deecelltracker", "deecelltracker", (".csv",),
-           "3DeeCellTracker track_information/tracked_coordinates.csv (legacy Tracker)",
+           "3DeeCellTracker tracked_coordinates.csv (legacy) or coords_real/coords%06d.npy (v1)",
            extra=None),
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
