@@ -276,3 +276,20 @@ def test_deecelltracker_v1_broken_arrays_refused(tmp_path, breaks, fragments):
     with pytest.raises(InputError) as info:
         load(folder, "reference", fmt="3deecelltracker")
     assert all(f in str(info.value) for f in fragments), str(info.value)
+
+
+def test_size_limit_and_long_lines(tmp_path, monkeypatch):
+    import trackverify.io.formats.trackmate_csv as reader
+
+    path = write(tmp_path / "big_spots.csv", v7_spots())
+    monkeypatch.setattr(reader, "MAX_BYTES", 100)
+    with pytest.raises(InputError, match="larger than 100 bytes"):
+        load(path, "reference", fmt="trackmate_csv")
+    monkeypatch.undo()
+    long_header = v7_spots().replace("Label,Spot ID", "Label" + "x" * 70_000 + ",Spot ID", 1)
+    with pytest.raises(InputError, match="line 2 is longer than 65536 characters"):
+        load(write(tmp_path / "h_spots.csv", long_header), "reference", fmt="trackmate_csv")
+    assert not reader.sniff(write(tmp_path / "w_spots.csv", "LABEL" + "x" * 70_000 + ",ID\n"))
+    long_label = v7_spots().replace("ID5,5,", "ID" + "5" * 10_000_000 + ",5,")   # data row 6
+    table = load(write(tmp_path / "l_spots.csv", long_label), "reference").table
+    assert len(table.set_index("node").loc[5, "spot_name"]) == 10_000_002

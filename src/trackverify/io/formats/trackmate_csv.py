@@ -56,6 +56,7 @@ EDGE_COLUMNS = ("SPOT_SOURCE_ID", "SPOT_TARGET_ID")
 LABELS = ("LABEL", "Label")
 UNITS_CELL = re.compile(r"^(\(.*\))?$")
 BLOCK_BYTES = 1 << 26  # a cell may be this long (pyarrow parses whole blocks)
+MAX_HEADER_LINE = 1 << 16
 
 
 def _encoding(path: Path) -> str:
@@ -72,10 +73,19 @@ def _encoding(path: Path) -> str:
 
 
 def _first_rows(path: Path, encoding: str, count: int, v7: bool = False) -> list[list[str]]:
+    """The first ``count`` lines' cells; a line over :data:`MAX_HEADER_LINE` characters (no
+    TrackMate header or spot row is) is refused."""
     with open(path, encoding=encoding, errors="replace", newline="") as handle:
-        lines = [handle.readline(1 << 16) for _ in range(count)]
+        lines = [handle.readline(MAX_HEADER_LINE + 1) for _ in range(count)]
+    for number, line in enumerate(lines, start=1):
+        if len(line) > MAX_HEADER_LINE:
+            raise InputError(f"line {number} is longer than {MAX_HEADER_LINE} characters "
+                             "(not a TrackMate table)", source=str(path))
     dialect = {"quoting": csv.QUOTE_NONE, "escapechar": '"'} if v7 else {}
-    return [[c.strip() for c in row] for row in csv.reader(io.StringIO("".join(lines)), **dialect)]
+    try:
+        return [[c.strip() for c in row] for row in csv.reader(io.StringIO("".join(lines)), **dialect)]
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from None
 
 
 def sniff(path: Path) -> bool:
@@ -83,7 +93,10 @@ def sniff(path: Path) -> bool:
         return False
     """Every column the reader needs, or TrackMate's signature: the label column first
     (``LABEL``, ``Label``, or ImageJ's row numbers then ``Label``), ``ID`` and ``TRACK_ID``."""
-    names = (_first_rows(path, "utf-8-sig", 1) or [[]])[0]
+    try:
+        names = (_first_rows(path, "utf-8-sig", 1) or [[]])[0]
+    except InputError:
+        return False
     labelled = names[:1] in (["LABEL"], ["Label"]) or names[:2] == ["", "Label"]
     return set(SPOT_COLUMNS) <= set(names) or (labelled and {"ID", "TRACK_ID"} <= set(names))
 
