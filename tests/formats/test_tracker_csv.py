@@ -293,3 +293,18 @@ def test_size_limit_and_long_lines(tmp_path, monkeypatch):
     long_label = v7_spots().replace("ID5,5,", "ID" + "5" * 10_000_000 + ",5,")   # data row 6
     table = load(write(tmp_path / "l_spots.csv", long_label), "reference").table
     assert len(table.set_index("node").loc[5, "spot_name"]) == 10_000_002
+
+
+def test_evaluate_two_v1_results_folders(tmp_path, capsys):
+    """Two v1 folders, the second with cells 1 and 2 swapped from volume 3 on: each reference
+    track keeps its identity for 2 of 3 volumes, 2 identity switches."""
+    write_coords_real(tmp_path / "a" / "track_results" / "coords_real", COORDS)
+    swapped = COORDS.copy()
+    swapped[2] = swapped[2][::-1]
+    write_coords_real(tmp_path / "b" / "track_results" / "coords_real", swapped)
+    code, _, err = run(["evaluate", "--reference", tmp_path / "a", "--predictions", tmp_path / "b",
+                        "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    pooled = json.loads((tmp_path / "out" / "results.json").read_text())["tracking_gt"]["pooled"]
+    assert pooled["reference_observations"] == 6 and pooled["identity_switches"] == 2
+    assert pooled["correct_observation_rate"] == pytest.approx(4 / 6)
