@@ -308,3 +308,14 @@ def test_evaluate_two_v1_results_folders(tmp_path, capsys):
     pooled = json.loads((tmp_path / "out" / "results.json").read_text())["tracking_gt"]["pooled"]
     assert pooled["reference_observations"] == 6 and pooled["identity_switches"] == 2
     assert pooled["correct_observation_rate"] == pytest.approx(4 / 6)
+
+
+def test_ids_beyond_float_precision_refused(tmp_path):
+    """float64 holds whole numbers exactly below 2^53; a larger id would silently collide."""
+    path = write(tmp_path / "i_spots.csv", v7_spots().replace("ID4,4,", f"ID4,{2**63},"))
+    with pytest.raises(InputError, match=r"column 'ID', row 4: expected a whole \(below 2\^53\)"):
+        load(path, "reference")
+    lines = deecell_csv(COORDS).splitlines(keepends=True)
+    lines[2] = "1e300," + lines[2].split(",", 1)[1]
+    with pytest.raises(InputError, match=r"column 'cell', row 2: expected a whole"):
+        load(write(tmp_path / "tracked_coordinates.csv", "".join(lines)), "reference")

@@ -133,10 +133,11 @@ def _read_csv(path: Path) -> Tracks:
         raise InputError("the table has a header and no rows", source=where)
     values = raw.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values)
-    bad[:, :2] |= np.isfinite(values[:, :2]) & (values[:, :2] != np.round(values[:, :2]))
+    ids = values[:, :2]
+    bad[:, :2] |= np.isfinite(ids) & ((ids != np.round(ids)) | (np.abs(ids) >= 2.0**53))
     if bad.any():
         row, column = np.argwhere(bad)[0]
-        raise InputError(f"expected a {'whole' if column < 2 else 'finite'} number, found "
+        raise InputError(f"expected a {'whole (below 2^53)' if column < 2 else 'finite'} number, found "
                          f"{str(raw.iat[row, column])!r}", source=where, column=HEADER[column],
                          row=int(row) + 1)
     table = pd.DataFrame({"frame": values[:, 0].astype(np.int64),

@@ -89,10 +89,10 @@ def _first_rows(path: Path, encoding: str, count: int, v7: bool = False) -> list
 
 
 def sniff(path: Path) -> bool:
-    if not path.is_file():
-        return False
     """Every column the reader needs, or TrackMate's signature: the label column first
     (``LABEL``, ``Label``, or ImageJ's row numbers then ``Label``), ``ID`` and ``TRACK_ID``."""
+    if not path.is_file():
+        return False
     try:
         names = (_first_rows(path, "utf-8-sig", 1) or [[]])[0]
     except InputError:
@@ -150,12 +150,13 @@ def _cells(path: Path, key: str, required: tuple[str, ...]) -> tuple[pd.DataFram
     quoting = {"quote_char": '"'} if units is None else {"quote_char": False, "escape_char": '"'}
     try:
         table = pcsv.read_csv(
-            path, read_options=pcsv.ReadOptions(skip_rows=skip, column_names=names, encoding=encoding,
-                                                use_threads=False, block_size=BLOCK_BYTES),
+            path, read_options=pcsv.ReadOptions(
+                skip_rows=skip, column_names=names, use_threads=False, block_size=BLOCK_BYTES,
+                encoding="utf8" if encoding == "utf-8-sig" else encoding),  # a BOM is in a skipped row
             parse_options=pcsv.ParseOptions(invalid_row_handler=refuse, **quoting),
             convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
                                                 strings_can_be_null=False))
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
         if bad:
             row = bad[0]
             raise InputError(f"{row.actual_columns} cells where the header has "
@@ -170,11 +171,11 @@ def _numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
     text = cells[column].str.strip()
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values) & ~(blank_ok & (text == "").to_numpy())
-    if whole:
-        bad |= np.isfinite(values) & (values != np.round(values))
+    if whole:  # and exact in float64 (TrackMate's ids and frames are Java ints)
+        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a {'whole' if whole else 'finite'} number, found "
+        raise InputError(f"expected a {'whole (below 2^53)' if whole else 'finite'} number, found "
                          f"{text.iloc[row]!r}", source=where, column=column, row=row + 1)
     return values
 
