@@ -319,3 +319,10 @@ def test_ids_beyond_float_precision_refused(tmp_path):
     lines[2] = "1e300," + lines[2].split(",", 1)[1]
     with pytest.raises(InputError, match=r"column 'cell', row 2: expected a whole"):
         load(write(tmp_path / "tracked_coordinates.csv", "".join(lines)), "reference")
+
+
+def test_the_edges_table_alone_names_the_spots_table(tmp_path):
+    path = write(tmp_path / "run_edges.csv", v7_edges([(0, 0, 1)]))
+    assert detect_format(path) == "trackmate_csv"
+    with pytest.raises(InputError, match="run_edges.csv: this is TrackMate's edges table"):
+        load(path, "reference")

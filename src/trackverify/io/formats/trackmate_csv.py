@@ -98,7 +98,8 @@ def sniff(path: Path) -> bool:
     except InputError:
         return False
     labelled = names[:1] in (["LABEL"], ["Label"]) or names[:2] == ["", "Label"]
-    return set(SPOT_COLUMNS) <= set(names) or (labelled and {"ID", "TRACK_ID"} <= set(names))
+    return set(SPOT_COLUMNS) <= set(names) or (labelled and (
+        {"ID", "TRACK_ID"} <= set(names) or set(EDGE_COLUMNS) <= set(names)))
 
 
 def _header(path: Path, key: str,
@@ -223,6 +224,9 @@ def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
 
 def read(path: Path) -> Tracks:
     where = str(path)
+    if path.stat().st_size and set(EDGE_COLUMNS) <= set((_first_rows(path, "utf-8-sig", 1) or [[]])[0]):
+        raise InputError("this is TrackMate's edges table: give the spots table beside it (read "
+                         "with it)", source=where)
     cells, names, units, encoding = _cells(path, "ID", SPOT_COLUMNS)
     if cells.empty:
         raise InputError("the table has a header and no rows", source=where)
