@@ -82,7 +82,7 @@ class Base:
 
     name: str
     path: Path  # what the command line names (a file or a folder)
-    fmt: str  # table | trackmate | ctc | geff | btrack | napari | zephir | mot | detections | predictions
+    fmt: str  # table | trackmate | trackmate_csv | 3deecelltracker | ctc | geff | btrack | napari | zephir | mot | ...
     main: Path  # the file most variants change (inside ``path`` when it is a folder)
     extra: dict = field(default_factory=dict)
 
@@ -168,6 +168,7 @@ def make_bases(root: Path) -> list[Base]:
     shutil.copy(tf / "napari_tracks_csv" / "graph.json", b / "napari" / "graph.json")
     bases.append(Base("napari", b / "napari" / "tracks.csv", "napari", b / "napari" / "tracks.csv",
                       {"graph": b / "napari" / "graph.json"}))
+    bases += _tracker_csv_bases(b, tf / "trackmate_xml" / "Celegans-5pc-17timepoints.xml")
     z = b / "zephir"
     z.mkdir()
     for f in ("annotations-2.h5", "worldlines.h5", "metadata.json"):
@@ -178,6 +179,34 @@ def make_bases(root: Path) -> list[Base]:
     bases += _setting_bases(b, b / "fdnc_pq" / "tracker_output.parquet", spec)
     bases += _reader_bases(b, fdnc)
     return bases
+
+
+def _tracker_csv_bases(b: Path, xml: Path) -> list[Base]:
+    """TrackMate 7 CSV spots + edges tables of the C. elegans XML's tracks, written as
+    TrackMate's exporter writes them (tests/corpus/tracker_csv_cases.py), and a 3DeeCellTracker
+    tracked_coordinates.csv of 8 cells x 12 volumes (seeded)."""
+    from tests.corpus.tracker_csv_cases import deecell_csv, v7_edges, v7_row, v7_spots
+
+    model = ET.parse(xml).getroot().find("Model")
+    spots = {int(s.get("ID")): s for s in model.iter("Spot")}
+    edges = [(int(t.get("TRACK_ID")), int(e.get("SPOT_SOURCE_ID")), int(e.get("SPOT_TARGET_ID")))
+             for t in model.find("AllTracks") for e in t.iter("Edge")]
+    track_of = {i: k for k, s, t in edges for i in (s, t)}
+    folder = b / "tmcsv"
+    folder.mkdir()
+    rows = "".join(v7_row(i, track_of[i], int(spots[i].get("FRAME")), *(
+        float(spots[i].get(f"POSITION_{a}")) for a in "XYZ")) for i in sorted(track_of))
+    (folder / "celegans_spots.csv").write_text(v7_spots(()) + rows)
+    (folder / "celegans_edges.csv").write_text(v7_edges(edges))
+    dct = b / "dct"
+    dct.mkdir()
+    coords = np.random.default_rng(SEED).uniform(0, 200, (12, 8, 3)).cumsum(axis=0) / 4
+    (dct / "tracked_coordinates.csv").write_text(deecell_csv(coords))
+    spots_path = folder / "celegans_spots.csv"
+    return [Base("tmcsv_spots", spots_path, "trackmate_csv", spots_path),
+            Base("tmcsv_edges", spots_path, "trackmate_csv", folder / "celegans_edges.csv"),
+            Base("dct_csv", dct / "tracked_coordinates.csv", "3deecelltracker",
+                 dct / "tracked_coordinates.csv")]
 
 
 #: A valid ``calibration.json`` body (without its ``sha256``), as ``run --calibrate`` writes it.
@@ -945,7 +974,8 @@ def variants(bases: list[Base], root: Path, seed: int = SEED,
             data = base.main.read_bytes()
             for label, payload in _bytes_mutations(data, rng):
                 yield write_bytes(label, payload)
-        if base.fmt in ("table", "detections", "napari", "mot", "ctc") and base.main.suffix in (".csv", ".txt"):
+        if base.fmt in ("table", "detections", "napari", "mot", "ctc", "trackmate_csv",
+                        "3deecelltracker") and base.main.suffix in (".csv", ".txt"):
             text = base.main.read_text()
             sep = " " if base.fmt == "ctc" else ","
             for label, payload in _csv_text_mutations(text, rng, header=base.fmt not in ("mot", "ctc"),

@@ -50,7 +50,7 @@ READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.andi_cases", "tests.corpus.conversion_cases",
                   "tests.corpus.evaluate_cases", "tests.corpus.pickle_attacks",
                   "tests.corpus.reliability_cases", "tests.corpus.bounded_cases",
-                  "tests.corpus.partition_cases")
+                  "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:

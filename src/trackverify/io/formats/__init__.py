@@ -69,6 +69,12 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("napari", "napari", (".csv",), "napari tracks CSV (ID,t,[z,]y,x) + graph JSON"),
     Format("zephir", "zephir", (".h5",), "ZephIR annotations.h5 (+ worldlines.h5, metadata.json)"),
     Format("mot", "mot", (".txt",), "MOTChallenge-style text: frame,id,x,y[,z] or boxes"),
+    Format("trackmate_csv", "trackmate_csv", (".csv",),
+           "TrackMate spots table CSV (v7 four-row or v6 one-row header) + edges table beside it",
+           extra=None),
+    Format("3deecelltracker", "deecelltracker", (".csv",),
+           "3DeeCellTracker tracked_coordinates.csv (legacy) or coords_real/coords%06d.npy (v1)",
+           extra=None),
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
 )}

@@ -27,9 +27,8 @@ from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
+from trackverify.io.formats.units import UNIT_TO_UM
 
-UNIT_TO_UM = {"micrometer": 1.0, "micron": 1.0, "um": 1.0, "µm": 1.0, "nanometer": 1e-3,
-              "nm": 1e-3, "millimeter": 1e3, "mm": 1e3, "meter": 1e6, "angstrom": 1e-4}
 FRAME_PROPS = ("FRAME", "frame")
 
 

@@ -26,14 +26,11 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.extras import require
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats import Tracks
 from trackverify.io.formats.graph import tracklets
+from trackverify.io.formats.units import named_unit
 
 MAX_BYTES = 2 * 1024**3
-UNIT_TO_UM = {"um": 1.0, "µm": 1.0, "μm": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0,
-              "micrometre": 1.0, "micrometers": 1.0, "nm": 1e-3, "nanometer": 1e-3,
-              "mm": 1e3, "millimeter": 1e3}
-UNCALIBRATED = {"pixel", "pixels", "px", ""}
 
 
 def sniff(path: Path) -> bool:
@@ -164,12 +161,7 @@ def read(path: Path) -> Tracks:
         spot = spot.drop(columns="z")
     spot = spot.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
     unit = model.get("spatialunits", "")
-    factor = UNIT_TO_UM.get(unit.strip().lower()) if unit.strip().lower() not in UNCALIBRATED else None
-    if factor is None and unit.strip().lower() not in UNCALIBRATED:
-        raise InputError(f"unknown spatial unit '{unit}' (known: {sorted(UNIT_TO_UM)}, pixel)",
-                         source=where, column="spatialunits")
-    calibration = Calibration(unit or "pixel", None if factor is None else (factor,),
-                              f"TrackMate Model spatialunits='{unit}'")
+    calibration = named_unit(unit, f"TrackMate Model spatialunits='{unit}'", where, "spatialunits")
     details = {"trackmate_version": _root_version(path), "time_unit": model.get("timeunits"),
                "image_pixel_size": [image.get(k) for k in ("pixelwidth", "pixelheight", "voxeldepth")],
                "spots": int(len(spots)), "spots_read": int(len(spot)),

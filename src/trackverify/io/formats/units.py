@@ -10,6 +10,9 @@ point's distance to the nearest other point of its recording and frame. Neurons 
 are a few micrometres apart, so a spacing below :data:`MIN_SPACING_UM` or above
 :data:`MAX_SPACING_UM` suggests pixels or another unit. Reference and predictions whose
 spacings differ by more than :data:`MAX_SCALE_RATIO` times are probably in different units.
+
+Unit names (:data:`UNIT_TO_UM`, :func:`named_unit`): the one table of length units the readers
+that find a unit name in a file (TrackMate XML and CSV, GEFF) turn into micrometres.
 """
 
 from __future__ import annotations
@@ -24,6 +27,24 @@ MAX_SPACING_UM = 100.0
 MAX_SCALE_RATIO = 2.0
 SAMPLED_FRAMES = 50
 AXES = ("x", "y", "z")
+UNIT_TO_UM = {"um": 1.0, "µm": 1.0, "μm": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0,
+              "micrometre": 1.0, "micrometers": 1.0, "nm": 1e-3, "nanometer": 1e-3,
+              "mm": 1e3, "millimeter": 1e3, "meter": 1e6, "angstrom": 1e-4}
+UNCALIBRATED = {"pixel", "pixels", "px", ""}
+
+
+def named_unit(unit: str, source: str, where: str, column: str):
+    """The :class:`Calibration` of a file whose coordinates are in ``unit`` (``pixel`` or an
+    empty name: uncalibrated); an unknown name is an InputError naming ``column``."""
+    from trackverify.io.formats import Calibration
+
+    key = unit.strip().lower()
+    if key in UNCALIBRATED:
+        return Calibration(unit.strip() or "pixel", None, source)
+    if key not in UNIT_TO_UM:
+        raise InputError(f"unknown spatial unit '{unit}' (known: {sorted(UNIT_TO_UM)}, pixel)",
+                         source=where, column=column)
+    return Calibration(unit, (UNIT_TO_UM[key],), source)
 
 
 def axes_of(table: pd.DataFrame) -> list[str]:

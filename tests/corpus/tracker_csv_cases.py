@@ -1,0 +1,146 @@
+"""TrackMate CSV and 3DeeCellTracker files written exactly as the tools write them, and the
+corpus cases that break them (``convert FILE --to parquet``: exit 2, file / column / row).
+
+Sources of the layouts (read this session, cited in the readers' docstrings):
+
+* TrackMate 7: ``TablePanel.exportToCsv`` (trackmate-sc/TrackMate @ 0f89cc9a), the spot
+  columns of ``TrackTableView.createSpotTable`` (@ 02f44df3: ``ID``, ``TRACK_ID`` first, then
+  the spot features in ``Spot.FEATURES`` order, names / short names / dimensions from
+  ``Spot.java``), units from ``Dimension.units`` (QUALITY ``quality``, POSITION and LENGTH the
+  space unit, TIME the time unit, NONE empty); ints as ``Integer.toString``, doubles as
+  ``Double.toString``; ``\\n`` line ends; the edge table's ``LABEL`` is ``"ID0 → ID1"``.
+* TrackMate 6: ``ExportStatsToIJAction`` (@ 160c5134) saved by ImageJ ``ResultsTable.saveAs``
+  (imagej/ImageJ @ 4efcff32): ``Label,ID,TRACK_ID,<features>``, decimals ``d2s(v, 3)`` (whole
+  values without decimals), ``println`` line ends (CRLF on Windows, as written here).
+* 3DeeCellTracker: ``Tracker.save_coordinates`` (CellTracker/tracker.py @ 55a572c0):
+  ``np.savetxt(..., delimiter=',', header="cell,t,x(row),y(column),z(interpolated)",
+  comments="")`` of columns ``(t, cell, x, y, z)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tests.corpus.make_corpus import Case, generator
+
+V7_FEATURES = ("QUALITY", "POSITION_X", "POSITION_Y", "POSITION_Z", "POSITION_T", "FRAME",
+               "RADIUS", "VISIBILITY")
+V7_HEADER = (
+    "LABEL,ID,TRACK_ID," + ",".join(V7_FEATURES) + "\n"
+    "Label,Spot ID,Track ID,Quality,X,Y,Z,T,Frame,Radius,Visibility\n"
+    "Label,Spot ID,Track ID,Quality,X,Y,Z,T,Frame,R,Visibility\n"
+    ",,,(quality),({unit}),({unit}),({unit}),(sec),,({unit}),\n")
+EDGE_HEADER = (
+    "LABEL,TRACK_ID,SPOT_SOURCE_ID,SPOT_TARGET_ID,LINK_COST\n"
+    "Label,Track ID,Source spot ID,Target spot ID,Edge cost\n"
+    "Label,Track ID,Source ID,Target ID,Cost\n"
+    ",,,,(cost)\n")
+
+#: (ID, TRACK_ID or None, FRAME, x, y): two tracks of three frames, written out of order (as
+#: TrackMate's unsorted track sets may be), and one spot in no track (the all-spots table).
+SPOTS = ((3, 1, 0, 50.0, 20.0), (0, 0, 0, 10.0, 20.0), (1, 0, 1, 11.0, 20.0),
+         (4, 1, 1, 51.0, 20.5), (2, 0, 2, 12.0, 20.0), (5, 1, 2, 52.0, 21.0),
+         (6, None, 1, 30.0, 30.0))
+
+
+def v7_row(spot_id: int, track, frame: int, x: float, y: float, z: float = 0.0) -> str:
+    return (f"ID{spot_id},{spot_id},{'' if track is None else track},{12.5!r},{x!r},{y!r},{z!r},"
+            f"{float(frame)!r},{frame},{2.5!r},1\n")
+
+
+def v7_spots(spots=SPOTS, unit: str = "micron") -> str:
+    return V7_HEADER.format(unit=unit) + "".join(v7_row(*s) for s in spots)
+
+
+def v7_edges(edges) -> str:
+    """``edges``: (TRACK_ID, source ID, target ID)."""
+    return EDGE_HEADER + "".join(f"ID{s} → ID{t},{track},{s},{t},{1.0!r}\n" for track, s, t in edges)
+
+
+def _column(values) -> list[str]:
+    """ImageJ's ``d2s``: 3 decimals for a whole column once one of its first 25 values is not
+    whole (``decimalPlaces[column] = precision``), else no decimals."""
+    fractional = any(v != round(v) for v in values[:25])
+    return [f"{v:.3f}" if fractional else f"{v:.0f}" for v in values]
+
+
+def v6_spots(spots=SPOTS) -> str:
+    """ImageJ's CSV of "Spots in tracks statistics" (no spot outside a track: v6 left them out)."""
+    kept = [s for s in spots if s[1] is not None]
+    xs, ys = _column([s[3] for s in kept]), _column([s[4] for s in kept])
+    lines = ["Label,ID,TRACK_ID," + ",".join(V7_FEATURES)]
+    for (spot_id, track, frame, _, _), x, y in zip(kept, xs, ys):
+        lines.append(f"ID{spot_id},{spot_id},{track},12.500,{x},{y},0,{frame},{frame},2.500,1")
+    return "\r\n".join(lines) + "\r\n"
+
+
+def deecell_csv(coords: np.ndarray) -> str:
+    """``coords``: (t, cell, 3) as ``history.r_tracked_coordinates``, written as the tracker does."""
+    import io
+
+    t, cell, pos = coords.shape
+    table = np.column_stack((np.repeat(np.arange(1, t + 1), cell), np.tile(np.arange(1, cell + 1), t),
+                             coords.reshape(t * cell, pos)))
+    out = io.StringIO()
+    np.savetxt(out, table, delimiter=",", header="cell,t,x(row),y(column),z(interpolated)", comments="")
+    return out.getvalue()
+
+
+#: (name, text of the spots file, fragments of the message after the file name)
+BROKEN_SPOTS = [
+    ("tm_csv_no_position_x", v7_spots().replace("POSITION_X", "POS_X", 1), ["missing column", "POSITION_X"]),
+    ("tm_csv_text_in_x", v7_spots().replace("ID1,1,0,12.5,11.0", "ID1,1,0,12.5,abc"),
+     ["column 'POSITION_X'", "row 3", "'abc'"]),
+    ("tm_csv_fractional_frame", v7_spots().replace("1.0,1,2.5,1\nID4", "1.0,1.5,2.5,1\nID4"),
+     ["column 'FRAME'", "row 3", "whole"]),
+    ("tm_csv_duplicate_id", v7_spots().replace("ID4,4,", "ID4,0,"), ["column 'ID'", "row 4", "twice"]),
+    ("tm_csv_no_units_row", v7_spots().replace(",,,(quality)", "X,,,(quality)"), ["units row"]),
+    ("tm_csv_short_row", v7_spots().replace("2.5,1\nID4", "2.5\nID4"), ["row 3", "10 cells", "11"]),
+    ("tm_csv_long_row", v7_spots().replace("2.5,1\nID4", "2.5,1,9\nID4"), ["row 3", "12 cells"]),
+    ("tm_csv_header_only", V7_HEADER.format(unit="micron"), ["header and no rows"]),
+    ("tm_csv_unknown_unit", v7_spots(unit="furlong"), ["column 'POSITION_X'", "furlong"]),
+    ("tm_csv_division_without_edges", v7_spots(SPOTS + ((7, 0, 1, 9.0, 19.0),)),
+     ["column 'TRACK_ID'", "two spots in frame 1", "edges"]),
+    ("tm_csv_infinite_y", v7_spots().replace("51.0,20.5", "51.0,Infinity"), ["column 'POSITION_Y'", "row 4"]),
+    ("tm_csv_v6_none_x", v6_spots().replace("ID1,1,0,12.500,11,", "ID1,1,0,12.500,None,"),
+     ["column 'POSITION_X'", "row 3", "'None'"]),
+]
+
+
+@generator
+def tracker_csv_cases(root: Path) -> list[Case]:
+    cases = []
+    base = root / "tracker_csv"
+    base.mkdir(parents=True, exist_ok=True)
+
+    def case(name: str, files: dict[str, str | bytes], named: str, fragments: list[str]) -> None:
+        """Convert the first of ``files``; the message names the file ``named``."""
+        folder = base / name
+        folder.mkdir()
+        for file_name, text in files.items():
+            data = text.encode("utf-8") if isinstance(text, str) else text
+            (folder / file_name).write_bytes(data)
+        out = folder / "_out"
+        cases.append(Case(name, ["convert", str(folder / next(iter(files))), "--to", "parquet",
+                                 "--out", str(out)], 2, [named, *fragments], out))
+
+    for name, text, fragments in BROKEN_SPOTS:
+        case(name, {"run_spots.csv": text}, "run_spots.csv", fragments)
+    case("tm_csv_empty", {"run_spots.csv": b""}, "run_spots.csv", ["empty"])
+    case("tm_csv_edge_unknown_spot", {"run_spots.csv": v7_spots(),
+                                      "run_edges.csv": v7_edges([(0, 0, 1), (0, 1, 9)])},
+         "run_edges.csv", ["column 'SPOT_TARGET_ID'", "row 2", "spot 9"])
+    case("tm_csv_edge_same_frame", {"run_spots.csv": v7_spots(),
+                                    "run_edges.csv": v7_edges([(0, 0, 1), (0, 0, 3)])},
+         "run_edges.csv", ["row 2", "same frame"])
+    lines = deecell_csv(np.arange(2 * 3 * 3, dtype=float).reshape(2, 3, 3)).splitlines(keepends=True)
+    third = lines[3].split(",")  # data row 3: volume 1, cell 3
+    case("dct_nan_z", {"tracked_coordinates.csv": "".join(lines[:3] + [",".join(third[:4] + ["nan\n"])]
+                                                            + lines[4:])},
+         "tracked_coordinates.csv", ["column 'z(interpolated)'", "row 3"])
+    case("dct_fractional_cell", {"tracked_coordinates.csv": "".join(
+        lines[:3] + [",".join(third[:1] + ["2.5e+00"] + third[2:])] + lines[4:])},
+         "tracked_coordinates.csv", ["column 't'", "row 3", "whole"])
+    return cases
