@@ -51,6 +51,10 @@ class InputError(TrackverifyError):
             where.append(f"row {row}")
         super().__init__(f"{': '.join([', '.join(where), problem]) if where else problem}")
 
+    def named(self, source: str) -> "InputError":
+        """The same error naming ``source`` (a subclass keeps its own type and details)."""
+        return InputError(self.problem, source=source, column=self.column, row=self.row)
+
 
 @contextlib.contextmanager
 def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
@@ -62,8 +66,7 @@ def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
     except InputError as exc:
         if exc.source is not None or data is None:
             raise
-        raise InputError(exc.problem, source=str(data), column=exc.column,
-                         row=exc.row) from None
+        raise exc.named(str(data)) from None
 
 
 class ConfigError(TrackverifyError):
