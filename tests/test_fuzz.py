@@ -454,11 +454,12 @@ def test_the_stage_readers_refuse_a_npy_header_numpy_cannot_tokenize(tmp_path):
 
 def test_evidence_recording_too_short_names_its_folder(tmp_path, capsys):
     # before: 'recording 'rec000' has 40 frames, too short for ...' named no folder
+    # (--start 300 given: without it evidence scales the window to a short recording)
     data = tmp_path / "data"
     with pytest.raises(SystemExit):
         main(["synth", "--out", str(data), "--frames", "40"])
     capsys.readouterr()
-    _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1",
+    _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1", "--start", "300",
               "--out", tmp_path / "out"], capsys, data, "recording 'rec000' has 40 frames")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from trackverify import __version__, stop
-from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.cli_inputs import echo_warnings, input_options, window_options
 from trackverify.errors import TrackverifyError
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 
@@ -163,11 +163,6 @@ def run_settings(command):
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
                      default=None, help="TOML file of run settings ([run] and [specimen] tables)."),
         click.option("--seed", type=int, default=None, help="Corruption seed [20261007]."),
-        click.option("--start", type=int, default=None,
-                     help="First corrupted frame, counted from each recording's first [300]."),
-        click.option("--recovery-end", type=int, default=None,
-                     help="End (exclusive) of the recovery and nearby swaps, counted likewise "
-                          "[700]."),
         click.option("--threshold-um", type=float, default=None,
                      help="Verifier acceptance threshold in um [5; a demonstration value]."),
         click.option("--zero-distance-um", type=float, default=None,
@@ -180,7 +175,10 @@ def run_settings(command):
         click.option("--repeats", type=int, default=None,
                      help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]."),
     ]
-    for option in reversed(options):
+    for option in reversed(options[2:]):
+        command = option(command)
+    command = window_options()(command)  # after --seed, as before
+    for option in reversed(options[:2]):
         command = option(command)
     return command
 
