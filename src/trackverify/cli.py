@@ -17,7 +17,7 @@ import click
 
 from trackverify import __version__, stop
 from trackverify.cli_inputs import echo_warnings, input_options, window_options
-from trackverify.errors import TrackverifyError
+from trackverify.errors import TrackverifyError, short_values
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 
 
@@ -36,6 +36,12 @@ def describe_invocation(argv: list[str]) -> str:
     return f"trackverify {' '.join(words)}".rstrip() + where
 
 
+def one_line(message: str) -> str:
+    """An error message as the one line the CLI prints: whitespace runs (newlines too) become
+    one space, and long numbers echoed back are cut in the middle (:func:`short_values`)."""
+    return short_values(" ".join(message.split()))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the click group, map errors to exit codes.
 
@@ -50,12 +56,13 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="trackverify", standalone_mode=False)
         stop.raise_if_requested()  # one whose exception a library swallowed
     except TrackverifyError as exc:  # one line, even when a library's message it quotes has several
-        click.echo(f"trackverify: error: {' '.join(str(exc).split())}", err=True)
+        click.echo(f"trackverify: error: {one_line(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("trackverify: aborted", err=True)
         sys.exit(130)
     except click.exceptions.ClickException as exc:
+        exc.message = short_values(exc.message)  # e.g. --draws 999...(401 digits)
         exc.show()
         sys.exit(2)
     except stop.Terminated:
@@ -67,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the net: every known cause is fixed where it arises
         if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
             raise
-        problem = " ".join(str(exc).split()) or "no message"
+        problem = one_line(str(exc)) or "no message"
         click.echo(f"trackverify: error: {describe_invocation(argv)}: unexpected "
                    f"{type(exc).__name__}: {problem} (a defect of trackverify; rerun with "
                    f"{DEBUG_VARIABLE}=1 for the traceback)", err=True)
