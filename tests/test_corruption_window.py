@@ -112,3 +112,19 @@ def test_the_real_recording_without_frame_300_names_frames_299_and_301(tmp_path)
     assert ("'single_frame_swap' draws among the tracks observed at frame 300, which holds no "
             "observation (a gap in the recording's frame numbers); the nearest frames with 2 or "
             "more observed tracks are 299 and 301; try --start 301") in result.stderr
+
+
+def test_trackverify_verify_hints_name_its_keyword_arguments():
+    import trackverify
+
+    # 50 frames from 756 without counted frame 3: floor(15), floor(35); 2 and 4 around the gap
+    table = gapped_table(frames=50, first=756)
+    with pytest.raises(trackverify.InputError, match=r"too short for 'single_frame_swap' "
+                       r"\(needs more than 300\); try start=15 and recovery_end=35, or "
+                       r"conditions=\['control'\] \(or set start / recovery_end / conditions "
+                       r"in the \[run\] table of config_file; docs/configuration.md\)$"):
+        trackverify.verify(table)
+    with pytest.raises(trackverify.InputError, match=r"frame 3 \(input frame 759\), which holds "
+                       r"no observation .* are 2 and 4 \(input 758 and 760\); try start=4 "
+                       r"\(or set start in the \[run\] table of config_file; "):
+        trackverify.verify(table, start=3, recovery_end=6)

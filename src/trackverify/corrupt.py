@@ -127,16 +127,37 @@ MOST_NEEDED = 2
 @dataclass(frozen=True)
 class WindowOptions:
     """How a command lets its user set the corruption window (every hint names only these):
-    ``--start`` / ``--recovery-end`` always; ``--conditions`` and the ``[run]`` table of
-    ``--config`` where it has them."""
+    ``start`` / ``recovery_end`` always; ``conditions`` and the ``[run]`` table of a
+    configuration file where it has them; as flags (``--recovery-end 8``) or, for
+    ``trackverify.verify``, as keyword arguments (``recovery_end=8``)."""
 
     conditions: bool = True
     config: bool = True
+    keywords: bool = False
+
+    def setting(self, name: str, value) -> str:
+        """One setting as the user gives it (``value``: a number or a list of names)."""
+        if self.keywords:
+            return f"{name}={value!r}"
+        shown = ",".join(value) if isinstance(value, list) else value
+        return f"--{name.replace('_', '-')} {shown}"
+
+    def both(self, start, recovery_end) -> str:
+        return (self.setting("start", start) + (" and " if self.keywords else " ")
+                + self.setting("recovery_end", recovery_end))
+
+    def config_note(self, keys: str) -> str:
+        """`` (or set KEYS in the [run] table of --config ...)`` where there is a config file."""
+        where = "config_file" if self.keywords else "--config"
+        return (f" (or set {keys} in the [run] table of {where}; docs/configuration.md)"
+                if self.config else "")
 
 
-#: ``run`` and ``verify`` (cli.run_settings); ``evidence`` has --start / --recovery-end only.
+#: ``run`` and ``verify`` (cli.run_settings); ``evidence`` has --start / --recovery-end only;
+#: ``trackverify.verify`` takes keyword arguments.
 RUN_OPTIONS = WindowOptions()
 EVIDENCE_OPTIONS = WindowOptions(conditions=False, config=False)
+PYTHON_OPTIONS = WindowOptions(keywords=True)
 
 
 def frames_with(frames: np.ndarray, need: int) -> np.ndarray:
@@ -219,36 +240,33 @@ class WindowProblem:
             and (c not in RECOVERY_MODES or self.n_frames > self.recovery_end))]
         tries = []
         if self.window is not None:
-            tries.append(f"--start {self.window[0]} --recovery-end {self.window[1]}")
+            tries.append(options.both(*self.window))
         if options.conditions:
-            tries.append(f"--conditions {','.join(fits) or 'control'}")
+            tries.append(options.setting("conditions", fits or ["control"]))
         if not tries:
             return (f"no corruption window fits it (a frame after the anchor with "
                     f"{MOST_NEEDED} observed tracks, then a recovery end before its last frame)")
         keys = "start / recovery_end / conditions" if options.conditions else "start / recovery_end"
-        return "try " + ", or ".join(tries) + self._config_note(options, keys)
+        return "try " + ", or ".join(tries) + options.config_note(keys)
 
     def _gap_hint(self, options: WindowOptions) -> str:
         """The nearest frames that hold enough tracks, and the start that would work."""
         named = [f for f in self.nearest if f is not None]
         if not named:
             return (f"no frame after the anchor has {self.need} observed track(s)"
-                    + ("; try --conditions control" if options.conditions else ""))
+                    + (f"; try {options.setting('conditions', ['control'])}"
+                       if options.conditions else ""))
         before, after = self.nearest
         fit = after if after is not None and after < self.recovery_end else before
-        fit = f"--start {fit}" if fit is not None else f"--start {after} and a later --recovery-end"
+        fit = (options.setting("start", fit) if fit is not None else
+               options.setting("start", after) + " and a later recovery end")
         frames = " and ".join(map(str, named)) + (
             f" (input {' and '.join(str(f + self.first_frame) for f in named)})"
             if self.first_frame else "")
         nearest = (f"the nearest frames with {self.need} or more observed tracks are {frames}"
                    if len(named) > 1 else
                    f"the nearest frame with {self.need} or more observed tracks is {frames}")
-        return f"{nearest}; try {fit}" + self._config_note(options, "start")
-
-    @staticmethod
-    def _config_note(options: WindowOptions, keys: str) -> str:
-        return (f" (or set {keys} in the [run] table of --config; docs/configuration.md)"
-                if options.config else "")
+        return f"{nearest}; try {fit}" + options.config_note("start")
 
 
 class WindowError(InputError):
@@ -267,16 +285,20 @@ class WindowError(InputError):
         return WindowError(self.window, options=self.options, source=source, column=self.column,
                            row=self.row)
 
-    def reworded(self, options: WindowOptions = RUN_OPTIONS, first_frame: int = 0) -> "WindowError":
+    def reworded(self, options: WindowOptions = RUN_OPTIONS,
+                 first_frame: int | None = None) -> "WindowError":
         """The same problem in the options of the calling command, its frames also in the
-        input's numbering (``first_frame``: the input's number of the recording's frame 0)."""
-        window = dataclasses.replace(self.window, first_frame=first_frame)
+        input's numbering (``first_frame``: the input's number of the recording's frame 0;
+        None keeps the one it has)."""
+        window = (self.window if first_frame is None else
+                  dataclasses.replace(self.window, first_frame=first_frame))
         return WindowError(window, options=options, source=self.source, column=self.column,
                            row=self.row)
 
 
 @contextlib.contextmanager
-def window_errors(first_frame: int = 0, options: WindowOptions = RUN_OPTIONS) -> Iterator[None]:
+def window_errors(first_frame: int | None = None,
+                  options: WindowOptions = RUN_OPTIONS) -> Iterator[None]:
     """A :class:`WindowError` raised inside is raised again worded for the caller
     (:meth:`WindowError.reworded`)."""
     try:
