@@ -37,7 +37,7 @@ import pandas as pd
 from trackverify.anchors import anchor_identities
 from trackverify.corrupt import label_errors
 from trackverify.dataset import load_dataset
-from trackverify.evidence import repeated_draws, summary
+from trackverify.evidence import evidence_window, repeated_draws, summary
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
@@ -127,8 +127,8 @@ def main() -> None:
         print(f"(real recording not found at {args.data}; skipped)")
     if args.zephir.is_dir():
         table = zephir_observations(args.zephir)
-        frames = int(table["frame"].max()) + 1
-        settings = {"start": int(frames * 0.3), "recovery_end": int(frames * 0.7)}
+        window = evidence_window(table["frame"].to_numpy())  # evidence's rule: 30 % / 70 %
+        settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
         for name, make in makers.items():
             r = repeated_draws(table, None, make(), 1, "zephir", **settings)
             print(f"{name:32s} ZephIR: six AUROC* {r['pooled']['auroc_abst']:.3f}, cov@1% "

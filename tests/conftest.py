@@ -116,6 +116,14 @@ def observation_table(tracks=("A", "B", "C", "D"), frames=10, spacing=10.0) -> p
     return pd.DataFrame(rows)
 
 
+def gapped_table(frames=10, missing=(3,), first=0) -> pd.DataFrame:
+    """observation_table's four tracks on ``frames`` frames without ``missing``, numbered from
+    ``first`` in the input."""
+    table = observation_table(frames=frames)
+    table = table[~table["frame"].isin(missing)].reset_index(drop=True)
+    return table.assign(frame=table["frame"] + first)
+
+
 @pytest.fixture
 def obs() -> pd.DataFrame:
     return observation_table()

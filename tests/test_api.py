@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
+import pytest
 
 import trackverify
 from tests.conftest import input_in_folder, observation_table, verify_file
@@ -67,3 +69,38 @@ def test_verify_refuses_an_out_that_is_or_holds_an_input(tmp_path):
     assert sorted(p.name for p in config.parent.iterdir()) == ["run.toml"]
     # A folder beside the inputs is fine.
     assert trackverify.verify(path, out=tmp_path / "out", config_file=config).out == tmp_path / "out"
+
+
+GRID = pd.DataFrame([(t, i, 8.0 * (i % 5) + 0.2 * t, 8.0 * (i // 5)) for t in range(6)
+                     for i in range(25)], columns=["frame", "pred_id", "x_um", "y_um"])
+
+
+@pytest.mark.parametrize("bad", ["5", True, None, 10**400, float("nan"), 0, -1.0, [5.0]])
+def test_evaluate_tracking_refuses_a_zero_distance_that_is_not_a_positive_real(bad):
+    reference = GRID.rename(columns={"pred_id": "track"})
+    with pytest.raises(trackverify.ConfigError,
+                       match=r"^zero_distance_um must be a positive number, got "):
+        trackverify.evaluate_tracking(reference, GRID, zero_distance_um=bad)
+
+
+@pytest.mark.parametrize("keyword, bad, message", [
+    ("threshold_um", "5", "--threshold-um: the threshold must be a finite number >= 0, got '5'"),
+    ("threshold_um", True, "--threshold-um: the threshold must be a finite number >= 0, got True"),
+    ("threshold_um", 10**400, "--threshold-um: the threshold must be a finite number >= 0, got 1000"),
+    ("threshold_um", -0.5, "--threshold-um: the threshold must be a finite number >= 0, got -0.5"),
+    ("anchor_frame", "1", "--anchor-frame: anchor_frame must be an integer frame number, got '1'"),
+    ("anchor_frame", 1.5, "--anchor-frame: anchor_frame must be an integer frame number, got 1.5"),
+    ("anchor_frame", True, "--anchor-frame: anchor_frame must be an integer frame number, got True"),
+])
+def test_audit_refuses_keywords_that_are_not_numbers_of_their_kind(keyword, bad, message):
+    with pytest.raises(trackverify.InputError) as info:
+        trackverify.audit(GRID, **{keyword: bad})
+    assert str(info.value).startswith(message)
+
+
+def test_audit_and_evaluate_take_numpy_numbers():
+    reference = GRID.rename(columns={"pred_id": "track"})
+    assert trackverify.evaluate_tracking(reference, GRID, zero_distance_um=np.float32(5))[
+        "pooled"]["idf1"] == 1.0  # predictions are the reference: every id right
+    result = trackverify.audit(GRID, threshold_um=np.float32(3), anchor_frame=np.int64(0))
+    assert result.summary["threshold"]["per_recording_um"] == {"recording": 3.0}

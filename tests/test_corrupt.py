@@ -146,11 +146,11 @@ def test_errors_name_the_recording(table):
         corrupt_recording(short, CONDITIONS, 1, START, END)
     with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
         plan_corruptions(short, CONDITIONS, 1, START, END)
-    with pytest.raises(InputError) as info:
+    with pytest.raises(InputError) as info:  # the window at floor(0.3 * 6), floor(0.7 * 6)
         plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
     assert str(info.value) == (
         "recording 'r' has 6 frames, too short for 'swap_and_recovery' (needs more than 6); "
-        "try --start 2 --recovery-end 4, or --conditions control (or set start / recovery_end "
+        "try --start 1 --recovery-end 4, or --conditions control (or set start / recovery_end "
         "/ conditions in the [run] table of --config; docs/configuration.md)")
     lonely = table[table["track"] == "A"]
     with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "

@@ -114,3 +114,34 @@ def test_pyarrow_errors_are_one_line(tmp_path):
     with pytest.raises(InputError) as info:
         read_table(path)
     assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+LONG = "1234" + "5" * 394 + "789"  # 401 digits
+
+
+@pytest.mark.parametrize("args, line", [
+    (["run", "--repeats", LONG], "trackverify: error: command line: repeats must be between 1 "
+                                 "and 1000, got 1234...(401 digits)...789"),
+    (["run", "--seed", "-" + LONG], "trackverify: error: command line: seed must be >= 0 (numpy "
+                                    "seeds are non-negative), got -1234...(401 digits)...789"),
+])
+def test_a_long_value_is_echoed_cut_in_the_middle(tmp_path, capsys, args, line):
+    err = _refused(capsys, [*args, "--out", str(tmp_path / "out")])
+    assert err.strip() == line and "5" * 21 not in err
+
+
+def test_a_long_value_in_a_click_error_is_cut_too(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evidence", "--draws", LONG, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "5" * 21 not in err
+    assert err.strip().splitlines()[-1] == ("Error: Invalid value for '--draws': 1234...(401 "
+                                            "digits)...789 is not in the range 1<=x<=1000.")
+
+
+def test_short_values_keeps_numbers_up_to_20_digits():
+    from trackverify.errors import short_values
+
+    assert short_values("got 12345678901234567890") == "got 12345678901234567890"  # 20 digits
+    assert short_values("a 123456789012345678901 b") == "a 1234...(21 digits)...901 b"
+    assert short_values("1.5 and 9223372036854775807") == "1.5 and 9223372036854775807"  # int64

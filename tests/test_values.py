@@ -109,3 +109,13 @@ def test_a_bool_is_not_real_whatever_the_bounds():
 def test_low_is_inclusive_unless_asked_strict():
     assert is_real(0.0, 0.0) is True and is_real(0, low=0) is True
     assert is_real(0.0, 0.0, strict=True) is False
+
+
+@pytest.mark.parametrize("value, expected", [
+    (10**400, False), (-(10**400), False),  # past the float range: float() would overflow
+    (2**1023, True), (int(1.7976931348623157e308), True),  # the largest float, as an integer
+    (int(1.7976931348623157e308) + 1, False), (1.7976931348623157e308, True), (np.float32(3), True),
+])
+def test_float_range_refuses_integers_a_float_cannot_hold(value, expected):
+    assert is_real(value, float_range=True) is expected
+    assert is_real(value) is True  # without it every integer is a finite real

@@ -16,8 +16,8 @@ from pathlib import Path
 import click
 
 from trackverify import __version__, stop
-from trackverify.cli_inputs import echo_warnings, input_options
-from trackverify.errors import TrackverifyError
+from trackverify.cli_inputs import echo_warnings, input_options, window_options
+from trackverify.errors import TrackverifyError, short_values
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 
 
@@ -36,6 +36,12 @@ def describe_invocation(argv: list[str]) -> str:
     return f"trackverify {' '.join(words)}".rstrip() + where
 
 
+def one_line(message: str) -> str:
+    """An error message as the one line the CLI prints: whitespace runs (newlines too) become
+    one space, and long numbers echoed back are cut in the middle (:func:`short_values`)."""
+    return short_values(" ".join(message.split()))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the click group, map errors to exit codes.
 
@@ -50,12 +56,13 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="trackverify", standalone_mode=False)
         stop.raise_if_requested()  # one whose exception a library swallowed
     except TrackverifyError as exc:  # one line, even when a library's message it quotes has several
-        click.echo(f"trackverify: error: {' '.join(str(exc).split())}", err=True)
+        click.echo(f"trackverify: error: {one_line(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("trackverify: aborted", err=True)
         sys.exit(130)
     except click.exceptions.ClickException as exc:
+        exc.message = short_values(exc.message)  # e.g. --draws 999...(401 digits)
         exc.show()
         sys.exit(2)
     except stop.Terminated:
@@ -67,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the net: every known cause is fixed where it arises
         if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
             raise
-        problem = " ".join(str(exc).split()) or "no message"
+        problem = one_line(str(exc)) or "no message"
         click.echo(f"trackverify: error: {describe_invocation(argv)}: unexpected "
                    f"{type(exc).__name__}: {problem} (a defect of trackverify; rerun with "
                    f"{DEBUG_VARIABLE}=1 for the traceback)", err=True)
@@ -163,11 +170,6 @@ def run_settings(command):
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
                      default=None, help="TOML file of run settings ([run] and [specimen] tables)."),
         click.option("--seed", type=int, default=None, help="Corruption seed [20261007]."),
-        click.option("--start", type=int, default=None,
-                     help="First corrupted frame, counted from each recording's first [300]."),
-        click.option("--recovery-end", type=int, default=None,
-                     help="End (exclusive) of the recovery and nearby swaps, counted likewise "
-                          "[700]."),
         click.option("--threshold-um", type=float, default=None,
                      help="Verifier acceptance threshold in um [5; a demonstration value]."),
         click.option("--zero-distance-um", type=float, default=None,
@@ -180,7 +182,10 @@ def run_settings(command):
         click.option("--repeats", type=int, default=None,
                      help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]."),
     ]
-    for option in reversed(options):
+    for option in reversed(options[2:]):
+        command = option(command)
+    command = window_options()(command)  # after --seed, as before
+    for option in reversed(options[:2]):
         command = option(command)
     return command
 

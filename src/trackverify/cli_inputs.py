@@ -1,7 +1,9 @@
-"""The command-line options every command that reads tracking files shares (light: click only).
+"""The command-line options several commands share (light: click only).
 
-``--format``, ``--columns`` and ``--pixel-size`` reach :func:`trackverify.io.formats.load`;
-warnings about units go to stderr (and, by the commands, into their reports).
+``--format``, ``--columns`` and ``--pixel-size`` (every command that reads tracking files)
+reach :func:`trackverify.io.formats.load`; warnings about units go to stderr (and, by the
+commands, into their reports). ``--start`` / ``--recovery-end`` are those of ``run``,
+``verify`` and ``evidence``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,23 @@ def input_options(command=None, *, prefix: str = ""):
             command = option(command)
         return command
     return decorate(command) if command is not None else decorate
+
+
+def window_options(start: str = "300", recovery_end: str = "700"):
+    """``--start`` and ``--recovery-end`` (the corruption window; checked with the other run
+    settings by :func:`trackverify.config.build_config`), as ``start`` and ``recovery_end``;
+    ``start`` / ``recovery_end`` say what the command uses when they are not given."""
+    def decorate(command):
+        for option in reversed((
+                click.option("--start", type=int, default=None,
+                             help=f"First corrupted frame, counted from each recording's first "
+                                  f"[{start}]."),
+                click.option("--recovery-end", type=int, default=None,
+                             help="End (exclusive) of the recovery and nearby swaps, counted "
+                                  f"likewise [{recovery_end}]."))):
+            command = option(command)
+        return command
+    return decorate
 
 
 def echo_warnings(warnings: list[str]) -> None:

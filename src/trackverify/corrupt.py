@@ -42,10 +42,19 @@ Labels (one row = one reference observation in one condition): ``error = 1`` whe
 row's valid predicted id differs from its track's anchor identity (the predicted id the
 track carries in frame 0), ``0`` where it equals it, null where the prediction is invalid or
 the track has no anchor identity.
+
+A recording that cannot take the window (too short for a mode, or too few tracks observed at
+``start``, e.g. a frame gap there) is a :class:`WindowError` that says what would fit: SPEC's
+window scaled to the recording (:func:`scaled_window`) or the nearest usable frames, in the
+options of the calling command (:class:`WindowOptions`; ``run``'s unless reworded) and, for a
+recording numbered from ``f0 > 0``, in the input's frame numbers too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,34 +116,230 @@ def label_errors(table: pd.DataFrame, anchors: pd.Series) -> pd.Series:
     return pd.Series(values, index=table.index, name="error")
 
 
-def short_recording_hint(n_frames: int, start: int, recovery_end: int,
-                         conditions: tuple[str, ...]) -> str:
-    """The flags that would work for a recording of ``n_frames`` frames: a ``--start`` /
-    ``--recovery-end`` at a third and two thirds of it, or the ``--conditions`` that fit the
-    current settings (``control`` always does)."""
-    fits = [c for c in conditions if c == "control" or (
-        n_frames > start and (c not in RECOVERY_MODES or n_frames > recovery_end))]
-    options = []
-    if n_frames >= 3:
-        new_start = max(1, n_frames // 3)
-        new_end = max(new_start + 1, (2 * n_frames) // 3)
-        if new_end < n_frames:
-            options.append(f"--start {new_start} --recovery-end {new_end}")
-    options.append(f"--conditions {','.join(fits) or 'control'}")
-    return "try " + ", or ".join(options) + " (or set start / recovery_end / conditions in " \
-        "the [run] table of --config; docs/configuration.md)"
+#: SPEC's window (``start`` 300, ``recovery_end`` 700) as tenths of its 1,000-frame specimen:
+#: the window a recording of T frame numbers gets when it is too short for SPEC's
+#: (:func:`scaled_window`; the specimen part of ``evidence`` uses the same shares).
+WINDOW_TENTHS = (3, 7)
+#: The most tracks a mode needs observed at ``start`` (the pair swaps).
+MOST_NEEDED = 2
+
+
+@dataclass(frozen=True)
+class WindowOptions:
+    """How a command lets its user set the corruption window (every hint names only these):
+    ``start`` / ``recovery_end`` always; ``conditions`` and the ``[run]`` table of a
+    configuration file where it has them; as flags (``--recovery-end 8``) or, for
+    ``trackverify.verify``, as keyword arguments (``recovery_end=8``)."""
+
+    conditions: bool = True
+    config: bool = True
+    keywords: bool = False
+
+    def setting(self, name: str, value) -> str:
+        """One setting as the user gives it (``value``: a number or a list of names)."""
+        if self.keywords:
+            return f"{name}={value!r}"
+        shown = ",".join(value) if isinstance(value, list) else value
+        return f"--{name.replace('_', '-')} {shown}"
+
+    def both(self, start, recovery_end) -> str:
+        return (self.setting("start", start) + (" and " if self.keywords else " ")
+                + self.setting("recovery_end", recovery_end))
+
+    def config_note(self, keys: str) -> str:
+        """`` (or set KEYS in the [run] table of --config ...)`` where there is a config file."""
+        where = "config_file" if self.keywords else "--config"
+        return (f" (or set {keys} in the [run] table of {where}; docs/configuration.md)"
+                if self.config else "")
+
+
+#: ``run`` and ``verify`` (cli.run_settings); ``evidence`` has --start / --recovery-end only;
+#: ``trackverify.verify`` takes keyword arguments.
+RUN_OPTIONS = WindowOptions()
+EVIDENCE_OPTIONS = WindowOptions(conditions=False, config=False)
+PYTHON_OPTIONS = WindowOptions(keywords=True)
+
+
+def frames_with(frames: np.ndarray, need: int) -> np.ndarray:
+    """The frame numbers (ascending) that hold at least ``need`` observations, anchor excluded."""
+    present, counts = np.unique(frames, return_counts=True)
+    return present[(counts >= need) & (present >= 1)]
+
+
+def usable_start(frames: np.ndarray, start: int, need: int = MOST_NEEDED) -> int | None:
+    """``start``, or the first later frame holding ``need`` observations (None: there is none)."""
+    usable = frames_with(frames, need)
+    later = usable[usable >= start]
+    return int(later[0]) if len(later) else None
+
+
+def share_window(n_frames: int) -> tuple[int, int]:
+    """floor(3 T / 10), floor(7 T / 10) of T frames (:data:`WINDOW_TENTHS`, integer arithmetic)."""
+    return WINDOW_TENTHS[0] * n_frames // 10, WINDOW_TENTHS[1] * n_frames // 10
+
+
+def scaled_window(frames: np.ndarray) -> tuple[int, int] | None:
+    """The SPEC window scaled to a recording of T = ``max(frames) + 1`` frame numbers
+    (:func:`share_window`), ``start`` moved on to the first frame at or after it that holds
+    :data:`MOST_NEEDED` observations (:func:`usable_start`); None when no
+    ``1 <= start < recovery_end < T`` results."""
+    n_frames = int(frames.max()) + 1
+    nominal, end = share_window(n_frames)
+    start = usable_start(frames, max(1, nominal))
+    return (start, end) if start is not None and start < end < n_frames else None
+
+
+@dataclass(frozen=True)
+class WindowProblem:
+    """Why one recording cannot take the corruption window, in frames counted from its
+    first (``first_frame`` = that frame's number in the input), and what would fit.
+
+    ``found`` is None when the recording is too short for ``condition``; otherwise the
+    recording has ``found`` < ``need`` observations at ``start`` and ``nearest`` holds the
+    closest frames before and after it with ``need`` (None where there is none).
+    """
+
+    recording: str
+    condition: str
+    start: int
+    recovery_end: int
+    n_frames: int
+    conditions: tuple = ()
+    window: tuple | None = None  # scaled_window of the recording
+    found: int | None = None
+    need: int = 0
+    nearest: tuple = (None, None)
+    first_frame: int = 0
+
+    def message(self, options: WindowOptions = RUN_OPTIONS) -> str:
+        where = f"recording '{self.recording}'" if self.recording else "recording"
+        if self.found is None:
+            needed = self.recovery_end if self.condition in RECOVERY_MODES else self.start
+            counted = (f" (input frames {self.first_frame}-{self.first_frame + self.n_frames - 1})"
+                       if self.first_frame else "")
+            return (f"{where} has {self.n_frames} frames{counted}, too short for "
+                    f"'{self.condition}' (needs more than {needed}); " + self._short_hint(options))
+        at = f"frame {self.start}{self._input(self.start)}"
+        if self.found == 0:
+            problem = (f"'{self.condition}' draws among the tracks observed at {at}, which "
+                       "holds no observation (a gap in the recording's frame numbers)")
+        else:
+            problem = (f"'{self.condition}' needs {self.need} track(s) observed at {at}, found "
+                       f"{self.found}")
+        return f"{where}: {problem}; " + self._gap_hint(options)
+
+    def _input(self, frame: int) -> str:
+        """`` (input frame N)`` where the input's numbering differs from the counted one."""
+        return f" (input frame {frame + self.first_frame})" if self.first_frame else ""
+
+    def _short_hint(self, options: WindowOptions) -> str:
+        """The flags that would work: the scaled window, or the conditions that fit the
+        current settings (``control`` always does) where the command takes ``--conditions``."""
+        fits = [c for c in self.conditions if c == "control" or (
+            self.n_frames > self.start
+            and (c not in RECOVERY_MODES or self.n_frames > self.recovery_end))]
+        tries = []
+        if self.window is not None:
+            tries.append(options.both(*self.window))
+        if options.conditions:
+            tries.append(options.setting("conditions", fits or ["control"]))
+        if not tries:
+            return (f"no corruption window fits it (a frame after the anchor with "
+                    f"{MOST_NEEDED} observed tracks, then a recovery end before its last frame)")
+        keys = "start / recovery_end / conditions" if options.conditions else "start / recovery_end"
+        return "try " + ", or ".join(tries) + options.config_note(keys)
+
+    def _gap_hint(self, options: WindowOptions) -> str:
+        """The nearest frames that hold enough tracks, and the start that would work."""
+        named = [f for f in self.nearest if f is not None]
+        if not named:
+            return (f"no frame after the anchor has {self.need} observed track(s)"
+                    + (f"; try {options.setting('conditions', ['control'])}"
+                       if options.conditions else ""))
+        before, after = self.nearest
+        fit = after if after is not None and after < self.recovery_end else before
+        fit = (options.setting("start", fit) if fit is not None else
+               options.setting("start", after) + " and a later recovery end")
+        frames = " and ".join(map(str, named)) + (
+            f" (input {' and '.join(str(f + self.first_frame) for f in named)})"
+            if self.first_frame else "")
+        nearest = (f"the nearest frames with {self.need} or more observed tracks are {frames}"
+                   if len(named) > 1 else
+                   f"the nearest frame with {self.need} or more observed tracks is {frames}")
+        return f"{nearest}; try {fit}" + options.config_note("start")
+
+
+class WindowError(InputError):
+    """A recording that cannot take the corruption window (:class:`WindowProblem`); the
+    message names the options of the command given to :meth:`reworded` (``run``'s until then)."""
+
+    def __init__(self, problem, *, options: WindowOptions = RUN_OPTIONS, source=None,
+                 column=None, row=None):
+        # ``problem`` is a WindowProblem, or (unpickled, e.g. from a worker) its message
+        if isinstance(problem, WindowProblem):
+            self.window, self.options = problem, options
+            problem = problem.message(options)
+        super().__init__(problem, source=source, column=column, row=row)
+
+    def named(self, source: str) -> "WindowError":
+        return WindowError(self.window, options=self.options, source=source, column=self.column,
+                           row=self.row)
+
+    def reworded(self, options: WindowOptions = RUN_OPTIONS,
+                 first_frame: int | None = None) -> "WindowError":
+        """The same problem in the options of the calling command, its frames also in the
+        input's numbering (``first_frame``: the input's number of the recording's frame 0;
+        None keeps the one it has)."""
+        window = (self.window if first_frame is None else
+                  dataclasses.replace(self.window, first_frame=first_frame))
+        return WindowError(window, options=options, source=self.source, column=self.column,
+                           row=self.row)
+
+
+@contextlib.contextmanager
+def window_errors(first_frame: int | None = None,
+                  options: WindowOptions = RUN_OPTIONS) -> Iterator[None]:
+    """A :class:`WindowError` raised inside is raised again worded for the caller
+    (:meth:`WindowError.reworded`)."""
+    try:
+        yield
+    except WindowError as exc:
+        raise exc.reworded(options, first_frame) from None
+
+
+def _check_window(table: pd.DataFrame, conditions: tuple[str, ...], start: int,
+                  recovery_end: int, recording: str) -> None:
+    """Every condition fits the recording: enough frames, enough tracks observed at ``start``
+    (raises :class:`WindowError` naming the first that does not)."""
+    frames = table["frame"].to_numpy()
+    n_frames = int(frames.max()) + 1
+    found = int((frames == start).sum())
+    for condition in conditions:
+        if condition == "control":
+            continue
+        problem = WindowProblem(recording, condition, start, recovery_end, n_frames, conditions)
+        if n_frames <= start or (condition in RECOVERY_MODES and n_frames <= recovery_end):
+            raise WindowError(dataclasses.replace(problem, window=scaled_window(frames)))
+        need = 1 if condition in ("fragmentation", "dropout") else MOST_NEEDED
+        if found < need:
+            usable = frames_with(frames, need)
+            before, after = usable[usable < start], usable[usable > start]
+            nearest = (int(before[-1]) if len(before) else None,
+                       int(after[0]) if len(after) else None)
+            raise WindowError(dataclasses.replace(problem, found=found, need=need,
+                                                  nearest=nearest))
 
 
 def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
                      recovery_end: int, recording: str = "") -> dict[str, Corruption]:
     """Choose the tracks of every condition (all random draws happen here, in table order)."""
+    _check_window(table, conditions, start, recovery_end, recording)
     frames = table["frame"].to_numpy()
     n_frames = int(frames.max()) + 1
     at_start = table[frames == start]
     candidates = np.sort(at_start["track"].to_numpy())
     rng = np.random.Generator(np.random.PCG64(seed))
     plans: dict[str, Corruption] = {}
-    where = f"recording '{recording}'" if recording else "recording"
     for condition in conditions:
         if condition == "control":
             plans[condition] = Corruption(condition, (), None)
@@ -144,15 +349,6 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
             end = start + 1
         if condition == "long_gap_reassociation":
             end = n_frames
-        if n_frames <= start or (condition in RECOVERY_MODES and n_frames <= recovery_end):
-            needed = recovery_end if condition in RECOVERY_MODES else start
-            raise InputError(f"{where} has {n_frames} frames, too short for '{condition}' "
-                             f"(needs more than {needed}); "
-                             + short_recording_hint(n_frames, start, recovery_end, conditions))
-        need = 1 if condition in ("fragmentation", "dropout") else 2
-        if len(candidates) < need:
-            raise InputError(f"{where}: '{condition}' needs {need} track(s) observed at frame "
-                             f"{start}, found {len(candidates)}")
         plans[condition] = Corruption(condition, (), (start, end))
     for condition in DRAW_ORDER:
         if condition not in plans:

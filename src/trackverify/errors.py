@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 
 
@@ -22,6 +23,18 @@ def bounded(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
         return text
     head, tail = limit * 2 // 3, limit // 3
     return f"{text[:head]}...[{len(text) - head - tail} characters cut]...{text[-tail:]}"
+
+
+#: Runs of more digits than this are shortened in a one-line error (:func:`short_values`):
+#: longer than any 64-bit integer (19 digits), so no value a program could use is touched.
+MAX_ECHOED_DIGITS = 20
+_LONG_DIGITS = re.compile(r"\d{%d,}" % (MAX_ECHOED_DIGITS + 1))
+
+
+def short_values(text: str) -> str:
+    """``text`` with every run of more than :data:`MAX_ECHOED_DIGITS` digits (a value echoed
+    back, e.g. a 401-digit ``--repeats``) cut in the middle: ``1234...(401 digits)...789``."""
+    return _LONG_DIGITS.sub(lambda m: f"{m[0][:4]}...({len(m[0])} digits)...{m[0][-3:]}", text)
 
 
 class TrackverifyError(Exception):
@@ -51,6 +64,10 @@ class InputError(TrackverifyError):
             where.append(f"row {row}")
         super().__init__(f"{': '.join([', '.join(where), problem]) if where else problem}")
 
+    def named(self, source: str) -> "InputError":
+        """The same error naming ``source`` (a subclass keeps its own type and details)."""
+        return InputError(self.problem, source=source, column=self.column, row=self.row)
+
 
 @contextlib.contextmanager
 def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
@@ -62,8 +79,7 @@ def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
     except InputError as exc:
         if exc.source is not None or data is None:
             raise
-        raise InputError(exc.problem, source=str(data), column=exc.column,
-                         row=exc.row) from None
+        raise exc.named(str(data)) from None
 
 
 class ConfigError(TrackverifyError):

@@ -35,6 +35,8 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS, build_config
+from trackverify.corrupt import (EVIDENCE_OPTIONS, scaled_window, share_window, usable_start,
+                                 window_errors)
 from trackverify.dataset import load_dataset
 from trackverify.errors import InputError, naming_input
 from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy
@@ -118,19 +120,60 @@ def repeated_draws(observations: pd.DataFrame, detections: pd.DataFrame | None, 
     return out
 
 
+#: How :func:`evidence_window` chose a recording's window (recorded per row).
+WINDOW_RULES = {"given": "--start / --recovery-end as given (SPEC's value for one not given)",
+                "spec": "SPEC's 300 / 700",
+                "spec, start moved": "SPEC's, start moved on (a frame gap at 300) to the next "
+                                     "frame with 2 observed tracks",
+                "scaled": "30 % / 70 % of the frame numbers (too short for SPEC's), start moved "
+                          "on to the next frame with 2 observed tracks"}
+
+
+def evidence_window(frames: np.ndarray, start: int | None = None,
+                    recovery_end: int | None = None) -> dict:
+    """The corruption window of one recording (``frames``: its counted frame numbers, one per
+    observation): ``start``, ``recovery_end`` and the :data:`WINDOW_RULES` key that chose them.
+
+    Given values (either one) are used as given, the other at SPEC's default, as ``run`` does.
+    Otherwise SPEC's window where the recording is long enough for it (more than
+    ``recovery_end`` frame numbers), its ``start`` moved on to the next frame holding two
+    observed tracks when it falls in a gap (:func:`~trackverify.corrupt.usable_start`); else
+    the window scaled to the recording (:func:`~trackverify.corrupt.scaled_window`). Where
+    neither fits, SPEC's window, which the suite then refuses with a hint.
+    """
+    spec = build_config({"start": start, "recovery_end": recovery_end})
+    if (start, recovery_end) != (None, None):
+        return {"start": spec.start, "recovery_end": spec.recovery_end, "rule": "given"}
+    if int(frames.max()) + 1 > spec.recovery_end:
+        moved = usable_start(frames, spec.start)
+        if moved is not None and moved < spec.recovery_end:
+            return {"start": moved, "recovery_end": spec.recovery_end,
+                    "rule": "spec" if moved == spec.start else "spec, start moved"}
+    scaled = scaled_window(frames)
+    if scaled is not None:
+        return {"start": scaled[0], "recovery_end": scaled[1], "rule": "scaled"}
+    return {"start": spec.start, "recovery_end": spec.recovery_end, "rule": "spec"}
+
+
 def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
-                       track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
+                       track_window: int = DEFAULT_TRACK_WINDOW, start: int | None = None,
+                       recovery_end: int | None = None) -> list[dict]:
     """Part 3: real recordings (a data folder, with its ``detections`` table when present),
-    one row per (recording, verifier), over ``draws`` repeated draws of the suite."""
+    one row per (recording, verifier), over ``draws`` repeated draws of the suite in the
+    window of :func:`evidence_window` (``start`` / ``recovery_end`` when given)."""
     rows = []
     for name, source in load_dataset(folder).sources():
         observations, detections = source.load(), source.load_detections()
+        window = evidence_window(observations["frame"].to_numpy(), start, recovery_end)
+        settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
         for verifier in (FixedDistance(), RegisteredDistance(score=score,
                                                              track_window=track_window)):
-            with naming_input(folder):  # e.g. a recording too short for a condition
-                draws_of = repeated_draws(observations, detections, verifier, draws, name)
+            # e.g. a recording too short for a condition: named, in evidence's options
+            with naming_input(folder), window_errors(source.first_frame, EVIDENCE_OPTIONS):
+                draws_of = repeated_draws(observations, detections, verifier, draws, name,
+                                          **settings)
             rows.append({"data": f"{Path(folder).name}/{name}", "verifier": verifier.name,
-                         **draws_of})
+                         "window": {**window, "first_frame": source.first_frame}, **draws_of})
     return rows
 
 
@@ -140,8 +183,9 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SC
     k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
     rows = []
     for level in levels:
+        start, recovery_end = share_window(frames)
         config = build_config({"specimen.motion": level, "specimen.frames": frames,
-                               "start": int(frames * 0.3), "recovery_end": int(frames * 0.7),
+                               "start": start, "recovery_end": recovery_end,
                                "conditions": list(CONDITIONS)})
         table = animal_observations(config.specimen, 0)
         detections = animal_detections(config.specimen, 0)  # None: the observation rows
@@ -395,7 +439,8 @@ def _cell(value) -> str:
 SPECIMEN_COLUMNS = ("data", "verifier", "pooled.auroc", "pooled.auroc_abst", "pooled.auprc",
                     "pooled.cov_at_fcr1", "nearby.auroc", "nearby.auroc_abst", "nearby.auprc",
                     "nearby.cov_at_fcr1", *(f"harder_auroc_abst.{h}" for h in HARDER))
-RECORDING_COLUMNS = ("data", "verifier", "draws", "pooled.auroc_abst", "pooled.auroc_abst_min",
+RECORDING_COLUMNS = ("data", "verifier", "window.start", "window.recovery_end", "draws",
+                     "pooled.auroc_abst", "pooled.auroc_abst_min",
                      "pooled.cov_at_fcr1", "pooled.cov_at_fcr1_min", "nearby.auroc_abst",
                      "nearby.auroc_abst_min")
 PAIR_COLUMNS = ("data", "verifier", "setting", "random.auroc", "random.auroc_abst",
@@ -469,17 +514,20 @@ def pair_summary(rows: list[dict]) -> list[str]:
 
 def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
                    grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None,
-                   track_window: int | None = None) -> dict:
+                   track_window: int | None = None, start: int | None = None,
+                   recovery_end: int | None = None) -> dict:
     """Every part (each may be skipped: no levels, no pairs folder, no recordings);
     ``score`` = registered_distance's score (None: its default, :data:`DEFAULT_SCORE`),
     ``track_window`` its track pooling window (None: its default,
-    :data:`DEFAULT_TRACK_WINDOW`)."""
+    :data:`DEFAULT_TRACK_WINDOW`); ``start`` / ``recovery_end`` the recordings' corruption
+    window (None: :func:`evidence_window`'s rule)."""
     kind = DEFAULT_SCORE if score is None else score
     h = DEFAULT_TRACK_WINDOW if track_window is None else track_window
     with threadpool_limits(1):
         specimen = specimen_evidence(levels, frames, kind, h) if levels else []
         rows = pair_evidence(pairs, grid, kind, h) if pairs is not None else []
-        real = [row for folder in recordings for row in recording_evidence(folder, draws, kind, h)]
+        real = [row for folder in recordings
+                for row in recording_evidence(folder, draws, kind, h, start, recovery_end)]
     out = {"specimen": specimen, "pairs": rows, "pair_summary": pair_summary(rows) if rows else []}
     if real:  # only when asked: earlier evidence.json files keep their bytes
         out["recordings"] = real

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from trackverify.cli_inputs import window_options
+
 #: trackverify.synth.motion.MOTION_LEVELS, by name (a test keeps the two equal).
 LEVELS = ("still", "moderate", "free", "fast", "freely_moving")
 #: trackverify.verifiers.registered_distance.SCORES (a test keeps the two equal).
@@ -32,15 +34,25 @@ MAX_DRAWS = 1000
               "[+ detections.parquet]); repeatable.")
 @click.option("--draws", type=click.IntRange(min=1, max=MAX_DRAWS), default=8, show_default=True,
               help="Draws of the corruption suite on each real recording.")
+@window_options("300; 30 % of the frames of a recording too short for 300 / 700, see "
+                "docs/verifiers.md", "700; 70 % likewise")
 @click.option("--score", type=click.Choice(SCORES), default=None,
               help="registered_distance's score (docs/verifiers.md) [its default].")
 @click.option("--track-window", "track_window", type=click.IntRange(min=0), default=None,
               help="registered_distance's track pooling window h, 0 = off "
                    "(docs/verifiers.md) [its default].")
-def evidence(out, levels, frames, pairs, grid, recordings, draws, score, track_window):
-    """Score fixed_distance and registered_distance side by side (specimen and real pairs)."""
+def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recovery_end, score,
+             track_window):
+    """Score fixed_distance and registered_distance side by side (specimen and real pairs).
+
+    On each --recordings folder the corruption window is --start / --recovery-end when given;
+    otherwise SPEC's 300 / 700 where a recording is long enough, else 30 % / 70 % of its
+    frames (docs/verifiers.md), its start moved on to the next frame with 2 observed tracks.
+    """
+    from trackverify.config import build_config
     from trackverify.io.paths import check_out_dir
 
+    build_config({"start": start, "recovery_end": recovery_end})  # run's bounds and messages
     check_out_dir(out, [pairs, *recordings])
     chosen = [level.strip() for level in levels.split(",") if level.strip()]
     unknown = sorted(set(chosen) - set(LEVELS))
@@ -51,7 +63,7 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws, score, track_w
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
-                            recordings, draws, score, track_window)
+                            recordings, draws, score, track_window, start, recovery_end)
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))

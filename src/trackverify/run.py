@@ -33,6 +33,7 @@ from trackverify.certify.calibration_file import calibration_content
 from trackverify.certify.fit import calibrate_threshold, fit_roles, precheck_target
 from trackverify.certify.summary import caveats, certification_block
 from trackverify.config import RunConfig, verifier_options
+from trackverify.corrupt import window_errors
 from trackverify.dataset import Dataset, load_dataset, specimen_dataset
 from trackverify.errors import ConfigError, naming_input
 from trackverify.execute import ordered_map
@@ -118,8 +119,9 @@ def process_recording(task: tuple) -> RecordingResult:
     observations = source.load()
     detections = source.load_detections()
     verifier = load_verifier(config.verifier, verifier_options(config))
-    scored, choices, own_reasons = score_conditions(observations, config, verifier, name,
-                                                    detections)
+    with window_errors(source.first_frame):  # frames also in the input's numbering
+        scored, choices, own_reasons = score_conditions(observations, config, verifier, name,
+                                                        detections)
     control = scored[scored["is_control"].to_numpy()]
     scores = {verifier.name: scored["score"].to_numpy()}
     reasons = {verifier.name: _sum_reasons(own_reasons)}

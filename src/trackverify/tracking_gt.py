@@ -29,7 +29,6 @@ Predictions of a recording that the reference does not have are an input error.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,7 @@ from trackverify.associate import (IdentityReport, identity_report, link_smalles
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import (column_codes, coordinate_columns, first_repeat, joint_codes,
                                 plain, single_value, sorted_codes, validate_pair)
+from trackverify.values import is_real
 
 POOLED = "pooled"
 #: Most (reference tracks x predicted ids) of one recording scored: the identity alignments
@@ -99,13 +99,10 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
         result = trackverify.evaluate_tracking(reference, predictions)
         result["pooled"]["idf1"], result.tracks.query("correct < observations")
     """
-    try:
-        zero_distance = float(zero_distance_um)
-    except (TypeError, ValueError):
-        zero_distance = math.nan
-    if isinstance(zero_distance_um, bool) or not (math.isfinite(zero_distance)
-                                                  and zero_distance > 0):
+    # a real number (not text such as "5", not a bool), finite and within the float range
+    if not is_real(zero_distance_um, low=0, strict=True, float_range=True):
         raise ConfigError(f"zero_distance_um must be a positive number, got {zero_distance_um!r}")
+    zero_distance = float(zero_distance_um)
     ref, pred, by_detection = validate_pair(reference_df, predictions_df, reference_source,
                                             predictions_source)
     codes = recording_codes(ref, pred)

@@ -7,6 +7,7 @@ message; the definition of the value it accepts lives here, once.
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ def is_integer(value: Any, low: int | None = None, high: int | None = None) -> b
 
 
 def is_real(value: Any, low: float | None = None, high: float | None = None, *,
-            strict: bool = False, finite: bool = True) -> bool:
+            strict: bool = False, finite: bool = True, float_range: bool = False) -> bool:
     """Whether ``value`` is a real number, not a bool, with ``low <= value <= high`` (each
     bound only when given; ``low < value`` when ``strict``) and, when ``finite``, neither
     NaN nor infinite.
@@ -35,10 +36,13 @@ def is_real(value: Any, low: float | None = None, high: float | None = None, *,
     and other number types (complex, ``Fraction``, ``Decimal``) are not. An integer is
     always finite, even one past the float range (``10 ** 400``). With ``finite=False``,
     NaN and the infinities are real numbers too (NaN then fails every bound, being neither
-    ``>=`` nor ``<=`` anything).
+    ``>=`` nor ``<=`` anything). With ``float_range``, an integer must also convert to a
+    float (``abs(value) <= sys.float_info.max``; ``10 ** 400`` does not).
     """
     integer = is_integer(value)
     if not (integer or isinstance(value, (float, np.floating))):
+        return False
+    if float_range and integer and abs(value) > sys.float_info.max:
         return False
     if finite and not integer and not np.isfinite(value):
         return False

@@ -59,6 +59,7 @@ def verify(observations: pd.DataFrame | str | os.PathLike, *, out: str | os.Path
         result.rows.query("condition == 'persistent_swap' and error == 1")
     """
     from trackverify.config import build_config
+    from trackverify.corrupt import PYTHON_OPTIONS, window_errors
     from trackverify.io.tabular import read_table, write_table
     from trackverify.run import run_job
 
@@ -68,7 +69,8 @@ def verify(observations: pd.DataFrame | str | os.PathLike, *, out: str | os.Path
         if isinstance(observations, pd.DataFrame):
             data = write_table(observations, Path(scratch) / "observations.parquet")
         target = Path(out) if out is not None else Path(scratch) / "out"
-        run_job(config, target, data=data, other_inputs=(config_file,))
+        with window_errors(options=PYTHON_OPTIONS):  # its hints name keyword arguments
+            run_job(config, target, data=data, other_inputs=(config_file,))
         results = json.loads((target / "results.json").read_text(encoding="utf-8"))
         rows = read_table(target / "observations.parquet")
     return VerificationResult(results, rows, Path(out) if out is not None else None)

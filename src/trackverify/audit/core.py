@@ -64,6 +64,7 @@ import pandas as pd
 
 from trackverify.errors import ConfigError, InputError
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
+from trackverify.values import is_integer, is_real
 
 #: Default threshold in units of each identity's own anchor spacing ``s_p`` (uncalibrated).
 DEFAULT_THRESHOLD_SPACINGS = 0.5
@@ -167,6 +168,9 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
               "calibration": None if calibration is None else str(calibration)}
     if out is not None:
         check_out_overlap(out, inputs)
+    if anchor_frame is not None and not is_integer(anchor_frame):  # not 1.5, "1" nor True
+        raise InputError(f"anchor_frame must be an integer frame number, got {anchor_frame!r}",
+                         source="--anchor-frame")
     threshold, scorer = _choose(threshold_um, calibration, verifier)
     table = _prepare_tracks(tracks, source)
     dets = None if detections is None else _prepare_detections(detections, table, detections_source)
@@ -234,11 +238,11 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
     else:
         scorer = verifier
     if threshold_um is not None:
-        value = float(threshold_um)
-        if not np.isfinite(value) or value < 0:
-            raise InputError(f"the threshold must be a finite number >= 0, got {threshold_um}",
-                             source="--threshold-um")
-        return Threshold(value, "user", False), scorer
+        # a real number (not text, not a bool), finite and within the float range
+        if not is_real(threshold_um, low=0, float_range=True):
+            raise InputError(f"the threshold must be a finite number >= 0, got "
+                             f"{threshold_um!r}", source="--threshold-um")
+        return Threshold(float(threshold_um), "user", False), scorer
     return Threshold(None, "default", False), scorer
 
 
