@@ -41,6 +41,20 @@ def test_verify_from_python_gives_the_command_line_numbers(tmp_path):
     assert "VerificationResult(verifier='fixed_distance'" in repr(result)
 
 
+def test_verify_errors_name_the_dataframe_and_its_index_not_a_temporary_file():
+    from trackverify.errors import InputError
+
+    table = observation_table(frames=12)
+    table.index = table.index + 100  # labels, not positions
+    table.loc[103, "x_um"] = np.nan  # the fourth row
+    with pytest.raises(InputError) as bad:
+        trackverify.verify(table, start=4, recovery_end=8)
+    assert str(bad.value) == ("the observations DataFrame, column 'x_um': index 103: "
+                              "coordinate is NaN or infinite")
+    with pytest.raises(InputError, match=r"^the observations DataFrame: recording .* too short"):
+        trackverify.verify(observation_table(frames=12))  # start 300 > 12 frames
+
+
 def test_verify_writes_to_out_when_asked(tmp_path):
     table = observation_table(frames=12)
     result = trackverify.verify(table, out=tmp_path / "o", start=4, recovery_end=8)

@@ -9,13 +9,21 @@ numbers byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from trackverify.errors import InputError
+
+
+#: How errors name an observation table given as a DataFrame.
+FRAME_SOURCE = "the observations DataFrame"
 
 
 @dataclass
@@ -69,8 +77,25 @@ def verify(observations: pd.DataFrame | str | os.PathLike, *, out: str | os.Path
         if isinstance(observations, pd.DataFrame):
             data = write_table(observations, Path(scratch) / "observations.parquet")
         target = Path(out) if out is not None else Path(scratch) / "out"
-        with window_errors(options=PYTHON_OPTIONS):  # its hints name keyword arguments
+        with window_errors(options=PYTHON_OPTIONS), _naming_frame(observations, scratch):
             run_job(config, target, data=data, other_inputs=(config_file,))
         results = json.loads((target / "results.json").read_text(encoding="utf-8"))
         rows = read_table(target / "observations.parquet")
     return VerificationResult(results, rows, Path(out) if out is not None else None)
+
+
+@contextlib.contextmanager
+def _naming_frame(observations, scratch: str) -> Iterator[None]:
+    """An :class:`InputError` about the scratch copy of a DataFrame names the DataFrame and
+    the offending row's index label, not a temporary file and its 1-based row."""
+    try:
+        yield
+    except InputError as exc:
+        if not isinstance(observations, pd.DataFrame) or not str(exc.source).startswith(scratch):
+            raise
+        if exc.row is None:
+            raise exc.named(FRAME_SOURCE) from None
+        label = observations.index[exc.row - 1]
+        raise InputError(f"index {label!r}: {exc.problem}", source=FRAME_SOURCE,
+                         column=exc.column) from None
+
