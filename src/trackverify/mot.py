@@ -215,6 +215,7 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
         found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
                               zero_distance)  # block by block: few candidates alive at once
         parts.append(found)
+    del g_local, p_local, steps, occupied, run_of  # before the pairs are joined
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     columns = [list(column) for column in zip(*parts)]
@@ -615,7 +616,8 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             id_by = g_id[by_id]
         else:  # every detection: the ids ascend, each repeated as often as it occurs
             by_id = gt_order
-            id_by = np.repeat(np.arange(n_gid), np.bincount(g_id, minlength=n_gid))
+            id_by = np.repeat(np.arange(n_gid, dtype=np.int32 if n_gid < 1 << 31 else np.int64),
+                              np.bincount(g_id, minlength=n_gid))
         proc_by = proc[by_id]
         # A candidate alone in the graph of all pairs is alone among the candidates: matched.
         # The other candidates (``pairs``, indices into all pairs) form the graph to solve;
@@ -641,7 +643,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         # (id, processed frame), whose keys id * n_proc + rank ascend (an id once a frame).
         prev_det = np.full(len(pairs), -1, dtype=np.int64)
         prev_det[pending] = _predecessors(cg[pending], g_id, proc, by_id,
-                                          id_by * n_proc + proc_by, n_proc)
+                                          id_by.astype(np.int64) * n_proc + proc_by, n_proc)
         while len(pending):
             # A component is ready when the previous-frame matches of its ids are known.
             dep = prev_det[pending]
@@ -663,26 +665,31 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         del graph, comp, single, others, resolved, prev_det, pairs, cg, cp
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
+    del edge_of_gt
     m_pred = pp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
         motp_sum = float(ps[m_edge].sum())
-        # IDSW: a match whose predicted id differs from the id's previous match.
-        pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
+        del m_edge
+        # IDSW: a match whose predicted id differs from the id's previous match (the codes
+        # in int32 where they fit: half the memory, the same comparisons).
+        pid_of_gt = np.full(n_gt, -1, dtype=np.int32 if n_pred < 1 << 31 else np.int64)
         pid_of_gt[m_gt] = p_id[m_pred]
-        pid_by = pid_of_gt[by_id]  # by (id, frame); -1: not matched
-        is_match = pid_by >= 0
-        gs, ps_id, proc_m = id_by[is_match], pid_by[is_match], proc_by[is_match]
-        del pid_of_gt, pid_by
-        switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
+        pid_by = pid_of_gt.take(by_id)  # by (id, frame); -1: not matched
+        del pid_of_gt
+        at_match = np.flatnonzero(pid_by >= 0)
+        gs, ps_id, proc_m = id_by.take(at_match), pid_by.take(at_match), proc_by.take(at_match)
+        del pid_by
+        same_id = gs[1:] == gs[:-1]
+        switch = same_id & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
-            frame_m = gt_frame[by_id[is_match]]
+            frame_m = gt_frame[by_id[at_match]]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
-        continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
+        continues = np.r_[False, same_id & (proc_m[1:] == proc_m[:-1] + 1)]
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,

@@ -159,10 +159,13 @@ def _repeated(value, n: int):
 def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
                     ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """The reference's recordings (sorted), the code of each reference row's recording and
-    of each prediction row's (``-1``: a recording the reference does not have)."""
+    of each prediction row's (``-1``: a recording the reference does not have); read-only
+    arrays (one recording: a single zero seen by every row)."""
     r, p = ref["recording"], pred["recording"]
     if single_value(r) and (len(p) == 0 or (single_value(p) and p.iloc[0] == r.iloc[0])):
-        return pd.Index([r.iloc[0]]), np.zeros(len(r), np.int64), np.zeros(len(p), np.int64)
+        zero = np.zeros(1, np.int64)
+        return (pd.Index([r.iloc[0]]), np.broadcast_to(zero, (len(r),)),
+                np.broadcast_to(zero, (len(p),)))
     codes, names = pd.factorize(r, sort=True)
     names = pd.Index(names)
     return names, codes.astype(np.int64, copy=False), names.get_indexer(p)
@@ -255,6 +258,8 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked = np.full(len(gt_frame), -1, dtype=np.int64)
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
+        del m_gt, m_pred
+    del pg, pp, ps, rows  # the pairs and the frame order are spent: freed before the diagnostics
     order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
     seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
     identity = identity_report(real_gt_frame, track_codes, tracks, linked, pred_ids, extra,
