@@ -335,7 +335,8 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
             raise InputError("coordinates must be numbers", source=source, column=column,
                              row=_first(not_number))
     values = numeric.to_numpy(dtype=np.float64)
-    if bool((np.abs(values) <= MAX_COORDINATE_UM).all()):  # finite and plausible: one pass
+    if len(values) == 0 or (values.min() >= -MAX_COORDINATE_UM and
+                            values.max() <= MAX_COORDINATE_UM):  # finite (NaN fails) and plausible
         return numeric if numeric is series else pd.Series(values, index=series.index)
     bad = ~np.isfinite(values)
     if bad.any():

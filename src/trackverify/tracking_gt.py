@@ -248,6 +248,7 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         pg, pp, ps = mot.similarity_pairs_by_axis(
             gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
             [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
+    rows = by_frame = None  # spent: freed before the metrics
     # the pairs join detections of one frame with a positive similarity by construction
     seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps,
                               checked_pairs=True)
@@ -259,7 +260,7 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
         del m_gt, m_pred
-    del pg, pp, ps, rows  # the pairs and the frame order are spent: freed before the diagnostics
+    del pg, pp, ps  # the pairs are spent: freed before the diagnostics
     order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
     seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
     identity = identity_report(real_gt_frame, track_codes, tracks, linked, pred_ids, extra,
