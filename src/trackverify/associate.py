@@ -309,9 +309,10 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
                            "track": track_ids[a["track"][a["switch_at"]]],
                            "from_id": preds[a["pred"][a["switch_from"]]],
                            "to_id": preds[a["pred"][a["switch_at"]]]})
+    # the table takes its four fresh arrays as they are (copy=False: not copied into blocks)
     observations = pd.DataFrame({"frame": a["frame"],
                                  "track": np.repeat(np.asarray(tracks), a["per_track"]),
-                                 "predicted": a["valid"], "correct": a["correct"]})
+                                 "predicted": a["valid"], "correct": a["correct"]}, copy=False)
     return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
                           events, observations)
 
