@@ -308,10 +308,13 @@ class _Graph:
     Components never span frames, because candidate pairs never do.
     """
 
-    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int,
+                 alone: np.ndarray | None = None):
         n = len(pg)
-        # An edge that is the only edge of both its detections is a component by itself.
-        alone = _alone(pg, pp, n_gt, n_pred)
+        # An edge that is the only edge of both its detections is a component by itself
+        # (``alone``: those edges, when the caller knows them).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
         n_alone = int(alone.sum())
         self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
@@ -560,8 +563,11 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         matched = alone.copy()
         if len(rest):
-            chosen = _max_weight_matching(_Graph(rg, rp, n_gt, n_pred), np.arange(len(rest)),
-                                          align[inv[rest]] * rs)
+            # None of them is alone among them: each shares a detection with another pair,
+            # which is not alone either, so is among them too.
+            graph = _Graph(rg, rp, n_gt, n_pred, alone=np.zeros(len(rest), dtype=bool))
+            chosen = _max_weight_matching(graph, np.arange(len(rest)), align[inv[rest]] * rs)
+            del graph
             matched[rest[chosen]] = True
             del chosen
         del rest, rg, rp, rs
