@@ -208,9 +208,10 @@ def compact_frames(gt_frame: np.ndarray, pred_frame: np.ndarray
     the frames' order only (CLEAR's previous frame is the previous frame with detections on
     both sides, as in TrackEval), so ranks change no number and frames such as
     ``{0, 2**31 - 1}`` cost nothing."""
-    both = np.concatenate((gt_frame, pred_frame))
-    if not len(both) or int(both.max()) < 2 * len(both):
+    n = len(gt_frame) + len(pred_frame)
+    if not n or max(int(f.max()) for f in (gt_frame, pred_frame) if len(f)) < 2 * n:
         return gt_frame, pred_frame
+    both = np.concatenate((gt_frame, pred_frame))
     ranks = np.unique(both, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return ranks[:len(gt_frame)], ranks[len(gt_frame):]
 
