@@ -219,14 +219,16 @@ def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
     correct = np.zeros(len(track_codes), dtype=bool)
     correct[at_valid] = aligned[pred_valid_codes] == vt
     del pred_valid_codes
-    same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Identity switches: each valid row against the previous valid row of the same track.
     switch = (vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])
+    switch_at, switch_from = at_valid[1:][switch], at_valid[:-1][switch]
+    del vt, vp, at_valid, switch  # before the rows' frames are gathered
+    same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
     return {"track": t_sorted, "pred": p_sorted, "valid": v_sorted,
             "frame": np.asarray(frame).take(order), "correct": correct, "per_track": per_track,
-            "switch_at": at_valid[1:][switch], "switch_from": at_valid[:-1][switch],
+            "switch_at": switch_at, "switch_from": switch_from,
             "run_start": v_sorted & ~continues}
 
 
@@ -309,9 +311,10 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
                            "track": track_ids[a["track"][a["switch_at"]]],
                            "from_id": preds[a["pred"][a["switch_from"]]],
                            "to_id": preds[a["pred"][a["switch_at"]]]})
+    # the table takes its four fresh arrays as they are (copy=False: not copied into blocks)
     observations = pd.DataFrame({"frame": a["frame"],
                                  "track": np.repeat(np.asarray(tracks), a["per_track"]),
-                                 "predicted": a["valid"], "correct": a["correct"]})
+                                 "predicted": a["valid"], "correct": a["correct"]}, copy=False)
     return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
                           events, observations)
 

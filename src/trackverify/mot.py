@@ -181,8 +181,9 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    run_of = np.zeros(block * frame_stride, dtype=np.int64)  # read where occupied only
+    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
     parts = []
+    index = np.int32 if max(len(g_frames), len(p_frames)) < 1 << 31 else np.int64
     for f0 in range(0, n_frames, block):
         gs = slice(np.searchsorted(g_frames, f0), np.searchsorted(g_frames, f0 + block))
         ps = slice(np.searchsorted(p_frames, f0), np.searchsorted(p_frames, f0 + block))
@@ -204,7 +205,7 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
             np.add(query[:1 << a], step[None, ps], out=query[1 << a:2 << a])
         query = query.T.ravel()  # never outside the table: every point has a margin cube
         hit = np.flatnonzero(occupied.take(query))  # take: int32 indices without a copy
-        run = run_of.take(query.take(hit))
+        run = run_of.take(query.take(hit)).astype(np.intp)
         count, lo = run_count[run], first[run]
         if len(count) and count.max() > 1:  # several reference points in one cube
             ends = np.cumsum(count)
@@ -212,21 +213,24 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
             hit = np.repeat(hit, count)
         occupied[cubes] = False
         del query, run, count, keys, first, run_count, cubes
-        found = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes, p_axes,
-                              zero_distance)  # block by block: few candidates alive at once
-        parts.append(found)
+        gi, pj, sim = _finish_pairs(gs.start + g_sorted[lo], ps.start + (hit >> dim), g_axes,
+                                    p_axes, zero_distance)  # few candidates alive at once
+        parts.append((gi.astype(index), pj.astype(index), sim))  # kept in int32 where they fit
+    del g_local, p_local, steps, occupied, run_of  # before the pairs are joined
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     columns = [list(column) for column in zip(*parts)]
     del parts
-    gi, pj, sim = (_concatenate_freeing(column) for column in columns)
+    gi, pj, sim = (_concatenate_freeing(column, dtype) for column, dtype
+                   in zip(columns, (np.int64, np.int64, np.float64)))
     return (gi if g_by_frame is None else g_by_frame[gi],
             pj if p_by_frame is None else p_by_frame[pj], sim)
 
 
-def _concatenate_freeing(parts: list) -> np.ndarray:
-    """``np.concatenate(parts)``, emptying the list (its arrays are freed once copied)."""
-    out = np.concatenate(parts)
+def _concatenate_freeing(parts: list, dtype) -> np.ndarray:
+    """``np.concatenate(parts, dtype=dtype)``, emptying the list (its arrays are freed once
+    copied)."""
+    out = np.concatenate(parts, dtype=dtype)
     parts.clear()
     return out
 
@@ -304,10 +308,13 @@ class _Graph:
     Components never span frames, because candidate pairs never do.
     """
 
-    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int):
+    def __init__(self, pg: np.ndarray, pp: np.ndarray, n_gt: int, n_pred: int,
+                 alone: np.ndarray | None = None):
         n = len(pg)
-        # An edge that is the only edge of both its detections is a component by itself.
-        alone = _alone(pg, pp, n_gt, n_pred)
+        # An edge that is the only edge of both its detections is a component by itself
+        # (``alone``: those edges, when the caller knows them).
+        if alone is None:
+            alone = _alone(pg, pp, n_gt, n_pred)
         n_alone = int(alone.sum())
         self.alone = alone
         self.comp = np.empty(n, dtype=np.int64)
@@ -404,12 +411,14 @@ def _match_components(g: _Graph, edges: np.ndarray, w: np.ndarray) -> np.ndarray
         slot = np.full(int(offset[-1]), -1, dtype=np.int64)
         weight[entry] = w[idx]
         slot[entry] = idx
-        chosen = []
-        for o, n_r, n_c in zip(offset[:-1].tolist(), shape_g.tolist(), shape_p.tolist()):
-            ri, ci = linear_sum_assignment(weight[o:o + n_r * n_c].reshape(n_r, n_c),
-                                           maximize=True)
-            chosen.append(o + ri * n_c + ci)
-        chosen = slot[np.concatenate(chosen)]
+        solved = [linear_sum_assignment(weight[o:o + n_r * n_c].reshape(n_r, n_c), maximize=True)
+                  for o, n_r, n_c in zip(offset[:-1].tolist(), shape_g.tolist(),
+                                         shape_p.tolist())]
+        # each solve's (row, column) pairs as entries of the flat buffer, all at once
+        n_solved = np.minimum(shape_g, shape_p)
+        chosen = slot[np.repeat(offset[:-1], n_solved)
+                      + np.concatenate([ri for ri, _ in solved]) * np.repeat(shape_p, n_solved)
+                      + np.concatenate([ci for _, ci in solved])]
         matched[chosen[chosen >= 0]] = True
     return matched
 
@@ -502,11 +511,12 @@ def sequence_counts(gt_frame, gt_id, pred_frame, pred_id, pair_gt, pair_pred, pa
     alone = _alone(pg, pp, n_gt, n_pred)
     hota = _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred, alone,
                  (keys, inv))
+    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, (keys, inv))
+    del keys, inv  # before CLEAR, the largest step
     gt_order = stable_order(g_id, n_gid, gt_frame)
     clear = _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
                    gt_order=gt_order, alone=alone)
     del alone
-    ident = _identity(pg, pp, ps, g_id, p_id, n_gt, n_pred, threshold, (keys, inv))
     return SequenceCounts(n_gt=n_gt, n_pred=n_pred, **hota, **clear, **ident, gt_order=gt_order)
 
 
@@ -553,15 +563,21 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
         align = potential / (gt_count[kg] + pr_count[kp] - potential)
         matched = alone.copy()
         if len(rest):
-            chosen = _max_weight_matching(_Graph(rg, rp, n_gt, n_pred), np.arange(len(rest)),
-                                          align[inv[rest]] * rs)
+            # None of them is alone among them: each shares a detection with another pair,
+            # which is not alone either, so is among them too.
+            graph = _Graph(rg, rp, n_gt, n_pred, alone=np.zeros(len(rest), dtype=bool))
+            chosen = _max_weight_matching(graph, np.arange(len(rest)), align[inv[rest]] * rs)
+            del graph
             matched[rest[chosen]] = True
             del chosen
         del rest, rg, rp, rs
         ms, m_inv = ps[matched], inv[matched]
         n_pass = _alphas_passed(ms)
-        hist = np.bincount(m_inv * (n_alpha + 1) + n_pass,
-                           minlength=len(keys) * (n_alpha + 1)).reshape(len(keys), n_alpha + 1)
+        code = m_inv * (n_alpha + 1)
+        code += n_pass
+        del m_inv
+        hist = np.bincount(code, minlength=len(keys) * (n_alpha + 1)).reshape(len(keys), n_alpha + 1)
+        del code
         # matches[k, a] = matches of id pair k with n_pass > a.
         matches = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:].astype(np.float64)
         tp = matches.sum(axis=0)
@@ -615,7 +631,8 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             id_by = g_id[by_id]
         else:  # every detection: the ids ascend, each repeated as often as it occurs
             by_id = gt_order
-            id_by = np.repeat(np.arange(n_gid), np.bincount(g_id, minlength=n_gid))
+            id_by = np.repeat(np.arange(n_gid, dtype=np.int32 if n_gid < 1 << 31 else np.int64),
+                              np.bincount(g_id, minlength=n_gid))
         proc_by = proc[by_id]
         # A candidate alone in the graph of all pairs is alone among the candidates: matched.
         # The other candidates (``pairs``, indices into all pairs) form the graph to solve;
@@ -641,7 +658,7 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         # (id, processed frame), whose keys id * n_proc + rank ascend (an id once a frame).
         prev_det = np.full(len(pairs), -1, dtype=np.int64)
         prev_det[pending] = _predecessors(cg[pending], g_id, proc, by_id,
-                                          id_by * n_proc + proc_by, n_proc)
+                                          id_by.astype(np.int64) * n_proc + proc_by, n_proc)
         while len(pending):
             # A component is ready when the previous-frame matches of its ids are known.
             dep = prev_det[pending]
@@ -660,29 +677,34 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
             edge_of_gt[cg[chosen]] = pairs[chosen]
             resolved[cg[ready]] = True
             pending = pending[comp_blocked[comp[pending]]]
-        del graph, comp, single, others, resolved, prev_det, pairs, cg, cp
+        del graph, comp, single, others, resolved, prev_det, pairs, cg, cp, proc
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
+    del edge_of_gt
     m_pred = pp[m_edge]
     tp = len(m_gt)
     motp_sum = 0.0
     idsw = frag = 0
     if tp:
         motp_sum = float(ps[m_edge].sum())
-        # IDSW: a match whose predicted id differs from the id's previous match.
-        pid_of_gt = np.full(n_gt, -1, dtype=np.int64)
+        del m_edge
+        # IDSW: a match whose predicted id differs from the id's previous match (the codes
+        # in int32 where they fit: half the memory, the same comparisons).
+        pid_of_gt = np.full(n_gt, -1, dtype=np.int32 if n_pred < 1 << 31 else np.int64)
         pid_of_gt[m_gt] = p_id[m_pred]
-        pid_by = pid_of_gt[by_id]  # by (id, frame); -1: not matched
+        pid_by = pid_of_gt.take(by_id)  # by (id, frame); -1: not matched
+        del pid_of_gt
         is_match = pid_by >= 0
-        gs, ps_id, proc_m = id_by[is_match], pid_by[is_match], proc_by[is_match]
-        del pid_of_gt, pid_by
-        switch = (gs[1:] == gs[:-1]) & (ps_id[1:] != ps_id[:-1])
+        gs, ps_id, proc_m = (x.compress(is_match) for x in (id_by, pid_by, proc_by))
+        del pid_by
+        same_id = gs[1:] == gs[:-1]
+        switch = same_id & (ps_id[1:] != ps_id[:-1])
         if idsw_rule == "consecutive":  # ... and the previous match is in frame - 1
             frame_m = gt_frame[by_id[is_match]]
             switch &= frame_m[1:] == frame_m[:-1] + 1
         idsw = int(np.count_nonzero(switch))
         # Frag: runs of matches over consecutive processed frames, per id, minus one.
-        continues = np.r_[False, (gs[1:] == gs[:-1]) & (proc_m[1:] == proc_m[:-1] + 1)]
+        continues = np.r_[False, same_id & (proc_m[1:] == proc_m[:-1] + 1)]
         runs = np.bincount(gs[~continues], minlength=n_gid)
         frag = int(np.clip(runs - 1, 0, None).sum())
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,

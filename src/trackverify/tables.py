@@ -335,7 +335,8 @@ def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series
             raise InputError("coordinates must be numbers", source=source, column=column,
                              row=_first(not_number))
     values = numeric.to_numpy(dtype=np.float64)
-    if bool((np.abs(values) <= MAX_COORDINATE_UM).all()):  # finite and plausible: one pass
+    if len(values) == 0 or (values.min() >= -MAX_COORDINATE_UM and
+                            values.max() <= MAX_COORDINATE_UM):  # finite (NaN fails) and plausible
         return numeric if numeric is series else pd.Series(values, index=series.index)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -426,8 +427,7 @@ def _arrow_all_equal(values: pd.Series, text: str) -> bool | None:
         return None
     pattern = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
     for _, offsets, data_buffer in chunks:
-        step = np.arange(len(offsets), dtype=np.int64) * len(pattern)
-        if not np.array_equal(offsets - offsets[0], step):
+        if not (np.diff(offsets) == len(pattern)).all():  # every row len(text) bytes long
             return False
         data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
         if len(pattern) and not (data.reshape(-1, len(pattern)) == pattern).all():

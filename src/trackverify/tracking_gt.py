@@ -156,10 +156,13 @@ def _repeated(value, n: int):
 def recording_codes(ref: pd.DataFrame, pred: pd.DataFrame
                     ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """The reference's recordings (sorted), the code of each reference row's recording and
-    of each prediction row's (``-1``: a recording the reference does not have)."""
+    of each prediction row's (``-1``: a recording the reference does not have); read-only
+    arrays (one recording: a single zero seen by every row)."""
     r, p = ref["recording"], pred["recording"]
     if single_value(r) and (len(p) == 0 or (single_value(p) and p.iloc[0] == r.iloc[0])):
-        return pd.Index([r.iloc[0]]), np.zeros(len(r), np.int64), np.zeros(len(p), np.int64)
+        zero = np.zeros(1, np.int64)
+        return (pd.Index([r.iloc[0]]), np.broadcast_to(zero, (len(r),)),
+                np.broadcast_to(zero, (len(p),)))
     codes, names = pd.factorize(r, sort=True)
     names = pd.Index(names)
     return names, codes.astype(np.int64, copy=False), names.get_indexer(p)
@@ -202,9 +205,10 @@ def compact_frames(gt_frame: np.ndarray, pred_frame: np.ndarray
     the frames' order only (CLEAR's previous frame is the previous frame with detections on
     both sides, as in TrackEval), so ranks change no number and frames such as
     ``{0, 2**31 - 1}`` cost nothing."""
-    both = np.concatenate((gt_frame, pred_frame))
-    if not len(both) or int(both.max()) < 2 * len(both):
+    n = len(gt_frame) + len(pred_frame)
+    if not n or max(int(f.max()) for f in (gt_frame, pred_frame) if len(f)) < 2 * n:
         return gt_frame, pred_frame
+    both = np.concatenate((gt_frame, pred_frame))
     ranks = np.unique(both, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return ranks[:len(gt_frame)], ranks[len(gt_frame):]
 
@@ -242,6 +246,7 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         pg, pp, ps = mot.similarity_pairs_by_axis(
             gt_frame, [ref_rec[c].to_numpy(np.float64) for c in cols], pred_frame,
             [pred_rec[c].to_numpy(np.float64)[rows] for c in cols], zero_distance)
+    rows = by_frame = None  # spent: freed before the metrics
     # the pairs join detections of one frame with a positive similarity by construction
     seq = mot.sequence_counts(gt_frame, track_codes, pred_frame, pred_codes, pg, pp, ps,
                               checked_pairs=True)
@@ -252,6 +257,8 @@ def score_recording(ref_rec: pd.DataFrame, pred_rec: pd.DataFrame, zero_distance
         linked = np.full(len(gt_frame), -1, dtype=np.int64)
         linked[m_gt] = pred_codes[m_pred]
         extra = len(pred_frame) - len(m_gt)
+        del m_gt, m_pred
+    del pg, pp, ps  # the pairs are spent: freed before the diagnostics
     order = seq.gt_order  # the reference rows by (track, frame), shared with the diagnostics
     seq = dataclasses.replace(seq, clear_matches=None, gt_order=None)  # pooled: counts only
     identity = identity_report(real_gt_frame, track_codes, tracks, linked, pred_ids, extra,
