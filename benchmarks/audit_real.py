@@ -19,7 +19,8 @@ second population, not as a replacement.
 
 Reported, over audited observations, for all of them, for the neurons labelled in the anchor
 frame (the population of ``bench_real_verifier.py``, whose ``label_errors`` leave the other
-neurons' rows unlabelled) and for each half of the recording:
+neurons' rows unlabelled), for each half of the recording, and for all but the rows of the two
+(neuron without an anchor identity, predicted id) pairs with the most certified rows:
 
 - AUROC* for a wrong identity (abstained rows ranked most suspicious) of the audit's
   ``relative_score`` (the ranking it uses) and of ``score`` (um);
@@ -93,6 +94,29 @@ def load(data: Path, anchor_frame: int | None = None
     return tracks, detections, truth
 
 
+def audited_rows(result, truth: pd.DataFrame) -> pd.DataFrame:
+    """The audited observations (valid id, after the anchor frame) with ``track`` joined."""
+    obs = result.observations.merge(truth, on=["recording", "frame", "detection"], how="left",
+                                    validate="one_to_one")
+    return obs[obs["pred_valid"].to_numpy(bool)
+               & ~obs["reason"].isin(["anchor_frame", "before_anchor"]).to_numpy()]
+
+
+def anchor_frame_tracks(result, truth: pd.DataFrame) -> pd.Series:
+    """The reference tracks of the anchor frame's rows."""
+    obs = result.observations.merge(truth, on=["recording", "frame", "detection"], how="left",
+                                    validate="one_to_one")
+    return obs.loc[obs["reason"].eq("anchor_frame").to_numpy(), "track"]
+
+
+def without_pairs(result, truth: pd.DataFrame, pairs: pd.DataFrame) -> np.ndarray:
+    """Mask over the audited rows: every row except those of the given (track, pred_id)
+    pairs."""
+    rows = audited_rows(result, truth)
+    key = pd.MultiIndex.from_frame(rows[["track", "pred_id"]].astype("Int64"))
+    return ~key.isin(pd.MultiIndex.from_frame(pairs[["track", "pred_id"]].astype("Int64")))
+
+
 def measure(result, truth: pd.DataFrame, rows: np.ndarray | None = None) -> dict:
     """The issue's numbers over audited observations (``rows``: a mask over the audited rows,
     in ``result.observations`` order, to measure a subset; segments are still the audit's).
@@ -103,11 +127,7 @@ def measure(result, truth: pd.DataFrame, rows: np.ndarray | None = None) -> dict
     ``recall_at_20pct_obs`` is the share of wrong observations inside the top segments that
     hold at most 20 % of the measured observations.
     """
-    obs = result.observations.merge(truth, on=["recording", "frame", "detection"], how="left",
-                                    validate="one_to_one")
-    audited = (obs["pred_valid"].to_numpy(bool)
-               & ~obs["reason"].isin(["anchor_frame", "before_anchor"]).to_numpy())
-    obs = obs[audited]
+    obs = audited_rows(result, truth)
     if rows is not None:
         obs = obs[rows]
     wrong = (obs["pred_id"].astype("Int64") != obs["track"].astype("Int64")).to_numpy(bool)
@@ -146,12 +166,8 @@ def unanchored_pairs(result, truth: pd.DataFrame, observations: pd.DataFrame,
     the tracker's and the reference's), and ``ref_flagged_share`` (the share of the audited
     reference rows of that id flagged when the reference itself, ``pred_id = track``, is
     audited from the same anchor frame with the same detections)."""
-    keys = ["recording", "frame", "detection"]
-    obs = result.observations.merge(truth, on=keys, how="left", validate="one_to_one")
-    audited = (obs["pred_valid"].to_numpy(bool)
-               & ~obs["reason"].isin(["anchor_frame", "before_anchor"]).to_numpy())
-    anchor_tracks = obs.loc[obs["reason"].eq("anchor_frame").to_numpy(), "track"]
-    rows = obs[audited & ~obs["track"].isin(anchor_tracks).to_numpy()]
+    rows = audited_rows(result, truth)
+    rows = rows[~rows["track"].isin(anchor_frame_tracks(result, truth)).to_numpy()]
     labelled = observations[["recording", "frame", "track"]].rename(columns={"track": "pred_id"})
     elsewhere = rows[["recording", "frame", "pred_id"]].astype({"pred_id": "int64"}).merge(
         labelled.drop_duplicates(), how="left", indicator=True)["_merge"].eq("both").to_numpy()
@@ -179,12 +195,8 @@ def populations(result, truth: pd.DataFrame) -> dict[str, np.ndarray]:
     """Masks over the audited rows: all; neurons with an anchor identity (the population of
     ``bench_real_verifier.py``'s ``label_errors``: a neuron absent from the anchor frame has
     no anchor id and its rows no label there); the two halves of the recording."""
-    obs = result.observations.merge(truth, on=["recording", "frame", "detection"], how="left",
-                                    validate="one_to_one")
-    audited = (obs["pred_valid"].to_numpy(bool)
-               & ~obs["reason"].isin(["anchor_frame", "before_anchor"]).to_numpy())
-    anchor_tracks = obs.loc[obs["reason"].eq("anchor_frame").to_numpy(), "track"]
-    rows = obs[audited]
+    anchor_tracks = anchor_frame_tracks(result, truth)
+    rows = audited_rows(result, truth)
     middle = np.median(np.unique(rows["frame"]))
     return {"all": np.ones(len(rows), dtype=bool),
             "anchored neurons": rows["track"].isin(anchor_tracks).to_numpy(),
@@ -222,6 +234,12 @@ def main() -> None:
     print(pairs.head(12).to_string(index=False, float_format="{:.3f}".format))
     print("  total:", pairs[["rows", "certified", "flagged", "abstained", "id_elsewhere"]]
           .sum().to_dict())
+    most = pairs.sort_values(["certified", "track", "pred_id"], ascending=[False, True, True],
+                             kind="stable").head(2)
+    print("all but the rows of the two pairs above with the most certified rows "
+          f"{list(zip(most['track'].astype(int), most['pred_id'].astype(int)))}:")
+    for k, v in measure(result, truth, without_pairs(result, truth, most)).items():
+        print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
     if ZEPHIR.is_file():
         zephir = audit_zephir(ZEPHIR)
         print(f"ZephIR demo: {zephir['result']}")

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import SHARED, run_cli
 from trackverify.dataset import load_dataset
 from trackverify.errors import InputError
-from trackverify.run import over_draws
+from trackverify.run import _repeats_lines, over_draws
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, constant_velocity, fit_registration)
@@ -172,6 +172,29 @@ def test_two_draws_report_each_draw_and_their_mean_and_minimum(small_folder, tmp
     single = [json.loads((tmp_path / d / "manifest.json").read_text())["corruptions"] for d in "ab"]
     assert manifest["repeats"] == [{"seed": 5, "corruptions": single[0]},
                                    {"seed": 6, "corruptions": single[1]}]
+
+
+def test_repeats_lines_by_hand():
+    repeats = {"seeds": [7, 8, 9], "verifier_comparison": {"registered_distance": {
+        "populations": {"six_corruptions": {
+            "auroc_abstain_as_error": {"per_draw": [0.99, 0.97, None], "mean": 0.98, "min": 0.97},
+            "correct_coverage_at_fcr": {"per_draw": [0.5, 0.25, 0.75], "mean": 0.5,
+                                        "min": 0.25}}}}}}
+    assert _repeats_lines(repeats) == [
+        "The line above is the first draw's (seed 7); over 3 draws (seeds 7..9; results.json "
+        "-> repeats), six corruptions pooled:",
+        "  registered_distance: AUROC* mean 0.98, min 0.97; coverage at FCR <= 1 % mean 0.5, "
+        "min 0.25"]
+
+
+def test_the_terminal_says_which_draw_it_shows(small_folder, tmp_path):
+    args = ("run", "--data", small_folder, "--start", 10, "--recovery-end", 20, "--no-rows")
+    two = run_cli(*args, "--repeats", 2, "--out", tmp_path / "two")
+    one = run_cli(*args, "--out", tmp_path / "one")
+    assert two.returncode == 0 and one.returncode == 0
+    assert "over 2 draws (seeds 20261007..20261008" in two.stdout
+    assert "fixed_distance: AUROC* mean" in two.stdout
+    assert "draws" not in one.stdout
 
 
 def test_one_draw_is_byte_identical_to_a_run_without_repeats(small_folder, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import spread_points
 from trackverify.cli import main
 from trackverify.errors import InputError
-from trackverify.evidence import load_pair, pair_conditions
+from trackverify.evidence import load_pair, pair_conditions, recording_summary
 
 
 def frame1(tables, name):
@@ -179,6 +179,24 @@ def test_cli_scores_real_recordings_over_repeated_draws(tmp_path, capsys):
         assert row["pooled"]["auroc_abst"] == pytest.approx((values[0] + values[1]) / 2)
         assert row["pooled"]["auroc_abst_min"] == min(values)
     assert "Real recordings" in (tmp_path / "out" / "evidence.html").read_text()
+    out = capsys.readouterr().out.splitlines()  # one summary line per row, then the page
+    assert [line.split(" (")[0] for line in out[:-1]] == [
+        "data/rec000 fixed_distance", "data/rec000 registered_distance"]
+    assert all("(2 draws, window " in line and "six corruptions AUROC* mean " in line
+               for line in out[:-1])
+    assert out[-1] == str(tmp_path / "out" / "evidence.html")
+
+
+def test_recording_summary_line_by_hand():
+    row = {"data": "fdnc/nerve_moving_a", "verifier": "registered_distance", "draws": 1,
+           "window": {"start": 300, "recovery_end": 700, "rule": "spec", "first_frame": 0},
+           "pooled": {"auroc_abst": 0.99762, "auroc_abst_min": 0.99762,
+                      "cov_at_fcr1": 0.92247, "cov_at_fcr1_min": 0.92247},
+           "nearby": {"auroc_abst": 0.99016, "auroc_abst_min": None}}
+    assert recording_summary([row]) == [
+        "fdnc/nerve_moving_a registered_distance (1 draw, window 300 / 700, spec): six "
+        "corruptions AUROC* mean 0.9976, min 0.9976; cov@1% mean 0.9225, min 0.9225; nearby "
+        "AUROC* mean 0.9902, min null"]
 
 
 def test_leave_one_out_ties_are_broken_by_the_stated_rule():

@@ -512,6 +512,19 @@ def pair_summary(rows: list[dict]) -> list[str]:
     return lines
 
 
+def recording_summary(rows: list[dict]) -> list[str]:
+    """One line per (recording, verifier) of :func:`recording_evidence`: its draws and
+    window, and mean and min over the draws of the six corruptions' AUROC* and cov@1% and of
+    nearby AUROC*."""
+    return [f"{r['data']} {r['verifier']} ({r['draws']} draw{'s' if r['draws'] > 1 else ''}, "
+            f"window {r['window']['start']} / {r['window']['recovery_end']}, "
+            f"{r['window']['rule']}): six corruptions AUROC* mean {fmt(r['pooled']['auroc_abst'])}, "
+            f"min {fmt(r['pooled']['auroc_abst_min'])}; cov@1% mean "
+            f"{fmt(r['pooled']['cov_at_fcr1'])}, min {fmt(r['pooled']['cov_at_fcr1_min'])}; "
+            f"nearby AUROC* mean {fmt(r['nearby']['auroc_abst'])}, min "
+            f"{fmt(r['nearby']['auroc_abst_min'])}" for r in rows]
+
+
 def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
                    grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None,
                    track_window: int | None = None, start: int | None = None,

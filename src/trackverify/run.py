@@ -573,6 +573,20 @@ def _intervals(rates: dict, blocks: list[dict], animals: np.ndarray, seed: int) 
     return out
 
 
+def _repeats_lines(repeats: dict) -> list[str]:
+    """With ``repeats > 1``: the line above is the first draw's; per compared verifier the
+    mean and min over the draws of the six corruptions' AUROC* and cov@1% (``repeats``)."""
+    seeds = repeats["seeds"]
+    lines = [f"The line above is the first draw's (seed {seeds[0]}); over {len(seeds)} draws "
+             f"(seeds {seeds[0]}..{seeds[-1]}; results.json -> repeats), six corruptions pooled:"]
+    for name, block in repeats["verifier_comparison"].items():
+        six = block["populations"]["six_corruptions"]
+        star, cov = six["auroc_abstain_as_error"], six["correct_coverage_at_fcr"]
+        lines.append(f"  {name}: AUROC* mean {fmt(star['mean'])}, min {fmt(star['min'])}; "
+                     f"coverage at FCR <= 1 % mean {fmt(cov['mean'])}, min {fmt(cov['min'])}")
+    return lines
+
+
 def _terminal_summary(results: dict, out: Path) -> str:
     pooled = results["anatomical_verification"]["pooled"][ALL]
     verdicts = [block["deformation_hypothesis"]
@@ -585,6 +599,8 @@ def _terminal_summary(results: dict, out: Path) -> str:
              f"selective risk {fmt(pooled['selective_risk'])}, false certification "
              f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
              f"{falsified} of {len(verdicts)} recording(s)."]
+    if "repeats" in results:
+        lines.extend(_repeats_lines(results["repeats"]))
     if certification["smallest_reachable_target"] is not None:
         lines.append(f"Calibration animals with errors: {results['calibration']['animals_with_errors']}; "
                      f"smallest reachable target: {fmt(certification['smallest_reachable_target'])}.")

@@ -13,6 +13,9 @@ COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "corr
            ("identity_switches", "switches"), ("fragmentations", "frags"),
            ("extra_predicted_observations", "extra"), ("hota", "HOTA"), ("deta", "DetA"),
            ("assa", "AssA"), ("mota", "MOTA"), ("idf1", "IDF1"), ("idsw", "IDSW"))
+#: Wrong reference tracks listed on the terminal (the most wrong observations first; every
+#: track is in tracks.csv).
+LISTED_TRACKS = 10
 
 
 def _cell(value) -> str:
@@ -105,12 +108,16 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
     console.print(table)
-    wrong = results.tracks[results.tracks["correct"] < results.tracks["observations"]]
+    tracks = results.tracks
+    wrong = tracks[tracks["correct"] < tracks["observations"]]
     if len(wrong):
-        console.print(f"{len(wrong)} of {len(results.tracks)} reference tracks are not followed "
+        listed = "" if len(wrong) <= LISTED_TRACKS else \
+            f"; the {LISTED_TRACKS} with the most wrong observations"
+        console.print(f"{len(wrong)} of {len(tracks)} reference tracks are not followed "
                       f"correctly throughout; {len(results.events)} identity switches "
-                      "(tracks.csv and events.csv with --out):")
-        for row in wrong.head(10).itertuples():
+                      f"(tracks.csv and events.csv with --out){listed}:")
+        most = (wrong["correct"] - wrong["observations"]).sort_values(kind="stable").index
+        for row in wrong.loc[most[:LISTED_TRACKS]].itertuples():
             console.print(f"  {row.recording} track {row.track}: {row.correct} of "
                           f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
                           f"{row.identity_switches} switches")

@@ -171,6 +171,26 @@ def test_evaluate_names_the_wrong_tracks_and_every_switch(tmp_path, capsys):
     assert [t["first_wrong_frame"] for t in written] == [25, 25, None, None, None, None]
 
 
+def test_evaluate_lists_the_most_wrong_tracks_first_and_says_it_cut_the_list(tmp_path, capsys):
+    """13 tracks over 30 frames; track i (1..12) carries the unknown id 100 + i on its last i
+    frames (fewer than half, so its own id stays its majority one): i wrong observations,
+    first wrong frame 30 - i. The terminal lists the 10 most wrong: tracks 12 down to 3."""
+    ref = pd.DataFrame([(t, i, 8.0 * i) for t in range(30) for i in range(13)],
+                       columns=["frame", "track", "x_um"]).assign(
+        recording="w", y_um=0.0, detection=lambda d: d["track"])
+    pred = ref[["recording", "frame", "detection"]].assign(
+        pred_id=ref["track"].where(ref["frame"] < 30 - ref["track"], 100 + ref["track"]))
+    code, out, _ = run(tmp_path, ref, pred, capsys=capsys)
+    assert code == 0
+    flat = " ".join(out.split())  # the console may wrap long lines
+    assert ("12 of 13 reference tracks are not followed correctly throughout; 12 identity "
+            "switches (tracks.csv and events.csv with --out); the 10 with the most wrong "
+            "observations:") in flat
+    listed = [line.split(":")[0].strip() for line in out.splitlines() if " correct, first " in line]
+    assert listed == [f"w track {i}" for i in range(12, 2, -1)]
+    assert "w track 12: 18 of 30 correct, first wrong frame 18, 1 switches" in flat
+
+
 @pytest.mark.parametrize("name", ["w", "é-Ω rec", "r" * 300])
 def test_one_recordings_tables_carry_its_name_in_every_row(name):
     """The recording column of a one-recording result, whatever the name's length in bytes,
