@@ -108,16 +108,14 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
     console.print(table)
-    tracks = results.tracks
-    wrong = tracks[tracks["correct"] < tracks["observations"]]
+    wrong = results.wrong_tracks()
     if len(wrong):
         listed = "" if len(wrong) <= LISTED_TRACKS else \
             f"; the {LISTED_TRACKS} with the most wrong observations"
-        console.print(f"{len(wrong)} of {len(tracks)} reference tracks are not followed "
+        console.print(f"{len(wrong)} of {len(results.tracks)} reference tracks are not followed "
                       f"correctly throughout; {len(results.events)} identity switches "
                       f"(tracks.csv and events.csv with --out){listed}:")
-        most = (wrong["correct"] - wrong["observations"]).sort_values(kind="stable").index
-        for row in wrong.loc[most[:LISTED_TRACKS]].itertuples():
+        for row in wrong.head(LISTED_TRACKS).itertuples():
             console.print(f"  {row.recording} track {row.track}: {row.correct} of "
                           f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
                           f"{row.identity_switches} switches")

@@ -3,6 +3,8 @@ documented count; never a traceback."""
 
 from __future__ import annotations
 
+import re
+
 import json
 
 import pandas as pd
@@ -189,6 +191,11 @@ def test_evaluate_lists_the_most_wrong_tracks_first_and_says_it_cut_the_list(tmp
     listed = [line.split(":")[0].strip() for line in out.splitlines() if " correct, first " in line]
     assert listed == [f"w track {i}" for i in range(12, 2, -1)]
     assert "w track 12: 18 of 30 correct, first wrong frame 18, 1 switches" in flat
+    # The report's table lists them in the same order (all 12: fewer than its 25 rows).
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "The 12 with the most wrong observations" in report
+    rows = re.findall(r"<tr><td>w</td><td>(\d+)</td><td>30</td>", report)
+    assert rows == [str(i) for i in range(12, 0, -1)]
 
 
 @pytest.mark.parametrize("name", ["w", "é-Ω rec", "r" * 300])

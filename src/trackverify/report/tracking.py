@@ -35,8 +35,7 @@ def render_tracking_report(results, settings: dict, inputs: dict[str, str]) -> s
     """The whole ``evaluate`` report as one HTML string (deterministic bytes)."""
     tracking_rows = [[html.escape(str(name))] + [cell(block[k], f) for k, _, f in TRACKING]
                      for name, block in results.items()]
-    tracks = results.tracks
-    wrong = tracks[(tracks["correct"] < tracks["observations"]).to_numpy()] if len(tracks) else tracks
+    tracks, wrong = results.tracks, results.wrong_tracks()
     wrong_rows = [[html.escape(str(r.recording)), html.escape(str(r.track)), str(r.observations),
                    str(r.correct), str(r.identity_switches), str(r.fragmentations),
                    cell(None if pd.isna(r.first_wrong_frame) else int(r.first_wrong_frame), "d")]
@@ -51,7 +50,7 @@ by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (Tr
 definitions) beside them. The graph metrics are in <code>results.json</code>.</p>
 {table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
 <h2>Reference tracks not followed correctly ({len(wrong)} of {len(tracks)})</h2>
-<p>The first {min(WRONG_ROWS, len(wrong))} in recording and track order; all of them in
+<p>The {min(WRONG_ROWS, len(wrong))} with the most wrong observations; all of them in
 <code>tracks.csv</code>, every identity switch in <code>events.csv</code>.</p>
 {table(['recording', 'track', 'observations', 'correct', 'switches', 'fragmentations',
         'first wrong frame'], wrong_rows)}
