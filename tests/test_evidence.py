@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import spread_points
 from trackverify.cli import main
 from trackverify.errors import InputError
-from trackverify.evidence import load_pair, pair_conditions, recording_summary
+from trackverify.evidence import load_pair, pair_conditions, recording_summary, specimen_summary
 
 
 def frame1(tables, name):
@@ -197,6 +197,15 @@ def test_recording_summary_line_by_hand():
         "fdnc/nerve_moving_a registered_distance (1 draw, window 300 / 700, spec): six "
         "corruptions AUROC* mean 0.9976, min 0.9976; cov@1% mean 0.9225, min 0.9225; nearby "
         "AUROC* mean 0.9902, min null"]
+
+
+def test_specimen_summary_line_by_hand():
+    row = {"data": "moderate", "verifier": "fixed_distance",
+           "pooled": {"auroc_abst": 0.17712, "cov_at_fcr1": None},
+           "nearby": {"auroc_abst": 0.65849}}
+    assert specimen_summary([row]) == [
+        "specimen moderate fixed_distance: six corruptions AUROC* 0.1771, cov@1% null; "
+        "nearby AUROC* 0.6585"]
 
 
 def test_leave_one_out_ties_are_broken_by_the_stated_rule():

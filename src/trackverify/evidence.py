@@ -512,6 +512,14 @@ def pair_summary(rows: list[dict]) -> list[str]:
     return lines
 
 
+def specimen_summary(rows: list[dict]) -> list[str]:
+    """One line per (motion level, verifier) of :func:`specimen_evidence`: the six
+    corruptions' AUROC* and cov@1% and nearby AUROC* (one draw each)."""
+    return [f"specimen {r['data']} {r['verifier']}: six corruptions AUROC* "
+            f"{fmt(r['pooled']['auroc_abst'])}, cov@1% {fmt(r['pooled']['cov_at_fcr1'])}; "
+            f"nearby AUROC* {fmt(r['nearby']['auroc_abst'])}" for r in rows]
+
+
 def recording_summary(rows: list[dict]) -> list[str]:
     """One line per (recording, verifier) of :func:`recording_evidence`: its draws and
     window, and mean and min over the draws of the six corruptions' AUROC* and cov@1% and of

@@ -60,7 +60,7 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recover
         raise click.BadParameter(f"unknown motion level(s) {unknown}; choose from {list(LEVELS)}",
                                  param_hint="--levels")
     from trackverify.evidence import (DEFAULT_GRID, FULL_GRID, build_evidence, recording_summary,
-                                      render_evidence)
+                                      render_evidence, specimen_summary)
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
@@ -68,6 +68,7 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recover
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))
-    for line in [*result["pair_summary"], *recording_summary(result.get("recordings", []))]:
+    for line in [*specimen_summary(result["specimen"]), *result["pair_summary"],
+                 *recording_summary(result.get("recordings", []))]:
         click.echo(line)
     click.echo(str(out / "evidence.html"))
