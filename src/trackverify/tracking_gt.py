@@ -64,15 +64,15 @@ class TrackingResults(dict):
         self.events = events
         self.observations = observations
 
-    def wrong_tracks(self, n: int | None = None) -> pd.DataFrame:
+    def wrong_tracks(self) -> pd.DataFrame:
         """The reference tracks not followed correctly throughout, the most wrong observations
-        (``observations - correct``) first, ties in table order; the first ``n`` of them."""
+        (``observations - correct``) first, ties in table order."""
         tracks = self.tracks
         if not len(tracks):
             return tracks
         wrong = tracks[(tracks["correct"] < tracks["observations"]).to_numpy()]
         most = (wrong["correct"] - wrong["observations"]).sort_values(kind="stable").index
-        return wrong.loc[most[:n]]
+        return wrong.loc[most]
 
 
 @dataclasses.dataclass(frozen=True)
