@@ -131,6 +131,18 @@ def test_edges_table_v6_name(tmp_path):
     assert table.loc[0, "track"] == table.loc[1, "track"] != table.loc[2, "track"]
 
 
+@pytest.mark.parametrize("name, edges", [("run_spots.csv", "run_edges.csv"),
+                                         ("Spots in tracks statistics.csv",
+                                          "Links in tracks statistics.csv")])
+def test_a_division_without_its_edges_table_names_the_file_to_add(tmp_path, name, edges):
+    """Spot 7 shares TRACK_ID 0 and frame 1 with spot 1: the message names the edges table
+    TrackMate would have written beside this spots table."""
+    spots = SPOTS + ((7, 0, 1, 9.0, 19.0),)
+    text = v7_spots(spots) if name.endswith("_spots.csv") else v6_spots(spots)
+    with pytest.raises(InputError, match=rf"two spots in frame 1 .*beside it \({edges}\)"):
+        read_tracks(write(tmp_path / name, text))
+
+
 @pytest.mark.parametrize("text, fragments", [
     ("", ["empty"]),
     (v7_spots().replace("TRACK_ID", "TRACK", 1), ["TRACK_ID"]),

@@ -88,13 +88,18 @@ def _first_rows(path: Path, encoding: str, count: int, v7: bool = False) -> list
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from None
 
 
+def _column_names(path: Path) -> list[str]:
+    """The first line's cells (read as UTF-8; an over-long line is an InputError)."""
+    return (_first_rows(path, "utf-8-sig", 1) or [[]])[0]
+
+
 def sniff(path: Path) -> bool:
     """Every column the reader needs, or TrackMate's signature: the label column first
     (``LABEL``, ``Label``, or ImageJ's row numbers then ``Label``), ``ID`` and ``TRACK_ID``."""
     if not path.is_file():
         return False
     try:
-        names = (_first_rows(path, "utf-8-sig", 1) or [[]])[0]
+        names = _column_names(path)
     except InputError:
         return False
     labelled = names[:1] in (["LABEL"], ["Label"]) or names[:2] == ["", "Label"]
@@ -181,17 +186,20 @@ def _numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
     return values
 
 
+#: How TrackMate names the edges table of a spots table (in this order of preference).
+EDGES_NAMES = (("Spots in tracks statistics", "Links in tracks statistics"), ("spots", "edges"),
+               ("Spots", "Edges"))
+
+
+def edges_names(path: Path) -> list[Path]:
+    """The names TrackMate would give the edges table beside the spots table ``path``."""
+    return [path.with_name(head + new + tail) for old, new in EDGES_NAMES if old in path.name
+            for head, _, tail in [path.name.rpartition(old)]]
+
+
 def edges_file(path: Path) -> Path | None:
     """The edges table TrackMate names beside a spots table, if it is there."""
-    name = path.name
-    for old, new in (("Spots in tracks statistics", "Links in tracks statistics"),
-                     ("spots", "edges"), ("Spots", "Edges")):
-        if old in name:
-            head, _, tail = name.rpartition(old)
-            candidate = path.with_name(head + new + tail)
-            if candidate.is_file():
-                return candidate
-    return None
+    return next((candidate for candidate in edges_names(path) if candidate.is_file()), None)
 
 
 def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
@@ -206,7 +214,7 @@ def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
             i = order[1:][np.flatnonzero(twice)[0]]
             raise InputError(f"track {int(track[i])} has two spots in frame {int(frame[i])} (a "
                              "division or a merge): put TrackMate's edges table beside it "
-                             f"({path.stem.replace('spots', 'edges')}.csv)", source=str(path),
+                             f"({(edges_names(path) or [Path('edges.csv')])[0].name})", source=str(path),
                              column="TRACK_ID", row=int(rows[i]) + 1)
         return order[:-1][same], order[1:][same], None
     cells = _cells(edges, "SPOT_SOURCE_ID", EDGE_COLUMNS)[0]
@@ -224,7 +232,7 @@ def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
 
 def read(path: Path) -> Tracks:
     where = str(path)
-    if path.stat().st_size and set(EDGE_COLUMNS) <= set((_first_rows(path, "utf-8-sig", 1) or [[]])[0]):
+    if path.stat().st_size and set(EDGE_COLUMNS) <= set(_column_names(path)):
         raise InputError("this is TrackMate's edges table: give the spots table beside it (read "
                          "with it)", source=where)
     cells, names, units, encoding = _cells(path, "ID", SPOT_COLUMNS)
