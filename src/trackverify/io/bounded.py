@@ -64,6 +64,13 @@ def regular_file(path: str | os.PathLike, *, what: str = "file",
                           "regular files only")
 
 
+def check_size(path: Path, max_bytes: int, what: str) -> None:
+    """Refuse ``path`` (an :class:`InputError`) when it is larger than ``max_bytes``: for a
+    reader that streams the file rather than reading it whole (:func:`read_bytes`)."""
+    if path.stat().st_size > max_bytes:
+        raise InputError(f"the {what} is larger than {max_bytes} bytes", source=str(path))
+
+
 def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
                error: type[Exception] = InputError) -> bytes:
     """The bytes of a regular file of at most ``max_bytes`` (else ``error``)."""

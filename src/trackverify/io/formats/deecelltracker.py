@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy, check_size
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
@@ -71,8 +72,6 @@ def sniff(path: Path) -> bool:
 
 
 def _read_coords(folder: Path) -> pd.DataFrame:
-    from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy
-
     files = sorted((int(COORDS_FILE.match(p.name).group(1)), p) for p in folder.iterdir()
                    if COORDS_FILE.match(p.name))
     volumes = [t for t, _ in files]
@@ -123,8 +122,7 @@ def _read_csv(path: Path) -> Tracks:
     from trackverify.io.tabular import read_table
 
     where = str(path)
-    if path.stat().st_size > MAX_BYTES:
-        raise InputError(f"the CSV file is larger than {MAX_BYTES} bytes", source=where)
+    check_size(path, MAX_BYTES, "CSV file")
     raw = read_table(path)
     if [str(c) for c in raw.columns] != HEADER:
         raise InputError(f"a 3DeeCellTracker tracked_coordinates.csv has the header "

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_size
 from trackverify.extras import require
 from trackverify.io.formats import Tracks
 from trackverify.io.formats.graph import tracklets
@@ -73,8 +74,7 @@ class _GrowingReads:
 
 def read(path: Path) -> Tracks:
     where = str(path)
-    if path.stat().st_size > MAX_BYTES:
-        raise InputError(f"the XML file is larger than {MAX_BYTES} bytes", source=where)
+    check_size(path, MAX_BYTES, "XML file")
     etree = require("defusedxml.ElementTree", "formats", "reading TrackMate XML")
     defused = require("defusedxml", "formats", "reading TrackMate XML")
     spots: list[tuple] = []

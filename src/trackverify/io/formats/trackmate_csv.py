@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
@@ -111,8 +112,7 @@ def _header(path: Path, key: str,
             required: tuple[str, ...]) -> tuple[list[str], list[str] | None, int, str]:
     """``(column names, units row or None, header rows, encoding)``; a units row is v7's."""
     where = str(path)
-    if path.stat().st_size > MAX_BYTES:
-        raise InputError(f"the CSV file is larger than {MAX_BYTES} bytes", source=where)
+    check_size(path, MAX_BYTES, "CSV file")
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=where)
     encoding = _encoding(path)
