@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from trackverify.errors import InputError
 from trackverify.tables import DEFAULT_RECORDING, OBSERVATIONS, PREDICTIONS, REFERENCE, validate
 
 
@@ -24,6 +25,23 @@ def parent_ids(parent: np.ndarray | None, none: np.ndarray | None = None,
         parent, none = np.zeros(length, dtype=np.int64), np.ones(length, dtype=bool)
     values = pd.array(np.where(none, 0, parent).astype(np.int64), dtype="Int64")
     values[np.asarray(none, dtype=bool)] = pd.NA
+    return values
+
+
+def cell_numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
+                 blank_ok: bool = False) -> np.ndarray:
+    """``cells[column]`` (text cells) as float64; a cell that is not a finite number (or, with
+    ``whole``, not a whole number below 2^53; with ``blank_ok`` a blank is NaN) is an
+    InputError naming ``where``, the column, the 1-based row and the cell."""
+    text = cells[column].str.strip()
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values) & ~(blank_ok & (text == "").to_numpy())
+    if whole:  # and exact in float64 (ids and frames beyond 2^53 would be rounded)
+        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected a {'whole (below 2^53)' if whole else 'finite'} number, found "
+                         f"{text.iloc[row]!r}", source=where, column=column, row=row + 1)
     return values
 
 

@@ -48,6 +48,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.convert import cell_numbers
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit
@@ -172,20 +173,6 @@ def _cells(path: Path, key: str, required: tuple[str, ...]) -> tuple[pd.DataFram
     return table.to_pandas(), names, units, encoding
 
 
-def _numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
-             blank_ok: bool = False) -> np.ndarray:
-    text = cells[column].str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values) & ~(blank_ok & (text == "").to_numpy())
-    if whole:  # and exact in float64 (TrackMate's ids and frames are Java ints)
-        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a {'whole (below 2^53)' if whole else 'finite'} number, found "
-                         f"{text.iloc[row]!r}", source=where, column=column, row=row + 1)
-    return values
-
-
 #: How TrackMate names the edges table of a spots table (in this order of preference).
 EDGES_NAMES = (("Spots in tracks statistics", "Links in tracks statistics"), ("spots", "edges"),
                ("Spots", "Edges"))
@@ -221,7 +208,7 @@ def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
     index = pd.Index(node)
     ends = []
     for column in EDGE_COLUMNS:
-        at = index.get_indexer(_numbers(cells, column, str(edges), whole=True))
+        at = index.get_indexer(cell_numbers(cells, column, str(edges), whole=True))
         if (at < 0).any():
             row = int(np.flatnonzero(at < 0)[0])
             raise InputError(f"names spot {cells[column].iloc[row].strip()}, which is not a spot "
@@ -238,17 +225,17 @@ def read(path: Path) -> Tracks:
     cells, names, units, encoding = _cells(path, "ID", SPOT_COLUMNS)
     if cells.empty:
         raise InputError("the table has a header and no rows", source=where)
-    track_id = _numbers(cells, "TRACK_ID", where, whole=True, blank_ok=True)
+    track_id = cell_numbers(cells, "TRACK_ID", where, whole=True, blank_ok=True)
     rows = np.flatnonzero(np.isfinite(track_id))
-    node = _numbers(cells, "ID", where, whole=True).astype(np.int64)
+    node = cell_numbers(cells, "ID", where, whole=True).astype(np.int64)
     if pd.Index(node).has_duplicates:
         row = int(np.flatnonzero(pd.Index(node).duplicated())[0])
         raise InputError(f"spot ID {node[row]} appears twice", source=where, column="ID", row=row + 1)
     axes = [a for a in ("x", "y", "z") if f"POSITION_{a.upper()}" in names]
     table = pd.DataFrame({"node": node[rows],
-                          "frame": _numbers(cells, "FRAME", where, whole=True)[rows].astype(np.int64)})
+                          "frame": cell_numbers(cells, "FRAME", where, whole=True)[rows].astype(np.int64)})
     for axis in axes:
-        table[axis] = _numbers(cells, f"POSITION_{axis.upper()}", where)[rows]
+        table[axis] = cell_numbers(cells, f"POSITION_{axis.upper()}", where)[rows]
     if "z" in table.columns and (table["z"] == 0).all():
         table = table.drop(columns="z")
     label = next((n for n in LABELS if n in names), None)
