@@ -134,6 +134,10 @@ BROKEN_DATAFRAMES = [
     ("ultrack_no_x", "u.csv", ULTRACK_TRACKS.replace(",x,", ",xx,"), "ultrack", ["column 'x'"]),
     ("btrack_text_parent", "b.csv", BTRACK_CSV.replace("14.0 20.0 0.0 1.0", "14.0 20.0 0.0 one"),
      "btrack_csv", ["column 'parent'", "row 5"]),
+    ("trackpy_short_row", "t.csv", trackpy_csv().replace("0.1,1,0\n", "0.1\n"), "trackpy",
+     ["row 3", "9 cells", "11"]),
+    ("btrack_long_row", "b.csv", BTRACK_CSV.replace("0.0 1.0\n", "0.0 1.0 7.0\n"), "btrack_csv",
+     ["row 3", "11 cells", "10"]),
     ("ultrack_twice_in_frame", "u.csv", ULTRACK_TRACKS.replace("3,2,12.0", "2,2,12.0"), "ultrack",
      ["column 'track_id'", "row 4", "twice"]),
 ]

@@ -12,9 +12,10 @@ import pytest
 
 from tests.corpus.tracker_csv_cases import (BROKEN_DATAFRAMES, BTRACK_CSV, LAPTRACK_SPLIT,
                                             LAPTRACK_TRACKS, ULTRACK_TRACKS, trackpy_csv)
-from trackverify.cli import main
 from trackverify.errors import InputError
 from trackverify.io.formats import detect_format, load, read_tracks
+
+from formats_data import run
 
 
 def write(path, text: str):
@@ -123,12 +124,6 @@ def test_malformed_dataframes_refused_naming_file_column_row(tmp_path, name, fil
     assert message.startswith(str(path))
     assert all(fragment in message for fragment in fragments), message
 
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 def test_unknown_layout_suggests_the_columns_mapping(tmp_path, capsys):

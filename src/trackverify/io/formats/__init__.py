@@ -80,18 +80,15 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("3deecelltracker", "deecelltracker", (".csv",),
            "3DeeCellTracker tracked_coordinates.csv (legacy) or coords_real/coords%06d.npy (v1)",
            extra=None),
-    Format("trackpy", "dataframe", (".csv", ".parquet", ".pq"),
-           "trackpy DataFrame (frame, particle, x, y[, z], mass, ...) as CSV / Parquet",
-           extra=None, dialect="trackpy"),
-    Format("laptrack", "dataframe", (".csv", ".parquet", ".pq"),
-           "laptrack track_df (frame, track_id, tree_id, positions) + split_df / merge_df beside it",
-           extra=None, dialect="laptrack"),
-    Format("ultrack", "dataframe", (".csv", ".parquet", ".pq"),
-           "ultrack to_tracks_layer DataFrame (track_id, t, [z,] y, x, id, parent_track_id, ...)",
-           extra=None, dialect="ultrack"),
-    Format("btrack_csv", "dataframe", (".csv", ".parquet", ".pq"),
-           "btrack export_CSV / DataFrame (ID t x y z parent root state generation dummy)",
-           extra=None, dialect="btrack_csv"),
+    *(Format(name, "dataframe", (".csv", ".parquet", ".pq"), summary, extra=None, dialect=name)
+      for name, summary in (
+          ("trackpy", "trackpy DataFrame (frame, particle, x, y[, z], mass, ...) as CSV / Parquet"),
+          ("laptrack", "laptrack track_df (frame, track_id, tree_id, positions) + split_df / "
+                       "merge_df beside it"),
+          ("ultrack", "ultrack to_tracks_layer DataFrame (track_id, t, [z,] y, x, id, "
+                      "parent_track_id, ...)"),
+          ("btrack_csv", "btrack export_CSV / DataFrame (ID t x y z parent root state "
+                         "generation dummy)"))),
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
 )}

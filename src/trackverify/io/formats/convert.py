@@ -45,6 +45,43 @@ def cell_numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = Fal
     return values
 
 
+BLOCK_BYTES = 1 << 26  # a cell may be this long (pyarrow parses whole blocks)
+
+
+def text_cells(path, names: list[str], skip: int, encoding: str = "utf-8-sig",
+               **parse) -> pd.DataFrame:
+    """The rows of a CSV file after its ``skip`` header lines, every cell as text, under
+    ``names``; ``parse``: pyarrow ``ParseOptions`` (delimiter, quoting). A row with too few or
+    too many cells is an InputError naming it (pyarrow reports it; pandas would pad a short
+    row silently)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    where = str(path)
+    bad: list = []
+
+    def refuse(row):
+        bad.append(row)
+        return "error"
+
+    try:
+        table = pcsv.read_csv(
+            path, read_options=pcsv.ReadOptions(
+                skip_rows=skip, column_names=names, use_threads=False, block_size=BLOCK_BYTES,
+                encoding="utf8" if encoding == "utf-8-sig" else encoding),  # a BOM is in a skipped row
+            parse_options=pcsv.ParseOptions(invalid_row_handler=refuse, **parse),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                strings_can_be_null=False))
+    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
+        if bad:
+            row = bad[0]
+            raise InputError(f"{row.actual_columns} cells where the header has "
+                             f"{row.expected_columns}", source=where,
+                             row=None if row.number is None else row.number - skip) from None
+        raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", source=where) from None
+    return table.to_pandas()
+
+
 def as_kind(table: pd.DataFrame, kind: str, recording: str | None,
             source: str) -> pd.DataFrame:
     out = table.copy()

@@ -54,7 +54,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.convert import cell_numbers, parent_ids
+from trackverify.io.formats.convert import cell_numbers, parent_ids, text_cells
 from trackverify.io.formats.trackmate import MAX_BYTES
 
 MAX_HEADER_LINE = 1 << 16
@@ -135,12 +135,13 @@ def _cells(path: Path) -> pd.DataFrame:
     check_size(path, MAX_BYTES, "table")
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=where)
-    names = header(path)
     if path.suffix.lower() in PARQUET:
         from trackverify.io.tabular import read_table
 
-        table = read_table(path)
-        return table[names].astype(str).where(table[names].notna(), "")
+        table = read_table(path)  # a damaged file is one clean error
+        table.columns = [str(c) for c in table.columns]
+        return table.astype(str).where(table.notna(), "")
+    names = header(path)
     with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
         first = handle.readline(MAX_HEADER_LINE + 1)
     spaced = len(next(csv.reader(io.StringIO(first)), [])) == 1 and len(first.split()) > 1
@@ -148,17 +149,10 @@ def _cells(path: Path) -> pd.DataFrame:
     if seen.has_duplicates:
         raise InputError("the column appears twice in the header", source=where,
                          column=str(seen[seen.duplicated()][0]))
-    try:
-        table = pd.read_csv(path, encoding="utf-8-sig", sep=r"\s+" if spaced else ",",
-                            dtype=str, keep_default_na=False, skipinitialspace=True,
-                            index_col=False)
-    except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as exc:
-        raise InputError(f"not a readable CSV file ({str(exc).strip().splitlines()[0]})",
-                         source=where) from None
-    if len(table.columns) == len(names) + 1:  # the unnamed index column
-        table = table.iloc[:, 1:]
-    table.columns = names
-    return table
+    indexed = len(_split_line(first)) == len(names) + 1  # the unnamed index column first
+    columns = (["__index__"] if indexed else []) + names
+    table = text_cells(path, columns, 1, delimiter=" " if spaced else ",")
+    return table[names]
 
 
 def _axis_columns(dialect: Dialect, names: list[str], where: str) -> list[tuple[str, str]]:

@@ -48,7 +48,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.convert import cell_numbers
+from trackverify.io.formats.convert import cell_numbers, text_cells
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit
@@ -57,7 +57,6 @@ SPOT_COLUMNS = ("ID", "TRACK_ID", "FRAME", "POSITION_X", "POSITION_Y")
 EDGE_COLUMNS = ("SPOT_SOURCE_ID", "SPOT_TARGET_ID")
 LABELS = ("LABEL", "Label")
 UNITS_CELL = re.compile(r"^(\(.*\))?$")
-BLOCK_BYTES = 1 << 26  # a cell may be this long (pyarrow parses whole blocks)
 MAX_HEADER_LINE = 1 << 16
 
 
@@ -141,36 +140,10 @@ def _header(path: Path, key: str,
 
 
 def _cells(path: Path, key: str, required: tuple[str, ...]) -> tuple[pd.DataFrame, list, list | None, str]:
-    """``(the data rows as text, names, units, encoding)``; a row with too few or too many
-    cells is named (pyarrow's parser reports it; pandas pads a short row silently)."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    where = str(path)
+    """``(the data rows as text, names, units, encoding)`` (:func:`.convert.text_cells`)."""
     names, units, skip, encoding = _header(path, key, required)
-    bad: list = []
-
-    def refuse(row):
-        bad.append(row)
-        return "error"
-
     quoting = {"quote_char": '"'} if units is None else {"quote_char": False, "escape_char": '"'}
-    try:
-        table = pcsv.read_csv(
-            path, read_options=pcsv.ReadOptions(
-                skip_rows=skip, column_names=names, use_threads=False, block_size=BLOCK_BYTES,
-                encoding="utf8" if encoding == "utf-8-sig" else encoding),  # a BOM is in a skipped row
-            parse_options=pcsv.ParseOptions(invalid_row_handler=refuse, **quoting),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                strings_can_be_null=False))
-    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
-        if bad:
-            row = bad[0]
-            raise InputError(f"{row.actual_columns} cells where the header has "
-                             f"{row.expected_columns}", source=where,
-                             row=None if row.number is None else row.number - skip) from None
-        raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", source=where) from None
-    return table.to_pandas(), names, units, encoding
+    return text_cells(path, names, skip, encoding, **quoting), names, units, encoding
 
 
 #: How TrackMate names the edges table of a spots table (in this order of preference).
