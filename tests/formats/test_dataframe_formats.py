@@ -51,6 +51,28 @@ def test_trackpy_parquet_3d_without_index(tmp_path):
     assert table["x_um"].tolist() == [5.0, 6.0] and table["y_um"].tolist() == [3.0, 4.0]
 
 
+def test_parquet_nan_position_and_fractional_id_refused(tmp_path):
+    base = {"frame": [0, 1, 2], "particle": [3, 3, 3], "x": [1.0, 2.0, 3.0], "y": [1.0, 1.0, 1.0]}
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({**base, "x": [1.0, float("nan"), 3.0]}).to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"column 'x', row 2: expected a finite number, found nan"):
+        load(path, "reference")
+    pd.DataFrame({**base, "particle": [3.0, 3.0, 3.5]}).to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"column 'particle', row 3: expected a whole"):
+        load(path, "reference")
+
+
+def test_laptrack_parquet_with_its_split_parquet(tmp_path):
+    tracks = pd.DataFrame({"frame": [0, 1, 1], "x": [5.0, 4.0, 6.0], "y": [0.0, 0.0, 0.0],
+                           "tree_id": [0, 0, 0], "track_id": [0, 1, 2]})
+    tracks.to_parquet(tmp_path / "run.parquet")              # with pandas' index metadata
+    pd.DataFrame({"parent_track_id": [0, 0], "child_track_id": [1, 2]}).to_parquet(
+        tmp_path / "run_split.parquet", index=False)
+    assert detect_format(tmp_path / "run.parquet") == "laptrack"
+    assert points(load(tmp_path / "run.parquet", "reference").table) == [
+        (0, 0, 5.0, 0.0, None), (1, 1, 4.0, 0.0, 0), (1, 2, 6.0, 0.0, 0)]
+
+
 def test_laptrack_division_from_the_split_table_beside(tmp_path):
     path = write(tmp_path / "tracks.csv", LAPTRACK_TRACKS)
     assert detect_format(path) == "laptrack"

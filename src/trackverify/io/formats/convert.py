@@ -30,12 +30,20 @@ def parent_ids(parent: np.ndarray | None, none: np.ndarray | None = None,
 
 def cell_numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
                  blank_ok: bool = False) -> np.ndarray:
-    """``cells[column]`` (text cells) as float64; a cell that is not a finite number (or, with
-    ``whole``, not a whole number below 2^53; with ``blank_ok`` a blank is NaN) is an
-    InputError naming ``where``, the column, the 1-based row and the cell."""
-    text = cells[column].str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values) & ~(blank_ok & (text == "").to_numpy())
+    """``cells[column]`` (text cells, or a numeric column of a Parquet file) as float64; a
+    cell that is not a finite number (or, with ``whole``, not a whole number below 2^53; with
+    ``blank_ok`` a blank is NaN) is an InputError naming ``where``, the column, the 1-based
+    row and the cell."""
+    cells_of = cells[column]
+    if pd.api.types.is_numeric_dtype(cells_of) and not pd.api.types.is_bool_dtype(cells_of):
+        text = cells_of.astype(object)  # quoted only in a message
+        values = cells_of.to_numpy(dtype=np.float64, na_value=np.nan)
+        blank = np.zeros(len(values), dtype=bool)
+    else:
+        text = cells_of.astype(str).str.strip()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        blank = (text == "").to_numpy()
+    bad = ~np.isfinite(values) & ~(blank_ok & blank)
     if whole:  # and exact in float64 (ids and frames beyond 2^53 would be rounded)
         bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
     if bad.any():

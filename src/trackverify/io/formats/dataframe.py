@@ -130,7 +130,7 @@ def sniff(path: Path, dialect: str) -> bool:
 
 
 def _cells(path: Path) -> pd.DataFrame:
-    """Every cell as text (a Parquet column's values as Python writes them)."""
+    """Every cell of a CSV as text; a Parquet file's columns as they are."""
     where = str(path)
     check_size(path, MAX_BYTES, "table")
     if path.stat().st_size == 0:
@@ -140,7 +140,7 @@ def _cells(path: Path) -> pd.DataFrame:
 
         table = read_table(path)  # a damaged file is one clean error
         table.columns = [str(c) for c in table.columns]
-        return table.astype(str).where(table.notna(), "")
+        return table
     names = header(path)
     with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
         first = handle.readline(MAX_HEADER_LINE + 1)
