@@ -18,7 +18,8 @@ FORMAT_HELP = ("Input format, one of " + ", ".join(FORMAT_NAMES) +
 COLUMNS_HELP = ("Rename a CSV / Parquet table's columns to the project's names, "
                 "PROJECT=FILE pairs, e.g. frame=t,pred_id=id,x_um=x,y_um=y.")
 PIXEL_HELP = ("um per pixel (or voxel) X[,Y[,Z]] for inputs whose file has no calibration "
-              "(CTC, btrack, napari, ZephIR, MOT, pixel TrackMate/GEFF, mapped tables).")
+              "(CTC, btrack, napari, trackpy, laptrack, ultrack, ZephIR, MOT, pixel TrackMate/GEFF, "
+              "mapped tables).")
 
 
 def input_options(command=None, *, prefix: str = ""):

@@ -15,6 +15,13 @@ Sources of the layouts (read this session, cited in the readers' docstrings):
 * 3DeeCellTracker: ``Tracker.save_coordinates`` (CellTracker/tracker.py @ 55a572c0):
   ``np.savetxt(..., delimiter=',', header="cell,t,x(row),y(column),z(interpolated)",
   comments="")`` of columns ``(t, cell, x, y, z)``.
+* The Python trackers' DataFrames (src/trackverify/io/formats/dataframe.py cites each
+  source): trackpy ``y, x, mass, size, ecc, signal, raw_mass, ep, frame, particle`` written by
+  ``DataFrame.to_csv`` (index first, unnamed); laptrack's ``track_df`` (the input columns +
+  ``tree_id, track_id``, ids from 0) and ``split_df`` (``parent_track_id, child_track_id``);
+  ultrack's ``to_tracks_layer`` ``track_id, t, y, x, id, parent_track_id, parent_id`` (-1 =
+  none) written with ``index=False``; btrack's ``export_CSV`` (space-separated float32
+  values under ``ID t x y z parent root state generation dummy``).
 """
 
 from __future__ import annotations
@@ -88,6 +95,54 @@ def deecell_csv(coords: np.ndarray) -> str:
     return out.getvalue()
 
 
+def trackpy_csv() -> str:
+    """Two particles over two frames (x is the column axis, as trackpy writes it)."""
+    return (",y,x,mass,size,ecc,signal,raw_mass,ep,frame,particle\n"
+            "0,20.0,10.0,150.5,1.8,0.05,12.0,900.0,0.1,0,0\n"
+            "1,40.0,50.0,140.0,1.7,0.04,11.0,880.0,0.1,0,1\n"
+            "2,20.5,11.0,151.0,1.8,0.05,12.1,905.0,0.1,1,0\n"
+            "3,41.0,51.0,139.0,1.7,0.04,11.2,870.0,0.1,1,1\n")
+
+
+#: laptrack: track 0 (frames 0-1) divides into tracks 1 and 2 at frame 2.
+LAPTRACK_TRACKS = (",frame,position_x,position_y,tree_id,track_id\n"
+                   "0,0,10.0,10.0,0,0\n1,1,11.0,10.0,0,0\n"
+                   "2,2,8.0,10.0,0,1\n3,2,14.0,10.0,0,2\n")
+LAPTRACK_SPLIT = "parent_track_id,child_track_id\n0,1\n0,2\n"
+#: ultrack: the same division, tracks numbered from 1, roots' parent -1.
+ULTRACK_TRACKS = ("track_id,t,y,x,id,parent_track_id,parent_id\n"
+                  "1,0,10.0,20.0,1000001,-1,-1\n1,1,10.0,21.0,2000001,-1,1000001\n"
+                  "2,2,8.0,22.0,3000001,1,2000001\n3,2,12.0,22.0,3000002,1,2000001\n")
+#: btrack export_CSV: track 1 (its own parent: none) with a dummy at frame 2, daughters 2 and 3.
+BTRACK_CSV = ("ID t x y z parent root state generation dummy\n"
+              "1.0 0.0 10.0 20.0 0.0 1.0 1.0 5.0 0.0 0.0\n"
+              "1.0 1.0 11.0 20.0 0.0 1.0 1.0 5.0 0.0 0.0\n"
+              "1.0 2.0 11.5 20.0 0.0 1.0 1.0 5.0 0.0 1.0\n"
+              "2.0 3.0 9.0 20.0 0.0 1.0 1.0 5.0 1.0 0.0\n"
+              "3.0 3.0 14.0 20.0 0.0 1.0 1.0 5.0 1.0 0.0\n")
+
+#: (name, file name, text, --format, fragments of the message after the file name)
+BROKEN_DATAFRAMES = [
+    ("trackpy_no_particle", "t.csv", trackpy_csv().replace("particle", "part"), "trackpy",
+     ["column 'particle'", "missing"]),
+    ("trackpy_text_particle", "t.csv", trackpy_csv().replace(",1,1\n", ",1,one\n"), "trackpy",
+     ["column 'particle'", "row 4", "'one'"]),
+    ("trackpy_nan_x", "t.csv", trackpy_csv().replace("20.5,11.0", "20.5,nan"), "trackpy",
+     ["column 'x'", "row 3", "'nan'"]),
+    ("laptrack_fractional_frame", "l.csv", LAPTRACK_TRACKS.replace("1,1,11.0", "1,1.5,11.0"),
+     "laptrack", ["column 'frame'", "row 2", "whole"]),
+    ("ultrack_no_x", "u.csv", ULTRACK_TRACKS.replace(",x,", ",xx,"), "ultrack", ["column 'x'"]),
+    ("btrack_text_parent", "b.csv", BTRACK_CSV.replace("14.0 20.0 0.0 1.0", "14.0 20.0 0.0 one"),
+     "btrack_csv", ["column 'parent'", "row 5"]),
+    ("trackpy_short_row", "t.csv", trackpy_csv().replace("0.1,1,0\n", "0.1\n"), "trackpy",
+     ["row 3", "9 cells", "11"]),
+    ("btrack_long_row", "b.csv", BTRACK_CSV.replace("0.0 1.0\n", "0.0 1.0 7.0\n"), "btrack_csv",
+     ["row 3", "11 cells", "10"]),
+    ("ultrack_twice_in_frame", "u.csv", ULTRACK_TRACKS.replace("3,2,12.0", "2,2,12.0"), "ultrack",
+     ["column 'track_id'", "row 4", "twice"]),
+]
+
+
 #: (name, text of the spots file, fragments of the message after the file name)
 BROKEN_SPOTS = [
     ("tm_csv_no_position_x", v7_spots().replace("POSITION_X", "POS_X", 1), ["missing column", "POSITION_X"]),
@@ -143,4 +198,10 @@ def tracker_csv_cases(root: Path) -> list[Case]:
     case("dct_fractional_cell", {"tracked_coordinates.csv": "".join(
         lines[:3] + [",".join(third[:1] + ["2.5e+00"] + third[2:])] + lines[4:])},
          "tracked_coordinates.csv", ["column 't'", "row 3", "whole"])
+    for name, file_name, text, fmt, fragments in BROKEN_DATAFRAMES:
+        case(name, {file_name: text}, file_name, fragments)
+        cases[-1].args += ["--format", fmt]
+    case("laptrack_split_unknown_track", {"l.csv": LAPTRACK_TRACKS,
+                                          "l_split.csv": LAPTRACK_SPLIT.replace("0,2", "0,7")},
+         "l_split.csv", ["column 'child_track_id'", "row 2", "track 7"])
     return cases

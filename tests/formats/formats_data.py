@@ -1,4 +1,5 @@
-"""Paths of the real tracker files in ../shared/data (each test skips with a reason if absent)."""
+"""Paths of the real tracker files in ../shared/data (each test skips with a reason if absent),
+and the CLI runner the format tests share."""
 
 from __future__ import annotations
 
@@ -17,3 +18,13 @@ def shared(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared tracker data not on this machine: {path}")
     return path
+
+
+def run(args, capsys):
+    """``trackverify ARGS``: ``(exit code, stdout, stderr)``."""
+    from trackverify.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return exit_info.value.code, captured.out, captured.err

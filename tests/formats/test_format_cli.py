@@ -10,18 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.cli import main
 
-from formats_data import FORMATS, shared
+from formats_data import FORMATS, run, shared
 
 TRACKMATE = FORMATS / "trackmate_xml"
 
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 def test_evaluate_trackmate_against_its_geff_export(tmp_path, capsys):

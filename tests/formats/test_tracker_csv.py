@@ -11,11 +11,10 @@ import pandas as pd
 import pytest
 
 from tests.corpus.tracker_csv_cases import SPOTS, deecell_csv, v6_spots, v7_edges, v7_spots
-from trackverify.cli import main
 from trackverify.errors import InputError
 from trackverify.io.formats import FORMATS, detect_format, load, read_tracks
 
-from formats_data import FORMATS as SHARED_FORMATS, shared
+from formats_data import FORMATS as SHARED_FORMATS, run, shared
 
 
 def write(path, text: str, encoding: str = "utf-8"):
@@ -209,12 +208,6 @@ def test_existing_files_detect_as_before(tmp_path):
                                                                 "m.txt": "mot"}[name]
     assert set(FORMATS) >= {"trackmate_csv", "3deecelltracker"}
 
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 @pytest.mark.parametrize("make, name", [(v7_spots, "a_spots.csv"), (v6_spots, "a_spots.csv"),

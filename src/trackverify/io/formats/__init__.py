@@ -13,7 +13,8 @@ ends where a node has more or fewer than one successor or where its successor ha
 one predecessor. Every branch is its own ``track`` (integers from 1, ordered by first frame),
 and ``parent_track`` holds the id of the track it came from (null when none; with a merge,
 the smallest of the parents, all of them in ``merge_parents``). Formats that already store
-tracklets (CTC, btrack, napari) keep their own ids and parent links. The graph's own track
+tracklets (CTC, btrack, napari, and the DataFrames of trackpy, laptrack, ultrack and btrack
+read by :mod:`.dataframe`) keep their own ids and parent links. The graph's own track
 or lineage id, where there is one, is kept as ``source_track``.
 
 Formats are chosen by ``--format NAME`` or detected from the extension and a look at the
@@ -45,19 +46,23 @@ class Format:
     extensions: tuple[str, ...]
     summary: str
     extra: str | None = "formats"
+    dialect: str | None = None  # one module reading several layouts: which one this is
 
     def _reader(self):
         return importlib.import_module(f"trackverify.io.formats.{self.module}")
 
+    def _dialect(self) -> dict:
+        return {} if self.dialect is None else {"dialect": self.dialect}
+
     def sniff(self, path: Path) -> bool:
         """Whether ``path`` looks like this format (reads at most a few kilobytes)."""
         try:
-            return bool(self._reader().sniff(path))
+            return bool(self._reader().sniff(path, **self._dialect()))
         except (OSError, ValueError, UnicodeDecodeError):
             return False
 
     def read(self, path: Path, **options) -> "Tracks":
-        return self._reader().read(path, **options)
+        return self._reader().read(path, **self._dialect(), **options)
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (
@@ -75,6 +80,15 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("3deecelltracker", "deecelltracker", (".csv",),
            "3DeeCellTracker tracked_coordinates.csv (legacy) or coords_real/coords%06d.npy (v1)",
            extra=None),
+    *(Format(name, "dataframe", (".csv", ".parquet", ".pq"), summary, extra=None, dialect=name)
+      for name, summary in (
+          ("trackpy", "trackpy DataFrame (frame, particle, x, y[, z], mass, ...) as CSV / Parquet"),
+          ("laptrack", "laptrack track_df (frame, track_id, tree_id, positions) + split_df / "
+                       "merge_df beside it"),
+          ("ultrack", "ultrack to_tracks_layer DataFrame (track_id, t, [z,] y, x, id, "
+                      "parent_track_id, ...)"),
+          ("btrack_csv", "btrack export_CSV / DataFrame (ID t x y z parent root state "
+                         "generation dummy)"))),
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
 )}

@@ -1,12 +1,14 @@
 """napari Tracks-layer CSV: header ``ID,t,y,x`` (2-D) or ``ID,t,z,y,x`` (3-D), + graph JSON.
 
-Read: ``track = ID``, ``frame = t``, positions from ``x, y[, z]``. The napari ``graph``
+Read: ``track = ID``, ``frame = t``, positions from ``x, y[, z]``. Columns after these (a
+layer's ``properties`` or ``features`` written beside the data) are not read; they are
+listed in the manifest (``ignored_columns``). The napari ``graph``
 (``{child_id: [parent_id, ...]}``) is read from ``<name>.graph.json`` or ``graph.json``
 beside the CSV (the first that exists; recorded in the manifest): ``parent_track`` is the
 first listed parent (null when none) and ``merge_parents`` lists them all when a track has
 several. Ids and frames written as floats (``1.0``) must be whole numbers. Units are pixels
 (napari CSVs carry no calibration): give ``--pixel-size``. The JSON is refused above
-:data:`MAX_GRAPH_BYTES`.
+:data:`MAX_GRAPH_BYTES` (:func:`trackverify.io.bounded.check_size`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.tabular import read_table
 
@@ -30,8 +33,13 @@ def _header(path: Path) -> list[str]:
         return [h.strip() for h in handle.readline(4096).strip().split(",")]
 
 
+def layout(names: list[str]) -> list[str] | None:
+    """The napari header ``names`` start with (3-D first), or None."""
+    return next((h for h in reversed(HEADERS) if names[:len(h)] == h), None)
+
+
 def sniff(path: Path) -> bool:
-    return path.is_file() and _header(path) in HEADERS
+    return path.is_file() and layout(_header(path)) is not None
 
 
 def graph_file(path: Path) -> Path | None:
@@ -52,8 +60,7 @@ def _whole(values: pd.Series, column: str, where: str) -> np.ndarray:
 
 def read_graph(path: Path) -> dict[int, list[int]]:
     where = str(path)
-    if path.stat().st_size > MAX_GRAPH_BYTES:
-        raise InputError(f"the graph JSON is larger than {MAX_GRAPH_BYTES} bytes", source=where)
+    check_size(path, MAX_GRAPH_BYTES, "graph JSON")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -74,13 +81,13 @@ def read(path: Path) -> Tracks:
     where = str(path)
     raw = read_table(path)
     header = [str(c) for c in raw.columns]
-    if header not in HEADERS:
-        raise InputError(f"a napari tracks CSV has the header ID,t,y,x or ID,t,z,y,x; found "
+    if layout(header) is None:
+        raise InputError(f"a napari tracks CSV's header starts ID,t,y,x or ID,t,z,y,x; found "
                          f"{','.join(header)}", source=where)
     table = pd.DataFrame({"frame": _whole(raw["t"], "t", where),
                           "track": _whole(raw["ID"], "ID", where)})
     for axis in ("x", "y", "z"):
-        if axis in raw.columns:
+        if axis in layout(header):
             table[axis] = pd.to_numeric(raw[axis], errors="coerce")
     graph_path = graph_file(path)
     graph = read_graph(graph_path) if graph_path is not None else {}
@@ -92,6 +99,7 @@ def read(path: Path) -> Tracks:
             {c: ";".join(str(v) for v in p) for c, p in several.items()})
     table = table.sort_values(["frame", "track"], kind="stable").reset_index(drop=True)
     details = {"graph_file": None if graph_path is None else str(graph_path),
+               "ignored_columns": header[len(layout(header)):],
                "tracks": int(table["track"].nunique()), "tracks_with_parent": len(graph)}
     return Tracks(table, Calibration("pixel", None, "none (napari CSVs carry no pixel size)"),
                   details)

@@ -6,7 +6,10 @@ before the table is validated as the project's reference, prediction or observat
 coordinates from other names (``x_um=x``) and ``--pixel-size`` is given, they are taken as
 pixels and multiplied (recorded in the manifest). Columns already named ``x_um`` are never
 rescaled.
-A single-recording table may leave out ``recording``.
+A single-recording table may leave out ``recording``. A table that misses the project's
+columns is refused with the columns it has and, when its header is a known tracker's
+(:mod:`.dataframe`), the ``--format`` to give, or when it has a frame, an id and x, y under
+names trackers use, the exact ``--columns`` mapping to try.
 """
 
 from __future__ import annotations
@@ -50,7 +53,18 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
     df = apply_mapping(read_table(path), mapping, source)
     if recording is not None and "recording" not in df.columns:
         df = df.assign(recording=recording)
-    table = validate(df, SCHEMAS[kind], source)
+    try:
+        table = validate(df, SCHEMAS[kind], source)
+    except InputError as exc:
+        if not exc.problem.startswith("missing required column"):
+            raise
+        from trackverify.io.formats.dataframe import columns_hint
+
+        hint = columns_hint([str(c) for c in df.columns], kind)
+        if not hint:
+            raise
+        raise InputError(exc.problem + hint, source=exc.source, column=exc.column,
+                         row=exc.row) from None
     coords = [c for c in ("x_um", "y_um", "z_um") if c in table.columns]
     mapped = [c for c in coords if c in mapping.values()]
     notes = []

@@ -48,6 +48,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.convert import cell_numbers, text_cells
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit
@@ -56,7 +57,6 @@ SPOT_COLUMNS = ("ID", "TRACK_ID", "FRAME", "POSITION_X", "POSITION_Y")
 EDGE_COLUMNS = ("SPOT_SOURCE_ID", "SPOT_TARGET_ID")
 LABELS = ("LABEL", "Label")
 UNITS_CELL = re.compile(r"^(\(.*\))?$")
-BLOCK_BYTES = 1 << 26  # a cell may be this long (pyarrow parses whole blocks)
 MAX_HEADER_LINE = 1 << 16
 
 
@@ -140,50 +140,10 @@ def _header(path: Path, key: str,
 
 
 def _cells(path: Path, key: str, required: tuple[str, ...]) -> tuple[pd.DataFrame, list, list | None, str]:
-    """``(the data rows as text, names, units, encoding)``; a row with too few or too many
-    cells is named (pyarrow's parser reports it; pandas pads a short row silently)."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    where = str(path)
+    """``(the data rows as text, names, units, encoding)`` (:func:`.convert.text_cells`)."""
     names, units, skip, encoding = _header(path, key, required)
-    bad: list = []
-
-    def refuse(row):
-        bad.append(row)
-        return "error"
-
     quoting = {"quote_char": '"'} if units is None else {"quote_char": False, "escape_char": '"'}
-    try:
-        table = pcsv.read_csv(
-            path, read_options=pcsv.ReadOptions(
-                skip_rows=skip, column_names=names, use_threads=False, block_size=BLOCK_BYTES,
-                encoding="utf8" if encoding == "utf-8-sig" else encoding),  # a BOM is in a skipped row
-            parse_options=pcsv.ParseOptions(invalid_row_handler=refuse, **quoting),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                strings_can_be_null=False))
-    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
-        if bad:
-            row = bad[0]
-            raise InputError(f"{row.actual_columns} cells where the header has "
-                             f"{row.expected_columns}", source=where,
-                             row=None if row.number is None else row.number - skip) from None
-        raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", source=where) from None
-    return table.to_pandas(), names, units, encoding
-
-
-def _numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
-             blank_ok: bool = False) -> np.ndarray:
-    text = cells[column].str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values) & ~(blank_ok & (text == "").to_numpy())
-    if whole:  # and exact in float64 (TrackMate's ids and frames are Java ints)
-        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a {'whole (below 2^53)' if whole else 'finite'} number, found "
-                         f"{text.iloc[row]!r}", source=where, column=column, row=row + 1)
-    return values
+    return text_cells(path, names, skip, encoding, **quoting), names, units, encoding
 
 
 #: How TrackMate names the edges table of a spots table (in this order of preference).
@@ -221,7 +181,7 @@ def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
     index = pd.Index(node)
     ends = []
     for column in EDGE_COLUMNS:
-        at = index.get_indexer(_numbers(cells, column, str(edges), whole=True))
+        at = index.get_indexer(cell_numbers(cells, column, str(edges), whole=True))
         if (at < 0).any():
             row = int(np.flatnonzero(at < 0)[0])
             raise InputError(f"names spot {cells[column].iloc[row].strip()}, which is not a spot "
@@ -238,17 +198,17 @@ def read(path: Path) -> Tracks:
     cells, names, units, encoding = _cells(path, "ID", SPOT_COLUMNS)
     if cells.empty:
         raise InputError("the table has a header and no rows", source=where)
-    track_id = _numbers(cells, "TRACK_ID", where, whole=True, blank_ok=True)
+    track_id = cell_numbers(cells, "TRACK_ID", where, whole=True, blank_ok=True)
     rows = np.flatnonzero(np.isfinite(track_id))
-    node = _numbers(cells, "ID", where, whole=True).astype(np.int64)
+    node = cell_numbers(cells, "ID", where, whole=True).astype(np.int64)
     if pd.Index(node).has_duplicates:
         row = int(np.flatnonzero(pd.Index(node).duplicated())[0])
         raise InputError(f"spot ID {node[row]} appears twice", source=where, column="ID", row=row + 1)
     axes = [a for a in ("x", "y", "z") if f"POSITION_{a.upper()}" in names]
     table = pd.DataFrame({"node": node[rows],
-                          "frame": _numbers(cells, "FRAME", where, whole=True)[rows].astype(np.int64)})
+                          "frame": cell_numbers(cells, "FRAME", where, whole=True)[rows].astype(np.int64)})
     for axis in axes:
-        table[axis] = _numbers(cells, f"POSITION_{axis.upper()}", where)[rows]
+        table[axis] = cell_numbers(cells, f"POSITION_{axis.upper()}", where)[rows]
     if "z" in table.columns and (table["z"] == 0).all():
         table = table.drop(columns="z")
     label = next((n for n in LABELS if n in names), None)

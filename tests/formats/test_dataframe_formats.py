@@ -1,0 +1,203 @@
+"""The Python trackers' DataFrames (trackpy, laptrack, ultrack, btrack CSV) and napari CSVs
+with extra columns, on files written in the layouts their sources give
+(tests/corpus/tracker_csv_cases.py; src/trackverify/io/formats/dataframe.py cites them).
+Expected values are written out by hand from the files' text."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from tests.corpus.tracker_csv_cases import (BROKEN_DATAFRAMES, BTRACK_CSV, LAPTRACK_SPLIT,
+                                            LAPTRACK_TRACKS, ULTRACK_TRACKS, trackpy_csv)
+from trackverify.errors import InputError
+from trackverify.io.formats import detect_format, load, read_tracks
+
+from formats_data import run
+
+
+def write(path, text: str):
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def points(table: pd.DataFrame) -> list[tuple]:
+    """``(frame, track, x_um, y_um, parent_track or None)`` in frame, track order."""
+    parent = table["parent_track"].astype(object).where(table["parent_track"].notna(), None)
+    return [(int(f), int(t), float(x), float(y), None if p is None else int(p))
+            for f, t, x, y, p in zip(table["frame"], table["track"], table["x_um"], table["y_um"], parent)]
+
+
+def test_trackpy_csv_with_its_index_column(tmp_path):
+    path = write(tmp_path / "features.csv", trackpy_csv())
+    assert detect_format(path) == "trackpy"
+    loaded = load(path, "reference", pixel_size="0.5")
+    assert points(loaded.table) == [(0, 0, 5.0, 10.0, None), (0, 1, 25.0, 20.0, None),
+                                    (1, 0, 5.5, 10.25, None), (1, 1, 25.5, 20.5, None)]
+    assert loaded.info["format"] == "trackpy" and loaded.info["calibration"]["source"] == "--pixel-size"
+    assert loaded.info["ignored_columns"] == ["mass", "size", "ecc", "signal", "raw_mass", "ep"]
+
+
+def test_trackpy_parquet_3d_without_index(tmp_path):
+    frame = pd.DataFrame({"z": [1.0, 2.0], "y": [3.0, 4.0], "x": [5.0, 6.0], "mass": [9.0, 9.0],
+                          "frame": [0, 1], "particle": [7, 7]})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path, index=False)
+    assert detect_format(path) == "trackpy"
+    table = load(path, "predictions").table
+    assert table["pred_id"].tolist() == [7, 7] and table["z_um"].tolist() == [1.0, 2.0]
+    assert table["x_um"].tolist() == [5.0, 6.0] and table["y_um"].tolist() == [3.0, 4.0]
+
+
+def test_parquet_nan_position_and_fractional_id_refused(tmp_path):
+    base = {"frame": [0, 1, 2], "particle": [3, 3, 3], "x": [1.0, 2.0, 3.0], "y": [1.0, 1.0, 1.0]}
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({**base, "x": [1.0, float("nan"), 3.0]}).to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"column 'x', row 2: expected a finite number, found nan"):
+        load(path, "reference")
+    pd.DataFrame({**base, "particle": [3.0, 3.0, 3.5]}).to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"column 'particle', row 3: expected a whole"):
+        load(path, "reference")
+
+
+def test_laptrack_parquet_with_its_split_parquet(tmp_path):
+    tracks = pd.DataFrame({"frame": [0, 1, 1], "x": [5.0, 4.0, 6.0], "y": [0.0, 0.0, 0.0],
+                           "tree_id": [0, 0, 0], "track_id": [0, 1, 2]})
+    tracks.to_parquet(tmp_path / "run.parquet")              # with pandas' index metadata
+    pd.DataFrame({"parent_track_id": [0, 0], "child_track_id": [1, 2]}).to_parquet(
+        tmp_path / "run_split.parquet", index=False)
+    assert detect_format(tmp_path / "run.parquet") == "laptrack"
+    assert points(load(tmp_path / "run.parquet", "reference").table) == [
+        (0, 0, 5.0, 0.0, None), (1, 1, 4.0, 0.0, 0), (1, 2, 6.0, 0.0, 0)]
+
+
+def test_laptrack_division_from_the_split_table_beside(tmp_path):
+    path = write(tmp_path / "tracks.csv", LAPTRACK_TRACKS)
+    assert detect_format(path) == "laptrack"
+    assert points(load(path, "reference").table) == [(0, 0, 10.0, 10.0, None), (1, 0, 11.0, 10.0, None),
+                                                     (2, 1, 8.0, 10.0, None), (2, 2, 14.0, 10.0, None)]
+    write(tmp_path / "tracks_split.csv", LAPTRACK_SPLIT)
+    loaded = load(path, "reference")
+    assert points(loaded.table)[2:] == [(2, 1, 8.0, 10.0, 0), (2, 2, 14.0, 10.0, 0)]
+    assert loaded.table["source_track"].tolist() == [0, 0, 0, 0]          # tree_id
+    assert loaded.info["lineage_files"] == [str(tmp_path / "tracks_split.csv")]
+
+
+def test_laptrack_merge_lists_every_parent(tmp_path):
+    """Tracks 0 and 1 merge into track 2 (merge_df.csv, laptrack's variable name)."""
+    tracks = (",frame,x,y,tree_id,track_id\n0,0,1.0,1.0,0,1\n1,0,9.0,1.0,0,0\n2,1,5.0,1.0,0,2\n")
+    path = write(tmp_path / "t.csv", tracks)
+    write(tmp_path / "merge_df.csv", "parent_track_id,child_track_id\n1,2\n0,2\n")
+    table = read_tracks(path, "laptrack")[1].table
+    merged = table[table["track"] == 2].iloc[0]
+    assert int(merged["parent_track"]) == 0 and merged["merge_parents"] == "0;1"
+
+
+def test_ultrack_tracks_layer(tmp_path):
+    path = write(tmp_path / "tracks.csv", ULTRACK_TRACKS)
+    assert detect_format(path) == "ultrack"
+    loaded = load(path, "reference")
+    assert points(loaded.table) == [(0, 1, 20.0, 10.0, None), (1, 1, 21.0, 10.0, None),
+                                    (2, 2, 22.0, 8.0, 1), (2, 3, 22.0, 12.0, 1)]
+    assert loaded.table["node"].tolist() == [1000001, 2000001, 3000001, 3000002]
+
+
+def test_btrack_export_csv_space_separated_and_comma(tmp_path):
+    path = write(tmp_path / "tracks.csv", BTRACK_CSV)
+    assert detect_format(path) == "btrack_csv"
+    loaded = load(path, "reference")
+    expected = [(0, 1, 10.0, 20.0, None), (1, 1, 11.0, 20.0, None),    # the dummy at frame 2 not read
+                (3, 2, 9.0, 20.0, 1), (3, 3, 14.0, 20.0, 1)]
+    assert points(loaded.table) == expected and "z_um" not in loaded.table.columns
+    assert loaded.table["generation"].tolist() == [0, 0, 1, 1] and loaded.info["rows_skipped"] == 1
+    comma = write(tmp_path / "df.csv", BTRACK_CSV.replace(" ", ","))
+    assert detect_format(comma) == "btrack_csv" and points(load(comma, "reference").table) == expected
+
+
+def test_napari_csv_with_extra_columns(tmp_path):
+    path = write(tmp_path / "tracks.csv", "ID,t,y,x,area,label\n1,0,2.0,3.0,10,a\n1,1,2.5,3.5,11,a\n")
+    assert detect_format(path) == "napari"
+    loaded = load(path, "reference")
+    assert points(loaded.table) == [(0, 1, 3.0, 2.0, None), (1, 1, 3.5, 2.5, None)]
+    assert loaded.info["ignored_columns"] == ["area", "label"]
+
+
+def test_napari_graph_json_size_check(tmp_path, monkeypatch):
+    from trackverify.io.formats import napari
+
+    path = write(tmp_path / "tracks.csv", "ID,t,y,x\n1,0,2.0,3.0\n")
+    write(tmp_path / "graph.json", '{"2": [1]}')
+    monkeypatch.setattr(napari, "MAX_GRAPH_BYTES", 5)
+    with pytest.raises(InputError, match="graph JSON is larger than 5 bytes") as info:
+        load(path, "reference")
+    assert info.value.source == str(tmp_path / "graph.json")
+
+
+@pytest.mark.parametrize("name, file_name, text, fmt, fragments", BROKEN_DATAFRAMES,
+                         ids=[case[0] for case in BROKEN_DATAFRAMES])
+def test_malformed_dataframes_refused_naming_file_column_row(tmp_path, name, file_name, text, fmt,
+                                                              fragments):
+    path = write(tmp_path / file_name, text)
+    with pytest.raises(InputError) as info:
+        load(path, "reference", fmt=fmt)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    assert all(fragment in message for fragment in fragments), message
+
+
+
+def test_unknown_layout_suggests_the_columns_mapping(tmp_path, capsys):
+    """A trackpy-like table under other names: the message gives the exact mapping, and that
+    mapping works."""
+    (tmp_path / "r").mkdir()
+    ref = write(tmp_path / "r" / "ref.csv", "frame,track,x_um,y_um\n0,1,10.0,20.0\n1,1,11.0,20.5\n")
+    pred = write(tmp_path / "pred.csv", "Frame,traj,pos_x,pos_y\n0,4,10.0,20.0\n1,4,11.0,20.5\n")
+    code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--out",
+                        tmp_path / "a"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "found columns ['Frame', 'traj', 'pos_x', 'pos_y']" in err
+    assert "try --columns frame=Frame,x_um=pos_x,y_um=pos_y,pred_id=traj" in err
+    code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--predictions-columns",
+                        "frame=Frame,x_um=pos_x,y_um=pos_y,pred_id=traj", "--out", tmp_path / "b"], capsys)
+    assert code == 0, err
+
+
+def test_a_tracker_layout_read_as_a_table_names_its_format(tmp_path):
+    path = write(tmp_path / "t.csv", trackpy_csv())
+    with pytest.raises(InputError, match="this is trackpy's layout: give --format trackpy"):
+        load(path, "reference", fmt="table")
+
+
+def test_evaluate_trackpy_against_ultrack_through_format(tmp_path, capsys):
+    """The same two tracks (x, y swapped back by each layout): every point matched, no switch."""
+    ref = write(tmp_path / "ref.csv", trackpy_csv())
+    pred = write(tmp_path / "pred.csv", "track_id,t,y,x,id,parent_track_id,parent_id\n"
+                 "5,0,20.0,10.0,1,-1,-1\n6,0,40.0,50.0,2,-1,-1\n5,1,20.5,11.0,3,-1,1\n6,1,41.0,51.0,4,-1,2\n")
+    code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--reference-format",
+                        "trackpy", "--predictions-format", "ultrack", "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    pooled = results["tracking_gt"]["pooled"]
+    assert pooled["reference_observations"] == 4 and pooled["correct_observation_rate"] == 1.0
+    assert pooled["identity_switches"] == 0
+    assert results["inputs"]["predictions"]["format"] == "ultrack"
+
+
+def test_audit_run_and_convert_accept_them_through_format(tmp_path, capsys):
+    path = write(tmp_path / "features.csv", trackpy_csv())
+    code, _, err = run(["audit", path, "--format", "trackpy", "--out", tmp_path / "audit"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "audit" / "audit.json").read_text())
+    code, _, err = run(["run", "--data", path, "--format", "trackpy", "--out", tmp_path / "run",
+                        "--no-rows", "--executor", "local", "--conditions", "control"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["source"]["format"] == "trackpy"
+    btrack = write(tmp_path / "tracks.csv", BTRACK_CSV)
+    code, _, err = run(["convert", btrack, "--format", "btrack_csv", "--to", "parquet", "--out",
+                        tmp_path / "conv"], capsys)
+    assert code == 0, err
+    converted = pd.read_parquet(next((tmp_path / "conv").glob("*.parquet")))
+    assert sorted(converted["pred_id"].tolist()) == [1, 1, 2, 3]
