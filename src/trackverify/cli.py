@@ -227,8 +227,8 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @cli.command()
 @click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
               help="Observation table (CSV/Parquet), a folder with observations.parquet "
-                   "and recordings.csv, or a tracker's file (TrackMate, CTC, GEFF, btrack, "
-                   "napari, ZephIR, MOT; docs/formats.md). Without it, the built-in specimen.")
+                   "and recordings.csv, or a tracker's file (any format --format names; "
+                   "docs/formats.md). Without it, the built-in specimen.")
 @input_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("trackverify-results"), show_default=True, help=OUT_HELP)

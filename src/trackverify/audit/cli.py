@@ -32,7 +32,7 @@ def audit(tracks, detections, anchor_frame, verifier, calibration, threshold_um,
 
     TRACKS holds recording, frame, pred_id, x_um, y_um[, z_um][, detection][, pred_valid]
     (recording is optional for one recording), or is any tracker file the readers take
-    (TrackMate, CTC, GEFF, btrack, napari, ZephIR, MOT; docs/formats.md). Writes audit.parquet, segments.csv (the
+    (the names --format takes; docs/formats.md). Writes audit.parquet, segments.csv (the
     ranked review list), tracks.csv, audit.json and report.html to --out.
     """
     from trackverify.audit.core import audit as run_audit
