@@ -18,12 +18,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from trackverify.corrupt import share_window
+
 
 def run_once(animals: int, jobs: int, frames: int, neurons: int, rows: bool) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "cohort.toml"
         # The cohort job itself: the run's verifier only (no side-by-side comparison verifiers).
-        config.write_text(f"[run]\nstart = {int(frames * 0.3)}\nrecovery_end = {int(frames * 0.7)}\n"
+        start, recovery_end = share_window(frames)
+        config.write_text(f"[run]\nstart = {start}\nrecovery_end = {recovery_end}\n"
                           "compare_verifiers = []\n"
                           f"[specimen]\nanimals = {animals}\nframes = {frames}\nneurons = {neurons}\n")
         script = (

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from trackverify.config import CONDITIONS, build_config
+from trackverify.corrupt import share_window
 from trackverify.evidence import six_and_nearby
 from trackverify.protocols.anatomical_verification import error_array, score_conditions
 from trackverify.selective import auroc_abstain_as_error
@@ -38,8 +39,9 @@ def chosen_window(coverage: dict[int, float]) -> int:
 
 
 def level_numbers(level: str, frames: int, windows: list[int]) -> dict[int, dict]:
+    start, recovery_end = share_window(frames)
     config = build_config({"specimen.motion": level, "specimen.frames": frames,
-                           "start": int(frames * 0.3), "recovery_end": int(frames * 0.7),
+                           "start": start, "recovery_end": recovery_end,
                            "conditions": list(CONDITIONS)})
     table = animal_observations(config.specimen, 0)
     detections = animal_detections(config.specimen, 0)

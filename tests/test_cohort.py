@@ -134,3 +134,26 @@ def test_ray_executor_gives_identical_bytes(cohort, tmp_path):
     result = run_cli("run", "--data", data, *SMALL, "--executor", "ray", "--jobs", 2, "--out", out)
     assert result.returncode == 0, result.stderr
     assert (out / "results.json").read_bytes() == (reference / "results.json").read_bytes()
+
+
+@pytest.mark.parametrize("fit_k", [False, True])
+def test_each_verifier_is_built_once_per_run_and_once_more_for_a_fitted_band(
+        cohort, fit_k, tmp_path, monkeypatch):
+    # 12 recordings, 6 of them scored for the fit: the run builds fixed_distance (the run's
+    # verifier, also first of the default compared ones) and registered_distance once each
+    # (2), and again once fit_ambiguity_k has fitted the band they are built with (4), not
+    # once per recording
+    import trackverify.run as run
+    from trackverify.config import build_config
+
+    root, data = cohort
+    built = []
+    real = run.load_verifier
+    monkeypatch.setattr(run, "load_verifier", lambda spec, options: built.append(spec)
+                        or real(spec, options))
+    config = build_config({"start": 10, "recovery_end": 30, "fit_ambiguity_k": fit_k})
+    assert config.compare_verifiers == ("fixed_distance", "registered_distance")
+    run.run_job(config, tmp_path / "out", data, root / "partitions.json",
+                target_selective_risk=0.01)
+    assert built == ["fixed_distance", "registered_distance"] * (2 if fit_k else 1)
+    assert run_json(tmp_path / "out")["calibration"]["ambiguity_k_fitted"] is fit_k

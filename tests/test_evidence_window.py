@@ -87,3 +87,20 @@ def test_evidence_refuses_a_bad_window_as_run_does(tmp_path):
                                       ("evidence", ("--levels", "", "--recordings", folder)))]
         assert [r.returncode for r in both] == [2, 2]
         assert [r.stderr for r in both] == [f"trackverify: error: command line: {message}\n"] * 2
+
+
+def test_evidence_recordings_given_a_file_names_its_folder(tmp_path):
+    """--recordings takes data folders: a file (observations.parquet itself) is refused
+    with exit 2, saying what it takes and the folder to give; nothing is written."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    file = folder / "observations.parquet"
+    file.write_bytes(b"not read")
+    result = run_cli("evidence", "--recordings", file, "--out", tmp_path / "out")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (f"'{file}' is a file; --recordings takes a data folder holding "
+            f"observations.parquet [+ detections.parquet] (the folder of this file: "
+            f"'{folder}')") in result.stderr
+    assert not (tmp_path / "out").exists()
+    help_text = run_cli("evidence", "--help").stdout
+    assert "a folder (not a file)" in " ".join(help_text.split())

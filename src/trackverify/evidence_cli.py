@@ -17,6 +17,16 @@ SCORES = ("relative", "distance")
 MAX_DRAWS = 1000
 
 
+def _data_folder(path: Path) -> Path:
+    """``--recordings`` takes folders only: a file given is refused naming its folder."""
+    if path.is_file():
+        raise click.BadParameter(
+            f"'{path}' is a file; --recordings takes a data folder holding "
+            f"observations.parquet [+ detections.parquet] (the folder of this file: "
+            f"'{path.parent}')", param_hint="'--recordings'")
+    return path
+
+
 @click.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for evidence.json and evidence.html (created if missing).")
@@ -29,9 +39,10 @@ MAX_DRAWS = 1000
 @click.option("--grid", type=click.Choice(["full", "default"]), default="full", show_default=True,
               help="Leave-one-out candidates for the pairs: the 324-setting grid, or the "
                    "verifier's defaults only.")
-@click.option("--recordings", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              multiple=True, help="Data folder of real recordings (observations.parquet "
-              "[+ detections.parquet]); repeatable.")
+@click.option("--recordings", type=click.Path(exists=True, path_type=Path), multiple=True,
+              callback=lambda ctx, param, paths: tuple(map(_data_folder, paths)),
+              help="Data folder of real recordings: a folder (not a file) holding "
+              "observations.parquet [+ detections.parquet]; repeatable.")
 @click.option("--draws", type=click.IntRange(min=1, max=MAX_DRAWS), default=8, show_default=True,
               help="Draws of the corruption suite on each real recording.")
 @window_options("300; 30 % of the frames of a recording too short for 300 / 700, see "

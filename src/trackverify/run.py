@@ -113,20 +113,27 @@ class RecordingResult:
     identity: tuple  # (per-track rows, switch events) of tracking_gt, input frame numbers
 
 
+def run_verifiers(config: RunConfig) -> list:
+    """The run's verifier then each other compared one, built from the run's settings: one
+    object per spec (the default compares the run's own verifier too)."""
+    return [load_verifier(spec, verifier_options(config))
+            for spec in dict.fromkeys((config.verifier, *config.compare_verifiers))]
+
+
 def process_recording(task: tuple) -> RecordingResult:
-    """All three protocols on one recording (runs in a worker; arguments are picklable)."""
-    name, source, config, keep_rows, work = task
+    """All three protocols on one recording (runs in a worker; arguments are picklable).
+    ``verifiers``: the run's verifier then its compared ones (:func:`run_verifiers`)."""
+    name, source, config, verifiers, keep_rows, work = task
     observations = source.load()
     detections = source.load_detections()
-    verifier = load_verifier(config.verifier, verifier_options(config))
+    verifier = verifiers[0]
     with window_errors(source.first_frame):  # frames also in the input's numbering
         scored, choices, own_reasons = score_conditions(observations, config, verifier, name,
                                                         detections)
     control = scored[scored["is_control"].to_numpy()]
     scores = {verifier.name: scored["score"].to_numpy()}
     reasons = {verifier.name: _sum_reasons(own_reasons)}
-    for spec in config.compare_verifiers:
-        other = load_verifier(spec, verifier_options(config))
+    for other in verifiers[1:]:
         if other.name not in scores:
             scores[other.name], per_condition = score_stacked(scored, other, detections)
             reasons[other.name] = _sum_reasons(per_condition)
@@ -271,9 +278,9 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     if input_warnings and on_warnings is not None:
         on_warnings(input_warnings)
     # Load every verifier once, before any work: a bad spec fails early, and their names
-    # and kinds of evidence (which no run setting changes) serve the whole run.
-    verifiers = [load_verifier(spec, verifier_options(config))
-                 for spec in (config.verifier, *config.compare_verifiers)]
+    # and kinds of evidence (which no run setting changes) serve the whole run; the
+    # recordings are scored by these (by new ones only when calibration fits ambiguity_k).
+    verifiers = run_verifiers(config)
     kinds = {v.name: v.evidence for v in verifiers}
     partitions = (load_partitions(partitions_path) if partitions_path is not None
                   else development_only(dataset.recordings))
@@ -285,11 +292,11 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
     animal_of = dataset.recordings.set_index("recording")["animal_id"].to_dict()
     with naming_input(data):
         if target is not None:
-            config, fitted = _calibrate(config, dataset, partitions, target, execution,
-                                        verifiers[0].name, animal_of)
-        results = _evaluate(config, dataset, evaluated, out, execution, verifiers[0].name, kinds)
-        draws = _repeated_draws(config, dataset, evaluated, out, execution, verifiers[0].name,
-                                kinds, results)
+            config, fitted, verifiers = _calibrate(config, dataset, partitions, target,
+                                                   execution, verifiers, animal_of)
+        results = _evaluate(config, dataset, evaluated, out, execution, verifiers, kinds)
+        draws = _repeated_draws(config, dataset, evaluated, out, execution, verifiers, kinds,
+                                results)
     verification = results["anatomical_verification"]
     certification = certification_block(
         fitted, declared_threshold, config.threshold_um, verification["pooled"],
@@ -339,7 +346,7 @@ HEADLINE = ("auroc", "auroc_abstain_as_error", "auprc", "correct_coverage_at_fcr
 
 
 def _repeated_draws(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
-                    execution: Execution, primary: str, kinds: dict[str, str],
+                    execution: Execution, verifiers: list, kinds: dict[str, str],
                     first: dict) -> dict | None:
     """With ``repeats = N > 1``: draws 2..N of the corruption suite (seeds ``seed + 1 ..``).
 
@@ -356,7 +363,7 @@ def _repeated_draws(config: RunConfig, dataset: Dataset, names: list[str], out: 
     quiet = dataclasses.replace(execution, write_rows=False)
     for seed in seeds[1:]:
         draw = _evaluate(dataclasses.replace(config, seed=seed), dataset, names, out, quiet,
-                         primary, kinds)
+                         verifiers, kinds)
         comparisons.append(draw["verifier_comparison"])
         choices.append(draw["_choices"])
     summary: dict = {}
@@ -390,8 +397,8 @@ def _evaluated(partitions: Partitions, dataset: Dataset) -> tuple[str, list[str]
 
 
 def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
-               target: CalibrationTarget, execution: Execution, primary: str,
-               animal_of: dict) -> tuple[RunConfig, dict]:
+               target: CalibrationTarget, execution: Execution, verifiers: list,
+               animal_of: dict) -> tuple[RunConfig, dict, list]:
     """Fit on train/calibration recordings only (never test), through :class:`FitData`.
 
     First, only with the run setting ``fit_ambiguity_k`` (and when ``registered_distance``
@@ -422,6 +429,7 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
             raise ConfigError(f"calibration failed: {exc} in the fit recordings "
                               f"{fit_names[:5]}{' ...' if len(fit_names) > 5 else ''}") from None
         config = dataclasses.replace(config, ambiguity_k=k)
+        verifiers = run_verifiers(config)  # built with the fitted band
     record: dict = {"recordings": fit_names,
                     "ambiguity_k": config.ambiguity_k if registered else None,
                     "ambiguity_k_fitted": fit_k, "ambiguity_k_recordings": k_names if fit_k else []}
@@ -429,14 +437,17 @@ def _calibrate(config: RunConfig, dataset: Dataset, partitions: Partitions,
         record["ambiguity_k_note"] = ("no train animals: registered_distance keeps its declared "
                                       "ambiguity_k (fitting it on the calibration animals would "
                                       "void the guarantee)")
-    tasks = [(name, source, config, False, None) for name, source in dataset.sources(fit_names)]
+    tasks = [(name, source, config, verifiers, False, None)
+             for name, source in dataset.sources(fit_names)]
+    primary = verifiers[0].name
     parts = [pd.DataFrame({"recording": result.name, "score": result.scores[primary],
                            "error": result.error})
              for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor)]
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         {"recording": [], "score": [], "error": []})
     fitted = calibrate_threshold(target, FitData(partitions, rows), animal_of)
-    return dataclasses.replace(config, threshold_um=fitted["threshold"]), {**fitted, **record}
+    return (dataclasses.replace(config, threshold_um=fitted["threshold"]), {**fitted, **record},
+            verifiers)
 
 
 def _members(dataset: Dataset, partitions: Partitions, names: tuple[str, ...]) -> list[str]:
@@ -454,14 +465,15 @@ def _clean_ambiguity_ratios(task: tuple) -> np.ndarray:
 
 
 def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
-              execution: Execution, primary: str, kinds: dict[str, str]) -> dict:
+              execution: Execution, verifiers: list, kinds: dict[str, str]) -> dict:
+    primary = verifiers[0].name
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
     clean_errors, timelines, identity = {}, [], []
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
         cohort = CohortPool(config.threshold_um, MAX_FCR, work)
-        tasks = ((name, source, config, execution.write_rows, (work, index))
+        tasks = ((name, source, config, verifiers, execution.write_rows, (work, index))
                  for index, (name, source) in enumerate(dataset.sources(names)))
         task = bar.add_task("recordings", total=len(names))
         for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):

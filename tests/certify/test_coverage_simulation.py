@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trackverify.certify.simulation import run_cohorts, specimen_pool
+from trackverify.certify.simulation import pool_config, run_cohorts, specimen_pool
 
 A, DELTA, COHORTS = 0.25, 0.1, 120
 
@@ -36,3 +36,12 @@ def test_guarantees_hold_on_the_real_data_fitted_level():
     assert crc["mean_risk"] <= A + 2 * crc["mean_risk_se"]
     assert ltt["violation"] <= DELTA + 2 * ltt["violation_se"]
     assert crc["unreachable"] < COHORTS  # the level has errors to calibrate on
+
+
+def test_pool_window_is_spec_window_scaled_in_integers():
+    # 170 frames: floor(3 * 170 / 10) = 51, floor(7 * 170 / 10) = 119 (170 * 0.7 in floats
+    # is 118.99999999999999, which int() cuts to 118); 90 frames: 27, 63 (not 62)
+    config = pool_config("moderate", 170, 20, 1)
+    assert (config.start, config.recovery_end) == (51, 119)
+    config = pool_config("moderate", 90, 20, 1)
+    assert (config.start, config.recovery_end) == (27, 63)

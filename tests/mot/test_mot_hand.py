@@ -448,6 +448,17 @@ def test_similarity_pairs_by_axis_without_points_on_either_side():
         assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
 
 
+def test_similarity_pairs_by_axis_pairs_are_int64_and_float64():
+    """Pairs found in frames already in order (no reordering index to go through): int64
+    indices and float64 similarities, as the empty returns give, although the blocks keep
+    them in int32 while they are joined. Two points per side at the same places, frames 0
+    and 1: pairs (0, 0) and (1, 1), similarity 1."""
+    got = mot.similarity_pairs_by_axis([0, 1], [np.array([0.0, 0.0])], [0, 1],
+                                       [np.array([0.0, 0.0])], ZD)
+    assert [a.tolist() for a in got] == [[0, 1], [0, 1], [1.0, 1.0]]
+    assert [a.dtype for a in got] == [np.int64, np.int64, np.float64]
+
+
 def test_similarity_pairs_by_axis_frames_and_coordinates_of_any_numeric_dtype():
     """Frames as uint8 and coordinates as float32 (compact table columns), or as pandas'
     nullable Int64 / Float64 columns: the pairs and float64 similarities of the same

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from trackverify import evaluate_tracking
+from trackverify.errors import InputError
 
 # Recordings b, a, c interleaved; one track each, linked by detection.
 # a: ids 5, 5, 9 in frames 0-2 -> id 5 aligned, 2 correct, a switch (5 -> 9) in frame 2;
@@ -229,3 +230,71 @@ def test_frame_65536_kept_in_order():
                          "x_um": 0.0, "y_um": 0.0})
     m = evaluate_tracking(ref, pred)["a"]
     assert (m["correct_observations"], m["identity_switches"], m["idsw"]) == (32769, 65536, 65536)
+
+
+def test_wrong_tracks_order_by_wrong_observations_ties_in_table_order():
+    """TrackingResults.wrong_tracks by hand: wrong = observations - correct; t0 3 - 1 = 2,
+    t1 10 - 9 = 1, t2 2 - 2 = 0 (right throughout: left out), t3 4 - 0 = 4; so t3, t0, t1
+    (ordering by correct + observations instead would give t1, t3, t0). Then 21 tracks u00..u20
+    of 5 observations, u_i wrong on 1 + i % 3 of them: the 3-wrong ones (i = 2, 5, ..) first,
+    then the 2-wrong, then the 1-wrong, each in table order (ties kept: a sort that is not
+    stable reorders these)."""
+    from trackverify.tracking_gt import TrackingResults
+
+    empty = pd.DataFrame()
+    tracks = pd.DataFrame({"track": ["t0", "t1", "t2", "t3"], "observations": [3, 10, 2, 4],
+                           "correct": [1, 9, 2, 0]})
+    got = TrackingResults({}, tracks, empty, empty).wrong_tracks()
+    assert got["track"].tolist() == ["t3", "t0", "t1"]
+    names = [f"u{i:02d}" for i in range(21)]
+    tracks = pd.DataFrame({"track": names, "observations": [5] * 21,
+                           "correct": [5 - (1 + i % 3) for i in range(21)]})
+    got = TrackingResults({}, tracks, empty, empty).wrong_tracks()
+    assert got["track"].tolist() == [names[i] for r in (2, 1, 0) for i in range(r, 21, 3)]
+
+
+def test_default_zero_distance_is_5_um_and_default_sources_are_named():
+    """Without zero_distance_um (SPEC's default, 5 um) the similarity is 1 - d / 5: a
+    prediction 2.4 um from the reference point has 0.52 >= 0.5, CLEAR's threshold (TP 1), one
+    2.6 um away 0.48 (TP 0; with 6 um it would be 0.57). A bad table is named
+    '<reference>' / '<predictions>' when no source is given."""
+    ref = pd.DataFrame({"recording": "r", "frame": [0], "track": [1], "x_um": 0.0, "y_um": 0.0})
+    for x, tp in ((2.4, 1), (2.6, 0)):
+        pred = pd.DataFrame({"recording": "r", "frame": [0], "pred_id": [1], "x_um": x,
+                             "y_um": 0.0})
+        assert evaluate_tracking(ref, pred)["r"]["clr_tp"] == tp
+    with pytest.raises(InputError, match="^<reference>"):
+        evaluate_tracking(ref.drop(columns="track"), pred)
+    with pytest.raises(InputError, match="^<predictions>"):
+        evaluate_tracking(ref, pred.drop(columns="pred_id"))
+
+
+def test_zero_distance_below_one_and_past_the_float_range():
+    """zero_distance_um = 0.5: a prediction 0.2 um away has similarity 1 - 0.2 / 0.5 = 0.6
+    (CLEAR TP 1). 10**400 is a positive integer no float holds: refused as a setting. A
+    prediction id twice in one frame is refused naming the predictions."""
+    from trackverify.errors import ConfigError
+
+    ref = pd.DataFrame({"recording": "r", "frame": [0], "track": [1], "x_um": 0.0, "y_um": 0.0})
+    pred = pd.DataFrame({"recording": "r", "frame": [0], "pred_id": [1], "x_um": 0.2,
+                         "y_um": 0.0})
+    assert evaluate_tracking(ref, pred, zero_distance_um=0.5)["r"]["clr_tp"] == 1
+    with pytest.raises(ConfigError, match="zero_distance_um must be a positive number"):
+        evaluate_tracking(ref, pred, zero_distance_um=10**400)
+    twice = pd.concat([pred, pred], ignore_index=True)
+    with pytest.raises(InputError, match="^<predictions>"):
+        evaluate_tracking(ref, twice)
+
+
+def test_given_sources_name_the_refused_table():
+    """A reference recording called 'pooled' is refused naming the reference's source; a
+    predictions table without pred_id naming the predictions' source."""
+    ref = pd.DataFrame({"recording": "pooled", "frame": [0], "track": [1], "x_um": 0.0,
+                        "y_um": 0.0})
+    pred = pd.DataFrame({"recording": "pooled", "frame": [0], "pred_id": [1], "x_um": 0.0,
+                         "y_um": 0.0})
+    sources = {"reference_source": "ref.csv", "predictions_source": "p.csv"}
+    with pytest.raises(InputError, match="^ref.csv, column 'recording': a recording may not"):
+        evaluate_tracking(ref, pred, **sources)
+    with pytest.raises(InputError, match="^p.csv"):
+        evaluate_tracking(ref.assign(recording="r"), pred.drop(columns="pred_id"), **sources)

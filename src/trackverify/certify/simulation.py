@@ -73,17 +73,26 @@ class AnimalPool:
         return float(np.mean(accepted / self.rows))
 
 
+def pool_config(level: str, frames: int, neurons: int, seed: int):
+    """The run settings of a specimen pool: the corruption window is SPEC's scaled to
+    ``frames`` by :func:`trackverify.corrupt.share_window` (integer arithmetic)."""
+    from trackverify.config import build_config
+    from trackverify.corrupt import share_window
+
+    start, recovery_end = share_window(frames)
+    return build_config({"specimen.motion": level, "specimen.frames": frames,
+                         "specimen.neurons": neurons, "specimen.seed": seed,
+                         "start": start, "recovery_end": recovery_end})
+
+
 def specimen_pool(level: str, pool_size: int, frames: int = 300, neurons: int = 30,
                   seed: int = 20261007) -> AnimalPool:
     """``pool_size`` specimen animals at motion ``level``, corrupted and scored by fixed_distance."""
-    from trackverify.config import build_config
     from trackverify.protocols.anatomical_verification import error_array, score_conditions
     from trackverify.synth.specimen import animal_detections, animal_observations
     from trackverify.verifiers.fixed_distance import FixedDistance
 
-    config = build_config({"specimen.motion": level, "specimen.frames": frames,
-                           "specimen.neurons": neurons, "specimen.seed": seed,
-                           "start": int(frames * 0.3), "recovery_end": int(frames * 0.7)})
+    config = pool_config(level, frames, neurons, seed)
     errors, corrects, rows = [], [], []
     for index in range(pool_size):
         table = animal_observations(config.specimen, index)
