@@ -59,8 +59,11 @@ def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW) -> dict:
                 ambiguity_k=k, settings=PREVIOUS, track_window=h)}
 
 
-def tracker_rows(folder: Path, observations: pd.DataFrame) -> pd.DataFrame:
+def tracker_rows(folder: Path, observations: pd.DataFrame, first_frame: int = 0) -> pd.DataFrame:
+    """The tracker's ids on ``observations`` (frames counted from ``first_frame``, the input's
+    number of frame 0; the tracker file keeps the input's numbering)."""
     tracker = pd.read_parquet(folder / "tracker_cpd.parquet")
+    tracker["frame"] = tracker["frame"] - first_frame
     joined = observations.drop(columns=["pred_id", "pred_valid"]).merge(
         tracker, on=["recording", "frame", "detection"], how="left", validate="one_to_one")
     joined["pred_valid"] = joined["pred_valid"].fillna(False).astype(bool)
@@ -110,7 +113,8 @@ def main() -> None:
     if args.data.is_dir():
         (_, source), = load_dataset(args.data).sources()
         observations, detections = source.load(), source.load_detections()
-        cpd = tracker_rows(args.data, observations) if (args.data / "tracker_cpd.parquet").exists() else None
+        cpd = (tracker_rows(args.data, observations, source.first_frame)
+               if (args.data / "tracker_cpd.parquet").exists() else None)
         # evidence's rule: SPEC's 300 / 700, or 30 % / 70 % of a shorter (held-out) part
         window = evidence_window(observations["frame"].to_numpy())
         settings = {"start": window["start"], "recovery_end": window["recovery_end"]}

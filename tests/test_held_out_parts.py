@@ -43,3 +43,5 @@ def test_bench_real_verifier_takes_a_held_out_half(tmp_path):
     # start floor(0.3 * 383) = 114, recovery_end floor(0.7 * 383) = 268
     assert "window 114 / 268 (scaled), frames counted from input frame 373" in result.stdout
     assert "fixed_distance" in result.stdout and "tracker_cpd AUROC*" in result.stdout
+    # the tracker file keeps the input's frame numbers: joined on them, its rows are labelled
+    assert "(0 errors / 0)" not in result.stdout
