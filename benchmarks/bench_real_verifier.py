@@ -5,7 +5,8 @@ own mistakes, and the ZephIR demo; the registration's previous defaults beside t
         [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
 
 1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
-   registration): the corruption suite drawn ``--draws`` times (seeds 20261007, +1, ...);
+   registration): the corruption suite drawn ``--draws`` times (seeds 20261007, +1, ...) in
+   ``evidence --recordings``'s window (SPEC's 300 / 700, or 30 % / 70 % of a shorter part);
    per verifier the six corruptions pooled (AUROC*, correct coverage at FCR <= 1 %: mean and
    minimum over draws) and nearby_swap (AUROC*: mean).
 2. Its real tracker (``tracker_cpd.parquet`` joined on (recording, frame, detection)) as the
@@ -38,6 +39,7 @@ from trackverify.anchors import anchor_identities
 from trackverify.corrupt import label_errors
 from trackverify.dataset import load_dataset
 from trackverify.evidence import evidence_window, repeated_draws, summary
+from trackverify.report.numbers import fmt
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
@@ -57,8 +59,11 @@ def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW) -> dict:
                 ambiguity_k=k, settings=PREVIOUS, track_window=h)}
 
 
-def tracker_rows(folder: Path, observations: pd.DataFrame) -> pd.DataFrame:
+def tracker_rows(folder: Path, observations: pd.DataFrame, first_frame: int = 0) -> pd.DataFrame:
+    """The tracker's ids on ``observations`` (frames counted from ``first_frame``, the input's
+    number of frame 0; the tracker file keeps the input's numbering)."""
     tracker = pd.read_parquet(folder / "tracker_cpd.parquet")
+    tracker["frame"] = tracker["frame"] - first_frame
     joined = observations.drop(columns=["pred_id", "pred_valid"]).merge(
         tracker, on=["recording", "frame", "detection"], how="left", validate="one_to_one")
     joined["pred_valid"] = joined["pred_valid"].fillna(False).astype(bool)
@@ -108,19 +113,26 @@ def main() -> None:
     if args.data.is_dir():
         (_, source), = load_dataset(args.data).sources()
         observations, detections = source.load(), source.load_detections()
-        cpd = tracker_rows(args.data, observations) if (args.data / "tracker_cpd.parquet").exists() else None
+        cpd = (tracker_rows(args.data, observations, source.first_frame)
+               if (args.data / "tracker_cpd.parquet").exists() else None)
+        # evidence's rule: SPEC's 300 / 700, or 30 % / 70 % of a shorter (held-out) part
+        window = evidence_window(observations["frame"].to_numpy())
+        settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
+        print(f"window {window['start']} / {window['recovery_end']} ({window['rule']}), frames "
+              f"counted from input frame {source.first_frame}", flush=True)
         for name, make in makers.items():
             t0 = time.perf_counter()
-            r = repeated_draws(observations, detections, make(), args.draws, "r")
+            r = repeated_draws(observations, detections, make(), args.draws, "r", **settings)
             p, n = r["pooled"], r["nearby"]
-            line = (f"{name:32s} real: six AUROC* {p['auroc_abst']:.3f} (min "
-                    f"{p['auroc_abst_min']:.3f}), cov@1% {p['cov_at_fcr1']:.3f} (min "
-                    f"{p['cov_at_fcr1_min']:.3f}), nearby AUROC* {n['auroc_abst']:.3f}")
+            line = (f"{name:32s} real: six AUROC* {fmt(p['auroc_abst'], 3)} (min "
+                    f"{fmt(p['auroc_abst_min'], 3)}), cov@1% {fmt(p['cov_at_fcr1'], 3)} (min "
+                    f"{fmt(p['cov_at_fcr1_min'], 3)}), nearby AUROC* {fmt(n['auroc_abst'], 3)}")
             if cpd is not None:
                 r["tracker"] = tracker_errors(cpd, detections, make)
-                line += (f" | tracker_cpd AUROC* {r['tracker']['auroc_abst']:.3f}, cov@1% "
-                         f"{r['tracker']['cov_at_fcr1']:.3f} ({r['tracker']['errors']} errors / "
-                         f"{r['tracker']['labelled']})")
+                t = r["tracker"]
+                line += (f" | tracker_cpd AUROC* {fmt(t['auroc_abst'], 3)}, cov@1% "
+                         f"{fmt(t['cov_at_fcr1'], 3)} ({t['errors']} errors / "
+                         f"{t['labelled']})")
             print(line + f"  [{time.perf_counter() - t0:.0f} s]", flush=True)
             out.setdefault(name, {})["real"] = r
     else:
@@ -131,9 +143,9 @@ def main() -> None:
         settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
         for name, make in makers.items():
             r = repeated_draws(table, None, make(), 1, "zephir", **settings)
-            print(f"{name:32s} ZephIR: six AUROC* {r['pooled']['auroc_abst']:.3f}, cov@1% "
-                  f"{r['pooled']['cov_at_fcr1']:.3f}, nearby AUROC* "
-                  f"{r['nearby']['auroc_abst']:.3f}", flush=True)
+            print(f"{name:32s} ZephIR: six AUROC* {fmt(r['pooled']['auroc_abst'], 3)}, cov@1% "
+                  f"{fmt(r['pooled']['cov_at_fcr1'], 3)}, nearby AUROC* "
+                  f"{fmt(r['nearby']['auroc_abst'], 3)}", flush=True)
             out.setdefault(name, {})["zephir"] = r
     else:
         print(f"(ZephIR demo not found at {args.zephir}; skipped)")

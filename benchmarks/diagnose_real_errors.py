@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     (_, source), = load_dataset(args.data).sources()
     observations, detections = source.load(), source.load_detections()
-    table = tracker_rows(args.data, observations)
+    table = tracker_rows(args.data, observations, source.first_frame)
     anchors = anchor_identities(table)
     error = label_errors(table, anchors).astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
     verifier = RegisteredDistance()
