@@ -34,6 +34,9 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # text.parse_math off: a title or tick label is input text (a recording name, an id),
+    # never TeX; "$\\frac{$" in a recording name would otherwise stop the report.
     plt.rcParams.update({"svg.hashsalt": "trackverify", "svg.fonttype": "none",
+                         "text.parse_math": False,
                          "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
     return plt
