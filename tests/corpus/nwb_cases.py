@@ -160,6 +160,12 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "CalciumSeriesSegmentation/loop_a' is a soft link that cannot be resolved"),
         "hard_link_cycle": ("rois", lambda f: f.__setitem__(f"{SEG}/Seg_tpoint_0/up", f[SEG]),
                             "not a valid NWB file"),
+        # Data kept outside the file: read, they would open another file (anywhere).
+        "voxel_mask_external_storage": ("rois", lambda f: _replace(
+            f, f"{t1}/voxel_mask", None, {"shape": f[f"{t1}/voxel_mask"].shape,
+                                          "dtype": f[f"{t1}/voxel_mask"].dtype,
+                                          "external": [("outside.bin", 0, h5py.h5f.UNLIMITED)]}),
+            "Seg_tpoint_1/voxel_mask' keeps its data in external file(s) ['outside.bin']"),
         # Sizes the file declares but does not hold.
         "volume_huge_time_axis": ("labels", lambda f: _replace(
             f, f"{SEG}/data", None, {"shape": (10 ** 11, 4, 4, 1), "dtype": np.uint16,

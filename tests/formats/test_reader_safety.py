@@ -66,6 +66,67 @@ def test_hdf5_external_link_is_not_followed(tmp_path):
         read_tracks(path, "btrack")
 
 
+def _btrack_with_coords(path, make_coords):
+    """The smallest btrack file of the test above, its coords dataset made by ``make_coords``."""
+    import h5py
+
+    with h5py.File(path, "w") as h5:
+        make_coords(h5.create_group("objects/obj_type_1"))
+        h5.create_group("tracks/obj_type_1")
+        for name, value in (("tracks", [0, 1]), ("map", [[0, 2]]), ("LBEPR", [[1, 0, 1, 1, 1, 0]])):
+            h5[f"tracks/obj_type_1/{name}"] = np.array(value)
+    return path
+
+
+def test_hdf5_external_storage_is_not_read(tmp_path):
+    pytest.importorskip("h5py")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(np.arange(10, dtype=np.float64).tobytes())
+    path = _btrack_with_coords(tmp_path / "tracks.h5", lambda g: g.create_dataset(
+        "coords", shape=(2, 5), dtype="f8", external=[(str(outside), 0, 80)]))
+    with pytest.raises(InputError, match="external storage is not read"):
+        read_tracks(path, "btrack")
+
+
+def test_hdf5_virtual_dataset_is_not_followed(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as h5:
+        h5["coords"] = np.zeros((2, 5))
+
+    def virtual(group):
+        layout = h5py.VirtualLayout(shape=(2, 5), dtype="f8")
+        layout[:] = h5py.VirtualSource(str(other), "coords", shape=(2, 5))
+        group.create_virtual_dataset("coords", layout)
+
+    with pytest.raises(InputError, match="virtual dataset"):
+        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", virtual), "btrack")
+
+
+def test_hdf5_declared_size_beyond_its_stored_bytes_is_refused(tmp_path):
+    """2^34 x 5 float32 (320 GiB) declared, no chunk written: refused before any allocation."""
+    pytest.importorskip("h5py")
+    path = _btrack_with_coords(tmp_path / "tracks.h5", lambda g: g.create_dataset(
+        "coords", shape=(2 ** 34, 5), dtype="f4", chunks=(1024, 5), compression="gzip"))
+    with pytest.raises(InputError, match="declares 343597383680 bytes but the file holds only 4096"):
+        read_tracks(path, "btrack")
+
+
+def test_hdf5_well_compressed_data_is_read(tmp_path):
+    """Zeros deflate about as far as deflate goes; 8 MB of them in gzip chunks still read."""
+    h5py = pytest.importorskip("h5py")
+    from trackverify.io.formats.hdf5 import array
+
+    path = tmp_path / "zeros.h5"
+    with h5py.File(path, "w") as h5:
+        h5.create_dataset("z", data=np.zeros((200_000, 5)), chunks=(50_000, 5),
+                          compression="gzip", compression_opts=9)
+    with h5py.File(path, "r") as h5:
+        assert h5["z"].id.get_storage_size() < 8_000_000 // 100  # stored far smaller
+        values = array(h5, "z")
+    assert values.shape == (200_000, 5) and not values.any()
+
+
 def test_missing_extra_is_one_line_with_the_install_command(tmp_path, monkeypatch):
     path = tmp_path / "t.xml"
     path.write_text(MODEL.format(x="1"))

@@ -19,7 +19,7 @@ per character, as in published WormID files). h5py is used only where pynwb cann
   3.x builds that dataset with no data, so the labels mapper reads it with h5py (labels
   stored as a ``[labels, characters]`` array are built by pynwb through the same mapper);
 * the size bounds: before a dataset pynwb holds is read, its declared shape x item size is
-  compared with the bytes h5py says the file stores (``MAX_COMPRESSION`` times them when
+  compared with the bytes h5py says the file stores (``hdf5.MAX_COMPRESSION`` times them when
   compressed; :mod:`trackverify.io.bounded`), and no label volume above
   ``MAX_LABEL_VOXELS`` is read (a declared 10^11-frame volume is refused unread).
 
@@ -80,6 +80,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_declared_bytes, regular_file
+from trackverify.io.formats.hdf5 import check_in_file, declared_allowed
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
 from trackverify.values import is_integer
 
@@ -92,7 +93,6 @@ NOTES_KEY = "trackverify"
 ROI_VOXEL_UM = 0.001
 LABEL_VOXEL_UM = 1.0
 MAX_LABEL_VOXELS = 200_000_000  # written or read: a label volume of at most 2e8 voxels
-MAX_COMPRESSION = 1100  # gzip's ratio is at most ~1032:1; more declared data is not in the file
 # Validator findings tolerated: WormID files in the wild store NeuronIDs labels as
 # per-character arrays (joined by _decode_labels), which the schema types as text.
 _TOLERATED_SCHEMA = ("SegmentationLabels/labels",)
@@ -161,8 +161,9 @@ def _first_line(exc: BaseException) -> str:
 
 def _check_links(path: Path, source: str) -> None:
     """Refuse a file h5py cannot open, external links, dangling soft links and soft-link
-    loops (pynwb and h5py raise tracebacks on them); every group is visited once (a
-    hard-link cycle ends here and is refused by pynwb)."""
+    loops (pynwb and h5py raise tracebacks on them), and datasets kept in other files
+    (external storage, virtual datasets: :func:`hdf5.check_in_file`); every
+    group is visited once (a hard-link cycle ends here and is refused by pynwb)."""
     h5py = _h5py()
     try:
         handle = h5py.File(path, "r")
@@ -196,6 +197,8 @@ def _check_links(path: Path, source: str) -> None:
                     raise InputError(f"'{where}' is a dangling link{detail}", source=source)
                 if isinstance(link, h5py.HardLink) and isinstance(target, h5py.Group):
                     stack.append(target)
+                elif isinstance(target, h5py.Dataset):
+                    check_in_file(target, where.lstrip("/"), source)
 
 
 @contextmanager
@@ -382,30 +385,21 @@ def _on_disk(data):
     return getattr(data, "dataset", data)
 
 
-def _declared_allowed(dataset) -> tuple[int, int]:
-    """``(declared, allowed)`` bytes of an h5py dataset: shape x item size (Python ints),
-    against the bytes it stores (:data:`MAX_COMPRESSION` times them when compressed)."""
-    declared = int(np.prod(dataset.shape, dtype=object)) * int(dataset.dtype.itemsize) \
-        if dataset.shape else int(dataset.dtype.itemsize)
-    stored = int(dataset.id.get_storage_size())
-    return declared, stored * (MAX_COMPRESSION if dataset.compression else 1) + 4096
-
-
 def _within_bounds(data) -> bool:
     dataset = _on_disk(data)
     if not hasattr(dataset, "id"):
         return True  # in memory
-    declared, allowed = _declared_allowed(dataset)
+    declared, allowed = declared_allowed(dataset)
     return declared <= allowed
 
 
 def _bounded(data, source: str):
     """The h5py dataset behind ``data`` after refusing one that declares more data than
-    the file stores (uncompressed) or than :data:`MAX_COMPRESSION` times its stored bytes
+    the file stores (uncompressed) or than :data:`hdf5.MAX_COMPRESSION` times its stored bytes
     (compressed); nothing is read."""
     dataset = _on_disk(data)
     if hasattr(dataset, "id"):
-        declared, allowed = _declared_allowed(dataset)
+        declared, allowed = declared_allowed(dataset)
         check_declared_bytes(declared, allowed, source=source,
                              what=f"'{dataset.name}' (shape {dataset.shape}, {dataset.dtype})")
     return dataset

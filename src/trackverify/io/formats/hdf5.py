@@ -105,7 +105,49 @@ def array(handle, name: str):
     if not isinstance(node, h5py.Dataset):
         raise InputError(f"'{name}' is a group, expected a dataset", source=handle.file.filename)
     with _reading(handle, name):
+        check_storage(node, name)
         return np.asarray(node[()])
+
+
+MAX_COMPRESSION = 1100
+"""Most bytes one stored byte of a compressed dataset may stand for: gzip (deflate), HDF5's
+usual filter, inflates at most about 1032:1; more declared data is not in the file."""
+
+
+def declared_allowed(dataset) -> tuple[int, int]:
+    """``(declared, allowed)`` bytes of an h5py dataset: shape x item size (Python ints),
+    against the bytes it stores (:data:`MAX_COMPRESSION` times them when compressed)."""
+    import numpy as np
+
+    declared = int(np.prod(dataset.shape, dtype=object)) * int(dataset.dtype.itemsize) \
+        if dataset.shape else int(dataset.dtype.itemsize)
+    stored = int(dataset.id.get_storage_size())
+    return declared, stored * (MAX_COMPRESSION if dataset.compression else 1) + 4096
+
+
+def check_in_file(node, name: str, source: str | None = None) -> None:
+    """Refuse a dataset whose data are kept outside the file: external raw storage or a
+    virtual dataset's sources (reading it would open other files, possibly anywhere).
+    ``source`` names the file in the message (default: the file's own name)."""
+    where = source or node.file.filename
+    if node.is_virtual:
+        raise InputError(f"'{name}' is a virtual dataset (its data live in other files); "
+                         "virtual datasets are not followed", source=where)
+    if node.external:
+        raise InputError(f"'{name}' keeps its data in external file(s) "
+                         f"{[e[0] for e in node.external]!r}; external storage is not read",
+                         source=where)
+
+
+def check_storage(node, name: str) -> None:
+    """:func:`check_in_file`, then refuse a declared size the stored bytes cannot fill
+    (``np.asarray`` would allocate it all before reading)."""
+    from trackverify.io.bounded import check_declared_bytes
+
+    check_in_file(node, name)
+    declared, allowed = declared_allowed(node)
+    check_declared_bytes(declared, allowed, source=node.file.filename,
+                         what=f"dataset '{name}' (shape {node.shape}, {node.dtype})")
 
 
 def numbers(handle, name: str, ndim: int, integer: bool = False):
