@@ -50,24 +50,9 @@ def test_not_well_formed_xml(tmp_path):
         read_tracks(path, "trackmate")
 
 
-def test_hdf5_external_link_is_not_followed(tmp_path):
-    h5py = pytest.importorskip("h5py")
-    other = tmp_path / "other.h5"
-    with h5py.File(other, "w") as h5:
-        h5["coords"] = np.zeros((2, 5))
-    path = tmp_path / "tracks.h5"
-    with h5py.File(path, "w") as h5:
-        h5.create_group("objects/obj_type_1")
-        h5["objects/obj_type_1/coords"] = h5py.ExternalLink(str(other), "coords")
-        h5.create_group("tracks/obj_type_1")
-        for name, value in (("tracks", [0, 1]), ("map", [[0, 2]]), ("LBEPR", [[1, 0, 1, 1, 1, 0]])):
-            h5[f"tracks/obj_type_1/{name}"] = np.array(value)
-    with pytest.raises(InputError, match="external link"):
-        read_tracks(path, "btrack")
-
-
 def _btrack_with_coords(path, make_coords):
-    """The smallest btrack file of the test above, its coords dataset made by ``make_coords``."""
+    """The smallest btrack file (one track of two points), its coords dataset made by
+    ``make_coords(group)``."""
     import h5py
 
     with h5py.File(path, "w") as h5:
@@ -76,6 +61,19 @@ def _btrack_with_coords(path, make_coords):
         for name, value in (("tracks", [0, 1]), ("map", [[0, 2]]), ("LBEPR", [[1, 0, 1, 1, 1, 0]])):
             h5[f"tracks/obj_type_1/{name}"] = np.array(value)
     return path
+
+
+def test_hdf5_external_link_is_not_followed(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as h5:
+        h5["coords"] = np.zeros((2, 5))
+
+    def link(group):
+        group["coords"] = h5py.ExternalLink(str(other), "coords")
+
+    with pytest.raises(InputError, match="external link"):
+        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", link), "btrack")
 
 
 def test_hdf5_external_storage_is_not_read(tmp_path):
