@@ -63,11 +63,20 @@ def _btrack_with_coords(path, make_coords):
     return path
 
 
-def test_hdf5_external_link_is_not_followed(tmp_path):
+@pytest.fixture
+def other_h5(tmp_path):
+    """Another HDF5 file holding the coords a hostile file points at."""
     h5py = pytest.importorskip("h5py")
     other = tmp_path / "other.h5"
     with h5py.File(other, "w") as h5:
         h5["coords"] = np.zeros((2, 5))
+    return other
+
+
+def test_hdf5_external_link_is_not_followed(tmp_path, other_h5):
+    import h5py
+
+    other = other_h5
 
     def link(group):
         group["coords"] = h5py.ExternalLink(str(other), "coords")
@@ -76,21 +85,26 @@ def test_hdf5_external_link_is_not_followed(tmp_path):
         read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", link), "btrack")
 
 
-def test_hdf5_external_storage_is_not_read(tmp_path):
+@pytest.mark.parametrize("make_coords, message", [
+    # raw data in another file (here one that need not exist: nothing is read)
+    (lambda g: g.create_dataset("coords", shape=(2, 5), dtype="f8",
+                                external=[("outside.bin", 0, 80)]),
+     "keeps its data in external file.s. .'outside.bin'.; external storage is not read"),
+    # 2^34 x 5 float32 (320 GiB) declared, no chunk written: refused before any allocation
+    (lambda g: g.create_dataset("coords", shape=(2 ** 34, 5), dtype="f4", chunks=(1024, 5),
+                                compression="gzip"),
+     "declares 343597383680 bytes but the file holds only 4096"),
+], ids=["external_storage", "declared_not_stored"])
+def test_hdf5_data_not_in_the_file_are_refused(tmp_path, make_coords, message):
     pytest.importorskip("h5py")
-    outside = tmp_path / "outside.bin"
-    outside.write_bytes(np.arange(10, dtype=np.float64).tobytes())
-    path = _btrack_with_coords(tmp_path / "tracks.h5", lambda g: g.create_dataset(
-        "coords", shape=(2, 5), dtype="f8", external=[(str(outside), 0, 80)]))
-    with pytest.raises(InputError, match="external storage is not read"):
-        read_tracks(path, "btrack")
+    with pytest.raises(InputError, match=message):
+        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", make_coords), "btrack")
 
 
-def test_hdf5_virtual_dataset_is_not_followed(tmp_path):
-    h5py = pytest.importorskip("h5py")
-    other = tmp_path / "other.h5"
-    with h5py.File(other, "w") as h5:
-        h5["coords"] = np.zeros((2, 5))
+def test_hdf5_virtual_dataset_is_not_followed(tmp_path, other_h5):
+    import h5py
+
+    other = other_h5
 
     def virtual(group):
         layout = h5py.VirtualLayout(shape=(2, 5), dtype="f8")
@@ -99,15 +113,6 @@ def test_hdf5_virtual_dataset_is_not_followed(tmp_path):
 
     with pytest.raises(InputError, match="virtual dataset"):
         read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", virtual), "btrack")
-
-
-def test_hdf5_declared_size_beyond_its_stored_bytes_is_refused(tmp_path):
-    """2^34 x 5 float32 (320 GiB) declared, no chunk written: refused before any allocation."""
-    pytest.importorskip("h5py")
-    path = _btrack_with_coords(tmp_path / "tracks.h5", lambda g: g.create_dataset(
-        "coords", shape=(2 ** 34, 5), dtype="f4", chunks=(1024, 5), compression="gzip"))
-    with pytest.raises(InputError, match="declares 343597383680 bytes but the file holds only 4096"):
-        read_tracks(path, "btrack")
 
 
 def test_hdf5_well_compressed_data_is_read(tmp_path):
