@@ -89,11 +89,31 @@ DIALECTS = {d.name: d for d in (
 )}
 
 
+def _spaced(line: str) -> bool:
+    """Whether ``line`` is space-separated (btrack's export_CSV), not comma-separated."""
+    return len(next(csv.reader(io.StringIO(line)), [])) == 1 and len(line.split()) > 1
+
+
 def _split_line(line: str) -> list[str]:
     cells = next(csv.reader(io.StringIO(line)), [])
     if len(cells) == 1 and len(cells[0].split()) > 1:  # btrack's export_CSV: space-separated
         cells = cells[0].split()
     return [c.strip() for c in cells]
+
+
+def _first_line(path: Path) -> str:
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        line = handle.readline(MAX_HEADER_LINE + 1)
+    if len(line) > MAX_HEADER_LINE:
+        raise InputError(f"the header line is longer than {MAX_HEADER_LINE} characters",
+                         source=str(path))
+    return line
+
+
+def _names(line: str) -> list[str]:
+    """A CSV header line's column names, a leading unnamed index column dropped."""
+    names = _split_line(line)
+    return names[1:] if names[:1] == [""] else names
 
 
 def header(path: Path) -> list[str]:
@@ -103,13 +123,7 @@ def header(path: Path) -> list[str]:
 
         names = [str(n) for n in pq.read_schema(path).names]
         return [n for n in names if n != "__index_level_0__"]
-    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-        line = handle.readline(MAX_HEADER_LINE + 1)
-    if len(line) > MAX_HEADER_LINE:
-        raise InputError(f"the header line is longer than {MAX_HEADER_LINE} characters",
-                         source=str(path))
-    names = _split_line(line)
-    return names[1:] if names[:1] == [""] else names
+    return _names(_first_line(path))
 
 
 def dialect_of(names: list[str]) -> Dialect | None:
@@ -141,17 +155,15 @@ def _cells(path: Path) -> pd.DataFrame:
         table = read_table(path)  # a damaged file is one clean error
         table.columns = [str(c) for c in table.columns]
         return table
-    names = header(path)
-    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-        first = handle.readline(MAX_HEADER_LINE + 1)
-    spaced = len(next(csv.reader(io.StringIO(first)), [])) == 1 and len(first.split()) > 1
+    first = _first_line(path)
+    names = _names(first)
     seen = pd.Index(names)
     if seen.has_duplicates:
         raise InputError("the column appears twice in the header", source=where,
                          column=str(seen[seen.duplicated()][0]))
     indexed = len(_split_line(first)) == len(names) + 1  # the unnamed index column first
     columns = (["__index__"] if indexed else []) + names
-    table = text_cells(path, columns, 1, delimiter=" " if spaced else ",")
+    table = text_cells(path, columns, 1, delimiter=" " if _spaced(first) else ",")
     return table[names]
 
 
@@ -229,16 +241,19 @@ def read(path: Path, dialect: str) -> Tracks:
     if spec.name == "btrack_csv" and "dummy" in names:
         keep = cell_numbers(cells, "dummy", where) == 0
     rows = np.flatnonzero(keep)
-    track = cell_numbers(cells, spec.track, where, whole=True).astype(np.int64)[rows]
-    table = pd.DataFrame({"frame": cell_numbers(cells, spec.frame, where, whole=True)
-                          .astype(np.int64)[rows], "track": track})
+
+    def ints(column: str) -> np.ndarray:  # the kept rows' whole numbers of ``column``
+        return cell_numbers(cells, column, where, whole=True).astype(np.int64)[rows]
+
+    track = ints(spec.track)
+    table = pd.DataFrame({"frame": ints(spec.frame), "track": track})
     for axis, column in axes:
         table[axis] = cell_numbers(cells, column, where)[rows]
     if spec.node is not None and spec.node in names:
-        table["node"] = cell_numbers(cells, spec.node, where, whole=True).astype(np.int64)[rows]
+        table["node"] = ints(spec.node)
     for column, target in spec.kept:
         if column in names:
-            table[target] = cell_numbers(cells, column, where, whole=True).astype(np.int64)[rows]
+            table[target] = ints(column)
     details: dict = {"layout": spec.name}
     if spec.name == "laptrack":
         parent, merges, used = _laptrack_parents(path, track)
@@ -247,7 +262,7 @@ def read(path: Path, dialect: str) -> Tracks:
             table["merge_parents"] = merges
         details["lineage_files"] = used
     elif spec.parent is not None and spec.parent in names:
-        parent = cell_numbers(cells, spec.parent, where, whole=True).astype(np.int64)[rows]
+        parent = ints(spec.parent)
         none = parent == -1 if spec.name == "ultrack" else (parent == track) | (parent <= 0)
         table["parent_track"] = parent_ids(parent, none)
     else:
