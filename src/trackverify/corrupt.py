@@ -42,10 +42,10 @@ Only tracks with an anchor identity are corrupted: a track not observed in frame
 unlabelled rows, so a corruption of it injects no error (on a real recording with a fifth of
 its labels removed the nearest pair at ``start`` held such a track, and ``nearby_swap``
 had no error in any draw). The nearest pair and the neighbours are taken among the tracks
-with one; a random draw holding a track without one is drawn again, from the same
-generator, among the tracks with one (so where every candidate has one, no draw changes;
-where one is redrawn, the later modes' draws move on). Fewer such tracks at ``start`` than
-a mode needs is a :class:`WindowError`.
+with one; a random draw holding a track without one is drawn again among the tracks with
+one, from a second generator ``PCG64([seed, 1])`` kept for these redraws, so no other
+draw changes (a uniform draw among them in all). Fewer such tracks at ``start`` than a mode
+needs is a :class:`WindowError`.
 
 Labels (one row = one reference observation in one condition): ``error = 1`` where the
 row's valid predicted id differs from its track's anchor identity (the predicted id the
@@ -356,9 +356,10 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
 
     Only tracks with an anchor identity are corrupted (a track without one has unlabelled
     rows, so corrupting it would inject no error): the nearest pair and the neighbours are
-    taken among them, and a random draw that holds a track without one is drawn again,
-    from the same generator, among those with one (where every candidate has one, as on a
-    recording whose tracks are all observed in frame 0, no draw changes)."""
+    taken among them, and a random draw that holds a track without one is drawn again
+    among those with one, from a second generator ``PCG64([seed, 1])`` (used for redraws
+    only, in the same order), so every other draw stays the one of ``PCG64(seed)``; the
+    result is a uniform draw among the tracks with one."""
     frames = table["frame"].to_numpy()
     n_frames = int(frames.max()) + 1
     at_start = table[frames == start]
@@ -368,6 +369,7 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
     _check_window(table, conditions, start, recovery_end, recording, len(labelled))
     at_start = at_start[at_start["track"].isin(labelled).to_numpy()]
     rng = np.random.Generator(np.random.PCG64(seed))
+    spare = np.random.Generator(np.random.PCG64([seed, 1]))  # redraws only, in the same order
     plans: dict[str, Corruption] = {}
     for condition in conditions:
         if condition == "control":
@@ -385,7 +387,7 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
         size = 2 if condition in PAIR_MODES else DRAW_SIZE.get(condition, 1)
         picks = candidates[rng.choice(len(candidates), size=size, replace=False)]
         if len(labelled) < len(candidates) and not pd.Index(picks).isin(labelled).all():
-            picks = labelled[rng.choice(len(labelled), size=size, replace=False)]
+            picks = labelled[spare.choice(len(labelled), size=size, replace=False)]
         plans[condition] = Corruption(condition, tuple(plain(p) for p in picks), plans[condition].frames)
     if "nearby_swap" in plans:
         plans["nearby_swap"] = Corruption("nearby_swap", _nearest_pair(at_start),
