@@ -128,3 +128,20 @@ def test_trackverify_verify_hints_name_its_keyword_arguments():
                        r"no observation .* are 2 and 4 \(input 758 and 760\); try start=4 "
                        r"\(or set start in the \[run\] table of config_file; "):
         trackverify.verify(table, start=3, recovery_end=6)
+
+
+def test_too_few_anchored_tracks_at_start_exit_2(tmp_path):
+    # frame 0 holds track A only: B, C, D are observed at frame 3 but have no anchor identity
+    table = observation_table(frames=10)
+    table = table[(table["frame"] != 0) | (table["track"] == "A")]
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    result = run_cli("verify", "--observations", path, "--start", 3, "--recovery-end", 6,
+                     "--out", tmp_path / "out")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (f"trackverify: error: {path}: recording 'r': 'single_frame_swap' needs 2 track(s) "
+            "observed at frame 3 with an identity in the anchor frame (frame 0), found 1 (and 3 "
+            "without one: their rows are unlabelled, so a corruption of them injects no error); "
+            "try another --start (or set start in the [run] table of --config; "
+            "docs/configuration.md)") in result.stderr
+    assert not list((tmp_path / "out").glob("*"))  # nothing written (an empty folder at most)
