@@ -308,3 +308,52 @@ def test_smooth_drift_takes_at_most_three_hops():
     df = observation_table(tracks=("A", "B", "C", "D", "E", "F"), frames=12)
     plans = plan_corruptions(df, ("smooth_drift",), 1, START, 9, "r")
     assert len(plans["smooth_drift"].tracks) == 4  # min(3, 6 - 1, 9 - 3) + 1
+
+
+def without_anchor(table, *tracks):
+    """``table`` without the frame-0 rows of ``tracks``: they have no anchor identity."""
+    return table[~(table["track"].isin(tracks) & (table["frame"] == 0))].reset_index(drop=True)
+
+
+def test_nearby_swap_skips_a_track_without_anchor(table):
+    """C (x 20) and D (x 23) are the nearest pair, but C has no anchor identity: swapping it
+    would inject no error (its rows are unlabelled, D's keep pD). Among A (0), B (10) and
+    D (23) the nearest pair is (A, B), 10 um apart: 2 tracks x frames 3, 4, 5 = 6 errors."""
+    parts, choices = corrupted(without_anchor(table, "C"))
+    assert choices["nearby_swap"] == {"tracks": ["A", "B"], "frames": [3, 6]}
+    part = parts["nearby_swap"]
+    assert error_frames(part, "A") == [3, 4, 5] and error_frames(part, "B") == [3, 4, 5]
+    assert int((part["error"] == 1).sum()) == 6
+
+
+def test_random_draws_skip_a_track_without_anchor(table):
+    """A draw holding C (no anchor identity) is drawn again among A, B, D (from a second
+    generator); every draw without C is the one the recording with every track anchored
+    gets (the first generator's)."""
+    redrawn = 0
+    for seed in range(40):
+        plans = plan_corruptions(without_anchor(table, "C"), CONDITIONS, seed, START, END, "r")
+        anchored = plan_corruptions(table, CONDITIONS, seed, START, END, "r")
+        for condition, plan in plans.items():
+            assert "C" not in plan.tracks, (seed, condition)
+            if condition != "nearby_swap" and "C" not in anchored[condition].tracks:
+                assert plan == anchored[condition], (seed, condition)
+            redrawn += "C" in anchored[condition].tracks
+    assert redrawn > 0
+    # every swap now injects errors: 2 rows per frame of its interval
+    parts, _ = corrupted(without_anchor(table, "C"), seed=12)
+    for condition, frames in (("single_frame_swap", 1), ("persistent_swap", 7),
+                              ("swap_and_recovery", 3), ("nearby_swap", 3)):
+        assert int((parts[condition]["error"] == 1).sum()) == 2 * frames, condition
+
+
+def test_too_few_anchored_tracks_at_start_is_an_error(table):
+    """B, C and D are observed at frame 3 but only A has an anchor identity."""
+    with pytest.raises(InputError) as info:
+        plan_corruptions(without_anchor(table, "B", "C", "D"), ("control", "nearby_swap"), 1,
+                         START, END, "r")
+    assert str(info.value) == (
+        "recording 'r': 'nearby_swap' needs 2 track(s) observed at frame 3 with an identity in "
+        "the anchor frame (frame 0), found 1 (and 3 without one: their rows are unlabelled, so "
+        "a corruption of them injects no error); try another --start (or set start in the "
+        "[run] table of --config; docs/configuration.md)")

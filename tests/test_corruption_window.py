@@ -47,13 +47,19 @@ def test_a_gap_after_the_recovery_end_suggests_the_frame_before():
         plan_corruptions(gapped_table(missing=(3, 4, 5, 6)), SIX, 1, 3, 6, "r")
 
 
-def test_the_gap_message_gives_the_input_numbers_of_a_recording_starting_at_756(tmp_path):
-    # input frames 756..765 without 759: counted frame 3 = input 759; 2, 4 = input 758, 760
+def refused_window(tmp_path, table: pd.DataFrame):
+    """``verify --start 3 --recovery-end 6`` on ``table`` (as a CSV): exit 2, no traceback."""
     path = tmp_path / "obs.csv"
-    gapped_table(missing=(3,), first=756).to_csv(path, index=False)
+    table.to_csv(path, index=False)
     result = run_cli("verify", "--observations", path, "--start", 3, "--recovery-end", 6,
                      "--out", tmp_path / "out")
     assert result.returncode == 2 and "Traceback" not in result.stderr
+    return path, result
+
+
+def test_the_gap_message_gives_the_input_numbers_of_a_recording_starting_at_756(tmp_path):
+    # input frames 756..765 without 759: counted frame 3 = input 759; 2, 4 = input 758, 760
+    path, result = refused_window(tmp_path, gapped_table(missing=(3,), first=756))
     assert (f"trackverify: error: {path}: recording 'r': 'single_frame_swap' draws among the "
             "tracks observed at frame 3 (input frame 759), which holds no observation (a gap in "
             "the recording's frame numbers); the nearest frames with 2 or more observed tracks "
@@ -128,3 +134,15 @@ def test_trackverify_verify_hints_name_its_keyword_arguments():
                        r"no observation .* are 2 and 4 \(input 758 and 760\); try start=4 "
                        r"\(or set start in the \[run\] table of config_file; "):
         trackverify.verify(table, start=3, recovery_end=6)
+
+
+def test_too_few_anchored_tracks_at_start_exit_2(tmp_path):
+    # frame 0 holds track A only: B, C, D are observed at frame 3 but have no anchor identity
+    table = observation_table(frames=10)
+    path, result = refused_window(tmp_path, table[(table["frame"] != 0) | (table["track"] == "A")])
+    assert (f"trackverify: error: {path}: recording 'r': 'single_frame_swap' needs 2 track(s) "
+            "observed at frame 3 with an identity in the anchor frame (frame 0), found 1 (and 3 "
+            "without one: their rows are unlabelled, so a corruption of them injects no error); "
+            "try another --start (or set start in the [run] table of --config; "
+            "docs/configuration.md)") in result.stderr
+    assert not list((tmp_path / "out").glob("*"))  # nothing written (an empty folder at most)

@@ -1,5 +1,7 @@
-"""The real-data benchmarks on a held-out part of the recording: a part shorter than SPEC's
-window gets evidence's window (30 % / 70 % of its frame numbers), not a traceback."""
+"""The real-data benchmarks on a held-out part of the recording (built by
+``benchmarks/held_out_parts.py``): a part shorter than SPEC's window gets evidence's window
+(30 % / 70 % of its frame numbers), not a traceback; with a fifth of the labels removed the
+nearby swap still injects errors."""
 
 from __future__ import annotations
 
@@ -12,27 +14,25 @@ import pandas as pd
 import pytest
 
 from tests.conftest import REPO, SHARED
+from trackverify.anchors import anchor_identities
+from trackverify.corrupt import corrupt_recording
 
 REAL = SHARED / "data" / "fdnc-nerve-freely-moving"
-TABLES = ("observations", "detections", "tracker_cpd")
+needs_real = pytest.mark.skipif(not (REAL / "tracker_cpd.parquet").exists(),
+                                reason="../shared/data/fdnc-nerve-freely-moving is not present")
 
 
-def second_half(folder: Path) -> Path:
-    """The recording's second half of present frames, kept in the input's numbering."""
-    frames = np.unique(pd.read_parquet(REAL / "observations.parquet", columns=["frame"])["frame"])
-    keep = frames[len(frames) // 2:]
-    folder.mkdir()
-    for name in TABLES:
-        table = pd.read_parquet(REAL / f"{name}.parquet")
-        table[table["frame"].isin(keep)].to_parquet(folder / f"{name}.parquet", index=False)
-    (folder / "recordings.csv").write_bytes((REAL / "recordings.csv").read_bytes())
+def part(name: str, folder: Path) -> Path:
+    """``benchmarks/held_out_parts.py NAME FOLDER`` on the real recording."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "held_out_parts.py"),
+                             name, folder, "--data", REAL], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
     return folder
 
 
-@pytest.mark.skipif(not (REAL / "tracker_cpd.parquet").exists(),
-                    reason="../shared/data/fdnc-nerve-freely-moving is not present")
+@needs_real
 def test_bench_real_verifier_takes_a_held_out_half(tmp_path):
-    folder = second_half(tmp_path / "half")
+    folder = part("second-half", tmp_path / "half")
     result = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "bench_real_verifier.py"), "--data", folder,
          "--zephir", tmp_path / "absent", "--draws", "1", "--only", "fixed_distance"],
@@ -45,3 +45,25 @@ def test_bench_real_verifier_takes_a_held_out_half(tmp_path):
     assert "fixed_distance" in result.stdout and "tracker_cpd AUROC*" in result.stdout
     # the tracker file keeps the input's frame numbers: joined on them, its rows are labelled
     assert "(0 errors / 0)" not in result.stdout
+
+
+@needs_real
+def test_nearby_swap_injects_errors_with_a_fifth_of_the_labels_removed(tmp_path):
+    """Seed 20261202 removes track 50's frame-0 row: 50 has no anchor identity, and 50 / 81
+    (the nearest pair at frame 300, as on the whole recording) swapped no labelled row, so
+    nearby_swap had no error and its AUROC* was undefined in every draw. The pair is now the
+    nearest of the anchored tracks, and every labelled row of it in [300, 700) is an error."""
+    folder = part("labels-removed", tmp_path / "labels")
+    observations = pd.read_parquet(folder / "observations.parquet")
+    whole = pd.read_parquet(REAL / "observations.parquet")
+    assert len(whole) - len(observations) == 9534  # the builder's count, 19.9 % of 47,907
+    anchored = anchor_identities(observations).index
+    assert 50 not in anchored and 81 in anchored
+    stacked, choices = corrupt_recording(observations, ("control", "nearby_swap"), 20261007,
+                                         300, 700, "r")
+    a, b = choices["nearby_swap"]["tracks"]
+    assert {a, b} <= set(anchored)
+    frames, tracks = observations["frame"].to_numpy(), observations["track"].to_numpy()
+    swapped = int(((frames >= 300) & (frames < 700) & np.isin(tracks, [a, b])).sum())
+    nearby = stacked[stacked["condition"] == "nearby_swap"]
+    assert swapped > 0 and int((nearby["error"] == 1).sum()) == swapped

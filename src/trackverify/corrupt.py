@@ -38,6 +38,15 @@ long_gap_reassociation, so the original six keep their draws), only among tracks
 of smooth_drift, the partner of long_gap_reassociation) are by 3-D reference distance at
 ``start``, ties by ids.
 
+Only tracks with an anchor identity are corrupted: a track not observed in frame 0 has
+unlabelled rows, so a corruption of it injects no error (on a real recording with a fifth of
+its labels removed the nearest pair at ``start`` held such a track, and ``nearby_swap``
+had no error in any draw). The nearest pair and the neighbours are taken among the tracks
+with one; a random draw holding a track without one is drawn again among the tracks with
+one, from a second generator ``PCG64([seed, 1])`` kept for these redraws, so no other
+draw changes (a uniform draw among them in all). Fewer such tracks at ``start`` than a mode
+needs is a :class:`WindowError`.
+
 Labels (one row = one reference observation in one condition): ``error = 1`` where the
 row's valid predicted id differs from its track's anchor identity (the predicted id the
 track carries in frame 0), ``0`` where it equals it, null where the prediction is invalid or
@@ -210,6 +219,7 @@ class WindowProblem:
     need: int = 0
     nearest: tuple = (None, None)
     first_frame: int = 0
+    unlabelled: int = 0  # tracks observed at start without an anchor identity (not counted)
 
     def message(self, options: WindowOptions = RUN_OPTIONS) -> str:
         where = f"recording '{self.recording}'" if self.recording else "recording"
@@ -220,6 +230,12 @@ class WindowProblem:
             return (f"{where} has {self.n_frames} frames{counted}, too short for "
                     f"'{self.condition}' (needs more than {needed}); " + self._short_hint(options))
         at = f"frame {self.start}{self._input(self.start)}"
+        if self.unlabelled:
+            return (f"{where}: '{self.condition}' needs {self.need} track(s) observed at {at} "
+                    f"with an identity in the anchor frame (frame 0), found {self.found} (and "
+                    f"{self.unlabelled} without one: their rows are unlabelled, so a corruption "
+                    f"of them injects no error); try another "
+                    + ("start" if options.keywords else "--start") + options.config_note("start"))
         if self.found == 0:
             problem = (f"'{self.condition}' draws among the tracks observed at {at}, which "
                        "holds no observation (a gap in the recording's frame numbers)")
@@ -308,9 +324,10 @@ def window_errors(first_frame: int | None = None,
 
 
 def _check_window(table: pd.DataFrame, conditions: tuple[str, ...], start: int,
-                  recovery_end: int, recording: str) -> None:
+                  recovery_end: int, recording: str, labelled: int) -> None:
     """Every condition fits the recording: enough frames, enough tracks observed at ``start``
-    (raises :class:`WindowError` naming the first that does not)."""
+    and, of those, enough with an anchor identity (``labelled`` of them; raises
+    :class:`WindowError` naming the first condition that does not fit)."""
     frames = table["frame"].to_numpy()
     n_frames = int(frames.max()) + 1
     found = int((frames == start).sum())
@@ -328,17 +345,31 @@ def _check_window(table: pd.DataFrame, conditions: tuple[str, ...], start: int,
                        int(after[0]) if len(after) else None)
             raise WindowError(dataclasses.replace(problem, found=found, need=need,
                                                   nearest=nearest))
+        if labelled < need:
+            raise WindowError(dataclasses.replace(problem, found=labelled, need=need,
+                                                  unlabelled=found - labelled))
 
 
 def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
                      recovery_end: int, recording: str = "") -> dict[str, Corruption]:
-    """Choose the tracks of every condition (all random draws happen here, in table order)."""
-    _check_window(table, conditions, start, recovery_end, recording)
+    """Choose the tracks of every condition (all random draws happen here, in table order).
+
+    Only tracks with an anchor identity are corrupted (a track without one has unlabelled
+    rows, so corrupting it would inject no error): the nearest pair and the neighbours are
+    taken among them, and a random draw that holds a track without one is drawn again
+    among those with one, from a second generator ``PCG64([seed, 1])`` (used for redraws
+    only, in the same order), so every other draw stays the one of ``PCG64(seed)``; the
+    result is a uniform draw among the tracks with one."""
     frames = table["frame"].to_numpy()
     n_frames = int(frames.max()) + 1
     at_start = table[frames == start]
     candidates = np.sort(at_start["track"].to_numpy())
+    anchors = anchor_identities(table)
+    labelled = candidates[pd.Index(candidates).isin(anchors.index[anchors.notna()])]
+    _check_window(table, conditions, start, recovery_end, recording, len(labelled))
+    at_start = at_start[at_start["track"].isin(labelled).to_numpy()]
     rng = np.random.Generator(np.random.PCG64(seed))
+    spare = np.random.Generator(np.random.PCG64([seed, 1]))  # redraws only, in the same order
     plans: dict[str, Corruption] = {}
     for condition in conditions:
         if condition == "control":
@@ -355,12 +386,14 @@ def plan_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int
             continue
         size = 2 if condition in PAIR_MODES else DRAW_SIZE.get(condition, 1)
         picks = candidates[rng.choice(len(candidates), size=size, replace=False)]
+        if len(labelled) < len(candidates) and not pd.Index(picks).isin(labelled).all():
+            picks = labelled[spare.choice(len(labelled), size=size, replace=False)]
         plans[condition] = Corruption(condition, tuple(plain(p) for p in picks), plans[condition].frames)
     if "nearby_swap" in plans:
         plans["nearby_swap"] = Corruption("nearby_swap", _nearest_pair(at_start),
                                           plans["nearby_swap"].frames)
     if "smooth_drift" in plans:
-        hops = min(DRIFT_HOPS, len(candidates) - 1, recovery_end - start)
+        hops = min(DRIFT_HOPS, len(labelled) - 1, recovery_end - start)
         chain = _neighbour_chain(at_start, plans["smooth_drift"].tracks[0], hops)
         plans["smooth_drift"] = Corruption("smooth_drift", chain, plans["smooth_drift"].frames)
     if "long_gap_reassociation" in plans:
