@@ -146,3 +146,19 @@ def test_too_few_anchored_tracks_at_start_exit_2(tmp_path):
             "try another --start (or set start in the [run] table of --config; "
             "docs/configuration.md)") in result.stderr
     assert not list((tmp_path / "out").glob("*"))  # nothing written (an empty folder at most)
+
+
+def test_a_refused_window_leaves_no_empty_output_folder(tmp_path):
+    # the rows stream created out/a/b for observations.parquet; the window error came before
+    # any row: out, out/a and out/a/b are removed, a folder that already held a file is kept
+    table = gapped_table(missing=(3,))
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    for out in (tmp_path / "out" / "a" / "b", tmp_path / "kept" / "run"):
+        result = run_cli("verify", "--observations", path, "--start", 3, "--recovery-end", 6,
+                         "--out", out)
+        assert result.returncode == 2 and "gap in the recording's frame numbers" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "obs.csv"]
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["notes.txt"]

@@ -44,6 +44,26 @@ def ensure_folder(folder: str | os.PathLike) -> Path:
     return folder
 
 
+def missing_folders(folder: str | os.PathLike) -> list[Path]:
+    """``folder`` and those of its ancestors that do not exist yet, deepest first (what
+    :func:`ensure_folder` would create)."""
+    folder, missing = Path(folder).absolute(), []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty: an output folder created for
+    a job that failed is not left behind; a folder holding anything is kept."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def temporary_beside(path: Path) -> Path:
     """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic)."""
     ensure_folder(path.parent)

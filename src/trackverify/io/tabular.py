@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trackverify.errors import InputError
-from trackverify.io.atomic import commit_temporary, temporary_beside, write_atomic
+from trackverify.io.atomic import (commit_temporary, missing_folders, remove_empty,
+                                   temporary_beside, write_atomic)
 from trackverify.io.bounded import regular_file
 from trackverify.tables import READ_AS_IDS, Schema, validate
 
@@ -157,7 +158,8 @@ class ParquetStream:
     """Append tables (same columns) to one Parquet file, one row group per append.
 
     The file appears under its final name only when the context exits cleanly; on error
-    or interruption the temporary file is removed. Memory does not grow with the appends.
+    or interruption the temporary file is removed, and so are the folders the stream created
+    for it if they are left empty. Memory does not grow with the appends.
     """
 
     def __init__(self, path: str | os.PathLike, enabled: bool = True):
@@ -166,9 +168,11 @@ class ParquetStream:
         self._writer: pq.ParquetWriter | None = None
         self._schema: pa.Schema | None = None
         self._tmp: Path | None = None
+        self._created: list[Path] = []
 
     def __enter__(self) -> "ParquetStream":
         if self.enabled:
+            self._created = missing_folders(self.path.parent)
             self._tmp = temporary_beside(self.path)
         return self
 
@@ -188,3 +192,4 @@ class ParquetStream:
             commit_temporary(self._tmp, self.path)
         elif self._tmp is not None:
             self._tmp.unlink(missing_ok=True)
+            remove_empty(self._created)
