@@ -21,6 +21,9 @@ PARQUET_SUFFIXES = {".parquet", ".pq"}
 NA_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
+#: A CSV header line longer than this is refused before pandas sees the file (a header of
+#: 10**6 columns asked pandas for gigabytes); every reader of CSV headers keeps this bound.
+MAX_HEADER_LINE = 1 << 16
 # What pyarrow raises turning a column into pandas when the file's pandas metadata does not
 # fit its columns (NotImplementedError: a struct column the metadata calls Int64).
 _TO_PANDAS_ERRORS = (pa.ArrowException, TypeError, ValueError, NotImplementedError, KeyError)
@@ -69,13 +72,25 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     raise InputError(f"unknown table format '{suffix}' (use .csv or .parquet)", source=str(path))
 
 
-def _check_csv_header(path: Path, delimiter: str) -> None:
+def header_line(path: Path, errors: str = "strict") -> str:
+    """The first line of a text file (UTF-8, BOM dropped), read only up to
+    :data:`MAX_HEADER_LINE` characters: a longer one is refused."""
+    with open(path, encoding="utf-8-sig", errors=errors, newline="") as handle:
+        line = handle.readline(MAX_HEADER_LINE + 1)
+    if len(line) > MAX_HEADER_LINE:
+        raise InputError(f"the header line is longer than {MAX_HEADER_LINE} characters",
+                         source=str(path))
+    return line
+
+
+def _check_csv_header(path: Path, delimiter: str) -> list[str]:
     """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            header = next(csv.reader(handle, delimiter=delimiter, skipinitialspace=True), [])
+        line = header_line(path)
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from exc
+    try:
+        header = next(csv.reader([line], delimiter=delimiter, skipinitialspace=True), [])
     except csv.Error as exc:
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
     seen: set[str] = set()
