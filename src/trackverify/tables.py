@@ -360,6 +360,10 @@ def _check_coordinate_set(df: pd.DataFrame, schema: Schema, source: str) -> None
 def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series:
     if pd.api.types.is_bool_dtype(series.dtype):
         raise InputError("coordinates must be numbers", source=source, column=column, row=1)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or \
+            pd.api.types.is_timedelta64_dtype(series.dtype):  # numbers to pandas, not positions
+        raise InputError(f"coordinates must be numbers, not timestamps or durations (a "
+                         f"{series.dtype} column)", source=source, column=column, row=1)
     if isinstance(series.dtype, np.dtype) and series.dtype == np.float64:  # NaN: caught below
         numeric = series
     else:
