@@ -241,3 +241,14 @@ def test_a_text_id_with_a_control_character_or_too_long_is_refused(dtype, bad, p
     assert "column 'recording', row 3" in str(info.value)
     ok = df.assign(recording=pd.Series(["r1", "r1", "r" * 1000, "r1"], dtype=dtype))
     assert validate(ok, OBSERVATIONS, source="obs.csv")["recording"].iloc[2] == "r" * 1000
+
+
+def test_a_repeated_column_after_a_quoted_line_break_in_the_header_is_refused(tmp_path):
+    """The header is the first CSV record, not the first line: a quoted name holding a line
+    break does not hide the repeated x_um after it (pandas would rename it x_um.1)."""
+    path = tmp_path / "obs.csv"
+    path.write_text('"a\nb",recording,frame,track,detection,x_um,y_um,pred_id,pred_valid,x_um\n'
+                    "1,r1,0,0,0,0,0,100,True,5\n", encoding="utf-8")
+    with pytest.raises(InputError, match="the column appears twice in the header") as info:
+        read_table(path)
+    assert "column 'x_um'" in str(info.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 from pathlib import Path
 
@@ -97,14 +98,21 @@ def _check_parquet_rows(metadata: pq.FileMetaData, path: Path) -> None:
 
 
 def header_line(path: Path, errors: str = "strict") -> str:
-    """The first line of a text file (UTF-8, BOM dropped), read only up to
-    :data:`MAX_HEADER_LINE` characters: a longer one is refused."""
+    """The text of a CSV file's first record (UTF-8, BOM dropped): its first line, and the
+    lines after it while a quoted cell is open, as :mod:`csv` reads it. Only the first
+    :data:`MAX_HEADER_LINE` + 1 characters are read; a longer record is refused."""
     with open(path, encoding="utf-8-sig", errors=errors, newline="") as handle:
-        line = handle.readline(MAX_HEADER_LINE + 1)
-    if len(line) > MAX_HEADER_LINE:
+        text = handle.read(MAX_HEADER_LINE + 1)
+    buffer = io.StringIO(text, newline="")
+    try:
+        next(csv.reader(buffer, skipinitialspace=True), None)
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from None
+    end = buffer.tell()
+    if end > MAX_HEADER_LINE:
         raise InputError(f"the header line is longer than {MAX_HEADER_LINE} characters",
                          source=str(path))
-    return line
+    return text[:end]
 
 
 def _check_csv_header(path: Path, delimiter: str) -> list[str]:
@@ -114,7 +122,8 @@ def _check_csv_header(path: Path, delimiter: str) -> list[str]:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from exc
     try:
-        header = next(csv.reader([line], delimiter=delimiter, skipinitialspace=True), [])
+        header = next(csv.reader(io.StringIO(line, newline=""), delimiter=delimiter,
+                                 skipinitialspace=True), [])
     except csv.Error as exc:
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
     seen: set[str] = set()
