@@ -372,6 +372,15 @@ def reliability_table_cases(root: Path) -> list[Case]:
     cases.append(Case("rel_table_footer_declares_1e9_rows",
                       ["run", "--data", str(path), "--out", str(out)], 2,
                       [str(path), "declares 1000000000 rows"], out))
+    # A column named twice in a Parquet schema (pyarrow: 'Multiple matches for FieldRef').
+    path = root / "rel_table_parquet_column_twice" / "obs.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    pq.write_table(table.append_column("y_um", table.column("x_um")), path)
+    out = root / "rel_table_parquet_column_twice" / "out"
+    cases.append(Case("rel_table_parquet_column_twice",
+                      ["verify", "--observations", str(path), "--out", str(out)], 2,
+                      [str(path), "column 'y_um'", "appears twice in the schema"], out))
     return cases
 
 

@@ -44,7 +44,9 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
         try:
-            _check_parquet_rows(pq.read_metadata(path), path)
+            metadata = pq.read_metadata(path)
+            _check_parquet_rows(metadata, path)
+            _check_unique_names(metadata.schema.to_arrow_schema().names, path, "schema")
             arrow = pq.read_table(path)
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(f"not a readable Parquet file ({_first_line(exc)})",
@@ -126,12 +128,19 @@ def _check_csv_header(path: Path, delimiter: str) -> list[str]:
                                  skipinitialspace=True), [])
     except csv.Error as exc:
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
-    seen: set[str] = set()
-    for name in (h.strip() for h in header):
-        if name in seen:
-            raise InputError("the column appears twice in the header", source=str(path), column=name)
-        seen.add(name)
+    _check_unique_names([h.strip() for h in header], path)
     return header  # the column names as pandas reads them (skipinitialspace)
+
+
+def _check_unique_names(names: list[str], path: Path, where: str = "header") -> None:
+    """Refuse a column named twice (pandas renames a CSV's 'a', 'a' to 'a', 'a.1'; pyarrow
+    refuses a Parquet file's in its own words, 'Multiple matches for FieldRef')."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"the column appears twice in the {where}", source=str(path),
+                             column=name)
+        seen.add(name)
 
 
 _CANONICAL_INTEGER = r"-?(?:0|[1-9][0-9]*)"
