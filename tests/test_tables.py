@@ -228,7 +228,7 @@ def test_joint_codes_of_wide_integer_keys_are_equal_exactly_for_equal_rows(n_fra
     assert first_repeat(code, span) == (int(dup[0]) if len(dup) else None)
 
 
-@pytest.mark.parametrize("dtype", ["string[pyarrow]", "string[python]", object])
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", object])
 @pytest.mark.parametrize("bad, problem", [("r\n1", "control character"), ("r1\x00", "control character"),
                                           ("r\r", "control character"), ("r" * 1001, "1001 characters")])
 def test_a_text_id_with_a_control_character_or_too_long_is_refused(dtype, bad, problem):
