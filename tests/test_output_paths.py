@@ -50,6 +50,7 @@ def refused(capsys, args: list) -> str:
     ("line\nbreak", "NUL or control"), ("CON", "reserved"), ("nul.txt", "reserved"),
     ("com1", "reserved"), ("LPT9.nwb", "reserved"), ("trailing.", "dot or a space"),
     ("trailing ", "dot or a space"), ("x" * 252, "longer than 255 bytes"),
+    *[(f"a{c}b", "not allowed in a file name on Windows") for c in '<>"|?*'],
 ])
 def test_unsafe_names_are_refused(name, problem):
     with pytest.raises(InputError, match=problem) as info:
@@ -74,6 +75,28 @@ def test_a_symlink_inside_out_that_leads_elsewhere_is_refused(tmp_path):
 def test_names_that_share_a_file_case_insensitively_are_refused(tmp_path):
     with pytest.raises(InputError, match="'Worm1' and 'worm1' would write the same file"):
         child_paths(tmp_path, ["Worm1", "r2", "worm1"], ".nwb")
+
+
+def test_names_that_share_a_file_by_unicode_normal_form_are_refused(tmp_path):
+    """macOS file systems do not tell 'caf\u00e9' (one code point) from 'cafe\u0301' (e plus
+    a combining accent): the second file would replace the first. The message writes both
+    in ASCII escapes, since they print alike."""
+    with pytest.raises(InputError, match=r"'caf\\xe9' and 'cafe\\u0301' would write the same"):
+        child_paths(tmp_path, ["caf\u00e9", "r2", "cafe\u0301"], ".nwb")
+
+
+def test_a_name_of_255_bytes_is_written(tmp_path, capsys):
+    """The temporary file beside it (``.<name>.<random>.tmp``) keeps within 255 bytes too;
+    it was 'File name too long' (the net) for a recording of 251 characters."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    table = clean_observations()
+    table["recording"] = np.where(np.arange(len(table)) < 8, "fine", "x" * 251)
+    table.to_parquet(inputs / "obs.parquet", index=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["convert", str(inputs / "obs.parquet"), "--to", "nwb", "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fine.nwb", "x" * 251 + ".nwb"]
 
 
 @pytest.mark.parametrize("recording", ["../ESCAPED", "/ABSOLUTE", "sub/dir", "..", "NUL"])

@@ -48,3 +48,19 @@ def test_evaluate_report_with_tex_in_the_recording_name(tmp_path, observations):
     report = (out / "report.html").read_text(encoding="utf-8")
     assert f"{html.escape(NAME, quote=False)}: per-track timeline" in report
     assert "<b>&" not in report
+
+
+def test_a_recording_named_in_a_script_the_font_lacks_warns_nothing(tmp_path):
+    """The figures' font (DejaVu Sans) has no CJK glyphs; the SVG holds the text as text, so
+    matplotlib's 'Glyph ... missing from font' warning (one per character, on stderr) is noise."""
+    import warnings
+
+    name = "記録1"
+    tracks = tmp_path / "tracks.parquet"
+    clean_observations(frames=30).assign(recording=name).drop(columns=["track"]).to_parquet(
+        tracks, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _main(["audit", str(tracks), "--out", str(tmp_path / "out")]) == 0
+    assert [str(w.message) for w in caught if "Glyph" in str(w.message)] == []
+    assert f"{name}: identity timeline" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")

@@ -226,3 +226,29 @@ def test_joint_codes_of_wide_integer_keys_are_equal_exactly_for_equal_rows(n_fra
                                   df.groupby(list(df.columns), sort=False).ngroup().to_numpy())
     dup = np.flatnonzero(df.duplicated(keep="first").to_numpy())
     assert first_repeat(code, span) == (int(dup[0]) if len(dup) else None)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", object])
+@pytest.mark.parametrize("bad, problem", [("r\n1", "control character"), ("r1\x00", "control character"),
+                                          ("r\r", "control character"), ("r" * 1001, "1001 characters")])
+def test_a_text_id_with_a_control_character_or_too_long_is_refused(dtype, bad, problem):
+    """Each text layout pandas may hold (Arrow strings, Python strings, objects): row 3 named."""
+    df = pd.DataFrame({"recording": pd.Series(["r1", "r1", bad, "r1"], dtype=dtype),
+                       "frame": [0, 1, 2, 3], "track": [1, 1, 1, 1], "detection": [0, 0, 0, 0],
+                       "x_um": 0.0, "y_um": 0.0, "pred_id": [5, 5, 5, 5], "pred_valid": True})
+    with pytest.raises(InputError, match=problem) as info:
+        validate(df, OBSERVATIONS, source="obs.csv")
+    assert "column 'recording', row 3" in str(info.value)
+    ok = df.assign(recording=pd.Series(["r1", "r1", "r" * 1000, "r1"], dtype=dtype))
+    assert validate(ok, OBSERVATIONS, source="obs.csv")["recording"].iloc[2] == "r" * 1000
+
+
+def test_a_repeated_column_after_a_quoted_line_break_in_the_header_is_refused(tmp_path):
+    """The header is the first CSV record, not the first line: a quoted name holding a line
+    break does not hide the repeated x_um after it (pandas would rename it x_um.1)."""
+    path = tmp_path / "obs.csv"
+    path.write_text('"a\nb",recording,frame,track,detection,x_um,y_um,pred_id,pred_valid,x_um\n'
+                    "1,r1,0,0,0,0,0,100,True,5\n", encoding="utf-8")
+    with pytest.raises(InputError, match="the column appears twice in the header") as info:
+        read_table(path)
+    assert "column 'x_um'" in str(info.value)

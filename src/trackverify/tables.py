@@ -39,8 +39,10 @@ Validation errors name the file, the column and the first offending row; a table
 required columns gets one error naming every missing column and, for each, the closest
 present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
-Ids may be integers or strings but not a mixture of both within one column. Categorical
-(Parquet dictionary-encoded) columns are read as their values.
+Ids may be integers or strings but not a mixture of both within one column; a text id
+is at most :data:`MAX_ID_CHARACTERS` characters and holds no control character (C0 or DEL:
+a line break, NUL or CR in an id would break one-line messages, file names and reports).
+Categorical (Parquet dictionary-encoded) columns are read as their values.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ ID_COLUMNS = ("recording", "track", "detection", "pred_id")
 MAX_COORDINATE_UM = 1e9
 READ_AS_IDS = (*ID_COLUMNS, "animal_id", "provenance_group", "recording_a", "recording_b")
 """Columns a CSV reader keeps as written (io/tabular.py ``ids_as_written``)."""
+#: The longest text id, in characters (a 500 MB recording id ran a run out of memory).
+MAX_ID_CHARACTERS = 1000
+_CONTROL = r"[\x00-\x1f\x7f]"  # a regular expression: one C0 control character or DEL
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
 DEFAULT_RECORDING = "default"
@@ -242,6 +247,7 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         if empty.any():
             raise InputError("empty id (an id is a non-empty text or an integer)", source=source,
                              column=column, row=_first(empty))
+        _check_text_ids(series, column, source)
         return series
     # Error path only: locate the first id that breaks the column's type.
     values = series.to_numpy(dtype=object)
@@ -254,6 +260,34 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
     minority = is_str if is_int[~null][0] else is_int
     raise InputError("mixed id types (integers and strings) in one column",
                      source=source, column=column, row=_first(minority))
+
+
+def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
+    """Refuse a text id longer than :data:`MAX_ID_CHARACTERS` or holding a control
+    character. Checked on the Arrow data (pyarrow compute) or on the distinct values joined
+    into one text; the first offending row is looked for only when there is one."""
+    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+        import pyarrow.compute as pc
+
+        arrow = series.array.__arrow_array__()
+        longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
+        control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
+    else:
+        import re
+
+        distinct = np.asarray(series.dropna().unique(), dtype=object)
+        longest = max(map(len, distinct), default=0)
+        control = re.search(_CONTROL, "".join(distinct)) is not None
+    if longest > MAX_ID_CHARACTERS:
+        long = (series.str.len() > MAX_ID_CHARACTERS).to_numpy(dtype=bool, na_value=False)
+        raise InputError(f"an id of {int(series.str.len().iloc[_first(long) - 1])} characters "
+                         f"(at most {MAX_ID_CHARACTERS})", source=source, column=column,
+                         row=_first(long))
+    if control:
+        bad = series.str.contains(_CONTROL, regex=True, na=False).to_numpy(dtype=bool,
+                                                                            na_value=False)
+        raise InputError("an id holds a control character (a line break, tab, NUL, ...)",
+                         source=source, column=column, row=_first(bad))
 
 
 def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -326,6 +360,10 @@ def _check_coordinate_set(df: pd.DataFrame, schema: Schema, source: str) -> None
 def _coordinate_column(series: pd.Series, column: str, source: str) -> pd.Series:
     if pd.api.types.is_bool_dtype(series.dtype):
         raise InputError("coordinates must be numbers", source=source, column=column, row=1)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or \
+            pd.api.types.is_timedelta64_dtype(series.dtype):  # numbers to pandas, not positions
+        raise InputError(f"coordinates must be numbers, not timestamps or durations (a "
+                         f"{series.dtype} column)", source=source, column=column, row=1)
     if isinstance(series.dtype, np.dtype) and series.dtype == np.float64:  # NaN: caught below
         numeric = series
     else:

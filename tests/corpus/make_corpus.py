@@ -140,6 +140,11 @@ TABLE_MUTATIONS: list[tuple[str, Callable[[pd.DataFrame], pd.DataFrame], str | N
     ("fractional_track_id", lambda df: _set(df, "track", 4, 2.5), "track", 4),
     ("only_x_no_y", lambda df: df.drop(columns=["y_um", "z_um"]), "y_um", None),
     ("no_rows", lambda df: df.iloc[:0], None, None),
+    # a text id holds no control character and is at most tables.MAX_ID_CHARACTERS long
+    ("recording_with_line_break", lambda df: _set(df, "recording", 3, "r\n1"), "recording", 3),
+    ("recording_with_nul", lambda df: _set(df, "recording", 9, "r1\x00"), "recording", 9),
+    ("recording_of_1001_characters", lambda df: _set(df, "recording", 5, "r" * 1001),
+     "recording", 5),
 ]
 
 
@@ -212,6 +217,14 @@ def file_cases(root: Path) -> list[Case]:
         fragments = [str(path)] + ([f"column '{column}'"] if column else [])
         cases.append(Case(f"file_{name}", ["run", "--data", str(path), "--out", str(out)], 2,
                           fragments, out))
+    # a header line over io.tabular.MAX_HEADER_LINE (64 KiB) is refused before pandas reads it
+    # (10**6 columns asked it for gigabytes)
+    wide = _raw(root, "file_header_of_20000_columns", "obs.csv", (header + "".join(
+        f",c{i}" for i in range(2 * 10 ** 4)) + "\n" + clean.split("\n", 1)[1]).encode())
+    cases.append(Case("file_header_of_20000_columns", ["run", "--data", str(wide), "--out",
+                                                       str(wide.parent / "out")], 2,
+                      [str(wide), "the header line is longer than 65536 characters"],
+                      wide.parent / "out"))
     missing = root / "file_missing" / "nope.csv"
     cases.append(Case("file_missing", ["verify", "--observations", str(missing), "--out",
                                        str(root / "file_missing" / "out")], 2, ["nope.csv"]))

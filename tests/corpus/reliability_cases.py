@@ -351,7 +351,54 @@ def reliability_table_cases(root: Path) -> list[Case]:
     cases.append(Case("rel_table_frame_as_dictionary_timestamp",
                       ["run", "--data", str(path), "--out", str(out)], 2,
                       [str(path), "column 'frame'", "not a timestamp"], out))
+    # Timestamps and durations are numbers to pandas, never positions.
+    for name, table, column in (
+            ("x_as_timestamp", df.assign(x_um=pd.to_datetime(df["x_um"], unit="s")), "x_um"),
+            ("y_as_duration", df.assign(y_um=pd.to_timedelta(df["y_um"], unit="s")), "y_um")):
+        path = root / f"rel_table_{name}" / "obs.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table.to_parquet(path, index=False)
+        out = root / f"rel_table_{name}" / "out"
+        cases.append(Case(f"rel_table_{name}", ["verify", "--observations", str(path), "--out",
+                                                str(out)], 2,
+                          [str(path), f"column '{column}'", "row 1", "not timestamps or durations"],
+                          out))
+    # A footer declaring 10**9 rows (pyarrow asked for 8 GB per column before reading a page).
+    path = root / "rel_table_footer_declares_1e9_rows" / "obs.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_parquet(path, index=False)
+    path.write_bytes(footer_declaring_rows(path.read_bytes(), len(df), 10 ** 9))
+    out = root / "rel_table_footer_declares_1e9_rows" / "out"
+    cases.append(Case("rel_table_footer_declares_1e9_rows",
+                      ["run", "--data", str(path), "--out", str(out)], 2,
+                      [str(path), "declares 1000000000 rows"], out))
+    # A column named twice in a Parquet schema (pyarrow: 'Multiple matches for FieldRef').
+    path = root / "rel_table_parquet_column_twice" / "obs.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    pq.write_table(table.append_column("y_um", table.column("x_um")), path)
+    out = root / "rel_table_parquet_column_twice" / "out"
+    cases.append(Case("rel_table_parquet_column_twice",
+                      ["verify", "--observations", str(path), "--out", str(out)], 2,
+                      [str(path), "column 'y_um'", "appears twice in the schema"], out))
     return cases
+
+
+def footer_declaring_rows(data: bytes, rows: int, declared: int) -> bytes:
+    """A Parquet file's bytes with every ``rows`` count of its footer (the file's, the row
+    group's, the column chunks' value counts) replaced by ``declared``: in Thrift's compact
+    encoding, each is field header 0x16 (the next field, type i64) then the zigzag varint."""
+    def varint(n: int) -> bytes:
+        out = b""
+        while n > 0x7F:
+            out, n = out + bytes([n & 0x7F | 0x80]), n >> 7
+        return out + bytes([n])
+
+    length = int.from_bytes(data[-8:-4], "little")
+    footer = data[-8 - length:-8]
+    assert footer.count(b"\x16" + varint(2 * rows)) >= 3, "the counts are not where expected"
+    footer = footer.replace(b"\x16" + varint(2 * rows), b"\x16" + varint(2 * declared))
+    return data[:-8 - length] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
 
 
 @generator

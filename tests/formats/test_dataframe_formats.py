@@ -170,6 +170,21 @@ def test_a_tracker_layout_read_as_a_table_names_its_format(tmp_path):
         load(path, "reference", fmt="table")
 
 
+@pytest.mark.parametrize("command", ["run", "audit", "convert", "evaluate"])
+def test_btrack_space_separated_text_given_as_a_table_names_its_format(tmp_path, capsys, command):
+    """btrack's export_CSV is space-separated: read as a table it is one column, which named
+    no format before (the header was split by commas only)."""
+    path = write(tmp_path / "tracks.txt", BTRACK_CSV)
+    out = tmp_path / "out"
+    args = {"run": ["run", "--data", path, "--conditions", "control"],
+            "audit": ["audit", path], "convert": ["convert", path, "--to", "parquet"],
+            "evaluate": ["evaluate", "--reference", path, "--predictions", path]}[command]
+    code, _, err = run([*args, "--format", "table", "--out", out], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert str(path) in err and "this is btrack_csv's layout: give --format btrack_csv" in err
+    assert not out.exists()
+
+
 def test_evaluate_trackpy_against_ultrack_through_format(tmp_path, capsys):
     """The same two tracks (x, y swapped back by each layout): every point matched, no switch."""
     ref = write(tmp_path / "ref.csv", trackpy_csv())

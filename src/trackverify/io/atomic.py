@@ -65,9 +65,12 @@ def remove_empty(folders: list[Path]) -> None:
 
 
 def temporary_beside(path: Path) -> Path:
-    """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic)."""
+    """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic),
+    named ``.<name>.<random>.tmp`` with ``<name>`` cut to its first 100 bytes: a file name may
+    have 255 bytes, the temporary one too."""
     ensure_folder(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    name = os.fsencode(path.name)[:100].decode("utf-8", errors="ignore")
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     return Path(tmp)
 

@@ -4,10 +4,11 @@
 * :func:`safe_name` / :func:`child_path` turn an input-derived name (a recording id, an
   experiment folder name) into one plain file name inside the output folder, or refuse it:
   empty, ``.`` / ``..``, a path separator (``/`` or ``\\``), NUL or another control
-  character, a drive or stream colon, a Windows reserved device name (``CON``, ``NUL``,
-  ``COM1`` ... with any extension), a trailing dot or space (which Windows drops), more than
-  255 bytes, or a name whose real path is not directly inside the real output folder (an
-  existing symbolic link).
+  character, a drive or stream colon, a character Windows refuses (``< > " | ? *``), a
+  Windows reserved device name (``CON``, ``NUL``, ``COM1`` ... with any extension), a
+  trailing dot or space (which Windows drops), more than 255 bytes, or a name whose real path is not directly inside the real output folder (an
+  existing symbolic link). Two names of one output folder may not differ only by case or
+  Unicode normal form (:func:`child_paths`).
 * :func:`check_out_dir` / :func:`check_out_file` refuse an ``--out`` that is an input, lies
   inside an input folder, or contains an input file or folder (real paths: symbolic links
   resolved), and an ``--out`` folder that exists as a regular file or lies under one.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from trackverify.errors import InputError
 _RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|CONOUT\$)(\..*)?",
                        re.IGNORECASE)
 _MAX_NAME_BYTES = 255
+_NOT_ON_WINDOWS = '<>"|?*'
 
 
 def _name_problem(name: str) -> str | None:
@@ -42,6 +45,8 @@ def _name_problem(name: str) -> str | None:
         return "the name contains a NUL or control character"
     if ":" in name:
         return "the name contains ':' (a drive or stream on Windows)"
+    if any(c in _NOT_ON_WINDOWS for c in name):
+        return f"the name contains one of {_NOT_ON_WINDOWS} (not allowed in a file name on Windows)"
     if _RESERVED.fullmatch(name.strip()):
         return "the name is a reserved device name on Windows"
     if name[-1] in ". ":
@@ -76,14 +81,18 @@ def child_path(out: str | os.PathLike, name: object, suffix: str = "", *,
 def child_paths(out: str | os.PathLike, names: Iterable[object], suffix: str = "", *,
                 what: str = "recording", source: str | None = None) -> list[Path]:
     """:func:`child_path` of every name; two names that would share a file (compared
-    case-insensitively, as on macOS and Windows) are refused."""
+    case-insensitively, as on macOS and Windows, and in one Unicode normal form, as on
+    macOS: ``'caf\u00e9'`` and ``'cafe\u0301'`` are one name there) are refused."""
     names = list(names)
     paths = [child_path(out, n, suffix, what=what, source=source) for n in names]
     seen: dict[str, object] = {}
     for name, path in zip(names, paths):
-        key = path.name.casefold()
+        key = unicodedata.normalize("NFD", unicodedata.normalize("NFD", path.name).casefold())
         if key in seen:
-            raise InputError(f"{what}s {str(seen[key])!r} and {str(name)!r} would write the "
+            first, second = str(seen[key]), str(name)
+            show = ascii if unicodedata.normalize("NFC", first) == \
+                unicodedata.normalize("NFC", second) else repr  # else they print alike
+            raise InputError(f"{what}s {show(first)} and {show(second)} would write the "
                              f"same file {path}", source=source)
         seen[key] = name
     return paths

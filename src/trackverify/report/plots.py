@@ -8,12 +8,19 @@ metadata, so the same figure gives the same bytes on every run.
 from __future__ import annotations
 
 import io
+import warnings
 
 
 def figure_svg(figure) -> str:
-    """The figure as one inline ``<svg>`` element (no XML header, no metadata block)."""
+    """The figure as one inline ``<svg>`` element (no XML header, no metadata block).
+
+    Text is written as text (``svg.fonttype`` none), so a character the layout font lacks
+    (a recording named in CJK script) is shown by the browser's fonts: matplotlib's
+    "Glyph ... missing from font" warning, one per character on stderr, is not given."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
     start, end = text.find("<metadata>"), text.find("</metadata>")

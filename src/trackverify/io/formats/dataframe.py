@@ -2,9 +2,9 @@
 
 One reader, four *dialects*, each registered under its own ``--format`` name and told apart
 by the header alone (:data:`DIALECTS`, :func:`dialect_of`: the first line of a CSV, at most
-:data:`MAX_HEADER_LINE` characters, or a Parquet file's schema). A leading unnamed column
-(the index ``DataFrame.to_csv`` writes) is ignored. Every cell is read as text and checked
-(:func:`~trackverify.io.formats.convert.cell_numbers`): an id or frame that is not a whole
+:data:`~trackverify.io.tabular.MAX_HEADER_LINE` characters, or a Parquet file's schema). A
+leading unnamed column (the index ``DataFrame.to_csv`` writes) is ignored. Every cell is read
+as text and checked (:func:`~trackverify.io.formats.convert.cell_numbers`): an id or frame that is not a whole
 number, or a position that is not a finite number, is refused naming the file, the column
 and the row. Units are pixels (none of these files carries a pixel size): give
 ``--pixel-size``. Columns the dialect does not name are ignored (listed in the manifest).
@@ -56,8 +56,8 @@ from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import cell_numbers, parent_ids, text_cells
 from trackverify.io.formats.trackmate import MAX_BYTES
+from trackverify.io.tabular import header_line
 
-MAX_HEADER_LINE = 1 << 16
 PARQUET = (".parquet", ".pq")
 
 
@@ -101,15 +101,6 @@ def _split_line(line: str) -> list[str]:
     return [c.strip() for c in cells]
 
 
-def _first_line(path: Path) -> str:
-    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-        line = handle.readline(MAX_HEADER_LINE + 1)
-    if len(line) > MAX_HEADER_LINE:
-        raise InputError(f"the header line is longer than {MAX_HEADER_LINE} characters",
-                         source=str(path))
-    return line
-
-
 def _names(line: str) -> list[str]:
     """A CSV header line's column names, a leading unnamed index column dropped."""
     names = _split_line(line)
@@ -123,7 +114,7 @@ def header(path: Path) -> list[str]:
 
         names = [str(n) for n in pq.read_schema(path).names]
         return [n for n in names if n != "__index_level_0__"]
-    return _names(_first_line(path))
+    return _names(header_line(path, errors="replace"))
 
 
 def dialect_of(names: list[str]) -> Dialect | None:
@@ -155,7 +146,7 @@ def _cells(path: Path) -> pd.DataFrame:
         table = read_table(path)  # a damaged file is one clean error
         table.columns = [str(c) for c in table.columns]
         return table
-    first = _first_line(path)
+    first = header_line(path, errors="replace")
     names = _names(first)
     seen = pd.Index(names)
     if seen.has_duplicates:

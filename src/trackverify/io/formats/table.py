@@ -58,9 +58,12 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
     except InputError as exc:
         if not exc.problem.startswith("missing required column"):
             raise
-        from trackverify.io.formats.dataframe import columns_hint
+        from trackverify.io.formats.dataframe import columns_hint, header
 
-        hint = columns_hint([str(c) for c in df.columns], kind)
+        names = [str(c) for c in df.columns]
+        if len(names) == 1 and not mapping:  # one column: a space-separated file (btrack's)?
+            names = header(path)
+        hint = columns_hint(names, kind)
         if not hint:
             raise
         raise InputError(exc.problem + hint, source=exc.source, column=exc.column,

@@ -52,12 +52,12 @@ from trackverify.io.formats.convert import cell_numbers, text_cells
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit
+from trackverify.io.tabular import MAX_HEADER_LINE
 
 SPOT_COLUMNS = ("ID", "TRACK_ID", "FRAME", "POSITION_X", "POSITION_Y")
 EDGE_COLUMNS = ("SPOT_SOURCE_ID", "SPOT_TARGET_ID")
 LABELS = ("LABEL", "Label")
 UNITS_CELL = re.compile(r"^(\(.*\))?$")
-MAX_HEADER_LINE = 1 << 16
 
 
 def _encoding(path: Path) -> str:
