@@ -9,7 +9,9 @@ refused (exit 2, or the AnDi verdict naming the file) before anything is read fr
 from __future__ import annotations
 
 import io
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -111,4 +113,187 @@ def bounded_cases(root: Path) -> list[Case]:
         out = root / name / ("out/decoder.json" if command == "decode" else "out")
         cases.append(Case(name, ["conversion", command, str(target), "--epochs", str(10 ** 12),
                                  "--out", str(out)], 2, ["--epochs", "10000"], root / name / "out"))
+    return cases
+
+
+# Container formats: a GEFF zarr store, CTC label TIFFs, the JSON beside napari and ZephIR
+# files, a folder where a file is expected (src/trackverify/io/formats, docs/robustness.md).
+
+GEFF_AXES = [{"name": "t", "type": "time"}, {"name": "x", "type": "space", "unit": "micrometer"},
+             {"name": "y", "type": "space", "unit": "micrometer"}]
+
+
+def _zarray(shape, chunks, dtype: str) -> str:
+    return json.dumps({"shape": list(shape), "chunks": list(chunks), "dtype": dtype,
+                       "fill_value": 0, "order": "C", "filters": None, "compressor": None,
+                       "dimension_separator": ".", "zarr_format": 2})
+
+
+def geff_store(folder: Path, nodes: int = 4) -> Path:
+    """A GEFF 1.1 store (zarr v2, uncompressed) of two tracks of two nodes: node i at frame
+    i // 2, x = i, y = 2 i; links 0 -> 2 and 1 -> 3. ``nodes`` > 4 declares that many nodes
+    (the arrays' shapes) while the chunk files stay those of four."""
+    files = {".zgroup": '{"zarr_format": 2}',
+             ".zattrs": json.dumps({"geff": {"geff_version": "1.1", "directed": True,
+                                             "axes": GEFF_AXES}}),
+             "edges/ids/.zarray": _zarray((2, 2), (2, 2), "<i8"),
+             "edges/ids/0.0": np.array([[0, 2], [1, 3]], "<i8").tobytes(),
+             "nodes/ids/.zarray": _zarray((nodes,), (4,), "<i8"),
+             "nodes/ids/0": np.arange(4, dtype="<i8").tobytes()}
+    for name, values in (("t", np.arange(4) // 2), ("x", np.arange(4.0)), ("y", np.arange(4.0) * 2)):
+        dtype = "<i8" if values.dtype.kind == "i" else "<f8"
+        files[f"nodes/props/{name}/values/.zarray"] = _zarray((nodes,), (4,), dtype)
+        files[f"nodes/props/{name}/values/0"] = values.astype(dtype).tobytes()
+        files[f"nodes/props/{name}/.zgroup"] = '{"zarr_format": 2}'
+    for group in ("edges", "nodes", "nodes/props"):
+        files[f"{group}/.zgroup"] = '{"zarr_format": 2}'
+    for name, content in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return folder
+
+
+def ctc_folder(folder: Path, image=None) -> Path:
+    """A CTC result: track 1 in frame 0, its label image ``mask000.tif`` (8 x 8, label 1 on
+    four pixels) unless ``image`` is given (then ``image(path)`` makes it)."""
+    import tifffile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "res_track.txt").write_text("1 0 0 0\n")
+    path = folder / "mask000.tif"
+    if image is None:
+        labels = np.zeros((8, 8), np.uint16)
+        labels[2:4, 2:4] = 1
+        tifffile.imwrite(path, labels)
+    else:
+        image(path)
+    return folder
+
+
+def _labels_as(dtype) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        import tifffile
+
+        labels = np.zeros((8, 8), dtype)
+        labels[2:4, 2:4] = -1 if np.dtype(dtype).kind == "i" else 1.5
+        tifffile.imwrite(path, labels)
+    return write
+
+
+def _tiled_bomb(path: Path) -> None:
+    """20000 x 20000 uint16 (4e8 pixels, 800 MB) in zlib tiles of zeros: about 0.9 MB."""
+    import tifffile
+
+    tile = np.zeros((1024, 1024), np.uint16)
+    with tifffile.TiffWriter(path) as tiff:
+        tiff.write((tile for _ in range(20 * 20)), shape=(20_000, 20_000), dtype=np.uint16,
+                   tile=(1024, 1024), compression="zlib")
+
+
+def _many_pages(path: Path) -> None:
+    """10,001 pages of 1 x 1 pixel, label 1 on the first: one page more than is read."""
+    import tifffile
+
+    with tifffile.TiffWriter(path) as tiff:
+        for page in range(10_001):
+            tiff.write(np.full((1, 1), page == 0, np.uint8), contiguous=False, metadata=None)
+
+
+def zephir_annotations(path: Path) -> Path:
+    """A ZephIR annotations.h5 of one worldline in two frames."""
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as h5:
+        for name, values in (("t_idx", [0, 1]), ("worldline_id", [0, 0]), ("x", [0.5, 0.6]),
+                             ("y", [0.5, 0.5]), ("z", [0.0, 0.0]), ("provenance", [b"ZEIR"] * 2)):
+            h5[name] = np.array(values)
+    return path
+
+
+@generator
+def bounded_container_cases(root: Path) -> list[Case]:
+    cases = []
+
+    def case(name: str, source: Path, fmt: str, fragments: list[str]) -> None:
+        out = root / name / "out"
+        cases.append(Case(name, ["convert", str(source), "--format", fmt, "--to", "parquet",
+                                 "--out", str(out)], 2, fragments, out))
+
+    secret = _raw(root, "bounded_geff_chunk_link_outside", "secret.bin", b"SECRET!!" * 4)
+    name = "bounded_geff_chunk_link_outside"  # a chunk linked to a file beside the store
+    store = geff_store(root / name / "g.zarr")
+    chunk = store / "nodes/props/x/values/0"
+    chunk.unlink()
+    chunk.symlink_to(secret)
+    case(name, store, "geff", [str(chunk), f"a link to {secret}", "not followed"])
+    if hasattr(os, "mkfifo"):
+        name = "bounded_geff_chunk_fifo"
+        store = geff_store(root / name / "g.zarr")
+        chunk = store / "nodes/props/x/values/0"
+        chunk.unlink()
+        _fifo(chunk)
+        case(name, store, "geff", [str(chunk), "found a FIFO"])
+    name = "bounded_geff_declared_2_gib"  # 2^28 nodes declared, chunks of four nodes stored
+    store = geff_store(root / name / "g.zarr", nodes=2**28)
+    case(name, store, "geff", [str(store), "array 'nodes/ids' declares shape [268435456]",
+                               "at most 1073741824"])
+    name = "bounded_geff_zattrs_deep"
+    store = geff_store(root / name / "g.zarr")
+    (store / ".zattrs").write_text('{"geff": {"extra": ' + "[" * DEEP + "]" * DEEP + "}}")
+    case(name, store, "geff", [str(store / ".zattrs"), "nested too deeply"])
+    name = "bounded_geff_shape_nan"
+    store = geff_store(root / name / "g.zarr")
+    text = (store / "nodes/ids/.zarray").read_text().replace('"shape": [4]', '"shape": [NaN]')
+    (store / "nodes/ids/.zarray").write_text(text)
+    case(name, store, "geff", [str(store), "Expected an iterable of integers"])
+
+    name = "bounded_ctc_tiff_bomb"
+    folder = ctc_folder(root / name / "ctc", _tiled_bomb)
+    case(name, folder, "ctc", [str(folder / "mask000.tif"), "(20000, 20000)",
+                               "at most 200000000"])
+    name = "bounded_ctc_tiff_10001_pages"
+    folder = ctc_folder(root / name / "ctc", _many_pages)
+    case(name, folder, "ctc", [str(folder / "mask000.tif"), "10001 pages; at most 10000"])
+    outside = ctc_folder(root / "bounded_ctc_image_link_outside" / "other")
+    name = "bounded_ctc_image_link_outside"  # the image of another result folder
+    folder = ctc_folder(root / name / "ctc", lambda p: p.symlink_to(outside / "mask000.tif"))
+    case(name, folder, "ctc", [str(folder / "mask000.tif"), "outside", "not followed"])
+    if hasattr(os, "mkfifo"):
+        name = "bounded_ctc_image_fifo"
+        folder = ctc_folder(root / name / "ctc", _fifo)
+        case(name, folder, "ctc", [str(folder / "mask000.tif"), "found a FIFO"])
+    for kind, dtype in (("float", np.float32), ("complex", np.complex64), ("negative", np.int16)):
+        name = f"bounded_ctc_{kind}_labels"
+        folder = ctc_folder(root / name / "ctc", _labels_as(dtype))
+        case(name, folder, "ctc", [str(folder / "mask000.tif"),
+                                   "negative label values" if kind == "negative" else
+                                   f"integer array, got {np.dtype(dtype)}"])
+
+    name = "bounded_napari_graph_deep"
+    tracks = _raw(root, name, "tracks.csv", b"ID,t,y,x\n1,0,2.0,3.0\n2,1,2.5,3.5\n")
+    graph = _raw(root, name, "graph.json", ('{"2": ' + "[" * DEEP + "]" * DEEP + "}").encode())
+    case(name, tracks, "napari", [str(graph), "nested too deeply"])
+    if hasattr(os, "mkfifo"):  # a FIFO where the graph JSON is: refused, no longer skipped
+        name = "bounded_napari_graph_fifo"
+        tracks = _raw(root, name, "tracks.csv", b"ID,t,y,x\n1,0,2.0,3.0\n2,1,2.5,3.5\n")
+        graph = _fifo(root / name / "graph.json")
+        case(name, tracks, "napari", [str(graph), "found a FIFO"])
+    for name, make, fragment in (
+            ("bounded_zephir_metadata_deep",
+             lambda p: p.write_text('{"shape_x": ' + "[" * DEEP + "]" * DEEP + "}"),
+             "nested too deeply"),
+            ("bounded_zephir_worldlines_fifo", _fifo, "found a FIFO")):
+        annotations = zephir_annotations(root / name / "annotations.h5")
+        special = root / name / ("metadata.json" if "metadata" in name else "worldlines.h5")
+        if "metadata" not in name:
+            (root / name / "metadata.json").write_text('{"shape_x": 10, "shape_y": 10, "shape_z": 1}')
+        if make is not _fifo or hasattr(os, "mkfifo"):
+            make(special)
+            case(name, annotations, "zephir", [str(special), fragment])
+    name = "bounded_trackmate_folder"  # a folder given to a reader of one file
+    folder = root / name / "tracks.xml"
+    folder.mkdir(parents=True)
+    case(name, folder, "trackmate", [str(folder), "expected a regular file, found a folder"])
     return cases

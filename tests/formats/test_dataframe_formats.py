@@ -130,7 +130,7 @@ def test_napari_graph_json_size_check(tmp_path, monkeypatch):
     path = write(tmp_path / "tracks.csv", "ID,t,y,x\n1,0,2.0,3.0\n")
     write(tmp_path / "graph.json", '{"2": [1]}')
     monkeypatch.setattr(napari, "MAX_GRAPH_BYTES", 5)
-    with pytest.raises(InputError, match="graph JSON is larger than 5 bytes") as info:
+    with pytest.raises(InputError, match="graph JSON is 10 bytes; at most 5 are read") as info:
         load(path, "reference")
     assert info.value.source == str(tmp_path / "graph.json")
 

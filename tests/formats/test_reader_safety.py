@@ -240,3 +240,21 @@ def test_malformed_files_are_one_line_errors(tmp_path, fmt, name, data):
     with pytest.raises(InputError) as err:
         read_tracks(path, fmt)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_xml_nested_100000_deep_is_read(tmp_path):
+    """10^5 nested unknown elements beside the model: expat does not recurse, so the file is
+    read (the one spot of the one filtered track) rather than failing or stalling."""
+    pytest.importorskip("defusedxml")
+    spots = ('<Spot ID="1" FRAME="0" POSITION_X="1" POSITION_Y="2" POSITION_Z="0" name="a"/>'
+             '<Spot ID="2" FRAME="1" POSITION_X="3" POSITION_Y="4" POSITION_Z="0" name="b"/>')
+    deep = "<a>" * 100_000 + "</a>" * 100_000
+    path = tmp_path / "deep.xml"
+    path.write_text(f'<TrackMate version="7"><Model spatialunits="um" timeunits="s"><AllSpots>'
+                    f'<SpotsInFrame frame="0">{spots}</SpotsInFrame></AllSpots><AllTracks>'
+                    f'<Track TRACK_ID="0"><Edge SPOT_SOURCE_ID="1" SPOT_TARGET_ID="2"/></Track>'
+                    f'</AllTracks><FilteredTracks><TrackID TRACK_ID="0"/></FilteredTracks>'
+                    f'</Model>{deep}</TrackMate>')
+    _, tracks = read_tracks(path, "trackmate")
+    assert tracks.table[["frame", "track", "x", "y"]].values.tolist() == [[0, 1, 1.0, 2.0],
+                                                                          [1, 1, 3.0, 4.0]]

@@ -8,9 +8,14 @@ Every reader of trackverify goes through here before it opens an input:
   names the path and what it is.
 * :func:`read_text` / :func:`read_bytes` read a regular file whole, refusing one larger
   than a stated cap (:data:`MAX_TEXT_BYTES` for configuration and metadata files).
+* :func:`inside` refuses a file reached through a symbolic link that leaves the input
+  folder (a chunk of a zarr store or a label image linked to ``/etc/passwd`` or to another
+  input), and :func:`folder_files` applies it and :func:`regular_file` to every file
+  under a folder read as one input (a GEFF store).
 * :func:`parse_nested` parses JSON or TOML and turns the ``RecursionError`` of a document
   nested deeper than the parser's recursion limit (``[[[[...`` 10^5 deep) into one clean
-  error; such input fails in milliseconds.
+  error; such input fails in milliseconds. :func:`read_json` reads and parses a JSON file
+  with both bounds.
 * :func:`check_declared_bytes` compares the bytes a header declares (shape x item size)
   with the bytes the file can hold, and :func:`check_npy` applies it to ``.npy`` files and
   to every member of an ``.npz`` archive (a 128-byte header claiming 336 GB is refused
@@ -34,6 +39,9 @@ from trackverify.errors import InputError
 
 MAX_TEXT_BYTES = 64 * 1024 * 1024
 """Largest configuration / metadata file (TOML, JSON, text) read whole: 64 MiB."""
+
+MAX_LABEL_VOXELS = 200_000_000
+"""Largest label volume read or written (NWB label volumes, CTC label images): 2e8 voxels."""
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
@@ -62,6 +70,35 @@ def regular_file(path: str | os.PathLike, *, what: str = "file",
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
     _raise(error, source, f"expected a regular {what}, found {kind}; trackverify reads "
                           "regular files only")
+
+
+def inside(path: str | os.PathLike, root: str | os.PathLike, *, what: str = "file",
+           error: type[Exception] = InputError) -> Path:
+    """``path`` if its real path (symbolic links resolved) lies in ``root``'s; else ``error``
+    naming the path and where it leads: a link out of an input folder is not followed."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:
+        _raise(error, str(path), f"the {what} is a link to {real}, outside {root}; links out "
+                                 "of an input are not followed")
+    return Path(path)
+
+
+def folder_files(root: str | os.PathLike, *, what: str = "file",
+                 error: type[Exception] = InputError) -> list[Path]:
+    """Every file under the folder ``root``, each checked before anything opens it: no
+    symbolic link (to a file or a folder) may lead out of ``root`` (:func:`inside`) and
+    every file must be a regular file (:func:`regular_file`: no FIFO, device or socket)."""
+    files = []
+    for folder, folders, names in os.walk(root):  # links to folders are listed, not entered
+        for name in folders:
+            if os.path.islink(os.path.join(folder, name)):
+                inside(os.path.join(folder, name), root, what="folder", error=error)
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                inside(path, root, what=what, error=error)
+            files.append(regular_file(path, what=what, error=error))
+    return files
 
 
 def check_size(path: Path, max_bytes: int, what: str) -> None:
@@ -100,6 +137,19 @@ def parse_nested(parse: Callable[[str], Any], text: str, *, source: str, kind: s
         return parse(text)
     except RecursionError:
         _raise(error, source, f"not valid {kind} (nested too deeply to parse)")
+
+
+def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
+              error: type[Exception] = InputError) -> Any:
+    """A regular JSON file of at most ``max_bytes``, parsed: not JSON, not UTF-8 or nested
+    deeper than the parser can follow is ``error`` naming the file."""
+    import json
+
+    text = read_text(path, max_bytes=max_bytes, what=what, error=error)
+    try:
+        return parse_nested(json.loads, text, source=str(path), kind="JSON", error=error)
+    except json.JSONDecodeError as exc:
+        _raise(error, str(path), f"not valid JSON ({exc})")
 
 
 def check_declared_bytes(declared: int, available: int, *, source: str, what: str,
@@ -180,5 +230,6 @@ def check_npy(path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["MAX_TEXT_BYTES", "regular_file", "read_bytes", "read_text", "parse_nested",
+__all__ = ["MAX_TEXT_BYTES", "MAX_LABEL_VOXELS", "regular_file", "inside", "folder_files",
+           "read_bytes", "read_text", "read_json", "parse_nested",
            "check_declared_bytes", "check_npy"]

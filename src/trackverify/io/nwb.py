@@ -79,7 +79,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_declared_bytes, regular_file
+from trackverify.io.bounded import MAX_LABEL_VOXELS, check_declared_bytes, regular_file
 from trackverify.io.formats.hdf5 import check_in_file, declared_allowed
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
 from trackverify.values import is_integer
@@ -92,7 +92,6 @@ FRAME_NAME = re.compile(r"Seg_tpoint_(0|[1-9][0-9]*)", re.ASCII)  # canonical AS
 NOTES_KEY = "trackverify"
 ROI_VOXEL_UM = 0.001
 LABEL_VOXEL_UM = 1.0
-MAX_LABEL_VOXELS = 200_000_000  # written or read: a label volume of at most 2e8 voxels
 # Validator findings tolerated: WormID files in the wild store NeuronIDs labels as
 # per-character arrays (joined by _decode_labels), which the schema types as text.
 _TOLERATED_SCHEMA = ("SegmentationLabels/labels",)

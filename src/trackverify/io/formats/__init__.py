@@ -47,6 +47,7 @@ class Format:
     summary: str
     extra: str | None = "formats"
     dialect: str | None = None  # one module reading several layouts: which one this is
+    folder: bool = False  # whether a folder may be given (else only a regular file is read)
 
     def _reader(self):
         return importlib.import_module(f"trackverify.io.formats.{self.module}")
@@ -62,24 +63,30 @@ class Format:
             return False
 
     def read(self, path: Path, **options) -> "Tracks":
+        if not self.folder:  # a folder given to a reader of files: one line, not IsADirectoryError
+            from trackverify.io.bounded import regular_file
+
+            regular_file(path)
         return self._reader().read(path, **self._dialect(), **options)
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("trackmate", "trackmate", (".xml",), "TrackMate XML (spots, tracks, filtered tracks)"),
     Format("ctc", "ctc", ("_track.txt",),
-           "Cell Tracking Challenge res_track.txt / man_track.txt with label TIFFs"),
-    Format("geff", "geff", (".geff", ".zarr"), "GEFF graph (zarr store), read with the geff package"),
+           "Cell Tracking Challenge res_track.txt / man_track.txt with label TIFFs", folder=True),
+    Format("geff", "geff", (".geff", ".zarr"), "GEFF graph (zarr store), read with the geff package",
+           folder=True),
     Format("btrack", "btrack", (".h5", ".hdf5"), "btrack HDF5 (objects + tracks)"),
     Format("napari", "napari", (".csv",), "napari tracks CSV (ID,t,[z,]y,x) + graph JSON"),
-    Format("zephir", "zephir", (".h5",), "ZephIR annotations.h5 (+ worldlines.h5, metadata.json)"),
+    Format("zephir", "zephir", (".h5",), "ZephIR annotations.h5 (+ worldlines.h5, metadata.json)",
+           folder=True),
     Format("mot", "mot", (".txt",), "MOTChallenge-style text: frame,id,x,y[,z] or boxes"),
     Format("trackmate_csv", "trackmate_csv", (".csv",),
            "TrackMate spots table CSV (v7 four-row or v6 one-row header) + edges table beside it",
            extra=None),
     Format("3deecelltracker", "deecelltracker", (".csv",),
            "3DeeCellTracker tracked_coordinates.csv (legacy) or coords_real/coords%06d.npy (v1)",
-           extra=None),
+           extra=None, folder=True),
     *(Format(name, "dataframe", (".csv", ".parquet", ".pq"), summary, extra=None, dialect=name)
       for name, summary in (
           ("trackpy", "trackpy DataFrame (frame, particle, x, y[, z], mass, ...) as CSV / Parquet"),

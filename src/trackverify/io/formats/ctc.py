@@ -11,11 +11,17 @@ Give the track file or the folder holding it. Label images are read with ``tifff
 (LZW / deflate compression needs ``imagecodecs``; both in the ``formats`` extra). Units are
 pixels: the files carry no calibration, so give ``--pixel-size``. A label found in an image
 outside its ``B..E`` range, or not in the track file, is an error naming the image.
+
+Safety: a label image must be a regular file in the track file's folder (no FIFO, no link
+out of it), and is read only when it has at most :data:`MAX_LABEL_PAGES` pages and its
+declared size at most ``MAX_LABEL_VOXELS`` = 2e8 voxels (a compressed TIFF of a few MB can
+declare 10^10 pixels, which tifffile would allocate before decoding).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from pathlib import Path
 
@@ -24,12 +30,15 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.extras import require
+from trackverify.io.bounded import MAX_LABEL_VOXELS, inside, regular_file
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 
 TRACK_FILES = ("res_track.txt", "man_track.txt")
 IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)
 MAX_LABEL = 2**24
+MAX_LABEL_PAGES = 10_000
+"""Most pages (2-D planes) of one label image: far more z planes than a microscope stack."""
 
 
 def track_file(path: Path) -> Path | None:
@@ -90,13 +99,29 @@ def label_centroids(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return present, np.stack(sums[::-1], axis=1) / counts[present][:, None]
 
 
+def _declared(tiff, image: Path) -> None:
+    """Refuse a label image with more than :data:`MAX_LABEL_PAGES` pages or whose first
+    series declares more than ``MAX_LABEL_VOXELS`` voxels, before it is decoded."""
+    pages = len(tiff.pages)  # follows the page offsets only; 10^6 pages take about a second
+    if pages > MAX_LABEL_PAGES:
+        raise InputError(f"the label image has {pages} pages; at most {MAX_LABEL_PAGES} are "
+                         "read", source=str(image))
+    shape = tuple(int(n) for n in tiff.series[0].shape) if tiff.series else ()
+    if math.prod(shape) > MAX_LABEL_VOXELS:
+        raise InputError(f"the label image declares shape {shape} ({math.prod(shape)} voxels); "
+                         f"at most {MAX_LABEL_VOXELS} are read", source=str(image))
+
+
 def _quiet_imread(tifffile, image: Path) -> np.ndarray:
-    """``tifffile.imread`` without its log lines: a damaged TIFF makes tifffile log what it
-    skipped on stderr before it raises, which would precede the one error line."""
+    """The label image's first series, its size checked first (:func:`_declared`), without
+    tifffile's log lines: a damaged TIFF makes tifffile log what it skipped on stderr before
+    it raises, which would precede the one error line."""
     log = logging.getLogger("tifffile")
     disabled, log.disabled = log.disabled, True
     try:
-        return np.asarray(tifffile.imread(image))
+        with tifffile.TiffFile(image) as tiff:
+            _declared(tiff, image)
+            return np.asarray(tiff.asarray())
     finally:
         log.disabled = disabled
 
@@ -114,8 +139,11 @@ def read(path: Path) -> Tracks:
     tifffile = require("tifffile", "formats", "reading Cell Tracking Challenge label images")
     frames, labels, points = [], [], []
     for frame, image in images:
+        regular_file(inside(image, found.parent, what="label image"), what="label image")
         try:
             data = _quiet_imread(tifffile, image)
+        except InputError:
+            raise
         except Exception as exc:  # tifffile raises many types for damaged or exotic files
             hint = " (compressed TIFFs need imagecodecs: pip install 'trackverify[formats]')" \
                 if "imagecodecs" in str(exc) else ""

@@ -12,11 +12,16 @@ a known length (micrometer, nanometer, ...), else uncalibrated (``--pixel-size``
 Versions: the pinned ``geff`` (extra ``formats``) reads metadata under the ``geff`` key,
 i.e. GEFF 0.2 (``props``) up to 1.1. The first layout (GEFF 0.1, flat attributes with
 ``position_attr``) is refused with a message saying so.
+
+Safety: before zarr opens the store, :func:`check_store` refuses special files (a FIFO chunk
+would block), links out of the store (a chunk linked to ``/etc/passwd`` or another input),
+metadata JSON above 64 MiB or nested too deeply, and arrays declaring more than
+:data:`MAX_ARRAY_BYTES` whole or per chunk (a chunk bomb, a decompression bomb).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import warnings
 from pathlib import Path
 
@@ -25,27 +30,67 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.extras import require
+from trackverify.io.bounded import folder_files, read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.units import UNIT_TO_UM
 
 FRAME_PROPS = ("FRAME", "frame")
+METADATA_FILES = (".zattrs", ".zarray", ".zgroup", ".zmetadata", "zarr.json")
+MAX_ARRAY_BYTES = 2**30
+"""Most bytes one array of a GEFF store may declare (1 GiB: 134 million float64 node
+values); zarr allocates the whole array, and each chunk, before it reads a byte."""
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(65536)
 
 
 def graph_group(path: Path) -> Path | None:
+    """The folder holding the geff metadata: ``path`` or its ``tracks/``, the first whose
+    ``.zattrs`` or ``zarr.json`` (a regular file) names geff in its first 64 KiB."""
     for candidate in (path, path / "tracks"):
-        attrs = candidate / ".zattrs"
-        if attrs.is_file():
-            try:
-                data = json.loads(attrs.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(data, dict) and ("geff" in data or "geff_version" in data):
+        for name in (".zattrs", "zarr.json"):
+            if (candidate / name).is_file() and b'"geff' in _head(candidate / name):
                 return candidate
-        zarr_json = candidate / "zarr.json"
-        if zarr_json.is_file() and b'"geff"' in zarr_json.read_bytes()[:65536]:
-            return candidate
     return None
+
+
+def check_store(group: Path) -> None:
+    """Refuse a store that would make zarr read outside it, block, or allocate without
+    bound, before zarr opens anything: every file under ``group`` must be a regular file
+    reached through no link leading out of the store (:func:`~trackverify.io.bounded.
+    folder_files`), every metadata file JSON of at most 64 MiB nested no deeper than the
+    parser follows, and every array of ``nodes/`` and ``edges/`` must declare at most
+    :data:`MAX_ARRAY_BYTES`, both whole and per chunk (a compressed chunk inflates to its
+    declared size: 30 bytes of zlib can declare gigabytes)."""
+    for file in folder_files(group, what="store file"):
+        if file.name in METADATA_FILES:
+            read_json(file, what="zarr metadata file")
+    zarr = require("zarr", "formats", "reading GEFF")
+    try:
+        root = zarr.open_group(str(group), mode="r")
+        arrays = [(f"{name}/{path}", member) for name in ("nodes", "edges") if name in root
+                  for path, member in root[name].members(max_depth=None)
+                  if isinstance(member, zarr.Array)]
+        sizes = [(name, tuple(int(n) for n in array.shape), int(array.dtype.itemsize),
+                  [tuple(int(n) for n in c) for c in (array.chunks, array.shards) if c])
+                 for name, array in arrays]
+    except Exception as exc:  # zarr raises value / type / JSON errors for bad metadata
+        raise InputError(f"zarr cannot open this store ({type(exc).__name__}: "
+                         f"{_first_line(exc)})", source=str(group)) from exc
+    for name, shape, itemsize, chunks in sizes:
+        for kind, dims in (("shape", shape), *(("chunk shape", c) for c in chunks)):
+            declared = math.prod(dims) * itemsize  # Python ints: no overflow
+            if declared > MAX_ARRAY_BYTES:
+                raise InputError(f"array '{name}' declares {kind} {list(dims)} of {itemsize}-"
+                                 f"byte values ({declared} bytes); at most {MAX_ARRAY_BYTES} "
+                                 "are read per array", source=str(group))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else ""
 
 
 def sniff(path: Path) -> bool:
@@ -85,8 +130,8 @@ def read(path: Path) -> Tracks:
     if group is None:
         raise InputError("not a GEFF store (no .zattrs with geff metadata here or in tracks/)",
                          source=where)
-    attrs = json.loads((group / ".zattrs").read_text(encoding="utf-8")) \
-        if (group / ".zattrs").is_file() else {}
+    check_store(group)
+    attrs = read_json(group / ".zattrs") if (group / ".zattrs").is_file() else {}
     if "geff" not in attrs and "geff_version" in attrs:
         raise InputError(f"GEFF {attrs['geff_version']} (flat attributes, position_attr) is the "
                          "first GEFF layout, which the geff package no longer reads; re-export "
@@ -113,7 +158,7 @@ def read(path: Path) -> Tracks:
         raise
     except Exception as exc:  # geff raises pydantic / zarr / value errors for bad stores
         raise InputError(f"the geff package cannot read this store ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})", source=where) from exc
+                         f"{_first_line(exc)})", source=where) from exc
     if not time_axes or not space_axes:
         raise InputError("the GEFF metadata must declare a time axis and space axes", source=where)
     props = graph["node_props"]

@@ -26,7 +26,11 @@ def is_hdf5(path: Path) -> bool:
 
 
 def open_h5(path: Path, purpose: str):
+    """``path`` opened read-only with h5py; a FIFO, device or folder is refused unopened."""
+    from trackverify.io.bounded import regular_file
+
     h5py = require("h5py", "formats", purpose)
+    path = regular_file(path, what="HDF5 file")
     try:
         return h5py.File(path, "r")
     except OSError as exc:

@@ -8,19 +8,19 @@ beside the CSV (the first that exists; recorded in the manifest): ``parent_track
 first listed parent (null when none) and ``merge_parents`` lists them all when a track has
 several. Ids and frames written as floats (``1.0``) must be whole numbers. Units are pixels
 (napari CSVs carry no calibration): give ``--pixel-size``. The JSON is refused above
-:data:`MAX_GRAPH_BYTES` (:func:`trackverify.io.bounded.check_size`).
+:data:`MAX_GRAPH_BYTES`, nested too deeply, or when it is not a regular file
+(:func:`trackverify.io.bounded.read_json`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_size
+from trackverify.io.bounded import read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.tabular import read_table
 
@@ -44,7 +44,7 @@ def sniff(path: Path) -> bool:
 
 def graph_file(path: Path) -> Path | None:
     for candidate in (path.with_suffix(".graph.json"), path.parent / "graph.json"):
-        if candidate.is_file():
+        if candidate.exists():  # a FIFO or a folder is refused by read_graph, not skipped
             return candidate
     return None
 
@@ -60,11 +60,7 @@ def _whole(values: pd.Series, column: str, where: str) -> np.ndarray:
 
 def read_graph(path: Path) -> dict[int, list[int]]:
     where = str(path)
-    check_size(path, MAX_GRAPH_BYTES, "graph JSON")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", source=where) from exc
+    data = read_json(path, max_bytes=MAX_GRAPH_BYTES, what="graph JSON")
     if not isinstance(data, dict):
         raise InputError("the graph must be an object {child: [parents]}", source=where)
     graph: dict[int, list[int]] = {}

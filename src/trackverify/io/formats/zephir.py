@@ -16,13 +16,13 @@ divisions (``parent_track`` is null). The voxel size is not in these files: give
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
+from trackverify.io.bounded import read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.hdf5 import array, has, is_hdf5, numbers, open_h5
@@ -44,7 +44,8 @@ def sniff(path: Path) -> bool:
 
 
 def _beside(path: Path, name: str) -> Path | None:
-    return next((p for p in (path.parent / name, path.parent.parent / name) if p.is_file()), None)
+    # exists, not is_file: a FIFO or a folder there is refused by name (read_json), not skipped
+    return next((p for p in (path.parent / name, path.parent.parent / name) if p.exists()), None)
 
 
 def _text(values: np.ndarray) -> np.ndarray:
@@ -78,9 +79,11 @@ def read(path: Path) -> Tracks:
                          "shape_x, shape_y, shape_z) must be beside the file or one folder up",
                          source=where)
     try:
-        metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
+        metadata = read_json(metadata_path, what="metadata.json")
         shape = tuple(float(metadata[f"shape_{a}"]) for a in "xyz")
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"metadata.json needs numbers shape_x, shape_y, shape_z ({exc})",
                          source=str(metadata_path)) from exc
     table = pd.DataFrame({"frame": data["t_idx"].astype(np.int64),
