@@ -265,6 +265,8 @@ def test_frame_limits_0_and_2_31_minus_1():
         "t.csv, column 'frame', row 3: frame is implausibly large")
     out = validate(observations(frame=[2**31 - 1, 0, 1]), OBSERVATIONS, "t.csv")
     assert out["frame"].tolist() == [2**31 - 1, 0, 1]
+    assert message(observations(frame=[2**31 - 1, 2**31, 0])) == (  # the first beyond the limit
+        "t.csv, column 'frame', row 2: frame is implausibly large")
 
 
 # ----------------------------------------------------------------------------- coordinates
@@ -290,6 +292,19 @@ def test_a_coordinate_that_is_not_a_plausible_number_names_its_row(x, row, probl
     assert message(observations(x_um=x)) == f"t.csv, column 'x_um', row {row}: {problem}"
 
 
+def test_the_first_implausible_coordinate_is_named_beside_one_at_the_limit():
+    assert message(observations(x_um=[1e9, 2e9, 0.0])) == (
+        "t.csv, column 'x_um', row 2: coordinate is implausibly large (beyond +-1e+09 um)")
+
+
+def test_one_row_and_no_rows_of_coordinates():
+    one = pd.DataFrame({"recording": ["r"], "frame": [0], "pred_id": [1], "x_um": [np.nan],
+                        "y_um": [0.0]})
+    assert message(one, PREDICTIONS) == "t.csv, column 'x_um', row 1: coordinate is NaN or infinite"
+    none = validate(one.iloc[:0], PREDICTIONS, "t.csv")
+    assert len(none) == 0 and none["x_um"].dtype == np.float64
+
+
 @pytest.mark.parametrize("present, absent", [(("x_um",), "y_um"), (("y_um",), "x_um"),
                                              (("z_um",), "x_um"), (("x_um", "z_um"), "y_um")])
 def test_predictions_with_some_coordinates_need_x_and_y(present, absent):
@@ -297,6 +312,17 @@ def test_predictions_with_some_coordinates_need_x_and_y(present, absent):
                        **{c: [1.0] for c in present}})
     assert message(df, PREDICTIONS) == (
         f"t.csv, column '{absent}': the prediction table has some coordinates but not {absent}")
+
+
+def test_a_table_without_a_source_is_named_as_a_table():
+    with pytest.raises(InputError) as info:
+        validate(observations(track=["A", None, "A"]), OBSERVATIONS)
+    assert str(info.value) == "<table>, column 'track', row 2: missing id"
+
+
+def test_a_reference_may_carry_prediction_ids_without_validity():
+    ref = validate(observations(pred_valid=None), REFERENCE, "t.csv")
+    assert ref["pred_id"].tolist() == ["pA", "pB", "pA"] and "pred_valid" not in ref.columns
 
 
 def test_predictions_without_coordinates_or_validity_get_pred_valid_true():
@@ -332,6 +358,14 @@ def test_nullable_booleans_without_nulls_are_plain_booleans():
     out = validate(observations(pred_valid=pd.array([True, False, True], dtype="boolean")),
                    OBSERVATIONS, "t.csv")
     assert out["pred_valid"].dtype == bool and out["pred_valid"].tolist() == [True, False, True]
+
+
+def test_bytes_that_are_not_utf8_name_their_row():
+    # before: the first bytes value was named (row 1, b"true", which is UTF-8)
+    values = pd.Series([b"true", b"\xff\xfe", b"false"], dtype=object)
+    assert message(observations(pred_valid=values)) == (
+        "t.csv, column 'pred_valid', row 2: expected true/false, found bytes that are not "
+        "UTF-8 text")
 
 
 # -------------------------------------------------------------------------- duplicate rows
