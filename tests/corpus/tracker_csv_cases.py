@@ -150,24 +150,30 @@ BROKEN_DATAFRAMES = [
      ["row 3", "11 cells", "10"]),
     ("ultrack_twice_in_frame", "u.csv", ULTRACK_TRACKS.replace("3,2,12.0", "2,2,12.0"), "ultrack",
      ["column 'track_id'", "row 4", "twice"]),
-    # napari: each was coerced (text to NaN, True to id 1, two ids above 2^53 to one track) or
-    # refused later under the project's column name and a sorted row
-    ("napari_text_y", "tracks.csv", NAPARI_TRACKS.replace("2.5,3.5", "abc,3.5"), "napari",
+]
+
+#: napari (name, text of tracks.csv, fragments): each was coerced (text to NaN, True to id 1,
+#: two ids above 2^53 to one track) or refused later under the project's column name and a
+#: sorted row
+BROKEN_NAPARI = [
+    ("napari_text_y", NAPARI_TRACKS.replace("2.5,3.5", "abc,3.5"),
      ["column 'y'", "row 2", "'abc'"]),
-    ("napari_boolean_ids", "tracks.csv", "ID,t,y,x\nTrue,0,2.0,3.0\nFalse,1,2.5,3.5\n", "napari",
+    ("napari_boolean_ids", "ID,t,y,x\nTrue,0,2.0,3.0\nFalse,1,2.5,3.5\n",
      ["column 'ID'", "row 1", "'True'"]),
-    ("napari_boolean_x", "tracks.csv", "ID,t,y,x\n1,0,2.0,True\n1,1,2.5,False\n", "napari",
+    ("napari_boolean_x", "ID,t,y,x\n1,0,2.0,True\n1,1,2.5,False\n",
      ["column 'x'", "row 1", "'True'"]),
-    ("napari_ids_beyond_2_53", "tracks.csv",
-     "ID,t,y,x\n9007199254740993,0,2.0,3.0\n9007199254740992,1,2.5,3.5\n", "napari",
+    ("napari_ids_beyond_2_53",
+     "ID,t,y,x\n9007199254740993,0,2.0,3.0\n9007199254740992,1,2.5,3.5\n",
      ["column 'ID'", "row 1", "2^53"]),
-    ("napari_nan_y", "tracks.csv", NAPARI_TRACKS.replace("8.0,9.0", "nan,9.0"), "napari",
+    ("napari_nan_y", NAPARI_TRACKS.replace("8.0,9.0", "nan,9.0"),
      ["column 'y'", "row 3", "finite"]),
-    ("napari_infinite_x", "tracks.csv", NAPARI_TRACKS.replace("8.0,9.0", "8.0,-inf"), "napari",
+    ("napari_infinite_x", NAPARI_TRACKS.replace("8.0,9.0", "8.0,-inf"),
      ["column 'x'", "row 3", "finite"]),
-    ("napari_fractional_id", "tracks.csv", NAPARI_TRACKS.replace("\n2,2", "\n1.5,2"), "napari",
+    ("napari_fractional_id", NAPARI_TRACKS.replace("\n2,2", "\n1.5,2"),
      ["column 'ID'", "row 3", "whole"]),
 ]
+BROKEN_DATAFRAMES += [(name, "tracks.csv", text, "napari", fragments)
+                      for name, text, fragments in BROKEN_NAPARI]
 
 
 #: (name, text of the spots file, fragments of the message after the file name)
