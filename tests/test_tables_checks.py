@@ -196,6 +196,14 @@ def test_an_id_that_is_neither_integer_nor_text_names_its_row():
         "t.csv, column 'track', row 3: ids must be integers or strings")
 
 
+@pytest.mark.parametrize("ids", [pd.to_timedelta([1, 2, 1], unit="s"),
+                                 pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-01"])])
+def test_duration_and_timestamp_ids_are_neither_integers_nor_text(ids):
+    # numpy's timedelta64 is an integer type to Python's numbers; pandas' Timedelta is not
+    assert message(observations(track=ids)) == (
+        "t.csv, column 'track', row 1: ids must be integers or strings")
+
+
 def test_mixed_integer_and_text_ids_name_the_first_of_the_minority_type():
     # the first id's type is the column's; the first id of the other type is named
     assert message(observations(track=pd.Series([1, "B", "A"], dtype=object))) == (
