@@ -139,23 +139,41 @@ def test_too_short_for_a_mode_is_an_error(table):
 
 def test_errors_name_the_recording(table):
     short = table[table["frame"] < 3]
-    with pytest.raises(InputError, match=r"^recording 'rec7' has 3 frames, too short for "
+    spans = r"spans 3 frame numbers \(0-2; 3 of them present\), too short"
+    with pytest.raises(InputError, match=rf"^recording 'rec7' {spans} for "
                                          r"'single_frame_swap' \(needs more than 3\)"):
         corrupt_recording(short, CONDITIONS, 1, START, END, "rec7")
-    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+    with pytest.raises(InputError, match=rf"^recording {spans}"):
         corrupt_recording(short, CONDITIONS, 1, START, END)
-    with pytest.raises(InputError, match=r"^recording has 3 frames, too short"):
+    with pytest.raises(InputError, match=rf"^recording {spans}"):
         plan_corruptions(short, CONDITIONS, 1, START, END)
     with pytest.raises(InputError) as info:  # the window at floor(0.3 * 6), floor(0.7 * 6)
         plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
     assert str(info.value) == (
-        "recording 'r' has 6 frames, too short for 'swap_and_recovery' (needs more than 6); "
+        "recording 'r' spans 6 frame numbers (0-5; 6 of them present), too short for "
+        "'swap_and_recovery' (needs more than 6); "
         "try --start 1 --recovery-end 4, or --conditions control (or set start / recovery_end "
         "/ conditions in the [run] table of --config; docs/configuration.md)")
     lonely = table[table["track"] == "A"]
     with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
                                          r"track\(s\) observed at frame 3, found 1"):
         plan_corruptions(lonely, CONDITIONS, 1, START, END, "rec7")
+
+
+def test_too_short_counts_the_frame_number_span_and_says_how_many_are_present(table):
+    # frames 0, 1 and 8 of a 10-frame table: 3 present frame numbers, a span of 9 (0-8).
+    # SPEC's T is the span: T = 9 > start 3 fits single_frame_swap (whose start frame is a
+    # gap, a different refusal); T = 9 <= recovery_end 9 is too short for swap_and_recovery
+    gapped = table[table["frame"].isin([0, 1, 8])]
+    with pytest.raises(InputError) as info:
+        plan_corruptions(gapped, ("swap_and_recovery",), 1, START, 9, "g")
+    assert str(info.value).startswith(
+        "recording 'g' spans 9 frame numbers (0-8; 3 of them present), too short for "
+        "'swap_and_recovery' (needs more than 9); ")
+    with pytest.raises(InputError, match=r"^recording 'g': 'single_frame_swap' draws among "
+                                         r"the tracks observed at frame 3, which holds no "
+                                         r"observation"):
+        plan_corruptions(gapped, ("single_frame_swap",), 1, START, END, "g")
 
 
 def test_persistent_swap_row_labels_and_global_alignment_diverge(table):

@@ -73,7 +73,8 @@ def test_the_short_recording_message_gives_its_input_frames(tmp_path):
     gapped_table(missing=(), first=756).to_csv(path, index=False)
     result = run_cli("verify", "--observations", path, "--out", tmp_path / "out")
     assert result.returncode == 2
-    assert ("recording 'r' has 10 frames (input frames 756-765), too short for "
+    assert ("recording 'r' spans 10 frame numbers (0-9, input frames 756-765; 10 of them present), "
+            "too short for "
             "'single_frame_swap' (needs more than 300); try --start 3 --recovery-end 7, or "
             "--conditions control (or set start / recovery_end / conditions in the [run] table "
             "of --config; docs/configuration.md)") in result.stderr

@@ -64,7 +64,8 @@ def test_evidence_hints_name_only_its_own_options(tmp_path):
                     folder, "--start", 5)  # recovery_end 700 > T = 12; window 4, 8 as above
     assert short.returncode == 2 and "Traceback" not in short.stderr
     assert short.stderr == (
-        f"trackverify: error: {folder}: recording 'r' has 12 frames, too short for "
+        f"trackverify: error: {folder}: recording 'r' spans 12 frame numbers (0-11; 11 of them "
+        "present), too short for "
         "'swap_and_recovery' (needs more than 700); try --start 4 --recovery-end 8\n")
     gap = run_cli("evidence", "--out", out, "--levels", "", "--draws", 1, "--recordings",
                   folder, "--start", 3, "--recovery-end", 8)

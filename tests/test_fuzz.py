@@ -461,7 +461,7 @@ def test_evidence_recording_too_short_names_its_folder(tmp_path, capsys):
         main(["synth", "--out", str(data), "--frames", "40"])
     capsys.readouterr()
     _refused(["evidence", "--recordings", data, "--levels", "", "--draws", "1", "--start", "300",
-              "--out", tmp_path / "out"], capsys, data, "recording 'rec000' has 40 frames")
+              "--out", tmp_path / "out"], capsys, data, "recording 'rec000' spans 40 frame numbers")
 
 
 def test_conversion_names_that_are_not_text_are_a_format_error(tmp_path, capsys):

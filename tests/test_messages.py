@@ -24,7 +24,7 @@ def test_too_short_recording_names_the_file(tmp_path, capsys):
     path = tmp_path / "obs.csv"
     clean_observations(frames=12).to_csv(path, index=False)
     err = _refused(capsys, ["run", "--data", str(path), "--out", str(tmp_path / "out")])
-    assert f"{path}: recording 'r1' has 12 frames, too short" in err
+    assert f"{path}: recording 'r1' spans 12 frame numbers (0-11; 12 of them present), too short" in err
 
 
 def test_unknown_verifier_names_the_config_file(tmp_path, capsys):

@@ -196,9 +196,9 @@ def test_score_conditions_seed_chooses_the_draw():
     assert (score_conditions(table, CONFIG, FrameScore(), "r", seed=7)[1]
             != score_conditions(table, CONFIG, FrameScore(), "r")[1])
     # the recording's name reaches the corruption's messages
-    with pytest.raises(InputError, match="recording 'r2' has 2 frames, too short"):
+    with pytest.raises(InputError, match=r"recording 'r2' spans 2 frame numbers \(0-1; 2 of them present\), too short"):
         score_conditions(recording(n_frames=2), CONFIG, FrameScore(), "r2")
-    with pytest.raises(InputError, match="^recording has 2 frames, too short"):  # unnamed
+    with pytest.raises(InputError, match="^recording spans 2 frame numbers"):  # unnamed
         score_conditions(recording(n_frames=2), CONFIG, FrameScore())
 
 

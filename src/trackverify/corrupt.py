@@ -203,9 +203,12 @@ class WindowProblem:
     """Why one recording cannot take the corruption window, in frames counted from its
     first (``first_frame`` = that frame's number in the input), and what would fit.
 
-    ``found`` is None when the recording is too short for ``condition``; otherwise the
-    recording has ``found`` < ``need`` observations at ``start`` and ``nearest`` holds the
-    closest frames before and after it with ``need`` (None where there is none).
+    ``found`` is None when the recording is too short for ``condition``: its frame-number
+    span ``n_frames`` (T = last counted frame + 1, gaps included, as SPEC's ``[start, T)``) is
+    at most ``start`` (or ``recovery_end``); ``present`` of those frame numbers hold an
+    observation. Otherwise the recording has ``found`` < ``need`` observations at ``start``
+    and ``nearest`` holds the closest frames before and after it with ``need`` (None where
+    there is none).
     """
 
     recording: str
@@ -220,14 +223,17 @@ class WindowProblem:
     nearest: tuple = (None, None)
     first_frame: int = 0
     unlabelled: int = 0  # tracks observed at start without an anchor identity (not counted)
+    present: int | None = None  # frame numbers holding an observation (of n_frames)
 
     def message(self, options: WindowOptions = RUN_OPTIONS) -> str:
         where = f"recording '{self.recording}'" if self.recording else "recording"
         if self.found is None:
             needed = self.recovery_end if self.condition in RECOVERY_MODES else self.start
-            counted = (f" (input frames {self.first_frame}-{self.first_frame + self.n_frames - 1})"
-                       if self.first_frame else "")
-            return (f"{where} has {self.n_frames} frames{counted}, too short for "
+            last = self.n_frames - 1
+            counted = f"0-{last}" + (f", input frames {self.first_frame}-{self.first_frame + last}"
+                                     if self.first_frame else "") + (
+                f"; {self.present} of them present" if self.present is not None else "")
+            return (f"{where} spans {self.n_frames} frame numbers ({counted}), too short for "
                     f"'{self.condition}' (needs more than {needed}); " + self._short_hint(options))
         at = f"frame {self.start}{self._input(self.start)}"
         if self.unlabelled:
@@ -336,7 +342,9 @@ def _check_window(table: pd.DataFrame, conditions: tuple[str, ...], start: int,
             continue
         problem = WindowProblem(recording, condition, start, recovery_end, n_frames, conditions)
         if n_frames <= start or (condition in RECOVERY_MODES and n_frames <= recovery_end):
-            raise WindowError(dataclasses.replace(problem, window=scaled_window(frames)))
+            present = len(np.unique(frames))  # not bincount: the span may be vast
+            raise WindowError(dataclasses.replace(problem, window=scaled_window(frames),
+                                                  present=present))
         need = 1 if condition in ("fragmentation", "dropout") else MOST_NEEDED
         if found < need:
             usable = frames_with(frames, need)

@@ -45,7 +45,7 @@ def _data_folder(path: Path) -> Path:
               "observations.parquet [+ detections.parquet]; repeatable.")
 @click.option("--draws", type=click.IntRange(min=1, max=MAX_DRAWS), default=8, show_default=True,
               help="Draws of the corruption suite on each real recording.")
-@window_options("300; 30 % of the frames of a recording too short for 300 / 700, see "
+@window_options("300; 30 % of the frame numbers of a recording too short for 300 / 700, see "
                 "docs/verifiers.md", "700; 70 % likewise")
 @click.option("--score", type=click.Choice(SCORES), default=None,
               help="registered_distance's score (docs/verifiers.md) [its default].")

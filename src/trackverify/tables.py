@@ -397,8 +397,8 @@ def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
     try:
         text = series.astype(str).str.strip().str.lower().to_numpy(dtype=object)
     except UnicodeDecodeError:  # bytes that are not UTF-8 (a Parquet binary column)
-        raw = series.to_numpy(dtype=object)
-        undecodable = np.array([isinstance(v, bytes) for v in raw], dtype=bool)  # error path only
+        raw = series.to_numpy(dtype=object)  # error path only: the first bytes that fail
+        undecodable = np.array([isinstance(v, bytes) and not _utf8(v) for v in raw], dtype=bool)
         raise InputError("expected true/false, found bytes that are not UTF-8 text",
                          source=source, column=column, row=_first(undecodable)) from None
     is_true = np.isin(text, list(_TRUE))
@@ -407,6 +407,15 @@ def _bool_column(series: pd.Series, column: str, source: str) -> pd.Series:
     if bad.any():
         raise InputError("expected true/false", source=source, column=column, row=_first(bad))
     return pd.Series(is_true, index=series.index)
+
+
+def _utf8(value: bytes) -> bool:
+    """Whether ``value`` decodes as UTF-8."""
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:

@@ -225,6 +225,14 @@ def file_cases(root: Path) -> list[Case]:
                                                        str(wide.parent / "out")], 2,
                       [str(wide), "the header line is longer than 65536 characters"],
                       wide.parent / "out"))
+    # a Parquet binary pred_valid column, UTF-8 but for row 3 (before: row 1 was named)
+    flags = [b"true"] * 48
+    flags[2] = b"\xff"
+    path = _write(clean_observations().assign(pred_valid=flags),
+                  root / "file_binary_flag" / "obs.parquet")
+    cases.append(Case("file_binary_flag", ["run", "--data", str(path), "--out",
+                                           str(root / "file_binary_flag" / "out")], 2,
+                      [str(path), "column 'pred_valid', row 3", "not UTF-8"]))
     missing = root / "file_missing" / "nope.csv"
     cases.append(Case("file_missing", ["verify", "--observations", str(missing), "--out",
                                        str(root / "file_missing" / "out")], 2, ["nope.csv"]))

@@ -120,6 +120,16 @@ BTRACK_CSV = ("ID t x y z parent root state generation dummy\n"
               "1.0 2.0 11.5 20.0 0.0 1.0 1.0 5.0 0.0 1.0\n"
               "2.0 3.0 9.0 20.0 0.0 1.0 1.0 5.0 1.0 0.0\n"
               "3.0 3.0 14.0 20.0 0.0 1.0 1.0 5.0 1.0 0.0\n")
+#: napari Tracks layer (``ID,t,y,x``): track 1 on frames 0-1, track 2 from frame 2 (a daughter
+#: of 1 when a graph says so).
+NAPARI_TRACKS = "ID,t,y,x\n1,0,2.0,3.0\n1,1,2.5,3.5\n2,2,8.0,9.0\n"
+#: (name, graph.json beside NAPARI_TRACKS, fragments): ids that are not whole numbers below 2^53
+BROKEN_NAPARI_GRAPHS = [
+    ("napari_graph_fractional_parent", '{"2": [1.5]}', ["track '2'", "1.5"]),
+    ("napari_graph_fractional_key", '{"2.5": [1]}', ["track '2.5'", "'2.5'"]),
+    ("napari_graph_boolean_parent", '{"2": [true]}', ["track '2'", "True"]),
+    ("napari_graph_parent_beyond_2_53", '{"2": [9007199254740993]}', ["9007199254740993"]),
+]
 
 #: (name, file name, text, --format, fragments of the message after the file name)
 BROKEN_DATAFRAMES = [
@@ -141,6 +151,29 @@ BROKEN_DATAFRAMES = [
     ("ultrack_twice_in_frame", "u.csv", ULTRACK_TRACKS.replace("3,2,12.0", "2,2,12.0"), "ultrack",
      ["column 'track_id'", "row 4", "twice"]),
 ]
+
+#: napari (name, text of tracks.csv, fragments): each was coerced (text to NaN, True to id 1,
+#: two ids above 2^53 to one track) or refused later under the project's column name and a
+#: sorted row
+BROKEN_NAPARI = [
+    ("napari_text_y", NAPARI_TRACKS.replace("2.5,3.5", "abc,3.5"),
+     ["column 'y'", "row 2", "'abc'"]),
+    ("napari_boolean_ids", "ID,t,y,x\nTrue,0,2.0,3.0\nFalse,1,2.5,3.5\n",
+     ["column 'ID'", "row 1", "'True'"]),
+    ("napari_boolean_x", "ID,t,y,x\n1,0,2.0,True\n1,1,2.5,False\n",
+     ["column 'x'", "row 1", "'True'"]),
+    ("napari_ids_beyond_2_53",
+     "ID,t,y,x\n9007199254740993,0,2.0,3.0\n9007199254740992,1,2.5,3.5\n",
+     ["column 'ID'", "row 1", "2^53"]),
+    ("napari_nan_y", NAPARI_TRACKS.replace("8.0,9.0", "nan,9.0"),
+     ["column 'y'", "row 3", "finite"]),
+    ("napari_infinite_x", NAPARI_TRACKS.replace("8.0,9.0", "8.0,-inf"),
+     ["column 'x'", "row 3", "finite"]),
+    ("napari_fractional_id", NAPARI_TRACKS.replace("\n2,2", "\n1.5,2"),
+     ["column 'ID'", "row 3", "whole"]),
+]
+BROKEN_DATAFRAMES += [(name, "tracks.csv", text, "napari", fragments)
+                      for name, text, fragments in BROKEN_NAPARI]
 
 
 #: (name, text of the spots file, fragments of the message after the file name)
@@ -201,6 +234,9 @@ def tracker_csv_cases(root: Path) -> list[Case]:
     for name, file_name, text, fmt, fragments in BROKEN_DATAFRAMES:
         case(name, {file_name: text}, file_name, fragments)
         cases[-1].args += ["--format", fmt]
+    for name, graph, fragments in BROKEN_NAPARI_GRAPHS:
+        case(name, {"tracks.csv": NAPARI_TRACKS, "graph.json": graph}, "graph.json", fragments)
+        cases[-1].args += ["--format", "napari", "--pixel-size", "1"]
     case("laptrack_split_unknown_track", {"l.csv": LAPTRACK_TRACKS,
                                           "l_split.csv": LAPTRACK_SPLIT.replace("0,2", "0,7")},
          "l_split.csv", ["column 'child_track_id'", "row 2", "track 7"])

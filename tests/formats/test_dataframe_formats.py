@@ -10,8 +10,9 @@ import json
 import pandas as pd
 import pytest
 
-from tests.corpus.tracker_csv_cases import (BROKEN_DATAFRAMES, BTRACK_CSV, LAPTRACK_SPLIT,
-                                            LAPTRACK_TRACKS, ULTRACK_TRACKS, trackpy_csv)
+from tests.corpus.tracker_csv_cases import (BROKEN_DATAFRAMES, BROKEN_NAPARI_GRAPHS, BTRACK_CSV,
+                                            LAPTRACK_SPLIT, LAPTRACK_TRACKS, NAPARI_TRACKS,
+                                            ULTRACK_TRACKS, trackpy_csv)
 from trackverify.errors import InputError
 from trackverify.io.formats import detect_format, load, read_tracks
 
@@ -122,6 +123,29 @@ def test_napari_csv_with_extra_columns(tmp_path):
     loaded = load(path, "reference")
     assert points(loaded.table) == [(0, 1, 3.0, 2.0, None), (1, 1, 3.5, 2.5, None)]
     assert loaded.info["ignored_columns"] == ["area", "label"]
+
+
+def test_napari_whole_ids_and_graph_read_exactly(tmp_path):
+    # ids written 7.0 and 2^53 - 1 = 9007199254740991 (exact in float64), a graph key "9007199254740991"
+    # whose parent is written 7.0
+    path = write(tmp_path / "tracks.csv", "ID,t,y,x\n7.0,0,2.0,3.0\n7,1,2.5,3.5\n"
+                                          "9007199254740991,2,8.0,9.0\n")
+    write(tmp_path / "graph.json", '{"9007199254740991": [7.0]}')
+    loaded = load(path, "reference")
+    assert points(loaded.table) == [(0, 7, 3.0, 2.0, None), (1, 7, 3.5, 2.5, None),
+                                    (2, 9007199254740991, 9.0, 8.0, 7)]
+
+
+@pytest.mark.parametrize("name, graph, fragments", BROKEN_NAPARI_GRAPHS,
+                         ids=[case[0] for case in BROKEN_NAPARI_GRAPHS])
+def test_napari_graph_ids_that_are_not_whole_numbers_are_refused(tmp_path, name, graph, fragments):
+    path = write(tmp_path / "tracks.csv", NAPARI_TRACKS)
+    write(tmp_path / "graph.json", graph)
+    with pytest.raises(InputError) as info:
+        load(path, "reference")
+    message = str(info.value)
+    assert message.startswith(str(tmp_path / "graph.json"))
+    assert all(fragment in message for fragment in fragments), message
 
 
 def test_napari_graph_json_size_check(tmp_path, monkeypatch):

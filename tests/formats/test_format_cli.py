@@ -106,7 +106,7 @@ def test_run_on_a_short_tracker_file_prints_flags_that_work(tmp_path, capsys):
     source = shared(TRACKMATE / "trackmate_tracks_with_splitting_merging.xml")   # 50 frames
     code, _, err = run(["run", "--data", source, "--out", tmp_path / "a", "--no-rows",
                         "--executor", "local"], capsys)
-    assert code == 2 and "50 frames" in err  # floor(0.3 * 50), floor(0.7 * 50)
+    assert code == 2 and "spans 50 frame numbers (0-49; " in err  # floor(0.3 * 50), floor(0.7 * 50)
     assert "--start 15 --recovery-end 35" in err and "--conditions control" in err
     code, out, err = run(["run", "--data", source, "--out", tmp_path / "b", "--no-rows",
                           "--executor", "local", "--conditions", "control,single_frame_swap",

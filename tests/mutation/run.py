@@ -128,6 +128,11 @@ MODULES: dict[str, list[str]] = {
     "run.py": ["tests/test_protocols_hand.py"],
     # the one definition of an integer and of a real value (settings, files, arguments)
     "values.py": ["tests/test_values.py"],
+    # the table checks by hand first, then the ids as read (not the writers' round trips:
+    # seconds a mutant, and the writers are not what is mutated)
+    "tables.py": ["tests/test_tables_checks.py", "tests/test_tables.py", "tests/test_ids.py",
+                  "--deselect", "tests/test_ids.py::test_nwb_round_trips_its_ids",
+                  "--deselect", "tests/test_ids.py::test_every_written_table_round_trips_its_ids"],
 }
 # Modules measured on some of their functions only (mutmut name patterns): the rest of the
 # module is not counted, and the table says so.
@@ -164,6 +169,11 @@ DEFINITIONS = {
                        "stack_by_recording"],
     # the mean and minimum over corruption draws of the headline numbers
     "run.py": ["over_draws"],
+    # the table checks: required columns, each column's type, ids, duplicate rows and the
+    # schema's rules (validate); not the key coding or the ordering helpers
+    "tables.py": ["validate", "_check_columns", "_id_column", "_frame_column",
+                  "_check_coordinate_set", "_coordinate_column", "_bool_column",
+                  "_check_unique"],
 }
 # registered_distance.py: its scoring, abstention, one-to-one assignment and helper
 # functions, the identity-free registration (the fit, the global pose, CPD's E- and M-steps)

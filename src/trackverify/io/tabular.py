@@ -1,4 +1,5 @@
-"""CSV and Parquet tables at the edge: read with clear errors, write atomically."""
+"""CSV and Parquet tables at the edge: read with clear errors, write atomically; the text
+cells of a tracker's CSV (:func:`text_cells`) and their numbers (:func:`cell_numbers`)."""
 
 from __future__ import annotations
 
@@ -170,6 +171,67 @@ def ids_as_written(text: pd.Series) -> pd.Series:
     full = np.zeros(len(text), dtype=np.int64)
     full[~null] = values
     return pd.Series(pd.arrays.IntegerArray(full, null), index=text.index, name=text.name)
+
+
+def cell_numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,
+                 blank_ok: bool = False) -> np.ndarray:
+    """``cells[column]`` (text cells, or a numeric column of a Parquet file) as float64; a
+    cell that is not a finite number (or, with ``whole``, not a whole number below 2^53; with
+    ``blank_ok`` a blank is NaN) is an InputError naming ``where``, the column, the 1-based
+    row and the cell."""
+    cells_of = cells[column]
+    if pd.api.types.is_numeric_dtype(cells_of) and not pd.api.types.is_bool_dtype(cells_of):
+        text = cells_of.astype(object)  # quoted only in a message
+        values = cells_of.to_numpy(dtype=np.float64, na_value=np.nan)
+        blank = np.zeros(len(values), dtype=bool)
+    else:
+        text = cells_of.astype(str).str.strip()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        blank = (text == "").to_numpy()
+    bad = ~np.isfinite(values) & ~(blank_ok & blank)
+    if whole:  # and exact in float64 (ids and frames beyond 2^53 would be rounded)
+        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) >= 2.0**53))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected a {'whole (below 2^53)' if whole else 'finite'} number, found "
+                         f"{text.iloc[row]!r}", source=where, column=column, row=row + 1)
+    return values
+
+
+BLOCK_BYTES = 1 << 26  # a cell may be this long (pyarrow parses whole blocks)
+
+
+def text_cells(path, names: list[str], skip: int, encoding: str = "utf-8-sig",
+               **parse) -> pd.DataFrame:
+    """The rows of a CSV file after its ``skip`` header lines, every cell as text, under
+    ``names``; ``parse``: pyarrow ``ParseOptions`` (delimiter, quoting). A row with too few or
+    too many cells is an InputError naming it (pyarrow reports it; pandas would pad a short
+    row silently)."""
+    import pyarrow.csv as pcsv
+
+    where = str(path)
+    bad: list = []
+
+    def refuse(row):
+        bad.append(row)
+        return "error"
+
+    try:
+        table = pcsv.read_csv(
+            path, read_options=pcsv.ReadOptions(
+                skip_rows=skip, column_names=names, use_threads=False, block_size=BLOCK_BYTES,
+                encoding="utf8" if encoding == "utf-8-sig" else encoding),  # a BOM is in a skipped row
+            parse_options=pcsv.ParseOptions(invalid_row_handler=refuse, **parse),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                strings_can_be_null=False))
+    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
+        if bad:
+            row = bad[0]
+            raise InputError(f"{row.actual_columns} cells where the header has "
+                             f"{row.expected_columns}", source=where,
+                             row=None if row.number is None else row.number - skip) from None
+        raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", source=where) from None
+    return table.to_pandas()
 
 
 def _first_line(exc: Exception) -> str:

@@ -4,8 +4,8 @@ One reader, four *dialects*, each registered under its own ``--format`` name and
 by the header alone (:data:`DIALECTS`, :func:`dialect_of`: the first line of a CSV, at most
 :data:`~trackverify.io.tabular.MAX_HEADER_LINE` characters, or a Parquet file's schema). A
 leading unnamed column (the index ``DataFrame.to_csv`` writes) is ignored. Every cell is read
-as text and checked (:func:`~trackverify.io.formats.convert.cell_numbers`): an id or frame that is not a whole
-number, or a position that is not a finite number, is refused naming the file, the column
+as text and checked (:func:`~trackverify.io.tabular.cell_numbers`): an id or frame that is
+not a whole number, or a position that is not a finite number, is refused naming the file, the column
 and the row. Units are pixels (none of these files carries a pixel size): give
 ``--pixel-size``. Columns the dialect does not name are ignored (listed in the manifest).
 
@@ -54,9 +54,9 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.convert import cell_numbers, parent_ids, text_cells
+from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
-from trackverify.io.tabular import header_line
+from trackverify.io.tabular import cell_numbers, header_line, read_table, text_cells
 
 PARQUET = (".parquet", ".pq")
 
@@ -141,8 +141,6 @@ def _cells(path: Path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=where)
     if path.suffix.lower() in PARQUET:
-        from trackverify.io.tabular import read_table
-
         table = read_table(path)  # a damaged file is one clean error
         table.columns = [str(c) for c in table.columns]
         return table

@@ -6,10 +6,15 @@ listed in the manifest (``ignored_columns``). The napari ``graph``
 (``{child_id: [parent_id, ...]}``) is read from ``<name>.graph.json`` or ``graph.json``
 beside the CSV (the first that exists; recorded in the manifest): ``parent_track`` is the
 first listed parent (null when none) and ``merge_parents`` lists them all when a track has
-several. Ids and frames written as floats (``1.0``) must be whole numbers. Units are pixels
-(napari CSVs carry no calibration): give ``--pixel-size``. The JSON is refused above
-:data:`MAX_GRAPH_BYTES`, nested too deeply, or when it is not a regular file
-(:func:`trackverify.io.bounded.read_json`).
+several. Ids and frames must be whole numbers below 2^53 (written ``7`` or ``7.0``; larger ones
+would be rounded in float64, two ids becoming one), positions finite numbers read as float64
+(a decimal becomes the nearest double); a cell that is not (text, ``True``, ``nan``, ``inf``,
+``1.5`` as an id) is an error naming the file, the column and the row
+(:func:`trackverify.io.tabular.cell_numbers`). The graph's ids follow the same rule: JSON
+integers, or keys / numbers that are whole numbers below 2^53 (``"2"``, ``2.0``), never
+booleans. Units are pixels (napari CSVs carry no calibration): give ``--pixel-size``. The JSON
+is refused above :data:`MAX_GRAPH_BYTES`, nested too deeply, or when it is not a regular
+file (:func:`trackverify.io.bounded.read_json`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import read_json
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.tabular import read_table
+from trackverify.io.tabular import cell_numbers, read_table
 
 HEADERS = (["ID", "t", "y", "x"], ["ID", "t", "z", "y", "x"])
 MAX_GRAPH_BYTES = 64 * 1024**2
@@ -49,13 +54,20 @@ def graph_file(path: Path) -> Path | None:
     return None
 
 
-def _whole(values: pd.Series, column: str, where: str) -> np.ndarray:
-    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
-    if bad.any():
-        raise InputError("expected a whole number", source=where, column=column,
-                         row=int(np.flatnonzero(bad)[0]) + 1)
-    return numeric.astype(np.int64)
+def _graph_id(value) -> int | None:
+    """A graph id (a JSON key, or a number in a parent list) as the int it names exactly, or
+    None when it is not a whole number below 2^53 (a boolean, 1.5, "abc", 2^53)."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text) if text.lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (np.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if abs(value) < 2**53 else None
 
 
 def read_graph(path: Path) -> dict[int, list[int]]:
@@ -66,10 +78,12 @@ def read_graph(path: Path) -> dict[int, list[int]]:
     graph: dict[int, list[int]] = {}
     for child, parents in data.items():
         parents = parents if isinstance(parents, list) else [parents]
-        try:
-            graph[int(float(child))] = [int(float(p)) for p in parents]
-        except (TypeError, ValueError):
-            raise InputError(f"track {child!r}: ids must be numbers", source=where) from None
+        ids = [_graph_id(v) for v in (child, *parents)]
+        if None in ids:
+            bad = (child, *parents)[ids.index(None)]
+            raise InputError(f"track {child!r}: ids must be whole numbers below 2^53, found "
+                             f"{bad!r}", source=where)
+        graph[ids[0]] = ids[1:]
     return graph
 
 
@@ -80,11 +94,12 @@ def read(path: Path) -> Tracks:
     if layout(header) is None:
         raise InputError(f"a napari tracks CSV's header starts ID,t,y,x or ID,t,z,y,x; found "
                          f"{','.join(header)}", source=where)
-    table = pd.DataFrame({"frame": _whole(raw["t"], "t", where),
-                          "track": _whole(raw["ID"], "ID", where)})
+    table = pd.DataFrame({
+        "frame": cell_numbers(raw, "t", where, whole=True).astype(np.int64),
+        "track": cell_numbers(raw, "ID", where, whole=True).astype(np.int64)})
     for axis in ("x", "y", "z"):
         if axis in layout(header):
-            table[axis] = pd.to_numeric(raw[axis], errors="coerce")
+            table[axis] = cell_numbers(raw, axis, where)
     graph_path = graph_file(path)
     graph = read_graph(graph_path) if graph_path is not None else {}
     first_parent = {c: p[0] for c, p in graph.items() if p}

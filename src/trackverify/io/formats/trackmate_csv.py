@@ -48,11 +48,10 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.io.formats import Calibration, Tracks
-from trackverify.io.formats.convert import cell_numbers, text_cells
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit
-from trackverify.io.tabular import MAX_HEADER_LINE
+from trackverify.io.tabular import MAX_HEADER_LINE, cell_numbers, text_cells
 
 SPOT_COLUMNS = ("ID", "TRACK_ID", "FRAME", "POSITION_X", "POSITION_Y")
 EDGE_COLUMNS = ("SPOT_SOURCE_ID", "SPOT_TARGET_ID")
@@ -140,7 +139,7 @@ def _header(path: Path, key: str,
 
 
 def _cells(path: Path, key: str, required: tuple[str, ...]) -> tuple[pd.DataFrame, list, list | None, str]:
-    """``(the data rows as text, names, units, encoding)`` (:func:`.convert.text_cells`)."""
+    """``(the data rows as text, names, units, encoding)`` (:func:`.tabular.text_cells`)."""
     names, units, skip, encoding = _header(path, key, required)
     quoting = {"quote_char": '"'} if units is None else {"quote_char": False, "escape_char": '"'}
     return text_cells(path, names, skip, encoding, **quoting), names, units, encoding
