@@ -280,7 +280,8 @@ def test_btrack_datasets_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, 
 
 
 def test_pred_valid_of_undecodable_bytes_is_named(tmp_path, capsys):
-    # before: 'unexpected UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff'
+    # before: 'unexpected UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff'; the row is
+    # the undecodable value's (the second, 1-based), not the first bytes value's
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -289,7 +290,7 @@ def test_pred_valid_of_undecodable_bytes_is_named(tmp_path, capsys):
                              "y_um": [0.0] * 3, "pred_valid": pa.array([b"true", b"\xff", b"true"])}),
                    path)
     _refused(["audit", path, "--out", tmp_path / "out"], capsys, path,
-             "column 'pred_valid', row 1: expected true/false, found bytes that are not UTF-8")
+             "column 'pred_valid', row 2: expected true/false, found bytes that are not UTF-8")
 
 
 @pytest.mark.parametrize("label, fragment", [
