@@ -265,6 +265,13 @@ def bounded_container_cases(root: Path) -> list[Case]:
         name = "bounded_ctc_image_fifo"
         folder = ctc_folder(root / name / "ctc", _fifo)
         case(name, folder, "ctc", [str(folder / "mask000.tif"), "found a FIFO"])
+    if hasattr(os, "mkfifo"):  # a FIFO res_track.txt: was "no res_track.txt or man_track.txt here"
+        name = "bounded_ctc_track_file_fifo"
+        folder = ctc_folder(root / name / "ctc")
+        (folder / "res_track.txt").unlink()
+        _fifo(folder / "res_track.txt")
+        case(name, folder, "ctc", [str(folder / "res_track.txt"), "expected a regular track file, "
+                                   "found a FIFO"])
     for kind, dtype in (("float", np.float32), ("complex", np.complex64), ("negative", np.int16)):
         name = f"bounded_ctc_{kind}_labels"
         folder = ctc_folder(root / name / "ctc", _labels_as(dtype))
