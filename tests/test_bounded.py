@@ -13,7 +13,7 @@ import pytest
 from tests.corpus.bounded_cases import huge_npy_header
 from trackverify.conversion.decoder import MAX_EPOCHS, DecoderConfig
 from trackverify.errors import ConfigError, InputError
-from trackverify.io.bounded import check_npy, parse_nested, read_text, regular_file
+from trackverify.io.bounded import check_npy, companion, parse_nested, read_text, regular_file
 
 posix = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need POSIX")
 
@@ -85,3 +85,12 @@ def test_decoder_epochs_have_a_stated_maximum():
         with pytest.raises(ConfigError, match=r"decoder epochs .* must be an integer in "
                                               r"\[1, 10000\]"):
             DecoderConfig(epochs=bad)
+
+
+def test_a_companion_is_absent_regular_or_refused(tmp_path):
+    assert companion(tmp_path / "run_edges.csv") is None
+    (tmp_path / "run_edges.csv").write_text("x\n")
+    assert companion(tmp_path / "run_edges.csv") == tmp_path / "run_edges.csv"
+    (tmp_path / "split_df.csv").symlink_to(tmp_path / "gone.csv")  # a broken link: not absent
+    with pytest.raises(InputError, match="split_df.csv: laptrack table not found"):
+        companion(tmp_path / "split_df.csv", what="laptrack table")

@@ -136,6 +136,19 @@ def test_csv_round_trip_with_bom(tmp_path, obs):
     assert loaded["pred_valid"].all()
 
 
+@pytest.mark.parametrize("boms", [2, 3])
+def test_a_second_bom_is_refused(tmp_path, boms):
+    # Two BOMs: pandas dropped the second itself, but the header check saw '\ufeffrecording',
+    # so recording '007' was not read as an id (it became 7); three: a column '\ufeffrecording'.
+    path = tmp_path / "obs.csv"
+    path.write_bytes(b"\xef\xbb\xbf" * boms + b"recording,frame\n007,0\n")
+    with pytest.raises(InputError) as info:
+        read_table(path)
+    assert str(info.value) == (f"{path}, column 'recording': the column name begins with a "
+                               "byte-order mark (U+FEFF; the file starts with two, or one is "
+                               "inside the header): save the file with at most one")
+
+
 def test_parquet_round_trip(tmp_path, obs):
     write_table(obs, tmp_path / "obs.parquet")
     loaded = load_table(tmp_path / "obs.parquet", OBSERVATIONS)

@@ -18,6 +18,7 @@ import numpy as np
 
 from tests.corpus.andi_cases import _base, _score
 from tests.corpus.make_corpus import Case, _raw, _write, clean_observations, generator
+from tests.corpus.tracker_csv_cases import LAPTRACK_SPLIT, LAPTRACK_TRACKS, v7_edges, v7_spots
 from trackverify.conversion import synthetic as C
 
 DEEP = 100_000
@@ -264,6 +265,13 @@ def bounded_container_cases(root: Path) -> list[Case]:
         name = "bounded_ctc_image_fifo"
         folder = ctc_folder(root / name / "ctc", _fifo)
         case(name, folder, "ctc", [str(folder / "mask000.tif"), "found a FIFO"])
+    if hasattr(os, "mkfifo"):  # a FIFO res_track.txt: was "no res_track.txt or man_track.txt here"
+        name = "bounded_ctc_track_file_fifo"
+        folder = ctc_folder(root / name / "ctc")
+        (folder / "res_track.txt").unlink()
+        _fifo(folder / "res_track.txt")
+        case(name, folder, "ctc", [str(folder / "res_track.txt"), "expected a regular track file, "
+                                   "found a FIFO"])
     for kind, dtype in (("float", np.float32), ("complex", np.complex64), ("negative", np.int16)):
         name = f"bounded_ctc_{kind}_labels"
         folder = ctc_folder(root / name / "ctc", _labels_as(dtype))
@@ -292,6 +300,29 @@ def bounded_container_cases(root: Path) -> list[Case]:
         if make is not _fifo or hasattr(os, "mkfifo"):
             make(special)
             case(name, annotations, "zephir", [str(special), fragment])
+    # A companion file looked for beside the input (TrackMate's edges table, laptrack's split
+    # table, napari's graph): a FIFO or a link out of the folder under its name is refused,
+    # not skipped as absent (the tracks were read without their links, exit 0).
+    edges = v7_edges([(0, 0, 1), (0, 1, 2), (1, 3, 4), (1, 4, 5)])
+    for fmt, input_name, text, name_beside, beside_text in (
+            ("trackmate_csv", "run_spots.csv", v7_spots(), "run_edges.csv", edges),
+            ("laptrack", "l.csv", LAPTRACK_TRACKS, "l_split.csv", LAPTRACK_SPLIT),
+            ("napari", "tracks.csv", "ID,t,y,x\n1,0,2.0,3.0\n2,1,2.5,3.5\n", "graph.json",
+             '{"2": [1]}')):
+        stem = fmt
+        other = _raw(root, f"bounded_{stem}_companion_link_outside", "elsewhere/" + name_beside,
+                     beside_text.encode())
+        name = f"bounded_{stem}_companion_link_outside"
+        source = _raw(root, name, "in/" + input_name, text.encode())
+        (source.parent / name_beside).symlink_to(other)
+        case(name, source, fmt, [str(source.parent / name_beside), f"a link to {other}",
+                                 "not followed"])
+        cases[-1].args += ["--pixel-size", "1"] if fmt == "napari" else []
+        if hasattr(os, "mkfifo") and fmt != "napari":  # napari's FIFO graph: case above
+            name = f"bounded_{stem}_companion_fifo"
+            source = _raw(root, name, input_name, text.encode())
+            _fifo(source.parent / name_beside)
+            case(name, source, fmt, [str(source.parent / name_beside), "found a FIFO"])
     name = "bounded_trackmate_folder"  # a folder given to a reader of one file
     folder = root / name / "tracks.xml"
     folder.mkdir(parents=True)

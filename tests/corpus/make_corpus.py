@@ -204,6 +204,8 @@ def file_cases(root: Path) -> list[Case]:
         "latin1_bytes": ("obs.csv", (header + "\nr\xe9,0,0,0,0,0,0,100,True\n").encode("latin-1"), None),
         "duplicated_header": ("obs.csv", (header + ",frame\n" + "\n".join(
             line + ",0" for line in clean.splitlines()[1:]) + "\n").encode(), "frame"),
+        # two BOMs: utf-8-sig drops one, the column was '\ufeffrecording' (one recording 'default')
+        "two_boms": ("obs.csv", ("\ufeff\ufeff" + clean).encode(), "recording"),
         "garbage_parquet": ("obs.parquet", b"PAR1 this is not parquet", None),
         "unknown_extension": ("obs.xlsx", clean.encode(), None),
         "ragged_csv_row": ("obs.csv", (clean + "r1,1,2\n").encode(), None),

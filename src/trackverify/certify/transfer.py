@@ -26,7 +26,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from trackverify.certify.guarantees import animal_losses
 from trackverify.certify.simulation import fit_method, specimen_pool
@@ -36,6 +35,7 @@ def real_error_scores(folder: Path) -> dict[str, np.ndarray]:
     """fixed_distance scores of the real recording's error rows: injected and the tracker's."""
     from trackverify.config import build_config
     from trackverify.dataset import load_dataset
+    from trackverify.io.tabular import read_table
     from trackverify.protocols.anatomical_verification import error_array, score_conditions
     from trackverify.verifiers.fixed_distance import FixedDistance
 
@@ -49,8 +49,8 @@ def real_error_scores(folder: Path) -> dict[str, np.ndarray]:
     corrupted = ~scored["is_control"].to_numpy()
     out["injected"] = scored["score"].to_numpy()[corrupted & (error == 1)]
     tracker_path = Path(folder) / "tracker_cpd.parquet"
-    if tracker_path.exists():
-        tracker = pd.read_parquet(tracker_path)
+    if tracker_path.exists():  # user input beside the dataset: a FIFO is refused by name
+        tracker = read_table(tracker_path)
         keys = ["recording", "frame", "detection"]
         joined = table.drop(columns=["pred_id", "pred_valid"]).merge(
             tracker[keys + ["pred_id", "pred_valid"]], on=keys, how="left", validate="one_to_one")

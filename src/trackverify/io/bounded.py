@@ -11,7 +11,8 @@ Every reader of trackverify goes through here before it opens an input:
 * :func:`inside` refuses a file reached through a symbolic link that leaves the input
   folder (a chunk of a zarr store or a label image linked to ``/etc/passwd`` or to another
   input), and :func:`folder_files` applies it and :func:`regular_file` to every file
-  under a folder read as one input (a GEFF store).
+  under a folder read as one input (a GEFF store); :func:`companion` applies both to a
+  file looked for beside an input (TrackMate's edges table, laptrack's split table).
 * :func:`parse_nested` parses JSON or TOML and turns the ``RecursionError`` of a document
   nested deeper than the parser's recursion limit (``[[[[...`` 10^5 deep) into one clean
   error; such input fails in milliseconds. :func:`read_json` reads and parses a JSON file
@@ -81,6 +82,18 @@ def inside(path: str | os.PathLike, root: str | os.PathLike, *, what: str = "fil
         _raise(error, str(path), f"the {what} is a link to {real}, outside {root}; links out "
                                  "of an input are not followed")
     return Path(path)
+
+
+def companion(path: str | os.PathLike, *, what: str = "file",
+              error: type[Exception] = InputError) -> Path | None:
+    """A file looked for beside an input: None when nothing has that name; else ``path``
+    if it is a regular file inside its folder (:func:`inside`, :func:`regular_file`), or
+    ``error`` naming it: a FIFO, socket, folder, broken link or link out of the folder
+    under the companion's name is refused, not skipped as absent."""
+    if not os.path.lexists(path):
+        return None
+    inside(path, os.path.dirname(os.path.abspath(path)), what=what, error=error)
+    return regular_file(path, what=what, error=error)
 
 
 def folder_files(root: str | os.PathLike, *, what: str = "file",

@@ -120,7 +120,9 @@ def header_line(path: Path, errors: str = "strict") -> str:
 
 
 def _check_csv_header(path: Path, delimiter: str) -> list[str]:
-    """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column."""
+    """pandas renames a repeated header ('a', 'a.1'); refuse it instead, naming the column.
+    A name beginning with U+FEFF (a second BOM: ``\ufeffrecording`` is not ``recording``)
+    is refused too."""
     try:
         line = header_line(path)
     except UnicodeDecodeError as exc:
@@ -131,6 +133,11 @@ def _check_csv_header(path: Path, delimiter: str) -> list[str]:
     except csv.Error as exc:
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
     _check_unique_names([h.strip() for h in header], path)
+    marked = next((h for h in header if h.startswith("\ufeff")), None)
+    if marked is not None:  # the first BOM was dropped (utf-8-sig): this one is in the name
+        raise InputError("the column name begins with a byte-order mark (U+FEFF; the file "
+                         "starts with two, or one is inside the header): save the file with "
+                         "at most one", source=str(path), column=marked.lstrip("\ufeff"))
     return header  # the column names as pandas reads them (skipinitialspace)
 
 

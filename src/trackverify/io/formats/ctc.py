@@ -30,7 +30,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.extras import require
-from trackverify.io.bounded import MAX_LABEL_VOXELS, inside, regular_file
+from trackverify.io.bounded import MAX_LABEL_VOXELS, companion, inside, regular_file
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 
@@ -42,8 +42,11 @@ MAX_LABEL_PAGES = 10_000
 
 
 def track_file(path: Path) -> Path | None:
+    """The track file of a result folder (a FIFO or a link out of the folder under its name
+    is refused, not reported absent: :func:`companion`), or ``path`` if it is a file."""
     if path.is_dir():
-        return next((path / n for n in TRACK_FILES if (path / n).is_file()), None)
+        return next((found for n in TRACK_FILES
+                     if (found := companion(path / n, what="track file")) is not None), None)
     return path if path.is_file() else None
 
 

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_size
+from trackverify.io.bounded import check_size, companion
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
@@ -170,12 +170,14 @@ def _axis_columns(dialect: Dialect, names: list[str], where: str) -> list[tuple[
 
 
 def _beside(path: Path, what: str) -> Path | None:
-    """laptrack's split or merge table beside ``path`` (module docstring), if there is one."""
+    """laptrack's split or merge table beside ``path`` (module docstring), if there is one
+    (anything else under that name, a FIFO or a link out of the folder, is refused)."""
     suffix = path.suffix if path.suffix.lower() in PARQUET else ".csv"
     for candidate in (path.with_name(f"{path.stem}_{what}{suffix}"),
                       path.with_name(f"{what}_df{suffix}")):
-        if candidate.is_file():
-            return candidate
+        found = companion(candidate, what=f"laptrack {what} table")
+        if found is not None:
+            return found
     return None
 
 

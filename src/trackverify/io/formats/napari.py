@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import read_json
+from trackverify.io.bounded import companion, read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.tabular import cell_numbers, read_table
 
@@ -48,10 +48,9 @@ def sniff(path: Path) -> bool:
 
 
 def graph_file(path: Path) -> Path | None:
-    for candidate in (path.with_suffix(".graph.json"), path.parent / "graph.json"):
-        if candidate.exists():  # a FIFO or a folder is refused by read_graph, not skipped
-            return candidate
-    return None
+    # anything under the name that is not a regular file in the folder is refused, not skipped
+    return next((found for candidate in (path.with_suffix(".graph.json"), path.parent / "graph.json")
+                 if (found := companion(candidate, what="graph JSON")) is not None), None)
 
 
 def _graph_id(value) -> int | None:

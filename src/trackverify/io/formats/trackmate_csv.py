@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import check_size
+from trackverify.io.bounded import check_size, companion
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
@@ -157,8 +157,10 @@ def edges_names(path: Path) -> list[Path]:
 
 
 def edges_file(path: Path) -> Path | None:
-    """The edges table TrackMate names beside a spots table, if it is there."""
-    return next((candidate for candidate in edges_names(path) if candidate.is_file()), None)
+    """The edges table TrackMate names beside a spots table, if it is there (anything else
+    under that name, a FIFO or a link out of the folder, is refused: :func:`companion`)."""
+    return next((found for candidate in edges_names(path)
+                 if (found := companion(candidate, what="edges table")) is not None), None)
 
 
 def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,
