@@ -300,6 +300,14 @@ def bounded_container_cases(root: Path) -> list[Case]:
         if make is not _fifo or hasattr(os, "mkfifo"):
             make(special)
             case(name, annotations, "zephir", [str(special), fragment])
+    # ZephIR's metadata.json linked to a file out of the annotations' folder: was followed
+    name = "bounded_zephir_metadata_link_outside"
+    other = _raw(root, name, "elsewhere/metadata.json",
+                 b'{"shape_x": 10, "shape_y": 10, "shape_z": 1}')
+    annotations = zephir_annotations(root / name / "in" / "annotations.h5")
+    (annotations.parent / "metadata.json").symlink_to(other)
+    case(name, annotations, "zephir", [str(annotations.parent / "metadata.json"),
+                                       f"a link to {other}", "not followed"])
     # A companion file looked for beside the input (TrackMate's edges table, laptrack's split
     # table, napari's graph): a FIFO or a link out of the folder under its name is refused,
     # not skipped as absent (the tracks were read without their links, exit 0).

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import read_json
+from trackverify.io.bounded import companion, read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.hdf5 import array, has, is_hdf5, numbers, open_h5
@@ -44,8 +44,13 @@ def sniff(path: Path) -> bool:
 
 
 def _beside(path: Path, name: str) -> Path | None:
-    # exists, not is_file: a FIFO or a folder there is refused by name (read_json), not skipped
-    return next((p for p in (path.parent / name, path.parent.parent / name) if p.exists()), None)
+    # the first that has the name, beside the file or one folder up; a FIFO, a folder or a
+    # link out of its folder there is refused by name (companion), not skipped or followed
+    for place in (path.parent / name, path.parent.parent / name):
+        found = companion(place, what=name)
+        if found is not None:
+            return found
+    return None
 
 
 def _text(values: np.ndarray) -> np.ndarray:
