@@ -7,6 +7,8 @@ Every expected message and window is worked out by hand in the comments.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -163,3 +165,14 @@ def test_a_refused_window_leaves_no_empty_output_folder(tmp_path):
         assert result.returncode == 2 and "gap in the recording's frame numbers" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "obs.csv"]
     assert [p.name for p in (tmp_path / "kept").iterdir()] == ["notes.txt"]
+
+
+def test_results_give_the_span_and_the_present_frames(tmp_path):
+    # input frames 756..765 without 759 and 762: T = 765 - 756 + 1 = 10, 8 of them present
+    path = tmp_path / "obs.csv"
+    gapped_table(missing=(3, 6), first=756).to_csv(path, index=False)
+    result = run_cli("verify", "--observations", path, "--start", 4, "--recovery-end", 7,
+                     "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "out" / "results.json").read_text())["recordings"]["r"]
+    assert (summary["first_frame"], summary["frames"], summary["frames_present"]) == (756, 10, 8)

@@ -83,11 +83,14 @@ class Execution:
 
 def recording_summary(observations: pd.DataFrame, first_frame: int = 0) -> dict:
     """Counts that describe one recording's observation table (frames counted from its
-    first frame, ``first_frame`` in the input's numbering)."""
+    first frame, ``first_frame`` in the input's numbering): ``frames`` is SPEC's T, the
+    last frame + 1 (gaps included), ``frames_present`` how many frame numbers hold an
+    observation."""
     return {
         "observations": int(len(observations)),
         "first_frame": first_frame,
         "frames": int(observations["frame"].max()) + 1,
+        "frames_present": int(observations["frame"].nunique()),
         "tracks": int(observations["track"].nunique()),
         "dimensions": 3 if "z_um" in observations.columns else 2,
         "valid_predictions": int(observations["pred_valid"].sum()),
