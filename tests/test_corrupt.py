@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import observation_table
 from trackverify.associate import association_diagnostics
 from trackverify.config import CONDITIONS
-from trackverify.corrupt import corrupt_recording, plan_corruptions
+from trackverify.corrupt import (corrupt_recording, equal_ids, plan_corruptions, scaled_window,
+                                 usable_start)
 from trackverify.errors import InputError
 
 START, END = 3, 6
@@ -375,3 +376,47 @@ def test_too_few_anchored_tracks_at_start_is_an_error(table):
         "the anchor frame (frame 0), found 1 (and 3 without one: their rows are unlabelled, so "
         "a corruption of them injects no error); try another --start (or set start in the "
         "[run] table of --config; docs/configuration.md)")
+
+
+def test_equal_ids_never_compares_a_null():
+    # pd.NA == "a" is pd.NA (no truth value): a null on either side is simply not equal
+    ids = np.array(["a", pd.NA, None, "b", "c"], dtype=object)
+    other = np.array(["a", "a", None, pd.NA, "b"], dtype=object)
+    assert equal_ids(ids, other).tolist() == [True, False, False, False, False]
+    assert equal_ids(np.array([1, pd.NA, 2], dtype=object), 1).tolist() == [True, False, False]
+
+
+def test_no_usable_frame_at_or_after_start_is_none():
+    # frames 0 0 1 2 2 3: only frame 2 holds 2 observations (frame 0 is the anchor)
+    frames = np.array([0, 0, 1, 2, 2, 3])
+    assert usable_start(frames, 1) == 2
+    assert usable_start(frames, 3) is None
+    # T = 10, one observation per frame after the anchor: no start for the scaled window
+    assert scaled_window(np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9])) is None
+
+
+def test_a_redrawn_pair_is_two_distinct_anchored_tracks(table):
+    """Only A and B have an anchor identity: every random pair is A and B, never one twice."""
+    for seed in range(20):
+        plans = plan_corruptions(without_anchor(table, "C", "D"), CONDITIONS, seed, START, END,
+                                 "r")
+        for condition in ("single_frame_swap", "persistent_swap", "swap_and_recovery",
+                          "duplicate_identity"):
+            assert sorted(plans[condition].tracks) == ["A", "B"], (seed, condition)
+
+
+def test_a_redraw_comes_from_the_second_generator_of_the_seed(table):
+    """fragmentation alone (one draw): PCG64(seed) picks among A, B, C, D (ascending); a pick
+    of C (no anchor identity) is drawn again among A, B, D from PCG64([seed, 1]), as the
+    module's definition states (numpy's generators, not the module, give the expected)."""
+    redrawn = 0
+    for seed in range(20):
+        first = "ABCD"[np.random.Generator(np.random.PCG64(seed)).choice(4, size=1,
+                                                                          replace=False)[0]]
+        if first == "C":
+            spare = np.random.Generator(np.random.PCG64([seed, 1]))
+            first, redrawn = "ABD"[spare.choice(3, size=1, replace=False)[0]], redrawn + 1
+        plans = plan_corruptions(without_anchor(table, "C"), ("control", "fragmentation"), seed,
+                                 START, END, "r")
+        assert plans["fragmentation"].tracks == (first,), seed
+    assert redrawn > 0

@@ -8,13 +8,15 @@ Every expected message and window is worked out by hand in the comments.
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from tests.conftest import SHARED, gapped_table, observation_table, run_cli
-from trackverify.corrupt import WindowError, plan_corruptions, scaled_window
+from trackverify.corrupt import (EVIDENCE_OPTIONS, PYTHON_OPTIONS, RUN_OPTIONS, WindowError,
+                                 WindowOptions, WindowProblem, plan_corruptions, scaled_window)
 
 REAL = SHARED / "data" / "fdnc-nerve-freely-moving"
 SIX = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery", "nearby_swap",
@@ -176,3 +178,126 @@ def test_results_give_the_span_and_the_present_frames(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "out" / "results.json").read_text())["recordings"]["r"]
     assert (summary["first_frame"], summary["frames"], summary["frames_present"]) == (756, 10, 8)
+
+
+def refusal(table: pd.DataFrame, start: int, recovery_end: int) -> WindowError:
+    """The WindowError of plan_corruptions on ``table`` with SIX for recording 'r'."""
+    with pytest.raises(WindowError) as info:
+        plan_corruptions(table, SIX, 1, start, recovery_end, "r")
+    return info.value
+
+
+RUN_NOTE = "in the [run] table of --config; docs/configuration.md)"
+
+
+def test_a_short_recording_lists_the_conditions_that_fit_in_every_wording():
+    # T = 10, start 3, recovery_end 20: the modes on [start, T) fit (10 > 3), those on
+    # [start, recovery_end) do not (10 <= 20); swap_and_recovery is the first that fails.
+    # Scaled window floor(3), floor(7) = 3, 7 (frame 3 holds four tracks); 10 of 10 present.
+    error = refusal(gapped_table(missing=()), 3, 20)
+    fits = "control,single_frame_swap,persistent_swap,fragmentation,dropout"
+    head = ("recording 'r' spans 10 frame numbers (0-9{}; 10 of them present), too short for "
+            "'swap_and_recovery' (needs more than 20); try ")
+    assert str(error) == (head.format("") + f"--start 3 --recovery-end 7, or --conditions {fits} "
+                          "(or set start / recovery_end / conditions " + RUN_NOTE)
+    # frame 0 is input frame 756: counted 0-9 = input 756-765
+    assert str(error.reworded(RUN_OPTIONS, 756)) == (
+        head.format(", input frames 756-765") + "--start 3 --recovery-end 7, or --conditions "
+        f"{fits} (or set start / recovery_end / conditions " + RUN_NOTE)
+    # evidence: no --conditions, no config file
+    assert str(error.reworded(EVIDENCE_OPTIONS)) == head.format("") + "--start 3 --recovery-end 7"
+    # a command with a config file but no --conditions names only the two window keys
+    assert str(error.reworded(WindowOptions(conditions=False))) == (
+        head.format("") + "--start 3 --recovery-end 7 (or set start / recovery_end " + RUN_NOTE)
+    # trackverify.verify: keyword arguments, the list as a Python list
+    assert str(error.reworded(PYTHON_OPTIONS)) == (
+        head.format("") + "start=3 and recovery_end=7, or conditions=['control', "
+        "'single_frame_swap', 'persistent_swap', 'fragmentation', 'dropout'] (or set start / "
+        "recovery_end / conditions in the [run] table of config_file; docs/configuration.md)")
+
+
+def test_a_start_equal_to_the_span_fits_control_only():
+    # T = 10 = start: [10, 10) is empty, so no mode fits, not even those on [start, T)
+    assert str(refusal(gapped_table(missing=()), 10, 20)) == (
+        "recording 'r' spans 10 frame numbers (0-9; 10 of them present), too short for "
+        "'single_frame_swap' (needs more than 10); try --start 3 --recovery-end 7, or "
+        "--conditions control (or set start / recovery_end / conditions " + RUN_NOTE)
+
+
+def test_a_problem_without_a_count_of_present_frames_says_none():
+    # present None (the default): no "; N of them present"; no conditions and no window:
+    # only control is suggested, or nothing where the command has no --conditions
+    problem = WindowProblem("r", "dropout", 300, 700, 10)
+    head = ("recording 'r' spans 10 frame numbers (0-9), too short for 'dropout' (needs more "
+            "than 300); ")
+    assert problem.message() == (head + "try --conditions control (or set start / recovery_end "
+                                 "/ conditions " + RUN_NOTE)
+    assert problem.message(EVIDENCE_OPTIONS) == (
+        head + "no corruption window fits it (a frame after the anchor with 2 observed tracks, "
+        "then a recovery end before its last frame)")
+
+
+def test_no_frame_with_two_tracks_suggests_control_where_the_command_has_conditions():
+    # after frame 0 only track A is observed: no frame 1.. holds 2 tracks (nearest: none)
+    table = observation_table(frames=10)
+    error = refusal(table[(table["frame"] == 0) | (table["track"] == "A")], 3, 6)
+    head = ("recording 'r': 'single_frame_swap' needs 2 track(s) observed at frame 3, found 1; "
+            "no frame after the anchor has 2 observed track(s)")
+    assert str(error) == head + "; try --conditions control"
+    assert str(error.reworded(EVIDENCE_OPTIONS)) == head
+
+
+def test_a_frame_after_the_gap_at_the_recovery_end_is_not_suggested():
+    # frames 3-5 missing, recovery_end 6: frame 6 is not < 6, so the suggestion is frame 2
+    assert str(refusal(gapped_table(missing=(3, 4, 5)), 3, 6)) == (
+        "recording 'r': 'single_frame_swap' draws among the tracks observed at frame 3, which "
+        "holds no observation (a gap in the recording's frame numbers); the nearest frames with "
+        "2 or more observed tracks are 2 and 6; try --start 2 (or set start " + RUN_NOTE)
+
+
+def test_only_a_frame_after_the_recovery_end_asks_for_a_later_recovery_end():
+    # frames 1-6 missing: nothing usable before 3 (frame 0 is the anchor), 7 is not < 6
+    error = refusal(gapped_table(missing=(1, 2, 3, 4, 5, 6)), 3, 6)
+    assert str(error) == (
+        "recording 'r': 'single_frame_swap' draws among the tracks observed at frame 3, which "
+        "holds no observation (a gap in the recording's frame numbers); the nearest frame with "
+        "2 or more observed tracks is 7; try --start 7 and a later recovery end (or set start "
+        + RUN_NOTE)
+    # numbered from 756: counted 3 = input 759, 7 = input 763
+    assert str(error.reworded(PYTHON_OPTIONS, 756)) == (
+        "recording 'r': 'single_frame_swap' draws among the tracks observed at frame 3 (input "
+        "frame 759), which holds no observation (a gap in the recording's frame numbers); the "
+        "nearest frame with 2 or more observed tracks is 7 (input 763); try start=7 and a later "
+        "recovery end (or set start in the [run] table of config_file; docs/configuration.md)")
+
+
+def test_too_few_anchored_tracks_in_keyword_wording():
+    # frame 0 holds track A only: B, C, D at frame 3 have no anchor identity
+    table = observation_table(frames=10)
+    error = refusal(table[(table["frame"] != 0) | (table["track"] == "A")], 3, 6)
+    assert str(error.reworded(PYTHON_OPTIONS)) == (
+        "recording 'r': 'single_frame_swap' needs 2 track(s) observed at frame 3 with an "
+        "identity in the anchor frame (frame 0), found 1 (and 3 without one: their rows are "
+        "unlabelled, so a corruption of them injects no error); try another start (or set start "
+        "in the [run] table of config_file; docs/configuration.md)")
+
+
+def test_a_window_error_keeps_its_place_when_named_reworded_and_pickled():
+    problem = WindowProblem("r", "dropout", 300, 700, 10)
+    head = ("recording 'r' spans 10 frame numbers (0-9{}), too short for 'dropout' (needs more "
+            "than 300); ")
+    python = (head.format("") + "try conditions=['control'] (or set start / recovery_end / "
+              "conditions in the [run] table of config_file; docs/configuration.md)")
+    run = head.format("") + "try --conditions control (or set start / recovery_end / conditions " + RUN_NOTE
+    error = WindowError(problem, options=PYTHON_OPTIONS, source="obs.csv", column="frame", row=4)
+    assert str(error) == "obs.csv, column 'frame', row 4: " + python
+    # named: another file, the same column, row and wording
+    assert str(error.named("other.csv")) == "other.csv, column 'frame', row 4: " + python
+    assert str(error.reworded()) == "obs.csv, column 'frame', row 4: " + run
+    # across a process boundary (pickled), then reworded with the input's numbering
+    restored = pickle.loads(pickle.dumps(error))
+    assert str(restored) == "obs.csv, column 'frame', row 4: " + python
+    assert str(restored.reworded(EVIDENCE_OPTIONS, 756)) == (
+        "obs.csv, column 'frame', row 4: " + head.format(", input frames 756-765")
+        + "no corruption window fits it (a frame after the anchor with 2 observed tracks, then a "
+        "recovery end before its last frame)")
