@@ -51,6 +51,11 @@ def refused(capsys, args: list) -> str:
     ("com1", "reserved"), ("LPT9.nwb", "reserved"), ("trailing.", "dot or a space"),
     ("trailing ", "dot or a space"), ("x" * 252, "longer than 255 bytes"),
     *[(f"a{c}b", "not allowed in a file name on Windows") for c in '<>"|?*'],
+    # characters that do not show as themselves: 'x\u202eavon.exe' shows as 'xexe.nova'
+    ("x\u202eavon.exe", r"U\+202E \(RIGHT-TO-LEFT OVERRIDE\)"),
+    ("rec\u200b1", r"U\+200B \(ZERO WIDTH SPACE\)"), ("a\u00adb", r"U\+00AD \(SOFT HYPHEN\)"),
+    ("c1\x85x", r"U\+0085 \(unnamed\)"), ("a\u2028b", r"U\+2028 \(LINE SEPARATOR\)"),
+    ("a\ufeffb", r"U\+FEFF \(ZERO WIDTH NO-BREAK SPACE\)"),
 ])
 def test_unsafe_names_are_refused(name, problem):
     with pytest.raises(InputError, match=problem) as info:
@@ -59,7 +64,8 @@ def test_unsafe_names_are_refused(name, problem):
 
 
 @pytest.mark.parametrize("name", ["r1", "worm 3", "exp_1", "animal-07.day2", "é-recording",
-                                  "console", "CONx", "x" * 251])
+                                  "console", "CONx", "x" * 251, "線虫-1", "worm\u00a0b",
+                                  "ε\u0301"])
 def test_plain_names_are_kept(name, tmp_path):
     assert child_path(tmp_path, name, ".nwb") == tmp_path / f"{name}.nwb"
 

@@ -4,10 +4,12 @@
 * :func:`safe_name` / :func:`child_path` turn an input-derived name (a recording id, an
   experiment folder name) into one plain file name inside the output folder, or refuse it:
   empty, ``.`` / ``..``, a path separator (``/`` or ``\\``), NUL or another control
-  character, a drive or stream colon, a character Windows refuses (``< > " | ? *``), a
-  Windows reserved device name (``CON``, ``NUL``, ``COM1`` ... with any extension), a
-  trailing dot or space (which Windows drops), more than 255 bytes, or a name whose real path is not directly inside the real output folder (an
-  existing symbolic link). Two names of one output folder may not differ only by case or
+  character, a character that does not show as itself (a bidirectional override, a
+  zero-width space, a C1 control, a line separator), a drive or stream colon, a character
+  Windows refuses (``< > " | ? *``), a Windows reserved device name (``CON``, ``NUL``,
+  ``COM1`` ... with any extension), a trailing dot or space (which Windows drops), more
+  than 255 bytes, or a name whose real path is not directly inside the real output folder
+  (an existing symbolic link). Two names of one output folder may not differ only by case or
   Unicode normal form (:func:`child_paths`).
 * :func:`check_out_dir` / :func:`check_out_file` refuse an ``--out`` that is an input, lies
   inside an input folder, or contains an input file or folder (real paths: symbolic links
@@ -31,6 +33,11 @@ _RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|
                        re.IGNORECASE)
 _MAX_NAME_BYTES = 255
 _NOT_ON_WINDOWS = '<>"|?*'
+# Unicode categories that do not show as themselves: C1 controls (Cc beyond ASCII), format
+# characters (bidirectional overrides, zero-width spaces and joiners, soft hyphen), line and
+# paragraph separators, lone surrogates. (Not "unassigned": that depends on the Python's
+# Unicode version.)
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 def _name_problem(name: str) -> str | None:
@@ -43,6 +50,10 @@ def _name_problem(name: str) -> str | None:
         return "the name contains a path separator"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "the name contains a NUL or control character"
+    hidden = next((c for c in name if unicodedata.category(c) in _HIDDEN), None)
+    if hidden is not None:  # a right-to-left override shows 'x\u202eatad.nwb' as 'xdata.nwb'
+        return (f"the name contains U+{ord(hidden):04X} ({unicodedata.name(hidden, 'unnamed')}), "
+                "an invisible or control character that changes how the name reads")
     if ":" in name:
         return "the name contains ':' (a drive or stream on Windows)"
     if any(c in _NOT_ON_WINDOWS for c in name):
