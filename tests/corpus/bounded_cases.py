@@ -229,6 +229,14 @@ def bounded_container_cases(root: Path) -> list[Case]:
     chunk.unlink()
     chunk.symlink_to(secret)
     case(name, store, "geff", [str(chunk), f"a link to {secret}", "not followed"])
+    # the store's .zattrs linked to a file outside: refused before it is opened (detection
+    # read its first 64 KiB; a file without "geff" gave "not a GEFF store")
+    name = "bounded_geff_zattrs_link_outside"
+    secret = _raw(root, name, "secret.txt", b"not json, not geff\n")
+    store = geff_store(root / name / "g.zarr")
+    (store / ".zattrs").unlink()
+    (store / ".zattrs").symlink_to(secret)
+    case(name, store, "geff", [str(store / ".zattrs"), f"a link to {secret}", "not followed"])
     if hasattr(os, "mkfifo"):
         name = "bounded_geff_chunk_fifo"
         store = geff_store(root / name / "g.zarr")

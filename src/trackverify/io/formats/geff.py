@@ -22,6 +22,7 @@ metadata JSON above 64 MiB or nested too deeply, and arrays declaring more than
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -30,7 +31,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.extras import require
-from trackverify.io.bounded import folder_files, read_json
+from trackverify.io.bounded import folder_files, inside, read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.units import UNIT_TO_UM
@@ -49,10 +50,15 @@ def _head(path: Path) -> bytes:
 
 def graph_group(path: Path) -> Path | None:
     """The folder holding the geff metadata: ``path`` or its ``tracks/``, the first whose
-    ``.zattrs`` or ``zarr.json`` (a regular file) names geff in its first 64 KiB."""
+    ``.zattrs`` or ``zarr.json`` (a regular file) names geff in its first 64 KiB. A metadata
+    file that is a link out of ``path`` is refused before it is opened
+    (:func:`~trackverify.io.bounded.inside`)."""
     for candidate in (path, path / "tracks"):
         for name in (".zattrs", "zarr.json"):
-            if (candidate / name).is_file() and b'"geff' in _head(candidate / name):
+            metadata = candidate / name
+            if os.path.lexists(metadata):
+                inside(metadata, path, what="store file")
+            if metadata.is_file() and b'"geff' in _head(metadata):
                 return candidate
     return None
 
