@@ -84,16 +84,18 @@ def inside(path: str | os.PathLike, root: str | os.PathLike, *, what: str = "fil
     return Path(path)
 
 
-def companion(path: str | os.PathLike, *, what: str = "file",
+def companion(*paths: str | os.PathLike, what: str = "file",
               error: type[Exception] = InputError) -> Path | None:
-    """A file looked for beside an input: None when nothing has that name; else ``path``
-    if it is a regular file inside its folder (:func:`inside`, :func:`regular_file`), or
-    ``error`` naming it: a FIFO, socket, folder, broken link or link out of the folder
-    under the companion's name is refused, not skipped as absent."""
-    if not os.path.lexists(path):
-        return None
-    inside(path, os.path.dirname(os.path.abspath(path)), what=what, error=error)
-    return regular_file(path, what=what, error=error)
+    """A file looked for beside an input, under one or more names (``paths``, in order of
+    preference): None when nothing has any of them; else the first path that exists, if it
+    is a regular file inside its folder (:func:`inside`, :func:`regular_file`), or ``error``
+    naming it: a FIFO, socket, folder, broken link or link out of the folder under the
+    companion's name is refused, not skipped as absent."""
+    for path in paths:
+        if os.path.lexists(path):
+            inside(path, os.path.dirname(os.path.abspath(path)), what=what, error=error)
+            return regular_file(path, what=what, error=error)
+    return None
 
 
 def folder_files(root: str | os.PathLike, *, what: str = "file",
@@ -243,6 +245,7 @@ def check_npy(path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["MAX_TEXT_BYTES", "MAX_LABEL_VOXELS", "regular_file", "inside", "folder_files",
+__all__ = ["MAX_TEXT_BYTES", "MAX_LABEL_VOXELS", "regular_file", "inside", "companion",
+           "folder_files",
            "read_bytes", "read_text", "read_json", "parse_nested",
            "check_declared_bytes", "check_npy"]

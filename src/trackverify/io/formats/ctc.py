@@ -45,8 +45,7 @@ def track_file(path: Path) -> Path | None:
     """The track file of a result folder (a FIFO or a link out of the folder under its name
     is refused, not reported absent: :func:`companion`), or ``path`` if it is a file."""
     if path.is_dir():
-        return next((found for n in TRACK_FILES
-                     if (found := companion(path / n, what="track file")) is not None), None)
+        return companion(*(path / n for n in TRACK_FILES), what="track file")
     return path if path.is_file() else None
 
 

@@ -5,8 +5,8 @@ by the header alone (:data:`DIALECTS`, :func:`dialect_of`: the first line of a C
 :data:`~trackverify.io.tabular.MAX_HEADER_LINE` characters, or a Parquet file's schema). A
 leading unnamed column (the index ``DataFrame.to_csv`` writes) is ignored. Every cell is read
 as text and checked (:func:`~trackverify.io.tabular.cell_numbers`): an id or frame that is
-not a whole number, or a position that is not a finite number, is refused naming the file, the column
-and the row. Units are pixels (none of these files carries a pixel size): give
+not a whole number, or a position that is not a finite number, is refused naming the file,
+the column and the row. Units are pixels (none of these files carries a pixel size): give
 ``--pixel-size``. Columns the dialect does not name are ignored (listed in the manifest).
 
 * ``trackpy``: ``trackpy.locate`` / ``batch`` columns ``y, x, mass, size, ecc, signal,
@@ -173,12 +173,8 @@ def _beside(path: Path, what: str) -> Path | None:
     """laptrack's split or merge table beside ``path`` (module docstring), if there is one
     (anything else under that name, a FIFO or a link out of the folder, is refused)."""
     suffix = path.suffix if path.suffix.lower() in PARQUET else ".csv"
-    for candidate in (path.with_name(f"{path.stem}_{what}{suffix}"),
-                      path.with_name(f"{what}_df{suffix}")):
-        found = companion(candidate, what=f"laptrack {what} table")
-        if found is not None:
-            return found
-    return None
+    return companion(path.with_name(f"{path.stem}_{what}{suffix}"),
+                     path.with_name(f"{what}_df{suffix}"), what=f"laptrack {what} table")
 
 
 def _laptrack_parents(path: Path, track: np.ndarray) -> tuple[pd.arrays.IntegerArray,

@@ -49,8 +49,8 @@ def sniff(path: Path) -> bool:
 
 def graph_file(path: Path) -> Path | None:
     # anything under the name that is not a regular file in the folder is refused, not skipped
-    return next((found for candidate in (path.with_suffix(".graph.json"), path.parent / "graph.json")
-                 if (found := companion(candidate, what="graph JSON")) is not None), None)
+    return companion(path.with_suffix(".graph.json"), path.parent / "graph.json",
+                     what="graph JSON")
 
 
 def _graph_id(value) -> int | None:

@@ -159,8 +159,7 @@ def edges_names(path: Path) -> list[Path]:
 def edges_file(path: Path) -> Path | None:
     """The edges table TrackMate names beside a spots table, if it is there (anything else
     under that name, a FIFO or a link out of the folder, is refused: :func:`companion`)."""
-    return next((found for candidate in edges_names(path)
-                 if (found := companion(candidate, what="edges table")) is not None), None)
+    return companion(*edges_names(path), what="edges table")
 
 
 def _links(path: Path, node: np.ndarray, track: np.ndarray, frame: np.ndarray,

@@ -46,11 +46,7 @@ def sniff(path: Path) -> bool:
 def _beside(path: Path, name: str) -> Path | None:
     # the first that has the name, beside the file or one folder up; a FIFO, a folder or a
     # link out of its folder there is refused by name (companion), not skipped or followed
-    for place in (path.parent / name, path.parent.parent / name):
-        found = companion(place, what=name)
-        if found is not None:
-            return found
-    return None
+    return companion(path.parent / name, path.parent.parent / name, what=name)
 
 
 def _text(values: np.ndarray) -> np.ndarray:
