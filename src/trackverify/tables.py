@@ -96,6 +96,14 @@ PREDICTIONS = Schema(
     required=("recording", "frame", "pred_id"),
     optional=("detection", "x_um", "y_um", "z_um", "pred_valid"),
 )
+#: A tracker's identities of a recording's detections (e.g. ``tracker_cpd.parquet`` of the
+#: real recording): a null ``pred_id`` is allowed where ``pred_valid`` is false.
+TRACKER_IDS = Schema(
+    "tracker table",
+    required=("recording", "frame", "detection", "pred_id"),
+    optional=("pred_valid",),
+    unique_keys=(("recording", "frame", "detection"),),
+)
 #: Every source detection of each frame, with or without a reference identity (SPEC:
 #: detections are fixed). Extra columns (e.g. ``kind``) are allowed and kept.
 DETECTIONS = Schema(
