@@ -37,8 +37,9 @@ import pandas as pd
 
 from trackverify.anchors import anchor_identities
 from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset
+from trackverify.dataset import load_dataset, tracker_predictions
 from trackverify.evidence import evidence_window, repeated_draws, summary
+from trackverify.io.tabular import read_table
 from trackverify.report.numbers import fmt
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
@@ -61,15 +62,10 @@ def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW) -> dict:
 
 def tracker_rows(folder: Path, observations: pd.DataFrame, first_frame: int = 0) -> pd.DataFrame:
     """The tracker's ids on ``observations`` (frames counted from ``first_frame``, the input's
-    number of frame 0; the tracker file keeps the input's numbering)."""
-    tracker = pd.read_parquet(folder / "tracker_cpd.parquet")
-    tracker["frame"] = tracker["frame"] - first_frame
-    joined = observations.drop(columns=["pred_id", "pred_valid"]).merge(
-        tracker, on=["recording", "frame", "detection"], how="left", validate="one_to_one")
-    joined["pred_valid"] = joined["pred_valid"].fillna(False).astype(bool)
-    # the tracker gave no identity: any id that is no anchor's (the row is unlabelled)
-    joined["pred_id"] = joined["pred_id"].fillna(-1).astype("int64")
-    return joined
+    number of frame 0; the tracker file keeps the input's numbering); where the tracker gave
+    no identity, ``pred_valid`` is false (the row is unlabelled)."""
+    path = folder / "tracker_cpd.parquet"
+    return tracker_predictions(observations, read_table(path), first_frame, str(path))
 
 
 def tracker_errors(table, detections, make) -> dict:

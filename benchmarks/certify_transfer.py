@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from trackverify.certify.transfer import transfer
+from trackverify.errors import TrackverifyError
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fdnc-nerve-freely-moving"
 COLUMNS = ("level", "n_cal", "method", "real", "real_errors", "median_threshold_um",
@@ -29,8 +30,11 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"real data not found at {args.data}")
-    rows = transfer(args.data, args.level, tuple(int(x) for x in args.sizes.split(",")),
-                    args.cohorts, args.target, args.delta)
+    try:
+        rows = transfer(args.data, args.level, tuple(int(x) for x in args.sizes.split(",")),
+                        args.cohorts, args.target, args.delta)
+    except TrackverifyError as error:  # a bad input file: its one-line message, no traceback
+        raise SystemExit(f"error: {error}") from None
     print(f"target A = {args.target:g}, delta = {args.delta:g} (ltt), {args.cohorts} calibration "
           f"cohorts per size, synthetic level {args.level}\n")
     print("| " + " | ".join(COLUMNS) + " |")

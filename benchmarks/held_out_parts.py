@@ -13,7 +13,10 @@ PART is one of
   removed observations (joined on recording, frame, detection; the benchmarks join it onto
   the observations, so those rows were unread anyway);
 - ``first-half`` / ``second-half``: the first / last half of the present frames (686 -> 343
-  each; the second half kept in the input's frame numbers), every table cut to them.
+  each; the second half kept in the input's frame numbers), every table cut to them;
+- ``thirds-dropped``: every third present frame dropped (the present frames' positions
+  ``i % 3 == 2`` in frame order, so the first frame, the anchor, stays: 686 -> 458), every
+  table cut to the rest, frame numbers kept (gaps of one more missing frame).
 
 ``recordings.csv`` is copied. OUT must not exist; the input folder is only read.
 """
@@ -56,17 +59,21 @@ def labels_removed(data: Path, out: Path, share: float = 0.2, seed: int = 202612
     return f"{int((~removed).sum())} labelled rows kept, {int(removed.sum())} removed"
 
 
-def half(data: Path, out: Path, second: bool) -> str:
+def frames_kept(data: Path, out: Path, part: str) -> str:
+    """Every table cut to the present frames ``part`` keeps (first / second half, or all
+    but every third)."""
     tables = _tables(data)
     frames = np.unique(tables["observations"]["frame"].to_numpy())
-    keep = frames[len(frames) // 2:] if second else frames[:len(frames) // 2]
+    keep = {"first-half": frames[:len(frames) // 2], "second-half": frames[len(frames) // 2:],
+            "thirds-dropped": frames[np.arange(len(frames)) % 3 != 2]}[part]
     _write(data, out, {name: t[t["frame"].isin(keep)] for name, t in tables.items()})
-    return f"input frames {keep[0]}-{keep[-1]} ({len(keep)} present)"
+    return f"input frames {keep[0]}-{keep[-1]} ({len(keep)} of {len(frames)} present)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["labels-removed", "first-half", "second-half"])
+    parser.add_argument("part", choices=["labels-removed", "first-half", "second-half",
+                                             "thirds-dropped"])
     parser.add_argument("out", type=Path)
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
     parser.add_argument("--share", type=float, default=0.2, help="labels-removed [0.2]")
@@ -77,7 +84,7 @@ def main() -> None:
     if args.part == "labels-removed":
         said = labels_removed(args.data, args.out, args.share, args.seed)
     else:
-        said = half(args.data, args.out, args.part == "second-half")
+        said = frames_kept(args.data, args.out, args.part)
     print(f"{args.out}: {said}")
 
 

@@ -67,3 +67,16 @@ def test_nearby_swap_injects_errors_with_a_fifth_of_the_labels_removed(tmp_path)
     swapped = int(((frames >= 300) & (frames < 700) & np.isin(tracks, [a, b])).sum())
     nearby = stacked[stacked["condition"] == "nearby_swap"]
     assert swapped > 0 and int((nearby["error"] == 1).sum()) == swapped
+
+
+@needs_real
+def test_thirds_dropped_keeps_the_anchor_frame_and_two_of_every_three(tmp_path):
+    """686 present frames: positions 2, 5, ..., 683 go (228 of them), 458 stay, the first
+    (the anchor) among them; every table keeps the input's frame numbers."""
+    folder = part("thirds-dropped", tmp_path / "thirds")
+    present = np.unique(pd.read_parquet(REAL / "observations.parquet")["frame"])
+    assert len(present) == 686
+    for name in ("observations", "detections", "tracker_cpd"):
+        kept = np.unique(pd.read_parquet(folder / f"{name}.parquet")["frame"])
+        assert len(kept) == 458 and kept[0] == present[0]
+        assert present[2] not in kept and present[683] not in kept and present[684] in kept

@@ -243,7 +243,12 @@ def test_joint_codes_of_wide_integer_keys_are_equal_exactly_for_equal_rows(n_fra
 
 @pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", object])
 @pytest.mark.parametrize("bad, problem", [("r\n1", "control character"), ("r1\x00", "control character"),
-                                          ("r\r", "control character"), ("r" * 1001, "1001 characters")])
+                                          ("r\r", "control character"), ("r" * 1001, "1001 characters"),
+                                          ("r\x85", "U\\+0085 \\(unnamed\\)"),  # C1 NEL
+                                          ("x\u202e1r", "U\\+202E \\(RIGHT-TO-LEFT OVERRIDE\\)"),
+                                          ("r\u200b1", "U\\+200B \\(ZERO WIDTH SPACE\\)"),
+                                          ("r\u20281", "U\\+2028 \\(LINE SEPARATOR\\)"),
+                                          ("\ufeffr1", "U\\+FEFF \\(ZERO WIDTH NO-BREAK SPACE\\)")])
 def test_a_text_id_with_a_control_character_or_too_long_is_refused(dtype, bad, problem):
     """Each text layout pandas may hold (Arrow strings, Python strings, objects): row 3 named."""
     df = pd.DataFrame({"recording": pd.Series(["r1", "r1", bad, "r1"], dtype=dtype),
@@ -254,6 +259,8 @@ def test_a_text_id_with_a_control_character_or_too_long_is_refused(dtype, bad, p
     assert "column 'recording', row 3" in str(info.value)
     ok = df.assign(recording=pd.Series(["r1", "r1", "r" * 1000, "r1"], dtype=dtype))
     assert validate(ok, OBSERVATIONS, source="obs.csv")["recording"].iloc[2] == "r" * 1000
+    shown = df.assign(recording=pd.Series(["r1", "r1", "wörm ü\u00e9 é", "r1"], dtype=dtype))
+    assert validate(shown, OBSERVATIONS, source="obs.csv")["recording"].iloc[2] == "wörm ü\u00e9 é"
 
 
 def test_a_repeated_column_after_a_quoted_line_break_in_the_header_is_refused(tmp_path):

@@ -28,7 +28,7 @@ from trackverify.errors import InputError
 from trackverify.io.tabular import load_table, read_table
 from trackverify.synth.specimen import (SpecimenConfig, animal_detections, animal_observations,
                                         provenance, recording_table)
-from trackverify.tables import (DETECTIONS, RECORDINGS, common_id_type,
+from trackverify.tables import (DETECTIONS, RECORDINGS, TRACKER_IDS, common_id_type,
                                 coordinate_columns, plain, validate)
 
 
@@ -222,3 +222,40 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
         values = ", ".join(f"{k}={plain(observations[k].iloc[row])!r}" for k in keys)
         raise InputError(f"observation row {row + 1} ({values}) is not at its detection's "
                          "position (detections are fixed)", source=source, column="x_um")
+
+
+def tracker_predictions(observations: pd.DataFrame, tracker: pd.DataFrame, first_frame: int = 0,
+                        source: str = "tracker table") -> pd.DataFrame:
+    """``observations`` with a tracker's identities as the predictions (copied; neither input
+    is modified).
+
+    ``tracker`` (:data:`~trackverify.tables.TRACKER_IDS`: ``recording, frame, detection,
+    pred_id[, pred_valid]``, one row per detection, frames in the input's numbering) is
+    joined on ``(recording, frame - first_frame, detection)``; an observation the tracker
+    gave no row, or a null ``pred_id``, gets ``pred_valid`` false (and, for integer ids,
+    ``pred_id`` -1, read by nothing). Raises :class:`InputError` naming ``source``, column and row for a table
+    that is not one (missing column, repeated detection, ...).
+
+    >>> obs = pd.DataFrame({"recording": "r", "frame": [0, 1], "track": 7, "detection": [3, 4],
+    ...                     "x_um": 0.0, "y_um": 0.0, "pred_id": 7, "pred_valid": True})
+    >>> ids = pd.DataFrame({"recording": ["r"], "frame": [1], "detection": [4], "pred_id": [9]})
+    >>> tracker_predictions(obs, ids)[["frame", "pred_id", "pred_valid"]].values.tolist()
+    [[0, -1, False], [1, 9, True]]
+    """
+    keys = ["recording", "frame", "detection"]
+    tracker = validate(tracker, TRACKER_IDS, source=source)
+    if "pred_valid" not in tracker.columns:
+        tracker = tracker.assign(pred_valid=True)
+    tracker = tracker[keys + ["pred_id", "pred_valid"]].assign(
+        frame=tracker["frame"] - first_frame)
+    if pd.api.types.is_integer_dtype(tracker["pred_id"].dtype):  # nullable: the join adds NA
+        tracker["pred_id"] = tracker["pred_id"].astype("Int64")
+    table = observations.drop(columns=["pred_id", "pred_valid"])
+    for key in ("recording", "detection"):  # one id type on both sides, or the join misses
+        table[key], tracker[key] = common_id_type(table[key], tracker[key])
+    joined = table.merge(tracker, on=keys, how="left", validate="one_to_one")
+    valid = joined["pred_valid"].fillna(False).astype(bool) & joined["pred_id"].notna()
+    joined["pred_valid"] = valid.to_numpy()
+    if pd.api.types.is_integer_dtype(joined["pred_id"].dtype):  # text ids stay null there
+        joined["pred_id"] = joined["pred_id"].where(valid, -1).astype(np.int64)
+    return joined

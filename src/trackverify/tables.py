@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.values import is_integer
+from trackverify.values import describe_character, hidden_character, is_integer
 
 ID_COLUMNS = ("recording", "track", "detection", "pred_id")
 #: Coordinates beyond +-1 km are refused: squared distances of 1e300 overflow to inf.
@@ -95,6 +95,14 @@ PREDICTIONS = Schema(
     "prediction table",
     required=("recording", "frame", "pred_id"),
     optional=("detection", "x_um", "y_um", "z_um", "pred_valid"),
+)
+#: A tracker's identities of a recording's detections (e.g. ``tracker_cpd.parquet`` of the
+#: real recording): a null ``pred_id`` is allowed where ``pred_valid`` is false.
+TRACKER_IDS = Schema(
+    "tracker table",
+    required=("recording", "frame", "detection", "pred_id"),
+    optional=("pred_valid",),
+    unique_keys=(("recording", "frame", "detection"),),
 )
 #: Every source detection of each frame, with or without a reference identity (SPEC:
 #: detections are fixed). Extra columns (e.g. ``kind``) are allowed and kept.
@@ -263,19 +271,23 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
 
 
 def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
-    """Refuse a text id longer than :data:`MAX_ID_CHARACTERS` or holding a control
-    character. Checked on the Arrow data (pyarrow compute) or on the distinct values joined
-    into one text; the first offending row is looked for only when there is one."""
+    """Refuse a text id longer than :data:`MAX_ID_CHARACTERS`, holding a control character
+    or another character that does not show as itself (:func:`values.hidden_character`: a
+    right-to-left override, a zero-width space, a line separator, ...). Checked on the Arrow
+    data (pyarrow compute) or on the distinct values joined into one text; the first
+    offending row is looked for only when there is one."""
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
         import pyarrow.compute as pc
 
         arrow = series.array.__arrow_array__()
         longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
         control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
+        ascii_only = pc.all(pc.string_is_ascii(arrow)).as_py() is not False
+        distinct = [] if ascii_only else pc.unique(arrow).drop_null().to_pylist()
     else:
         import re
 
-        distinct = np.asarray(series.dropna().unique(), dtype=object)
+        distinct = list(series.dropna().unique())
         longest = max(map(len, distinct), default=0)
         control = re.search(_CONTROL, "".join(distinct)) is not None
     if longest > MAX_ID_CHARACTERS:
@@ -288,6 +300,13 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
                                                                             na_value=False)
         raise InputError("an id holds a control character (a line break, tab, NUL, ...)",
                          source=source, column=column, row=_first(bad))
+    if hidden_character("".join(set("".join(distinct)))) is not None:  # order-free test
+        hidden = [v for v in distinct if hidden_character(v) is not None]
+        row = _first(series.isin(hidden).to_numpy(dtype=bool, na_value=False))
+        character = hidden_character(series.iloc[row - 1])
+        raise InputError(f"an id holds {describe_character(character)}, an invisible or "
+                         "control character that changes how the id reads",
+                         source=source, column=column, row=row)
 
 
 def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:

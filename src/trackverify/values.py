@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -48,3 +49,26 @@ def is_real(value: Any, low: float | None = None, high: float | None = None, *,
         return False
     return bool((low is None or (value > low if strict else value >= low))
                 and (high is None or value <= high))
+
+
+#: Unicode categories that do not show as themselves: controls (C0, DEL and C1), format
+#: characters (bidirectional overrides, zero-width spaces and joiners, soft hyphen), line and
+#: paragraph separators, lone surrogates. (Not "unassigned": that depends on the Python's
+#: Unicode version.)
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def hidden_character(text: str) -> str | None:
+    """The first character of ``text`` that does not show as itself (a category of
+    :data:`HIDDEN_CATEGORIES`: a right-to-left override shows ``'x\u202eatad.nwb'`` as
+    ``'xdata.nwb'``), or None.
+
+    >>> hidden_character("AVAL"), hidden_character("AV\u2028AL")
+    (None, '\u2028')
+    """
+    return next((c for c in text if unicodedata.category(c) in HIDDEN_CATEGORIES), None)
+
+
+def describe_character(c: str) -> str:
+    """``c`` as ``U+202E (RIGHT-TO-LEFT OVERRIDE)``, for messages."""
+    return f"U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})"

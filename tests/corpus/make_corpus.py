@@ -145,6 +145,10 @@ TABLE_MUTATIONS: list[tuple[str, Callable[[pd.DataFrame], pd.DataFrame], str | N
     ("recording_with_nul", lambda df: _set(df, "recording", 9, "r1\x00"), "recording", 9),
     ("recording_of_1001_characters", lambda df: _set(df, "recording", 5, "r" * 1001),
      "recording", 5),
+    # ... nor one that does not show as itself (a bidirectional override, a C1 control)
+    ("recording_with_rtl_override", lambda df: _set(df, "recording", 4, "x\u202e1r"),
+     "recording", 4),
+    ("recording_with_c1_control", lambda df: _set(df, "recording", 6, "r\x9b1"), "recording", 6),
 ]
 
 

@@ -34,7 +34,7 @@ from trackverify.certify.simulation import fit_method, specimen_pool
 def real_error_scores(folder: Path) -> dict[str, np.ndarray]:
     """fixed_distance scores of the real recording's error rows: injected and the tracker's."""
     from trackverify.config import build_config
-    from trackverify.dataset import load_dataset
+    from trackverify.dataset import load_dataset, tracker_predictions
     from trackverify.io.tabular import read_table
     from trackverify.protocols.anatomical_verification import error_array, score_conditions
     from trackverify.verifiers.fixed_distance import FixedDistance
@@ -50,12 +50,8 @@ def real_error_scores(folder: Path) -> dict[str, np.ndarray]:
     out["injected"] = scored["score"].to_numpy()[corrupted & (error == 1)]
     tracker_path = Path(folder) / "tracker_cpd.parquet"
     if tracker_path.exists():  # user input beside the dataset: a FIFO is refused by name
-        tracker = read_table(tracker_path)
-        keys = ["recording", "frame", "detection"]
-        joined = table.drop(columns=["pred_id", "pred_valid"]).merge(
-            tracker[keys + ["pred_id", "pred_valid"]], on=keys, how="left", validate="one_to_one")
-        joined["pred_valid"] = joined["pred_valid"].fillna(False).astype(bool)
-        joined["pred_id"] = joined["pred_id"].fillna(-1).astype(np.int64)
+        joined = tracker_predictions(table, read_table(tracker_path), source.first_frame,
+                                     str(tracker_path))
         control = dataclasses.replace(config, conditions=("control",))
         scored, _, _ = score_conditions(joined, control, FixedDistance(), name)
         error = error_array(scored)

@@ -28,16 +28,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from trackverify.errors import InputError
+from trackverify.values import describe_character, hidden_character
 
 _RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|CONOUT\$)(\..*)?",
                        re.IGNORECASE)
 _MAX_NAME_BYTES = 255
 _NOT_ON_WINDOWS = '<>"|?*'
-# Unicode categories that do not show as themselves: C1 controls (Cc beyond ASCII), format
-# characters (bidirectional overrides, zero-width spaces and joiners, soft hyphen), line and
-# paragraph separators, lone surrogates. (Not "unassigned": that depends on the Python's
-# Unicode version.)
-_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 def _name_problem(name: str) -> str | None:
@@ -50,9 +46,9 @@ def _name_problem(name: str) -> str | None:
         return "the name contains a path separator"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "the name contains a NUL or control character"
-    hidden = next((c for c in name if unicodedata.category(c) in _HIDDEN), None)
-    if hidden is not None:  # a right-to-left override shows 'x\u202eatad.nwb' as 'xdata.nwb'
-        return (f"the name contains U+{ord(hidden):04X} ({unicodedata.name(hidden, 'unnamed')}), "
+    hidden = hidden_character(name)
+    if hidden is not None:
+        return (f"the name contains {describe_character(hidden)}, "
                 "an invisible or control character that changes how the name reads")
     if ":" in name:
         return "the name contains ':' (a drive or stream on Windows)"
