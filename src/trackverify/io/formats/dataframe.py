@@ -37,7 +37,8 @@ the column and the row. Units are pixels (none of these files carries a pixel si
   ``btrack/constants.py``); the same columns comma-separated (a DataFrame of
   ``Tracklet.to_dict``) are read too. As the HDF5 reader: ``track = ID``,
   ``parent_track = parent`` unless it is the track itself or <= 0 (btrack's "no parent"),
-  ``root`` and ``generation`` kept, dummy (interpolated) rows (``dummy`` = 1) not read,
+  ``root`` and ``generation`` kept, dummy (interpolated) rows (``dummy`` = 1, or ``True``
+  in a DataFrame of ``Tracklet.to_dict``) not read,
   2-D when every ``z`` is 0.
 """
 
