@@ -53,6 +53,11 @@ def scene(three_d: bool = False) -> pd.DataFrame:
     return table if three_d else table.drop(columns="z")
 
 
+def made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def source(folder: Path, library: str, version: str, licence: str, what: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "SOURCE.md").write_text(
@@ -66,8 +71,7 @@ def trackpy_files(out: Path) -> None:
     import trackpy as tp
     from trackpy.artificial import draw_spots
 
-    folder = out / "trackpy"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = made(out / "trackpy")
     for three_d in (False, True):
         truth = scene(three_d)
         shape = (24, 80, 80) if three_d else (80, 80)
@@ -94,8 +98,7 @@ def laptrack_files(out: Path) -> None:
     import laptrack
     from laptrack import LapTrack
 
-    folder = out / "laptrack"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = made(out / "laptrack")
     for three_d in (False, True):
         truth = scene(three_d)
         cols = ["position_x", "position_y"] + (["position_z"] if three_d else [])
@@ -157,8 +160,7 @@ def btrack_files(out: Path) -> None:
     from btrack.constants import DEFAULT_EXPORT_PROPERTIES
     from btrack.io import export_CSV, objects_from_dict
 
-    folder = out / "btrack"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = made(out / "btrack")
     config = folder.parent / ".btrack_config.json"
     config.write_text(json.dumps(BTRACK_CONFIG))
     try:
@@ -203,8 +205,7 @@ def geff_files(out: Path) -> None:
     from geff.metadata_schema import GeffMetadata, axes_from_lists
     from geff.write_arrays import write_arrays
 
-    folder = out / "geff"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = made(out / "geff")
     for three_d in (False, True):
         truth = scene(three_d).reset_index(drop=True)
         graph = nx.DiGraph()
