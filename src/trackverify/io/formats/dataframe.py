@@ -37,7 +37,8 @@ the column and the row. Units are pixels (none of these files carries a pixel si
   ``btrack/constants.py``); the same columns comma-separated (a DataFrame of
   ``Tracklet.to_dict``) are read too. As the HDF5 reader: ``track = ID``,
   ``parent_track = parent`` unless it is the track itself or <= 0 (btrack's "no parent"),
-  ``root`` and ``generation`` kept, dummy (interpolated) rows (``dummy`` = 1) not read,
+  ``root`` and ``generation`` kept, dummy (interpolated) rows (``dummy`` = 1, or ``True``
+  in a DataFrame of ``Tracklet.to_dict``) not read,
   2-D when every ``z`` is 0.
 """
 
@@ -212,6 +213,29 @@ def _laptrack_parents(path: Path, track: np.ndarray) -> tuple[pd.arrays.IntegerA
     return parent, merges, used
 
 
+FLAG_WORDS = {"true": True, "false": False}
+
+
+def _flags(cells: pd.DataFrame, column: str, where: str) -> np.ndarray:
+    """``cells[column]`` as booleans: ``0`` / ``1`` (``export_CSV``'s float32 ``0.0`` /
+    ``1.0``), or ``True`` / ``False`` (case ignored; a DataFrame of ``Tracklet.to_dict``
+    holds Python booleans, which ``to_csv`` writes as words and Parquet as a bool column);
+    anything else is refused naming the file, column and row."""
+    values = cells[column]
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=bool)
+    text = values.astype(str).str.strip().str.lower()
+    words = text.map(FLAG_WORDS)
+    numbers = pd.to_numeric(text, errors="coerce")
+    flags = words.where(words.notna(), numbers.map({0.0: False, 1.0: True}))
+    bad = flags.isna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected 0, 1, True or False, found {values.iloc[row]!r}",
+                         source=where, column=column, row=row + 1)
+    return flags.to_numpy(dtype=bool)
+
+
 def read(path: Path, dialect: str) -> Tracks:
     where = str(path)
     spec = DIALECTS[dialect]
@@ -226,7 +250,7 @@ def read(path: Path, dialect: str) -> Tracks:
     axes = _axis_columns(spec, names, where)
     keep = np.ones(len(cells), dtype=bool)
     if spec.name == "btrack_csv" and "dummy" in names:
-        keep = cell_numbers(cells, "dummy", where) == 0
+        keep = ~_flags(cells, "dummy", where)
     rows = np.flatnonzero(keep)
 
     def ints(column: str) -> np.ndarray:  # the kept rows' whole numbers of ``column``

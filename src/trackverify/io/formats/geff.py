@@ -4,7 +4,9 @@ The graph group is the path given or its ``tracks/`` subgroup (where geff-java a
 writers put it). Read: node ids, the links, and the node properties named by the metadata's
 ``axes``: the ``time`` axis gives the frame (or a ``FRAME`` / ``frame`` property when there
 is one, e.g. when time is in minutes), the ``space`` axes give x, y[, z] by name (``x`` or
-``..._x``; a z axis that is 0 everywhere is dropped). The graph is cut into tracklets
+``..._x``; a z axis that is 0 everywhere is dropped). An axis without a type (the GEFF
+spec makes it optional; ``geff.write_nx(..., axis_names=...)`` writes none) is time when
+named ``t`` / ``time`` / ``frame`` and space when named as above. The graph is cut into tracklets
 (:mod:`.graph`); a track / lineage property (``track_node_props``, or ``track_id``) is kept
 as ``source_track``, node ids as ``node``. Units: the space axes' ``unit`` when every one is
 a known length (micrometer, nanometer, ...), else uncalibrated (``--pixel-size``).
@@ -111,6 +113,20 @@ def _axis_key(name: str) -> str | None:
     return None
 
 
+TIME_NAMES = ("t", "time", "frame")
+
+
+def _axis_type(axis) -> str | None:
+    """The axis' declared type; an axis declaring none (``geff.write_nx`` given
+    ``axis_names`` only) is ``time`` when named t / time / frame, ``space`` when named x, y,
+    z (or ``..._x`` ...), else None."""
+    if axis.type is not None:
+        return axis.type
+    if axis.name.lower() in TIME_NAMES:
+        return "time"
+    return "space" if _axis_key(axis.name) is not None else None
+
+
 def _values(props: dict, name: str, where: str, nodes: int, numeric: bool = True) -> np.ndarray:
     """Node property ``name``: one value per node (a 1-D array of ``nodes`` values, numbers
     when ``numeric``), none of them missing."""
@@ -150,8 +166,8 @@ def read(path: Path) -> Tracks:
             reader = reader_module.GeffReader(str(group))
             metadata = reader.metadata
             axes = list(metadata.axes or [])
-            time_axes = [a.name for a in axes if a.type == "time"]
-            space_axes = [a for a in axes if a.type == "space"]
+            time_axes = [a.name for a in axes if _axis_type(a) == "time"]
+            space_axes = [a for a in axes if _axis_type(a) == "space"]
             available = set(reader.node_prop_names) if hasattr(reader, "node_prop_names") else None
             frame_prop = next((p for p in FRAME_PROPS if available is None or p in available), None)
             track_props = dict(getattr(metadata, "track_node_props", None) or {})
