@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from trackverify.errors import ConfigError, InputError
+from trackverify.errors import ConfigError, InputError, naming_input
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 from trackverify.values import is_integer, is_real
 
@@ -183,7 +183,8 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         if progress is not None and hasattr(scorer, "on_frame"):  # by frame, while registering
             scorer.on_frame = (lambda done, total, name=str(recording):
                                progress(f"{name}: frames", done, total))
-        scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
+        with naming_input(source):  # a refusal about the recording names the tracks file
+            scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
         parts.append(scored)
         thresholds[str(recording)] = used
     observations = pd.concat(parts).sort_index(kind="stable")
