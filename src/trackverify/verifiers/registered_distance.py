@@ -588,7 +588,7 @@ def spacing_factors(anchor: np.ndarray) -> np.ndarray:
     own = identity_spacings(anchor)
     if len(anchor) < 2:
         return np.ones(len(anchor))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 where every s_p = 0
         return np.where(own > 0, np.median(own) / own, np.nan)
 
 
