@@ -371,4 +371,12 @@ def span_cases(root: Path) -> list[Case]:
     cases.append(Case(name, ["verify", "--observations", str(table), "--conditions", "control",
                              "--verifier", "../../etc:passwd", "--out", str(root / name / "out")],
                       2, ["'../../etc' is not a module name"], root / name / "out"))
+    name = "bounded_calibration_number_of_5001_digits"  # Python's int_max_str_digits: 4300
+    tracks = _write(clean_observations().drop(columns=["track"]), root / name / "tracks.csv")
+    calibration = root / name / "calibration.json"
+    calibration.write_text('{"threshold_um": 1' + "0" * 5000 + "}")
+    cases.append(Case(name, ["audit", str(tracks), "--calibration", str(calibration),
+                             "--out", str(root / name / "out")], 2,
+                      [str(calibration), "not valid JSON", "value has 5001 digits"],
+                      root / name / "out"))
     return cases

@@ -158,6 +158,10 @@ def parse_nested(parse: Callable[[str], Any], text: str, *, source: str, kind: s
         return parse(text)
     except RecursionError:
         _raise(error, source, f"not valid {kind} (nested too deeply to parse)")
+    except ValueError as exc:  # a number of more than 4300 digits (int_max_str_digits)
+        if type(exc) is not ValueError:  # the parser's own decode error: its caller's
+            raise
+        _raise(error, source, f"not valid {kind} ({str(exc).split(';')[0]})")
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
