@@ -206,3 +206,11 @@ def test_track_codes_of_ids_in_two_recordings_and_of_a_missing_id():
                           "pred_id": [1, 2, NAN, 1, 2, NAN], "pred_valid": True})
     codes, _ = claimed_tracks(table)
     assert codes.tolist() == [0, 1, -1, 2, 3, -1]
+
+
+def test_a_window_beyond_the_longest_track_pools_the_whole_track():
+    # every row's window holds the whole track [1, 5, 3] -> median 3: max(1, 3), max(5, 3),
+    # max(3, 3); a window of 10**12 asked for a 2 * 10**12 + 1 column matrix before
+    # (MemoryError), now it is the window of the track's length
+    np.testing.assert_array_equal(pooled(track([1, 5, 3]), 10**12), [3, 5, 3])
+    np.testing.assert_array_equal(pooled(track([1, 5, 3]), 2), [3, 5, 3])

@@ -19,6 +19,7 @@ from trackverify import __version__, stop
 from trackverify.cli_inputs import echo_warnings, input_options, window_options
 from trackverify.errors import TrackverifyError, short_values
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
+from trackverify.execute import MAX_JOBS
 
 
 DEBUG_VARIABLE = "TRACKVERIFY_DEBUG"
@@ -252,7 +253,7 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--fit-ambiguity-k", "fit_ambiguity_k", is_flag=True, default=None,
               help="With --calibrate: also fit registered_distance's ambiguity band k (median "
                    "clean d/sigma of the fit recordings) instead of keeping ambiguity_k.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",
               show_default=True, help="Where parallel work runs (ray needs the 'ray' extra).")

@@ -16,19 +16,26 @@ from trackverify.errors import ConfigError
 
 EXECUTORS = ("local", "process", "ray")
 
+#: The most jobs a run takes: each is a process (or a Ray worker). Above the hardware threads
+#: of any one machine (the largest two-socket servers have 384-512); the process pool starts
+#: all its workers at once (fork), so ``--jobs 1000000`` forked until the machine was full.
+MAX_JOBS = 1000
+
 
 def ordered_map(fn: Callable[[Any], Any], tasks: Iterable[Any], jobs: int = 1,
                 executor: str = "process") -> Iterator[Any]:
     """``map(fn, tasks)`` on the chosen executor, in order, with a bounded window."""
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor '{executor}'; choose from {list(EXECUTORS)}")
-    if jobs < 1:
-        raise ConfigError(f"jobs must be >= 1, got {jobs}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"jobs must be between 1 and {MAX_JOBS}, got {jobs}")
     if executor == "ray":
         yield from _ray_map(fn, tasks, jobs)
     elif executor == "local" or jobs == 1:
         yield from map(fn, tasks)
     else:
+        if hasattr(tasks, "__len__"):  # never more workers than tasks
+            jobs = max(1, min(jobs, len(tasks)))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             yield from _windowed(lambda task: pool.submit(fn, task), lambda f: f.result(), tasks, jobs)
 

@@ -534,3 +534,19 @@ def test_a_recording_of_the_anchor_frame_alone_audits_nothing(tmp_path):
     assert summary["counts"]["audited"] == 0 and summary["counts"]["rows"] == 6
     assert len(pd.read_csv(out / "segments.csv")) == 0
     assert (pd.read_parquet(out / "audit.parquet")["reason"] == "anchor_frame").all()
+
+
+def test_identities_stacked_on_one_point_are_not_certified():
+    """Three identities at (5, 5) in every frame: each one's anchor spacing is 0, so the
+    default threshold (half of it) is 0 and a score of 0 certified all 9 later rows; no
+    distance tells them apart, so those rows abstain with ``no_spacing`` (the anchor frame's
+    own 3 rows stay trusted)."""
+    frames = np.repeat(np.arange(4), 3)
+    tracks = pd.DataFrame({"recording": "r1", "frame": frames, "pred_id": np.tile([1, 2, 3], 4),
+                           "x_um": 5.0, "y_um": 5.0, "pred_valid": True})
+    result = trackverify.audit(tracks)
+    later = result.observations[result.observations["frame"] > 0]
+    assert later["verdict"].tolist() == ["abstained"] * 9
+    assert later["reason"].tolist() == ["no_spacing"] * 9
+    first = result.observations[result.observations["frame"] == 0]
+    assert first["verdict"].tolist() == ["certified"] * 3

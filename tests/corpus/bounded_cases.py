@@ -344,3 +344,39 @@ def bounded_container_cases(root: Path) -> list[Case]:
     folder.mkdir(parents=True)
     case(name, folder, "trackmate", [str(folder), "expected a regular file, found a folder"])
     return cases
+
+
+@generator
+def span_cases(root: Path) -> list[Case]:
+    """A recording whose frame numbers span 2**31 (frames 0, 1 and 2**31 - 1; 12 rows) and
+    settings that name a layout or a module that cannot exist. Each ended in the net's
+    ``MemoryError`` (registered_distance laid out 2**31 frames) or ``TypeError`` before."""
+    cases = []
+    far = clean_observations(frames=3, tracks=4)
+    far["frame"] = far["frame"].replace({2: 2**31 - 1})
+    name = "bounded_frames_span_2_31_verify"
+    table = _write(far, root / name / "obs.csv")
+    cases.append(Case(name, ["verify", "--observations", str(table), "--conditions", "control",
+                             "--out", str(root / name / "out")], 2,
+                      [str(table), "recording 'r1' spans 2147483648 frame numbers",
+                       "registration of registered_distance", "more than the 5e+07"],
+                      root / name / "out"))
+    name = "bounded_frames_span_2_31_audit"
+    table = _write(far.drop(columns=["track"]), root / name / "tracks.csv")
+    cases.append(Case(name, ["audit", str(table), "--out", str(root / name / "out")], 2,
+                      [str(table), "recording 'r1' spans 2147483648 frame numbers"],
+                      root / name / "out"))
+    name = "bounded_verifier_relative_module"
+    table = _write(clean_observations(), root / name / "obs.csv")
+    cases.append(Case(name, ["verify", "--observations", str(table), "--conditions", "control",
+                             "--verifier", "../../etc:passwd", "--out", str(root / name / "out")],
+                      2, ["'../../etc' is not a module name"], root / name / "out"))
+    name = "bounded_calibration_number_of_5001_digits"  # Python's int_max_str_digits: 4300
+    tracks = _write(clean_observations().drop(columns=["track"]), root / name / "tracks.csv")
+    calibration = root / name / "calibration.json"
+    calibration.write_text('{"threshold_um": 1' + "0" * 5000 + "}")
+    cases.append(Case(name, ["audit", str(tracks), "--calibration", str(calibration),
+                             "--out", str(root / name / "out")], 2,
+                      [str(calibration), "not valid JSON", "value has 5001 digits"],
+                      root / name / "out"))
+    return cases

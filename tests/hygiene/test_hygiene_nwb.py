@@ -369,3 +369,22 @@ def test_per_character_labels_that_do_not_decode_are_named(tmp_path):
     with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs/labels' "
                                          "cannot be decoded as text"):
         read_nwb(path)
+
+
+def test_frames_far_apart_write_one_plane_segmentation_each(tmp_path):
+    """Frames 0, 1 and 2**31 - 1: the ROI layout wrote a group for every frame number in
+    between and laid out (frames x tracks) slots, 48 GiB (MemoryError); now one group per
+    frame holding an observation, read back with the same frames."""
+    frames = np.repeat([0, 1, 2**31 - 1], 3)
+    before = pd.DataFrame({"recording": "r1", "frame": frames, "track": np.tile([0, 1, 2], 3),
+                           "detection": np.tile([0, 1, 2], 3), "x_um": np.tile([0.0, 10, 20], 3),
+                           "y_um": 5.0, "z_um": 1.0, "pred_id": np.tile([0, 1, 2], 3),
+                           "pred_valid": True})
+    write_nwb(before, tmp_path / "far.nwb", voxel_um=0.5)
+    after, _ = read_nwb(tmp_path / "far.nwb")
+    assert sorted(set(after["frame"].tolist())) == [0, 1, 2**31 - 1]
+    assert len(after) == 9
+    with h5py.File(tmp_path / "far.nwb") as f:
+        groups = f["processing/CalciumActivity/CalciumSeriesSegmentation"]
+        assert sorted(k for k in groups if k.startswith("Seg_tpoint_")) == [
+            "Seg_tpoint_0", "Seg_tpoint_1", "Seg_tpoint_2147483647"]

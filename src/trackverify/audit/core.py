@@ -19,7 +19,8 @@ Per observation (a row after the anchor frame with a valid predicted id):
   ``not_in_anchor_frame`` (the id has no valid row in the anchor frame: first seen later, or
   missing there), ``no_anchor_identity`` (it has several there), ``frame_not_registered``,
   ``ambiguous`` (the margin to the nearest other identity is inside the registration's
-  uncertainty), or ``verifier_abstained`` for a verifier that does not say why;
+  uncertainty), ``no_spacing`` (default threshold only: another identity shares ``p``'s
+  anchor position, spacing 0), or ``verifier_abstained`` for a verifier that does not say why;
   ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted, not
   audited) and ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An
   id that is not an *anchor identity* (one valid row in the anchor frame) is not covered by
@@ -62,7 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from trackverify.errors import ConfigError, InputError
+from trackverify.errors import ConfigError, InputError, naming_input
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 from trackverify.values import is_integer, is_real
 
@@ -183,7 +184,8 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         if progress is not None and hasattr(scorer, "on_frame"):  # by frame, while registering
             scorer.on_frame = (lambda done, total, name=str(recording):
                                progress(f"{name}: frames", done, total))
-        scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
+        with naming_input(source):  # a refusal about the recording names the tracks file
+            scored, used = _audit_recording(rows, extra, scorer, anchor_frame, threshold, source)
         parts.append(scored)
         thresholds[str(recording)] = used
     observations = pd.concat(parts).sort_index(kind="stable")
@@ -305,6 +307,11 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     if threshold.value_um is None:  # the default rule: half of each identity's own spacing
         value = identities.default_threshold()
         limit = DEFAULT_THRESHOLD_SPACINGS * spacing
+        # spacing 0: another identity shares p's anchor position, so no distance tells them
+        # apart (a threshold of 0 certified every row of identities stacked on one point)
+        shared = ~(spacing > 0) & ~np.isnan(scores)
+        scores = np.where(shared, np.nan, scores)
+        reasons = np.where(shared, "no_spacing", reasons).astype(object)
     else:
         limit = np.full(len(shifted), threshold.value_um)
         value = threshold.value_um
@@ -322,10 +329,12 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     rows["relative_score"] = np.nan
     columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um", "threshold_um",
                "relative_score"]
+    with np.errstate(divide="ignore", invalid="ignore"):  # spacing 0: no relative score
+        relative = np.where(spacing > 0, scores / spacing, np.nan)
     rows.loc[audited.index, columns] = pd.DataFrame(
         {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
          "lookalike_um": lookalike_um, "threshold_um": limit,
-         "relative_score": scores / spacing}, index=audited.index)
+         "relative_score": relative}, index=audited.index)
     return rows, float(value)
 
 

@@ -49,11 +49,13 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 3.0))
     scores = rows[column].to_numpy(dtype=np.float64)
+    finite = np.isfinite(scores)  # no relative score where an identity has no spacing
+    scores, verdicts = scores[finite], rows["verdict"].to_numpy()[finite]
     if len(scores):
         top = float(np.quantile(scores, 0.995)) or 1.0
         bins = np.linspace(0, top, 60)
         for verdict, colour in (("certified", GREEN), ("flagged", RED)):
-            chosen = scores[rows["verdict"].to_numpy() == verdict]
+            chosen = scores[verdicts == verdict]
             ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
     for value in lines:
         ax.axvline(value, color="black", lw=1, ls="--")

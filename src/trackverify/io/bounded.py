@@ -44,6 +44,12 @@ MAX_TEXT_BYTES = 64 * 1024 * 1024
 MAX_LABEL_VOXELS = 200_000_000
 """Largest label volume read or written (NWB label volumes, CTC label images): 2e8 voxels."""
 
+MAX_LAYOUT_CELLS = 5 * 10**7
+"""Largest dense per-frame layout (frame span x identities) built for one recording (the
+registration of ``registered_distance``, the NWB writer's frames): 5e7 cells, the bound of
+``tracking_gt.MAX_IDENTITY_CELLS`` (400 MB of float64). Frames are laid out by number, so a
+recording of frames 0 and 2**31 - 1 would otherwise ask for 2**31 slots per identity."""
+
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISDIR, "a folder"))
@@ -152,6 +158,10 @@ def parse_nested(parse: Callable[[str], Any], text: str, *, source: str, kind: s
         return parse(text)
     except RecursionError:
         _raise(error, source, f"not valid {kind} (nested too deeply to parse)")
+    except ValueError as exc:  # a number of more than 4300 digits (int_max_str_digits)
+        if type(exc) is not ValueError:  # the parser's own decode error: its caller's
+            raise
+        _raise(error, source, f"not valid {kind} ({str(exc).split(';')[0]})")
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, what: str = "file",
@@ -177,6 +187,19 @@ def check_declared_bytes(declared: int, available: int, *, source: str, what: st
     if declared > available:
         _raise(error, source, f"{what} declares {declared} bytes but the file holds only "
                               f"{available}; the file is truncated or its header is false")
+
+
+def check_frame_layout(n_frames: int, n_identities: int, *, what: str,
+                       recording: object = None, source: str | None = None) -> None:
+    """Refuse one recording whose frame span x ``n_identities`` (the values laid out per
+    frame) exceeds :data:`MAX_LAYOUT_CELLS`; ``what`` names the layout."""
+    cells = int(n_frames) * max(int(n_identities), 1)
+    if cells > MAX_LAYOUT_CELLS:
+        name = "" if recording is None else f"recording '{recording}' "
+        raise InputError(f"{name}spans {int(n_frames)} frame numbers: {what} lays them out "
+                         f"by number, {cells:.3g} cells ({int(n_frames)} x "
+                         f"{max(int(n_identities), 1)}), more than the {MAX_LAYOUT_CELLS:.0e} "
+                         "allowed (are the frames numbered in time units?)", source=source)
 
 
 #: What ``np.load`` (and numpy's header parser) raises on a damaged ``.npy`` / ``.npz`` file:

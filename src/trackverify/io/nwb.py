@@ -26,7 +26,8 @@ per character, as in published WormID files). h5py is used only where pynwb cann
 Two layouts are understood, both under ``processing/CalciumActivity``:
 
 * **ROI layout**: ``CalciumSeriesSegmentation`` is an ``ImageSegmentation`` holding one
-  ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}``. Row ``i`` of every frame is
+  ``PlaneSegmentation`` per frame, named ``Seg_tpoint_{t}`` (the writer writes one per frame
+  holding an observation). Row ``i`` of every frame is
   the same neuron. Its ``voxel_mask`` (``x, y, z, weight`` voxel indices) gives the
   position ``origin_coords + centre * grid_spacing`` in micrometres, where ``centre`` is
   the weight-averaged voxel (plain mean when the weights sum to 0) and ``grid_spacing``
@@ -79,7 +80,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.bounded import MAX_LABEL_VOXELS, check_declared_bytes, regular_file
+from trackverify.io.bounded import (MAX_LABEL_VOXELS, check_declared_bytes, check_frame_layout,
+                                    regular_file)
 from trackverify.io.formats.hdf5 import check_in_file, declared_allowed
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
 from trackverify.values import is_integer
@@ -800,13 +802,17 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
     module = nwb.create_processing_module(name="CalciumActivity", description="tracked neurons")
     if layout == "rois":
         segmentation = ImageSegmentation(name="CalciumSeriesSegmentation")
-        key = frame * n_rows + row_of_obs
-        slot = np.full(n_frames * n_rows, -1, dtype=np.int64)
-        slot[key] = np.arange(len(obs))
+        # one plane segmentation per frame holding an observation (a frame number without
+        # one is no group: frames 0 and 2**31 - 1 are two groups, read back the same)
+        written, rank = np.unique(frame, return_inverse=True)
+        check_frame_layout(len(written), n_rows, recording=row["recording"],
+                           what="the NWB ROI layout (one row per track in every frame)")
+        slot = np.full(len(written) * n_rows, -1, dtype=np.int64)
+        slot[rank.reshape(-1) * n_rows + row_of_obs] = np.arange(len(obs))
         voxel_type = np.dtype([("x", "<u4"), ("y", "<u4"), ("z", "<u4"), ("weight", "<f4")])
         extras = {c: obs[c].to_numpy() for c in ("detection", "pred_id", "pred_valid")}
-        for t in range(n_frames):
-            members = slot[t * n_rows:(t + 1) * n_rows]
+        for k, t in enumerate(written.tolist()):
+            members = slot[k * n_rows:(k + 1) * n_rows]
             present = members >= 0
             voxels = np.zeros(int(present.sum()), dtype=voxel_type)
             for axis, name in enumerate("xyz"):

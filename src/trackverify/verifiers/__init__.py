@@ -83,6 +83,9 @@ def verifier_class(spec: str):
         cls = builtins[spec]
     elif ":" in spec:
         module_name, _, class_name = spec.partition(":")
+        if not all(part.isidentifier() for part in module_name.split(".")):
+            raise ConfigError(f"cannot load verifier '{spec}': '{module_name}' is not a module "
+                              "name (dotted Python identifiers; no path, no relative import)")
         try:
             cls = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError) as exc:

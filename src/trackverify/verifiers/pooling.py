@@ -59,6 +59,11 @@ def pool_along_tracks(scores: np.ndarray, track: np.ndarray, order: list[np.ndar
     if window <= 0:
         return out
     rows, rank, length = track_positions(track, order)
+    # a window reaching beyond the longest track holds that whole track: the same medians
+    # (so ``track_window = 10**12`` costs what the longest track costs, never 10**12 columns)
+    window = min(int(window), int(length.max(initial=1)) - 1)
+    if window <= 0:
+        return out
     offsets = np.arange(-window, window + 1)
     place = rank[:, None] + offsets[None, :]
     inside = (place >= 0) & (place < length[:, None])

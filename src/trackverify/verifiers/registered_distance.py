@@ -94,6 +94,7 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 from trackverify.anchors import ANCHOR_FRAME, anchor_positions
 from trackverify.assignment import assign
 from trackverify.errors import ConfigError
+from trackverify.io.bounded import check_frame_layout
 from trackverify.tables import coordinate_columns
 from trackverify.values import is_integer
 from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
@@ -203,25 +204,32 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
     a = (anchor - centre) / radius
     x_all = (points - centre) / radius
     order = np.argsort(frames, kind="stable")
-    bounds = np.searchsorted(frames[order], np.arange(n_frames + 1))
+    # each frame's detections by the frames present (not by the frame span: frames 0 and
+    # 2**31 - 1 are two groups, not 2**31 slots)
+    present, first, counts = np.unique(frames[order], return_index=True, return_counts=True)
+    kept = (present >= 0) & (present < n_frames)
+    present, first, counts = present[kept], first[kept], counts[kept]
     spacing = anchor_spacing(a) if len(a) > 1 else 1.0
     floor = max((settings.min_sigma * spacing) ** 2, 1e-12)  # coincident anchors: spacing 0
     gram = _low_rank_kernel(a, settings.beta, settings.kernel_trace)
     w = settings.outlier_weight
     if settings.fit_outlier_weight and len(frames):
-        per_frame = np.diff(bounds)
-        w = fitted_outlier_weight(len(a), per_frame[per_frame > 0], w)
+        w = fitted_outlier_weight(len(a), counts, w)
     out = np.full((n_frames,) + a.shape, np.nan)
     sigma = np.full(n_frames, np.nan)
     out[ANCHOR_FRAME], sigma[ANCHOR_FRAME] = a, 0.0
     previous, before = a, a
     t_previous, t_before = ANCHOR_FRAME, ANCHOR_FRAME
-    for t in range(1, n_frames):  # sequential by construction; each step is vectorised
-        if on_frame is not None and (t % 25 == 0 or t == n_frames - 1):
+    reported = 0
+    # sequential by construction; each step is vectorised. A frame with too few detections
+    # (or a missing frame) is not visited: it stays unregistered (NaN)
+    for t, begin, count in zip(present.tolist(), first.tolist(), counts.tolist()):
+        if t < 1 or count < a.shape[1] + 1:
+            continue
+        if on_frame is not None and t // 25 > reported // 25:  # every 25 frames
             on_frame(t + 1, n_frames)
-        x = x_all[order[bounds[t]:bounds[t + 1]]]
-        if len(x) < a.shape[1] + 1:
-            continue  # too few detections (or a missing frame): stays unregistered (NaN)
+            reported = t
+        x = x_all[order[begin:begin + count]]
         if previous is a:  # no earlier registered frame: start from the global pose
             y0 = global_pose(a, x, spacing, settings)
             sigma2 = min(settings.first_frame_sigma * spacing, MAX_FIRST_SIGMA) ** 2
@@ -242,6 +250,8 @@ def _fit(anchor, detections, n_frames: int | None, settings: RegistrationSetting
         out[t], sigma[t] = y, np.sqrt(sigma2)
         before, previous = previous, y
         t_before, t_previous = t_previous, t
+    if on_frame is not None and n_frames > 1 and reported != n_frames - 1:  # and at the end
+        on_frame(n_frames, n_frames)
     return Registration(out * radius + centre, sigma * radius, settings)
 
 
@@ -468,6 +478,9 @@ class RegisteredDistance:
                + np.ascontiguousarray(detections[["frame", *coords]].to_numpy()).tobytes())
         n_frames = int(max(frames.max() if len(frames) else 0,
                            detections["frame"].max() if len(detections) else 0)) + 1
+        check_frame_layout(n_frames, len(anchor_xyz) * len(coords),
+                           what="the registration of registered_distance (anchor identities x axes)",
+                           recording=_recording_of(table))
         if not len(anchor_xyz):  # nothing trusted in the anchor frame: nothing to register
             empty = Registration(np.full((n_frames, 0, len(coords)), np.nan),
                                  np.full(n_frames, np.nan), self.settings)
@@ -532,6 +545,13 @@ class RegisteredDistance:
         return scores
 
 
+def _recording_of(table: pd.DataFrame):
+    """The recording ``table`` holds, when it says (a verifier may see no such column)."""
+    if "recording" in table.columns and len(table):
+        return table["recording"].iloc[0]
+    return None
+
+
 def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.ndarray]:
     """The indices ``rows`` (default: all) grouped by ``frames[rows]``, frames ascending,
     each group in its original order (a stable sort)."""
@@ -568,7 +588,7 @@ def spacing_factors(anchor: np.ndarray) -> np.ndarray:
     own = identity_spacings(anchor)
     if len(anchor) < 2:
         return np.ones(len(anchor))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 where every s_p = 0
         return np.where(own > 0, np.median(own) / own, np.nan)
 
 
