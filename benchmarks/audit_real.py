@@ -49,10 +49,11 @@ ZephIR (``../shared/data/zephir-ift20-demo``): ZephIR's own output read from its
 ``ANTT``, identities correct by construction) are counted: none should be flagged.
 
     python benchmarks/audit_real.py [--data DIR] [--threshold-um X] [--anchor-frame N]
-                                    [--no-detections] [--track-window H]
+                                    [--no-detections] [--track-window H] [--merge-k M]
 
 ``--track-window H``: the audit's registered_distance with that track pooling window (0 = off;
-default: the verifier's default); the reference's self-audit keeps the default.
+default: the verifier's default); ``--merge-k M`` likewise its merged-anchor factor (0 = off);
+the reference's self-audit keeps the defaults.
 """
 
 from __future__ import annotations
@@ -211,14 +212,16 @@ def main() -> None:
     parser.add_argument("--anchor-frame", type=int, default=None)
     parser.add_argument("--no-detections", action="store_true")
     parser.add_argument("--track-window", type=int, default=None)
+    parser.add_argument("--merge-k", type=float, default=None)
     args = parser.parse_args()
     tracks, detections, truth = load(args.data, args.anchor_frame)
     evidence = None if args.no_detections else detections
     start = time.perf_counter()
+    options = {key: value for key, value in (("track_window", args.track_window),
+                                             ("merge_k", args.merge_k)) if value is not None}
     result = trackverify.audit(tracks, evidence, threshold_um=args.threshold_um,
                                anchor_frame=args.anchor_frame,
-                               verifier=None if args.track_window is None else RegisteredDistance(
-                                   track_window=args.track_window))
+                               verifier=RegisteredDistance(**options) if options else None)
     seconds = time.perf_counter() - start
     print(f"audit: {seconds:.1f} s end to end; {result}")
     print("threshold (median over identities):", result.summary["threshold"]["per_recording_um"])

@@ -2,6 +2,7 @@
 own mistakes, and the ZephIR demo; the registration's previous defaults beside the current.
 
     .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0] [--track-window H]
+        [--merge-k M]
         [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
 
 1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
@@ -22,7 +23,8 @@ for the regression check; its score is the current one (distance plus margin exc
 ``registered_distance (relative score)`` is the current verifier with ``score="relative"``
 (its score times median spacing / the claimed identity's own anchor spacing; a setting,
 docs/verifiers.md). ``--track-window H`` sets the track pooling window of every
-``registered_distance`` entry (0 = off; default: the verifier's default).
+``registered_distance`` entry (0 = off; default: the verifier's default), ``--merge-k M`` its
+merged-anchor factor likewise.
 """
 
 from __future__ import annotations
@@ -44,20 +46,22 @@ from trackverify.report.numbers import fmt
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
-    DEFAULT_AMBIGUITY_K, DEFAULT_TRACK_WINDOW, RegisteredDistance, RegistrationSettings)
+    DEFAULT_AMBIGUITY_K, DEFAULT_MERGE_K, DEFAULT_TRACK_WINDOW, RegisteredDistance,
+    RegistrationSettings)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PREVIOUS = RegistrationSettings(beta=0.8, lam=3.0, iterations=8, frame_sigma=None,
                                 fit_outlier_weight=False, choose_start=False, tolerance=0.0)
 
 
-def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW) -> dict:
+def verifiers(k: float, h: int = DEFAULT_TRACK_WINDOW, m: float = DEFAULT_MERGE_K) -> dict:
     return {"fixed_distance": lambda: FixedDistance(),
-            "registered_distance": lambda: RegisteredDistance(ambiguity_k=k, track_window=h),
+            "registered_distance": lambda: RegisteredDistance(ambiguity_k=k, track_window=h,
+                                                              merge_k=m),
             "registered_distance (relative score)": lambda: RegisteredDistance(
-                ambiguity_k=k, score="relative", track_window=h),
+                ambiguity_k=k, score="relative", track_window=h, merge_k=m),
             "registered_distance (previous)": lambda: RegisteredDistance(
-                ambiguity_k=k, settings=PREVIOUS, track_window=h)}
+                ambiguity_k=k, settings=PREVIOUS, track_window=h, merge_k=m)}
 
 
 def tracker_rows(folder: Path, observations: pd.DataFrame, first_frame: int = 0) -> pd.DataFrame:
@@ -101,9 +105,11 @@ def main() -> None:
                         help="ambiguity k of registered_distance [its default]")
     parser.add_argument("--track-window", type=int, default=DEFAULT_TRACK_WINDOW,
                         help="track pooling window h of registered_distance [its default]")
+    parser.add_argument("--merge-k", type=float, default=DEFAULT_MERGE_K,
+                        help="merged-anchor factor m of registered_distance [its default]")
     parser.add_argument("--only", default="", help="comma-separated verifier names")
     args = parser.parse_args()
-    makers = {n: m for n, m in verifiers(args.k, args.track_window).items()
+    makers = {n: m for n, m in verifiers(args.k, args.track_window, args.merge_k).items()
               if not args.only or n in args.only.split(",")}
     out = {}
     if args.data.is_dir():

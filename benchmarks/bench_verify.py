@@ -5,14 +5,15 @@ of the whole step, the peak resident memory of the process, and, beside it, the 
 scikit-learn alone needs for the AUROCs on the same rows (per condition and pooled).
 
     .venv/bin/python benchmarks/bench_verify.py [--motion moderate] [--repeats 3]
-        [--verifier registered_distance] [--neurons 150] [--track-window H]
+        [--verifier registered_distance] [--neurons 150] [--track-window H] [--merge-k M]
 
 With ``--verifier registered_distance`` it also times the identity-free registration alone
 (one fit per recording; every condition reuses it; goal < 15 s on ``moderate``). The goal of
 the whole verification with ``registered_distance`` on 1,000 frames x 150 detections
 (``--neurons 150``) is < 15 s. ``--track-window H`` gives a verifier that takes it (e.g.
 registered_distance) that track pooling window (default: its default); the pooling's own time
-on one condition's rows is printed beside.
+on one condition's rows is printed beside. ``--merge-k M`` likewise gives registered_distance
+that merged-anchor factor (0 = off).
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--neurons", type=int, default=189)
     parser.add_argument("--track-window", type=int, default=None)
+    parser.add_argument("--merge-k", type=float, default=None)
     args = parser.parse_args()
-    options = {} if args.track_window is None else {"track_window": args.track_window}
+    options = {key: value for key, value in (("track_window", args.track_window),
+                                             ("merge_k", args.merge_k)) if value is not None}
     config = build_config({"specimen.motion": args.motion, "verifier": args.verifier,
                            "specimen.neurons": args.neurons})
     table = animal_observations(config.specimen, 0)

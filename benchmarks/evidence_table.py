@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]
                                                  [--pairs ../shared/data/targettrack-point-pairs]
                                                  [--score relative|distance] [--track-window H]
+                                                 [--merge-k M]
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ def main() -> None:
                         help="registered_distance's score [its default]")
     parser.add_argument("--track-window", type=int, default=None,
                         help="registered_distance's track pooling window h [its default]")
+    parser.add_argument("--merge-k", type=float, default=None,
+                        help="registered_distance's merged-anchor factor m, 0 = off [its default]")
     args = parser.parse_args()
     levels = [level for level in args.levels.split(",") if level]
     pairs = args.pairs if args.pairs.is_dir() else None
     result = build_evidence(levels, args.frames, pairs, FULL_GRID, score=args.score,
-                            track_window=args.track_window)
+                            track_window=args.track_window, merge_k=args.merge_k)
     if result["specimen"]:
         k = result["specimen"][1]["ambiguity_k"]
         print(f"ambiguity k of registered_distance (its default): {k:.3f}")
@@ -40,8 +43,9 @@ def main() -> None:
         for row in result["specimen"]:
             if row["verifier"] == "registered_distance":
                 print(f"{row['data']}: abstained rows, ambiguous {row['ambiguous_rows']}, "
-                      f"missing evidence {row['missing_evidence_rows']}; claims contradicted "
-                      f"(scored) {row['contradicted_rows']}")
+                      f"merged {row['merged_rows']}, missing evidence "
+                      f"{row['missing_evidence_rows']}; claims contradicted (scored) "
+                      f"{row['contradicted_rows']}")
     if pairs is None:
         print(f"\n(real pairs not found at {args.pairs}; skipped)")
     else:

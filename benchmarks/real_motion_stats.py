@@ -577,9 +577,11 @@ def affine_residuals(observations: pd.DataFrame) -> np.ndarray:
     return np.concatenate(out)
 
 
-def verifier_numbers(tables, draws: int, seed: int, score: str | None = None) -> dict:
+def verifier_numbers(tables, draws: int, seed: int, score: str | None = None,
+                     merge_k: float | None = None) -> dict:
     """Per verifier: six corruptions pooled, AUROC* and cov@1 %, mean over ``draws`` draws
-    (``score``: registered_distance's score, None = its default).
+    (``score``: registered_distance's score, ``merge_k`` its merged-anchor factor; None = its
+    default).
 
     ``tables(k)`` = (observations, detections) of draw ``k``: the same recording every draw
     for the real data, animal ``k`` for the specimen (its expectation, not one animal's)."""
@@ -591,7 +593,8 @@ def verifier_numbers(tables, draws: int, seed: int, score: str | None = None) ->
 
     out = {}
     with threadpool_limits(1):
-        options = {} if score is None else {"score": score}
+        options = {key: value for key, value in (("score", score), ("merge_k", merge_k))
+                   if value is not None}
         for name, make in ((FixedDistance.name, FixedDistance),
                            (RegisteredDistance.name, lambda: RegisteredDistance(**options))):
             per_draw = [repeated_draws(*tables(k), make(), 1, "r", seed=seed + k)["per_draw"][0]
@@ -619,6 +622,8 @@ def main() -> None:
                         help="fit only labelled_spacing_tilt on the level as it is (its grid)")
     parser.add_argument("--score", choices=("relative", "distance"), default=None,
                         help="registered_distance's score [its default]")
+    parser.add_argument("--merge-k", type=float, default=None,
+                        help="registered_distance's merged-anchor factor m, 0 = off [its default]")
     args = parser.parse_args()
     (name, source), = load_dataset(args.data).sources()
     real_obs, real_det = source.load(), source.load_detections()
@@ -651,8 +656,10 @@ def main() -> None:
         print(f"fitted {beta:g} (in the level now: {now:g})")
     if args.draws > 0:
         start = time.perf_counter()
-        r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed, args.score)
-        s = verifier_numbers(lambda k: animal_tables(config, k), args.draws, args.seed, args.score)
+        r = verifier_numbers(lambda k: (real_obs, real_det), args.draws, args.seed, args.score,
+                             args.merge_k)
+        s = verifier_numbers(lambda k: animal_tables(config, k), args.draws, args.seed, args.score,
+                             args.merge_k)
         print(f"\nsix corruptions pooled, mean (sd) over {args.draws} draws (suite seed "
               f"{args.seed}+k; specimen animal k) | real | specimen | specimen - real")
         print("---|---|---|---")

@@ -268,6 +268,7 @@ def test_pair_scores_with_the_relative_score_keep_the_plain_clean_ratios(tmp_pat
 @pytest.mark.parametrize("option, value, key, recorded, bad", [
     ("--score", "relative", "registered_score", "relative", "ratio"),
     ("--track-window", "2", "registered_track_window", 2, "-1"),
+    ("--merge-k", "2", "registered_merge_k", 2.0, "-0.5"),
 ])
 def test_cli_records_the_registered_option_it_was_asked_for(tmp_path, option, value, key,
                                                              recorded, bad):

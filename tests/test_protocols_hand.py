@@ -150,7 +150,8 @@ def test_score_stacked_scores_each_condition_on_its_own():
     assert [n for n, _ in verifier.calls] == [4, 4, 0]
     assert all(list(d.columns) == ["frame", "detection", "x_um", "y_um", "z_um"]
                for _, d in verifier.calls)
-    assert reasons == {c: {"ambiguous": n, "missing_evidence": None, "contradicted": 2}
+    assert reasons == {c: {"ambiguous": n, "missing_evidence": None, "contradicted": 2,
+                           "merged": None}
                        for c, n in (("a", 4), ("b", 4), ("empty", 0))}
 
 

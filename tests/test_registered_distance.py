@@ -278,6 +278,22 @@ def test_registration_onto_a_detection_table_ignores_every_identity():
     second.score(shuffled, renamed)
     assert (first.last_claimant >= 0).mean() > 0.9
     np.testing.assert_array_equal(first.last_claimant, second.last_claimant)
+    # the merged-anchor rule too: which (frame, anchor) are merged is the same under scrambled
+    # ids, and a row abstains as merged exactly where its own claimed anchor is merged at its
+    # frame, whatever the other rows claim (m = 8, so that this scene has merged anchors)
+    from trackverify.verifiers.registered_distance import merged_anchors
+
+    merged = merged_anchors(clean.positions, clean.sigma, 8.0)
+    np.testing.assert_array_equal(merged, merged_anchors(scrambled.positions, scrambled.sigma, 8.0))
+    assert merged.sum() > 100
+    for observed in (table, shuffled):
+        verifier = RegisteredDistance(merge_k=8.0)
+        verifier.score(observed, detections)
+        which = pd.Index(table.loc[table["frame"] == 0, "pred_id"]).get_indexer(observed["pred_id"])
+        frames = observed["frame"].to_numpy()
+        own = (which >= 0) & observed["pred_valid"].to_numpy() & merged[frames, np.maximum(which, 0)]
+        assert own.sum() > 0
+        np.testing.assert_array_equal(verifier.last_merged, own)
     # and the fit itself reads only frame and coordinates of the detection table
     anchor = table.loc[table["frame"] == 0, coords].to_numpy()
     direct = fit_registration(anchor, NoIdentities(detections), 30)
@@ -845,3 +861,119 @@ def test_relative_score_without_anchor_identities_abstains_on_every_row():
         verifier = RegisteredDistance(score=kind)
         assert np.isnan(verifier.score(table)).all()
         assert verifier.abstentions[-1] == Abstentions(6, 0, 6, 0.0, 0)
+
+
+# --- merged anchors (merge_k; docs/verifiers.md "Merged anchors") ---------------------------
+
+def test_merged_anchors_by_hand():
+    """Frame 1: anchors at (0, 0), (1, 0), (10, 0), sigma 1: the first two are 1.0 apart,
+    under 2 sigma = 2.0, so both are merged; the third's nearest other is 9 away. Frame 2: the
+    same with the pair 3.0 apart: nothing merged. Frame 3: the pair exactly 2.0 apart (the
+    rule is strict): nothing. Frame 4 was not registered (NaN), frame 0 is the anchor (sigma
+    0): nothing. With m = 0 nothing anywhere; with m = 4 (radius 4) frame 2's pair too."""
+    from trackverify.verifiers.registered_distance import merged_anchors
+
+    registered = np.array([
+        [[0.0, 0.0], [5.0, 0.0], [10.0, 0.0]],
+        [[0.0, 0.0], [1.0, 0.0], [10.0, 0.0]],
+        [[0.0, 0.0], [3.0, 0.0], [10.0, 0.0]],
+        [[0.0, 0.0], [2.0, 0.0], [10.0, 0.0]],
+        [[np.nan, np.nan]] * 3])
+    sigma = np.array([0.0, 1.0, 1.0, 1.0, np.nan])
+    merged = merged_anchors(registered, sigma, 2.0)
+    assert merged.tolist() == [[False] * 3, [True, True, False], [False] * 3, [False] * 3,
+                               [False] * 3]
+    assert not merged_anchors(registered, sigma, 0.0).any()
+    assert merged_anchors(registered, sigma, 4.0)[2].tolist() == [True, True, False]
+    # two anchor points at one place: merged at any positive sigma; one point alone never
+    assert merged_anchors(np.zeros((2, 2, 3)), np.array([0.0, 0.5]), 2.0).tolist() == [
+        [False, False], [True, True]]
+    assert merged_anchors(np.zeros((2, 1, 3)), np.array([0.0, 1.0]), 2.0).tolist() == [
+        [False], [False]]
+
+
+def three_id_table() -> pd.DataFrame:
+    """Ids 10, 11, 12 in frames 0-2 (2-D), each row on its registered anchor of
+    :func:`fixed_registration` except id 12, 0.5 um off along x in frames 1 and 2."""
+    anchors = {0: [[0.0, 0.0], [5.0, 0.0], [10.0, 0.0]], 1: [[0.0, 0.0], [1.0, 0.0], [10.5, 0.0]],
+               2: [[0.0, 0.0], [3.0, 0.0], [10.5, 0.0]]}
+    rows = [{"recording": "r", "frame": t, "detection": i, "x_um": p[0], "y_um": p[1],
+             "pred_id": 10 + i, "pred_valid": True}
+            for t, points in anchors.items() for i, p in enumerate(points)]
+    return pd.DataFrame(rows)
+
+
+def fixed_registration(monkeypatch):
+    """Make the verifier's fit return a registration set by hand: frame 1's anchors 0 and 1
+    are 1.0 apart, frame 2's 3.0 apart, sigma 1 in both (anchor 2 at x = 10)."""
+    from trackverify.verifiers import registered_distance as module
+
+    positions = np.array([[[0.0, 0.0], [5.0, 0.0], [10.0, 0.0]],
+                          [[0.0, 0.0], [1.0, 0.0], [10.0, 0.0]],
+                          [[0.0, 0.0], [3.0, 0.0], [10.0, 0.0]]])
+    fixed = module.Registration(positions, np.array([0.0, 1.0, 1.0]))
+    monkeypatch.setattr(module, "fit_registration", lambda *args, **kwargs: fixed)
+
+
+def test_a_row_whose_identity_is_merged_abstains_with_its_own_reason(monkeypatch):
+    """By hand on :func:`fixed_registration`: every row sits on its own registered anchor
+    (d = 0, score 0) except id 12 in frames 1-2 (d = 0.5, nearest other 9.5 away: score 0.5).
+    With m = 2, frame 1's ids 10 and 11 are merged (1.0 < 2 sigma = 2.0): their two rows
+    abstain (NaN) and are counted as merged, not ambiguous; frame 2's pair (3.0 apart) is
+    not. With m = 0 the same rows keep the scores of before, exactly."""
+    fixed_registration(monkeypatch)
+    table = three_id_table()
+    expected_off = np.array([0, 0, 0, 0, 0, 0.5, 0, 0, 0.5])
+    off = RegisteredDistance(track_window=0, merge_k=0.0)
+    np.testing.assert_array_equal(off.score(table), expected_off)
+    assert off.abstentions[-1] == Abstentions(9, 0, 0, 0.0, 0, 0)
+    assert not off.last_merged.any()
+    on = RegisteredDistance(track_window=0, merge_k=2.0)
+    scores = on.score(table)
+    np.testing.assert_array_equal(scores, [0, 0, 0, np.nan, np.nan, 0.5, 0, 0, 0.5])
+    assert on.abstentions[-1] == Abstentions(rows=9, ambiguous=0, missing_evidence=0,
+                                             ambiguity_k=0.0, contradicted=0, merged=2)
+    assert np.flatnonzero(on.last_merged).tolist() == [3, 4]
+    # the run's breakdown carries the reason
+    from trackverify.verifiers import abstention_breakdown
+
+    assert abstention_breakdown(on) == {"ambiguous": 0, "missing_evidence": 0,
+                                        "contradicted": 0, "merged": 2}
+    # the default: the rule off, so the scores of before
+    assert RegisteredDistance().merge_k == 0.0
+    np.testing.assert_array_equal(RegisteredDistance(track_window=0).score(table), expected_off)
+    # pooled along the tracks, the merged rows stay abstained
+    assert np.isnan(RegisteredDistance(merge_k=2.0).score(table)[[3, 4]]).all()
+
+
+def test_a_merged_row_the_band_already_abstains_on_stays_ambiguous(monkeypatch):
+    """Frame 1, id 10 (on its anchor): d = 0, alt = 1.0 -> |margin| 1 < k sigma with k = 1.5:
+    ambiguous by the band; id 11 likewise. So with both rules on, the band's reason comes
+    first: 2 ambiguous, 0 merged (frame 2's pair: margin 3 > 1.5, not merged at m = 2)."""
+    fixed_registration(monkeypatch)
+    verifier = RegisteredDistance(ambiguity_k=1.5, track_window=0, merge_k=2.0)
+    scores = verifier.score(three_id_table())
+    assert np.isnan(scores[[3, 4]]).all() and np.isfinite(np.delete(scores, [3, 4])).all()
+    assert (verifier.abstentions[-1].ambiguous, verifier.abstentions[-1].merged) == (2, 0)
+
+
+def test_the_audit_names_the_merged_reason(monkeypatch):
+    """The audit of the same scene: frame 1's rows of ids 10 and 11 are abstained with reason
+    'merged', and audit.json's counts say so."""
+    import trackverify
+
+    fixed_registration(monkeypatch)
+    result = trackverify.audit(three_id_table(), threshold_um=1.0,
+                               verifier=RegisteredDistance(track_window=0, merge_k=2.0))
+    obs = result.observations
+    merged = obs["reason"].eq("merged").to_numpy()
+    assert np.flatnonzero(merged).tolist() == [3, 4]
+    assert (obs["verdict"].to_numpy()[merged] == "abstained").all()
+    assert result.summary["counts"]["abstained_by_reason"] == {"merged": 2}
+    assert result.summary["verifier_options"]["merge_k"] == 2.0
+
+
+@pytest.mark.parametrize("bad", [-1, -0.5, float("nan"), float("inf"), True, "2", None])
+def test_merge_k_must_be_a_finite_number_of_at_least_zero(bad):
+    with pytest.raises(ConfigError, match="merge_k must be a finite number >= 0"):
+        RegisteredDistance(merge_k=bad)

@@ -50,7 +50,7 @@ def test_default_run_writes_the_four_outputs(default_run):
     six = comparison["registered_distance"]["populations"]["six_corruptions"]
     assert six["n_errors"] == sum(conditions[c]["n_errors"] for c in conditions
                                   if c not in ("control", "all_conditions"))
-    assert set(six["abstentions"]) == {"ambiguous", "missing_evidence", "contradicted"}
+    assert set(six["abstentions"]) == {"ambiguous", "missing_evidence", "contradicted", "merged"}
     # nearby_swap is one of the six: its counts cannot exceed theirs.
     nearby = comparison["registered_distance"]["populations"]["nearby_swap"]["abstentions"]
     assert all(nearby[key] <= six["abstentions"][key] for key in six["abstentions"])
@@ -226,18 +226,23 @@ def test_contradicted_claims_are_counted_in_results(tmp_path):
     results = json.loads((out / "results.json").read_text())
     control = results["anatomical_verification"]["r"]["control"]
     assert control["n_errors"] == 2
-    assert control["abstentions"] == {"ambiguous": 0, "missing_evidence": 0, "contradicted": 2}
+    assert control["abstentions"] == {"ambiguous": 0, "missing_evidence": 0, "contradicted": 2,
+                                      "merged": 0}
     assert "claims contradicted" in (out / "report.html").read_text()
 
 
 def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown():
     from trackverify.run import _sum_reasons
 
-    counts = {"single_frame_swap": {"ambiguous": 1, "missing_evidence": 2, "contradicted": 3},
-              "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6},
-              "control": {"ambiguous": 100, "missing_evidence": 100, "contradicted": 100}}
+    counts = {"single_frame_swap": {"ambiguous": 1, "missing_evidence": 2, "contradicted": 3,
+                                    "merged": 7},
+              "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6,
+                              "merged": 8},
+              "control": {"ambiguous": 100, "missing_evidence": 100, "contradicted": 100,
+                          "merged": 100}}
     assert _sum_reasons(counts) == {
-        "six_corruptions": {"ambiguous": 5, "missing_evidence": 7, "contradicted": 9},
-        "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6}}
+        "six_corruptions": {"ambiguous": 5, "missing_evidence": 7, "contradicted": 9,
+                            "merged": 15},
+        "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6, "merged": 8}}
     counts["nearby_swap"]["contradicted"] = None  # a verifier record without that count
     assert _sum_reasons(counts)["six_corruptions"]["contradicted"] is None

@@ -204,9 +204,9 @@ def test_abstention_breakdown_reports_the_last_record():
     verifier.abstentions = [Record(ambiguous=9, missing_evidence=9, contradicted=9),
                             Record(ambiguous=8, missing_evidence=8, contradicted=8),
                             Record(ambiguous=np.int64(2), missing_evidence=0,
-                                   contradicted=np.int32(1))]
+                                   contradicted=np.int32(1), merged=np.int16(4))]
     out = abstention_breakdown(verifier)
-    assert out == {"ambiguous": 2, "missing_evidence": 0, "contradicted": 1}
+    assert out == {"ambiguous": 2, "missing_evidence": 0, "contradicted": 1, "merged": 4}
     assert all(type(v) is int for v in out.values())
 
 
@@ -214,7 +214,7 @@ def test_abstention_breakdown_leaves_a_count_the_record_does_not_carry_undefined
     verifier = Fixed()
     verifier.abstentions = [Record(ambiguous=3, missing_evidence=None)]
     assert abstention_breakdown(verifier) == {"ambiguous": 3, "missing_evidence": None,
-                                              "contradicted": None}
+                                              "contradicted": None, "merged": None}
 
 
 def test_add_counts_is_undefined_if_any_count_is():
@@ -227,7 +227,7 @@ def test_add_counts_is_undefined_if_any_count_is():
 
 def test_the_recorded_options_and_the_attributes_that_hold_them():
     assert RECORDED_OPTIONS == {"ambiguity_k": "ambiguity_k", "score": "score_kind",
-                                "track_window": "track_window"}
+                                "track_window": "track_window", "merge_k": "merge_k"}
 
 
 def test_recorded_options_are_those_the_verifier_carries_by_recorded_name():
@@ -237,9 +237,10 @@ def test_recorded_options_are_those_the_verifier_carries_by_recorded_name():
     assert recorded_options(carrier) == {"score": "relative", "track_window": 3}
     # an attribute holding None is carried (recorded as null), not dropped
     assert recorded_options(types.SimpleNamespace(track_window=None)) == {"track_window": None}
-    registered = RegisteredDistance(ambiguity_k=0.25, score="relative", track_window=2)
+    registered = RegisteredDistance(ambiguity_k=0.25, score="relative", track_window=2,
+                                    merge_k=1.5)
     assert recorded_options(registered) == {"ambiguity_k": 0.25, "score": "relative",
-                                            "track_window": 2}
+                                            "track_window": 2, "merge_k": 1.5}
 
 
 def test_verifier_class_finds_the_class_without_constructing_it():

@@ -51,7 +51,7 @@ from trackverify.synth.specimen import animal_detections, animal_observations
 from trackverify.tables import MAX_COORDINATE_UM
 from trackverify.verifiers.fixed_distance import FixedDistance
 from trackverify.verifiers.registered_distance import (
-    DEFAULT_AMBIGUITY_K, DEFAULT_SCORE, DEFAULT_TRACK_WINDOW, RegisteredDistance,
+    DEFAULT_AMBIGUITY_K, DEFAULT_MERGE_K, DEFAULT_SCORE, DEFAULT_TRACK_WINDOW, RegisteredDistance,
     RegistrationSettings)
 
 HARDER = CONDITIONS[len(DEFAULT_CONDITIONS):]  # the three opt-in corruptions
@@ -157,7 +157,8 @@ def evidence_window(frames: np.ndarray, start: int | None = None,
 
 def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
                        track_window: int = DEFAULT_TRACK_WINDOW, start: int | None = None,
-                       recovery_end: int | None = None) -> list[dict]:
+                       recovery_end: int | None = None,
+                       merge_k: float = DEFAULT_MERGE_K) -> list[dict]:
     """Part 3: real recordings (a data folder, with its ``detections`` table when present),
     one row per (recording, verifier), over ``draws`` repeated draws of the suite in the
     window of :func:`evidence_window` (``start`` / ``recovery_end`` when given)."""
@@ -166,8 +167,8 @@ def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
         observations, detections = source.load(), source.load_detections()
         window = evidence_window(observations["frame"].to_numpy(), start, recovery_end)
         settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
-        for verifier in (FixedDistance(), RegisteredDistance(score=score,
-                                                             track_window=track_window)):
+        for verifier in (FixedDistance(), RegisteredDistance(score=score, track_window=track_window,
+                                                             merge_k=merge_k)):
             # e.g. a recording too short for a condition: named, in evidence's options
             with naming_input(folder), window_errors(source.first_frame, EVIDENCE_OPTIONS):
                 draws_of = repeated_draws(observations, detections, verifier, draws, name,
@@ -178,7 +179,8 @@ def recording_evidence(folder: Path, draws: int = 8, score: str = DEFAULT_SCORE,
 
 
 def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SCORE,
-                      track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
+                      track_window: int = DEFAULT_TRACK_WINDOW,
+                      merge_k: float = DEFAULT_MERGE_K) -> list[dict]:
     """Part 1: one row per (motion level, verifier)."""
     k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
     rows = []
@@ -190,7 +192,8 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SC
         table = animal_observations(config.specimen, 0)
         detections = animal_detections(config.specimen, 0)  # None: the observation rows
         for verifier in (FixedDistance(), RegisteredDistance(ambiguity_k=k, score=score,
-                                                             track_window=track_window)):
+                                                             track_window=track_window,
+                                                             merge_k=merge_k)):
             scored, _, _ = score_conditions(table, config, verifier, "rec000", detections)
             error, score = error_array(scored), scored["score"].to_numpy()
             condition = scored["condition"].astype(str).to_numpy()
@@ -203,6 +206,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SC
                 row["ambiguous_rows"] = sum(c.ambiguous for c in verifier.abstentions)
                 row["missing_evidence_rows"] = sum(c.missing_evidence for c in verifier.abstentions)
                 row["contradicted_rows"] = sum(c.contradicted for c in verifier.abstentions)
+                row["merged_rows"] = sum(c.merged for c in verifier.abstentions)
             rows.append(row)
     return rows
 
@@ -363,14 +367,16 @@ def choose_candidate(held_in: np.ndarray, departure: np.ndarray,
 
 
 def pair_evidence(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
-                  track_window: int = DEFAULT_TRACK_WINDOW) -> list[dict]:
+                  track_window: int = DEFAULT_TRACK_WINDOW,
+                  merge_k: float = DEFAULT_MERGE_K) -> list[dict]:
     """Part 2: one row per (example, verifier); settings chosen leave-one-out over ``grid``
     (:func:`choose_candidate`)."""
-    return pair_rows(*pair_scores(folder, grid, score, track_window), grid)
+    return pair_rows(*pair_scores(folder, grid, score, track_window, merge_k), grid)
 
 
 def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
-                track_window: int = DEFAULT_TRACK_WINDOW) -> tuple[dict, dict]:
+                track_window: int = DEFAULT_TRACK_WINDOW,
+                merge_k: float = DEFAULT_MERGE_K) -> tuple[dict, dict]:
     """Every example's conditions per z scale, and ``registered_distance``'s scores per
     (example, grid index): (scores, sigma of frame 1, clean ``d / sigma``)."""
     examples = sorted(p for p in Path(folder).iterdir() if p.is_dir())
@@ -384,7 +390,7 @@ def pair_scores(folder: Path, grid=FULL_GRID, score: str = DEFAULT_SCORE,
         for index, choice in enumerate(grid):
             conds = by_scale[choice.z_scale][name]
             verifier = RegisteredDistance(ambiguity_k=0.0, settings=choice.settings, score=score,
-                                          track_window=track_window)
+                                          track_window=track_window, merge_k=merge_k)
             scores = _pair_scores(conds, verifier)
             _, registration = verifier.register(conds["clean"].drop(columns="error"))
             sigma = float(registration.sigma[1])
@@ -536,19 +542,21 @@ def recording_summary(rows: list[dict]) -> list[str]:
 def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
                    grid=FULL_GRID, recordings=(), draws: int = 8, score: str | None = None,
                    track_window: int | None = None, start: int | None = None,
-                   recovery_end: int | None = None) -> dict:
+                   recovery_end: int | None = None, merge_k: float | None = None) -> dict:
     """Every part (each may be skipped: no levels, no pairs folder, no recordings);
     ``score`` = registered_distance's score (None: its default, :data:`DEFAULT_SCORE`),
     ``track_window`` its track pooling window (None: its default,
-    :data:`DEFAULT_TRACK_WINDOW`); ``start`` / ``recovery_end`` the recordings' corruption
+    :data:`DEFAULT_TRACK_WINDOW`), ``merge_k`` its merged-anchor factor (None: its default,
+    :data:`DEFAULT_MERGE_K`); ``start`` / ``recovery_end`` the recordings' corruption
     window (None: :func:`evidence_window`'s rule)."""
     kind = DEFAULT_SCORE if score is None else score
     h = DEFAULT_TRACK_WINDOW if track_window is None else track_window
+    m = DEFAULT_MERGE_K if merge_k is None else merge_k
     with threadpool_limits(1):
-        specimen = specimen_evidence(levels, frames, kind, h) if levels else []
-        rows = pair_evidence(pairs, grid, kind, h) if pairs is not None else []
+        specimen = specimen_evidence(levels, frames, kind, h, m) if levels else []
+        rows = pair_evidence(pairs, grid, kind, h, m) if pairs is not None else []
         real = [row for folder in recordings
-                for row in recording_evidence(folder, draws, kind, h, start, recovery_end)]
+                for row in recording_evidence(folder, draws, kind, h, start, recovery_end, m)]
     out = {"specimen": specimen, "pairs": rows, "pair_summary": pair_summary(rows) if rows else []}
     if real:  # only when asked: earlier evidence.json files keep their bytes
         out["recordings"] = real
@@ -556,4 +564,6 @@ def build_evidence(levels=LEVELS, frames: int = 1000, pairs: Path | None = None,
         out["registered_score"] = score
     if track_window is not None:  # likewise
         out["registered_track_window"] = track_window
+    if merge_k is not None:  # likewise
+        out["registered_merge_k"] = merge_k
     return out

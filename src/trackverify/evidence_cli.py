@@ -52,8 +52,12 @@ def _data_folder(path: Path) -> Path:
 @click.option("--track-window", "track_window", type=click.IntRange(min=0), default=None,
               help="registered_distance's track pooling window h, 0 = off "
                    "(docs/verifiers.md) [its default].")
+@click.option("--merge-k", "merge_k", type=click.FloatRange(min=0, max=1e300), default=None,
+              help="registered_distance's merged-anchor factor m: a row abstains where its "
+                   "identity's registered anchor lies within m sigma of another's, 0 = off "
+                   "(docs/verifiers.md) [its default].")
 def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recovery_end, score,
-             track_window):
+             track_window, merge_k):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs).
 
     On each --recordings folder the corruption window is --start / --recovery-end when given;
@@ -75,7 +79,8 @@ def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recover
     from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 
     result = build_evidence(chosen, frames, pairs, FULL_GRID if grid == "full" else DEFAULT_GRID,
-                            recordings, draws, score, track_window, start, recovery_end)
+                            recordings, draws, score, track_window, start, recovery_end,
+                            merge_k)
     ensure_folder(out)
     write_json_atomic(out / "evidence.json", result)
     write_text_atomic(out / "evidence.html", render_evidence(result))

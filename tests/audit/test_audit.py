@@ -350,15 +350,15 @@ def test_the_calibrated_verifier_is_built_with_every_recorded_option(tmp_path):
     # written before the track pooling: its threshold is of unpooled scores (window 0)
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
     assert result.summary["verifier_options"] == {"ambiguity_k": 0.25, "score": "relative",
-                                                  "track_window": 0}
+                                                  "track_window": 0, "merge_k": 0.0}
     _calibration(calibration, 3.0, options={"ambiguity_k": 0.0})  # written before the score
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
     assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
-                                                  "track_window": 0}
+                                                  "track_window": 0, "merge_k": 0.0}
     _calibration(calibration, 3.0, options={"ambiguity_k": 0.0, "track_window": 3})
     result = trackverify.audit(six_neurons(frames=3), calibration=calibration)
     assert result.summary["verifier_options"] == {"ambiguity_k": 0.0, "score": "distance",
-                                                  "track_window": 3}
+                                                  "track_window": 3, "merge_k": 0.0}
 
 
 @pytest.mark.parametrize("content, message", [

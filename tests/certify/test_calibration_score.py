@@ -85,6 +85,58 @@ def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path
     assert verifier.track_window == 2
 
 
+def test_the_merge_k_is_written_only_when_given():
+    common = dict(version="t", verifier="registered_distance", evidence="independent",
+                  ambiguity_k=0.0, record=RECORD, target=TARGET, partitions_sha256=None)
+    assert calibration_content(**common, track_window=1, merge_k=2)["verifier"][
+        "options"] == {"ambiguity_k": 0.0, "track_window": 1, "merge_k": 2.0}
+    assert "merge_k" not in calibration_content(**common, track_window=1)["verifier"]["options"]
+
+
+@pytest.mark.parametrize("verifier, options, expected", [
+    ("registered_distance", {"ambiguity_k": 0.0, "merge_k": 2}, 2.0),
+    ("registered_distance", {"ambiguity_k": 0.0, "merge_k": 1.5}, 1.5),
+    ("registered_distance", {"ambiguity_k": 0.0, "merge_k": 0}, 0.0),
+    # written before the rule existed: its threshold is of scores without it (off)
+    ("registered_distance", {"ambiguity_k": 0.0, "track_window": 1}, 0.0),
+    ("fixed_distance", {"ambiguity_k": None}, None),
+])
+def test_the_merge_k_is_read_back(tmp_path, verifier, options, expected):
+    write_calibration(tmp_path / "c.json", _content(verifier, options))
+    got = load_calibration(tmp_path / "c.json").merge_k
+    assert got == expected and (got is None or type(got) is float)
+
+
+def test_a_run_records_the_merge_k_and_reads_it_back(tmp_path):
+    """The run's options (recorded_options of the fitted verifier) into the file and back
+    into the verifier audit builds."""
+    from trackverify.audit.core import _choose
+    from trackverify.verifiers import recorded_options
+    from trackverify.verifiers.registered_distance import RegisteredDistance
+
+    fitted = RegisteredDistance(merge_k=2.0, track_window=1)
+    content = calibration_content(version="t", verifier=fitted.name, evidence=fitted.evidence,
+                                  record=RECORD, target=TARGET, partitions_sha256=None,
+                                  **recorded_options(fitted))
+    assert content["verifier"]["options"] == {"ambiguity_k": 0.0, "score": "distance",
+                                              "track_window": 1, "merge_k": 2.0}
+    write_calibration(tmp_path / "c.json", content)
+    _, verifier = _choose(None, tmp_path / "c.json", None)
+    assert verifier.merge_k == 2.0 and verifier.track_window == 1
+    # a file without the key builds the verifier with the rule off, whatever the default
+    write_calibration(tmp_path / "old.json", _content("registered_distance",
+                                                      {"ambiguity_k": 0.0, "track_window": 1}))
+    _, old = _choose(None, tmp_path / "old.json", None)
+    assert old.merge_k == 0.0
+
+
+@pytest.mark.parametrize("bad", [-1, -0.5, True, "2", [2], 10 ** 400])
+def test_a_bad_merge_k_is_refused(tmp_path, bad):
+    write_calibration(tmp_path / "c.json", _content("registered_distance", {"merge_k": bad}))
+    with pytest.raises(InputError, match="verifier.options.merge_k"):
+        load_calibration(tmp_path / "c.json")
+
+
 # an integer past the float range (JSON writes it out in digits) has no float: refused, not
 # an OverflowError
 @pytest.mark.parametrize("bad", [True, "2.5", None, [2.5], 10 ** 400, -(10 ** 309)])

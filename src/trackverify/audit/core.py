@@ -19,8 +19,11 @@ Per observation (a row after the anchor frame with a valid predicted id):
   ``not_in_anchor_frame`` (the id has no valid row in the anchor frame: first seen later, or
   missing there), ``no_anchor_identity`` (it has several there), ``frame_not_registered``,
   ``ambiguous`` (the margin to the nearest other identity is inside the registration's
-  uncertainty), ``no_spacing`` (default threshold only: another identity shares ``p``'s
-  anchor position, spacing 0), or ``verifier_abstained`` for a verifier that does not say why;
+  uncertainty), ``merged`` (registered_distance's ``merge_k``: the claimed identity's
+  registered anchor lies within ``merge_k sigma`` of another's at that frame, so the frame
+  cannot tell the two apart), ``no_spacing`` (default threshold only: another identity shares
+  ``p``'s anchor position, spacing 0), or ``verifier_abstained`` for a verifier that does not
+  say why;
   ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted, not
   audited) and ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An
   id that is not an *anchor identity* (one valid row in the anchor frame) is not covered by
@@ -423,6 +426,9 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
                   else np.zeros(n, dtype=bool))
     reasons[abstained & valid & (which >= 0) & ~registered] = "frame_not_registered"
     reasons[abstained & valid & (which >= 0) & registered] = "ambiguous"
+    merged = getattr(scorer, "last_merged", None)  # the call's own rows (merge_k), when it says
+    if merged is not None and len(merged) == n:
+        reasons[abstained & np.asarray(merged, dtype=bool)] = "merged"
     rows = np.flatnonzero(registered & valid)
     if positions.shape[1] >= 2 and len(rows):
         idx, dist = nearest_other(positions, frames[rows],

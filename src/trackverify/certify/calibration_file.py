@@ -6,7 +6,7 @@ Schema ``trackverify-calibration/1`` (JSON object; every key is required):
 ``format``                    ``"trackverify-calibration/1"``
 ``trackverify_version``       the version that fitted it
 ``verifier``                  ``{"name", "evidence", "options": {"ambiguity_k"[, "score"][,
-                              "track_window"]}}``:
+                              "track_window"][, "merge_k"]}}``:
                               the verifier whose scores the threshold applies to, and its
                               fitted options (``ambiguity_k`` null unless registered_distance
                               ran; ``score`` = registered_distance's score, ``"relative"`` or
@@ -14,7 +14,9 @@ Schema ``trackverify-calibration/1`` (JSON object; every key is required):
                               absent in files written before the relative score, whose
                               threshold is of ``"distance"``; ``track_window`` = its track
                               pooling window ``h``, an integer >= 0, present likewise; absent
-                              in files written before the pooling: 0)
+                              in files written before the pooling: 0; ``merge_k`` = its
+                              merged-anchor factor ``m``, a finite number >= 0, present
+                              likewise; absent in files written before the rule: 0, off)
 ``threshold_um``              the threshold; a row is certified when its score is finite and
                               ``<= threshold_um``
 ``target``                    ``{"kind", "level", "method", "delta"}`` (``kind`` is
@@ -72,6 +74,7 @@ class Calibration:
     content: dict
     score: str | None = None  # registered_distance's score the threshold is of (else None)
     track_window: int | None = None  # registered_distance's track pooling window (else None)
+    merge_k: float | None = None  # registered_distance's merged-anchor factor (else None)
 
     def verifier_options(self) -> dict:
         """The options to build the calibrated verifier with (``load_verifier(verifier,
@@ -86,13 +89,15 @@ class Calibration:
 
 def calibration_content(*, version: str, verifier: str, evidence: str, ambiguity_k: float | None,
                         record: dict, target: CalibrationTarget, partitions_sha256: str | None,
-                        score: str | None = None, track_window: int | None = None) -> dict:
+                        score: str | None = None, track_window: int | None = None,
+                        merge_k: float | None = None) -> dict:
     """The file's content (without ``sha256``) from a run's calibration record (``score``:
-    the fitted verifier's score kind, ``track_window`` its track pooling window; each
-    recorded when given)."""
+    the fitted verifier's score kind, ``track_window`` its track pooling window, ``merge_k``
+    its merged-anchor factor; each recorded when given)."""
     fcr = target.kind == FCR_TARGET
     options = {"ambiguity_k": ambiguity_k, **({} if score is None else {"score": score}),
-               **({} if track_window is None else {"track_window": int(track_window)})}
+               **({} if track_window is None else {"track_window": int(track_window)}),
+               **({} if merge_k is None else {"merge_k": float(merge_k)})}
     return {
         "format": CALIBRATION_FORMAT,
         "trackverify_version": version,
@@ -131,15 +136,16 @@ def _short(value) -> str:
 
 
 def _registered_option(source: str, verifier: str, options: dict, key: str):
-    """registered_distance's recorded option ``key`` (``score`` or ``track_window``),
-    checked; when absent, the value a registered_distance file written before the option
-    existed means (``"distance"``: its threshold is of the plain distance; ``0``: of
-    unpooled scores), and None for another verifier."""
+    """registered_distance's recorded option ``key`` (``score``, ``track_window`` or
+    ``merge_k``), checked; when absent, the value a registered_distance file written before
+    the option existed means (``"distance"``: its threshold is of the plain distance; ``0``:
+    of unpooled scores; ``0.0``: no merged-anchor abstention), and None for another verifier."""
     from trackverify.verifiers.registered_distance import RegisteredDistance, SCORES
 
     before, valid, expected = {
         "score": ("distance", lambda v: v in SCORES, f"one of {list(SCORES)}"),
         "track_window": (0, lambda v: is_integer(v, 0), "an integer >= 0"),
+        "merge_k": (0.0, lambda v: is_real(v, 0.0, float_range=True), "a finite number >= 0"),
     }[key]
     value = options.get(key)
     if value is None:
@@ -189,8 +195,10 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
         raise _bad(source, f"'calibration_animals' must be an integer >= 0 or null, got {_short(animals)}")
     score = _registered_option(source, verifier["name"], options, "score")
     track_window = _registered_option(source, verifier["name"], options, "track_window")
+    merge_k = _registered_option(source, verifier["name"], options, "merge_k")
     return Calibration(
-        score=score, track_window=track_window, verifier=verifier["name"], evidence=str(verifier.get("evidence")),
+        score=score, track_window=track_window, merge_k=None if merge_k is None else float(merge_k),
+        verifier=verifier["name"], evidence=str(verifier.get("evidence")),
         ambiguity_k=options.get("ambiguity_k"), threshold_um=float(threshold),
         target=CalibrationTarget(target["kind"], float(target["level"]), target.get("method"),
                                  target.get("delta")),

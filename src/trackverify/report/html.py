@@ -210,7 +210,7 @@ def _read_first_box(results: dict) -> str:
 def _comparison_section(comparison: dict) -> str:
     if not comparison:
         return ""
-    header = ["verifier", "evidence", "population", "errors", "abstained (ambiguous / no evidence)",
+    header = ["verifier", "evidence", "population", "errors", "abstained (ambiguous / merged / no evidence)",
               "claims contradicted (scored)", "AUROC", "AUROC, abstained ranked most suspicious",
               "AUPRC", "correct coverage at FCR &le; 1%"]
     rows = []
@@ -218,7 +218,8 @@ def _comparison_section(comparison: dict) -> str:
         for population, b in block["populations"].items():
             why = b["abstentions"]
             abstained = cell(b["n_abstained"], "d") + (
-                f" ({cell(why['ambiguous'], 'd')} / {cell(why['missing_evidence'], 'd')})" if why else "")
+                f" ({cell(why['ambiguous'], 'd')} / {cell(why.get('merged'), 'd')} / "
+                f"{cell(why['missing_evidence'], 'd')})" if why else "")
             contradicted = cell(why.get("contradicted"), "d") if why else ""
             rows.append([html.escape(name), html.escape(block["evidence"]), population.replace("_", " "),
                          cell(b["n_errors"], "d"), abstained, contradicted, cell(b["auroc"], "sig"),
@@ -233,7 +234,9 @@ corruptions</i> pools the corrupted conditions of the suite, controls excluded, 
 from the candidate tracks; <i>consistency</i> evidence only checks an assumption. A claim is
 <i>contradicted</i> when the verifier's own evidence gives the row's detection to another
 identity (registered_distance: its one-to-one assignment); such rows keep a (penalised) score,
-they are not abstentions. The same comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
+they are not abstentions. A row is <i>merged</i> when its identity's registered anchor sits
+within the registration's uncertainty of another's at that frame (registered_distance's
+<code>merge_k</code>): the frame cannot tell the two apart, so the row abstains. The same comparison at every motion level and on real neuron point-set pairs: <code>trackverify evidence</code>.</p>
 {table(header, rows)}"""
 
 

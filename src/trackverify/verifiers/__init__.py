@@ -48,7 +48,7 @@ EVIDENCE_KINDS = ("independent", "consistency")
 #: ``verifier.options`` key, the audit summary's ``verifier_options`` key) -> the attribute
 #: that holds it.
 RECORDED_OPTIONS = {"ambiguity_k": "ambiguity_k", "score": "score_kind",
-                    "track_window": "track_window"}
+                    "track_window": "track_window", "merge_k": "merge_k"}
 
 
 @runtime_checkable
@@ -128,10 +128,12 @@ def recorded_options(verifier) -> dict:
 
 
 #: The counts :func:`abstention_breakdown` reports: rows abstained as ambiguous, rows
-#: abstained for missing evidence, and scored rows whose claim the verifier's own evidence
+#: abstained for missing evidence, scored rows whose claim the verifier's own evidence
 #: contradicts (registered_distance: the one-to-one assignment gives the row's detection to
-#: another identity; not an abstention, the row keeps its penalised score).
-ABSTENTION_COUNTS = ("ambiguous", "missing_evidence", "contradicted")
+#: another identity; not an abstention, the row keeps its penalised score), and rows
+#: abstained because their claimed identity is merged with another at their frame
+#: (registered_distance's ``merge_k``: two registered anchors closer than ``merge_k sigma``).
+ABSTENTION_COUNTS = ("ambiguous", "missing_evidence", "contradicted", "merged")
 
 
 def abstention_breakdown(verifier: Verifier) -> dict | None:

@@ -71,6 +71,14 @@ Scores and abstention, for a row at frame ``t`` with valid predicted id ``p``:
   registered, or (relative score) ``s_p = 0``. A row much nearer another anchor
   (``alt - d <= -k sigma``) is not ambiguous: it keeps its (large) score.
   ``one_to_one=False`` drops the assignment term.
+- **merged anchors** (``merge_k=m``, :func:`merged_anchors`; 0 = off, the default
+  :data:`DEFAULT_MERGE_K`): identity ``p`` is *merged* in frame ``t`` when another identity
+  ``q`` has ``|R[t, p] - R[t, q]| < m sigma[t]``; a row whose claimed id is merged at its
+  frame abstains for ambiguity, counted under its own reason (``merged``; a row the band
+  above already abstains on stays ``ambiguous``). With ``m = 2`` the rule is the mixture's
+  own: an equal-weight mixture of two isotropic Gaussians of scale ``sigma`` is unimodal
+  exactly when their centres are closer than ``2 sigma``, so the frame cannot tell the two
+  anchors apart and neither claim is checkable there. It reads ``R`` and ``sigma`` only.
 - **track pooling** (``track_window=h``, :mod:`trackverify.verifiers.pooling`; 0 = off;
   default :data:`DEFAULT_TRACK_WINDOW` = 1): last, each scored row's score becomes
   ``max(s_i, median of the finite scores within +-h rows of its (recording, pred_id) track
@@ -96,7 +104,7 @@ from trackverify.assignment import assign
 from trackverify.errors import ConfigError
 from trackverify.io.bounded import check_frame_layout
 from trackverify.tables import coordinate_columns
-from trackverify.values import is_integer
+from trackverify.values import is_integer, is_real
 from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
 
 #: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
@@ -136,6 +144,16 @@ DEFAULT_SCORE = "distance"
 #: AUROC* 1.0000 throughout; the two-frame pairs keep their frame-1 scores exactly; ZephIR
 #: equal), so it is the default.
 DEFAULT_TRACK_WINDOW = 1
+
+
+#: ``m`` of the merged-anchor rule (``merge_k=``, :func:`merged_anchors`): identity ``p`` is
+#: merged in frame ``t`` when another registered anchor lies within ``m sigma[t]`` of its own,
+#: and its rows there abstain (reason ``merged``); 0 = off. Rule, stated before it was
+#: measured: ``m = 2`` (two equal isotropic Gaussians of scale sigma form a unimodal mixture
+#: exactly below 2 sigma) becomes the default only if, against 0, no number loses more than
+#: 0.01 on any specimen motion level, the targettrack pairs or the ZephIR demo
+#: (docs/verifiers.md, "Merged anchors").
+DEFAULT_MERGE_K = 0.0
 
 
 #: Cap of the first frame's starting mixture scale, in anchor RMS radii: a mixture wider
@@ -427,6 +445,7 @@ class Abstentions:
     missing_evidence: int
     ambiguity_k: float
     contradicted: int = 0  # scored rows whose detection the assignment gives another anchor
+    merged: int = 0  # rows abstained because their claimed anchor is merged (merge_k)
 
 
 class RegisteredDistance:
@@ -438,14 +457,19 @@ class RegisteredDistance:
     def __init__(self, ambiguity_k: float = DEFAULT_AMBIGUITY_K,
                  settings: RegistrationSettings | None = None,
                  one_to_one: bool = True, score: str = DEFAULT_SCORE,
-                 track_window: int = DEFAULT_TRACK_WINDOW) -> None:
+                 track_window: int = DEFAULT_TRACK_WINDOW,
+                 merge_k: float = DEFAULT_MERGE_K) -> None:
         if score not in SCORES:
             raise ConfigError(f"registered_distance: score must be one of {list(SCORES)}, "
                               f"got {score!r}")
         if not is_integer(track_window, 0):
             raise ConfigError(f"registered_distance: track_window must be an integer >= 0, "
                               f"got {track_window!r}")
+        if not is_real(merge_k, 0.0, float_range=True):
+            raise ConfigError(f"registered_distance: merge_k must be a finite number >= 0, "
+                              f"got {merge_k!r}")
         self.track_window = int(track_window)  # h of the track pooling (0: off)
+        self.merge_k = float(merge_k)  # m of the merged-anchor rule (0: off)
         self.score_kind = score
         self.ambiguity_k = float(ambiguity_k)
         self.settings = settings or RegistrationSettings()
@@ -455,8 +479,10 @@ class RegisteredDistance:
         self.last_factor: np.ndarray | None = None  # the last call's c / s_p per row (1:
         # distance score; NaN: not scored)
         self.last_claimant: np.ndarray | None = None  # assignment's anchor index per row
+        self.last_merged: np.ndarray | None = None  # rows of the last call abstained as merged
         self._cache: tuple[bytes, Registration] | None = None
         self._owners: tuple | None = None  # (key, frames, points, ids, c, owner, held)
+        self._merged: tuple | None = None  # (registration, merge_k, merged_anchors)
         self.on_frame = None  # optional progress callback(done, total) of the registration
         self.spacing_factor = np.zeros(0)  # c / s_p per anchor index of the last register()
 
@@ -499,6 +525,16 @@ class RegisteredDistance:
                                                cap))
         return anchor_ids, self._cache[1]
 
+    def merged(self, registration: Registration) -> np.ndarray:
+        """:func:`merged_anchors` of ``registration`` at this verifier's ``merge_k`` (kept
+        for the registration last asked about: every condition reuses one fit)."""
+        cached = self._merged
+        if cached is None or cached[0] is not registration or cached[1] != self.merge_k:
+            cached = (registration, self.merge_k,
+                      merged_anchors(registration.positions, registration.sigma, self.merge_k))
+            self._merged = cached
+        return cached[2]
+
     def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
         anchor_ids, registration = self.register(table, detections)
         positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
@@ -511,8 +547,11 @@ class RegisteredDistance:
                                                 which, usable)
         tolerance = self.ambiguity_k * registration.sigma[frames]
         ambiguous = usable & (np.abs(margin) < tolerance)
+        merged = usable & ~ambiguous & merged_rows(self.merged(registration), frames, which)
+        ambiguous_or_merged = ambiguous | merged
         # d, plus by how much another registered anchor is nearer than the claimed one
-        scores = np.where(usable & ~ambiguous, distance + np.maximum(-margin, 0.0), np.nan)
+        scores = np.where(usable & ~ambiguous_or_merged, distance + np.maximum(-margin, 0.0),
+                          np.nan)
         contradicted = np.zeros(len(table), dtype=bool)
         self.last_claimant = None
         if self.one_to_one and self._owners is not None:
@@ -520,7 +559,7 @@ class RegisteredDistance:
             detection = detection_of_points(
                 det_frames, det_points, frames, positions, det_ids,
                 table["detection"].to_numpy() if "detection" in table.columns else None)
-            contradicted = usable & ~ambiguous & contradicted_claims(
+            contradicted = usable & ~ambiguous_or_merged & contradicted_claims(
                 registration.positions, det_points, owner, held, cap, frames,
                 np.where(usable, which, -1), detection)
             scores = np.where(contradicted, scores + cap, scores)
@@ -533,13 +572,15 @@ class RegisteredDistance:
             missing = usable & ~spaced
             usable &= spaced
             ambiguous &= spaced
+            merged &= spaced
             contradicted &= spaced
             scores = np.where(missing, np.nan, scores * factor)
         self.last_factor = factor
         self.last_margin = margin
+        self.last_merged = merged
         self.abstentions.append(Abstentions(len(table), int(ambiguous.sum()),
                                             int((~usable).sum()), self.ambiguity_k,
-                                            int(contradicted.sum())))
+                                            int(contradicted.sum()), int(merged.sum())))
         if self.track_window:  # pooled along each predicted track (abstentions unchanged)
             scores = pool_along_tracks(scores, *claimed_tracks(table), self.track_window)
         return scores
@@ -550,6 +591,34 @@ def _recording_of(table: pd.DataFrame):
     if "recording" in table.columns and len(table):
         return table["recording"].iloc[0]
     return None
+
+
+def merged_anchors(registered: np.ndarray, sigma: np.ndarray, merge_k: float) -> np.ndarray:
+    """``merged[t, i]``: another registered anchor point lies closer than ``merge_k *
+    sigma[t]`` to ``registered[t, i]`` (strictly); reads the registered positions (T, n, D)
+    and the per-frame scale (T,) only. False everywhere for ``merge_k = 0``, in frames that
+    were not registered (NaN) and for fewer than two anchor points; the anchor frame (sigma
+    0) merges nothing. One k-d tree query per registered frame."""
+    merged = np.zeros(registered.shape[:2], dtype=bool)
+    if merge_k <= 0 or registered.shape[1] < 2:
+        return merged
+    radius = merge_k * np.asarray(sigma, dtype=np.float64)
+    frames = np.flatnonzero(np.isfinite(registered).all(axis=(1, 2)) & (radius > 0))
+    for t in frames:
+        # the second-nearest point of each is its nearest *other* (itself at 0 comes first,
+        # or a coincident one also at 0): that distance decides
+        nearest = cKDTree(registered[t]).query(registered[t], k=2)[0][:, 1]
+        merged[t] = nearest < radius[t]
+    return merged
+
+
+def merged_rows(merged: np.ndarray, frames: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Per row: its claimed anchor index ``which`` (-1: none) is merged at its frame
+    (``merged`` = :func:`merged_anchors`, (T, n)); False where it has none."""
+    out = np.zeros(len(frames), dtype=bool)
+    rows = np.flatnonzero(which >= 0)
+    out[rows] = merged[frames[rows], which[rows]]
+    return out
 
 
 def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.ndarray]:
