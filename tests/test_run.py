@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import (CHROMIUM, chromium_dom, observation_table, run_cli, verify_control,
-                            verify_file)
+from tests.conftest import (CHROMIUM, chromium_dom, chromium_layout, observation_table, run_cli,
+                            verify_control, verify_file)
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
 
@@ -191,6 +191,39 @@ def test_report_renders_in_headless_chromium_without_console_errors(default_run,
     dom = chromium_dom(report, tmp_path / "profile")
     assert "anatomical_verification" in dom and dom.count("<svg") >= 3
     assert "rec000: per-track timeline (control condition)" in dom
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
+@pytest.mark.parametrize("width", [900, 1400])
+def test_no_report_table_overflows_at_900_or_1400_px(default_run, tmp_path, width):
+    out, _ = default_run
+    layout = chromium_layout(out / "report.html", width, tmp_path)
+    assert layout["tables"] >= 5
+    assert layout["wide"] == [] and layout["page"] <= layout["view"], layout
+    assert (tmp_path / f"{width}.png").stat().st_size > 10_000
+
+
+def test_report_opens_with_the_answer_and_explains_its_numbers(default_run):
+    out, _ = default_run
+    html = (out / "report.html").read_text()
+    results = json.loads((out / "results.json").read_text())
+    answer = html[html.index('<section class="answer">'):html.index("</section>")]
+    assert html.index('<section class="answer">') < html.index("Read this first")
+    # The specimen's clean predictions are perfect, and the answer says so first.
+    assert results["tracking_gt"]["pooled"]["correct_observation_rate"] == 1
+    assert "right in every one of the 188,617 reference observations" in answer
+    # Both verifiers, side by side, with the numbers of the comparison table.
+    six = {name: block["populations"]["six_corruptions"]
+           for name, block in results["verifier_comparison"].items()}
+    assert list(six) == ["fixed_distance", "registered_distance"]
+    assert answer.index("fixed_distance") < answer.index("registered_distance")
+    assert "SPEC&#x27;s declared pilot verifier" in answer
+    for block in six.values():
+        assert f"{block['correct_coverage_at_fcr']:.1%} of all rows" in answer
+    assert results["certification"]["guarantee"].split(":")[0] in answer
+    # Every metric header carries its meaning; the glossary lists them.
+    assert '<abbr title="false-certification rate (FCR): certified errors / all errors">false certification</abbr>' in html
+    assert '<dt>AUROC*</dt>' in html and 'id="glossary"' in html
 
 
 def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path):
