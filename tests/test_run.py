@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import (CHROMIUM, chromium_dom, chromium_layout, observation_table, run_cli,
+from tests.conftest import (CHROMIUM, SMALL, chromium_dom, chromium_layout, observation_table, run_cli,
                             verify_control, verify_file)
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
@@ -162,6 +162,9 @@ def test_bad_config_file_exits_2(tmp_path):
 def test_help_is_readable():
     result = run_cli("--help")
     assert result.returncode == 0 and "trackverify run" in result.stdout
+    # "Start here" in a lab's order: its own tracker's output first, the benchmark after.
+    start = result.stdout[result.stdout.index("Start here"):]
+    assert start.index("trackverify audit") < start.index("trackverify evaluate") < start.index("trackverify run")
     for command in ("run", "verify", "synth"):
         assert run_cli(command, "--help").returncode == 0
 
@@ -279,3 +282,25 @@ def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown
         "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6, "merged": 8}}
     counts["nearby_swap"]["contradicted"] = None  # a verifier record without that count
     assert _sum_reasons(counts)["six_corruptions"]["contradicted"] is None
+
+
+def test_run_shows_progress_by_recording_and_condition_on_a_terminal(tmp_path):
+    # FORCE_COLOR makes rich treat the pipe as a terminal; each step refreshes the bar, so
+    # the texts are in the stream whatever the timing.
+    table = observation_table(tracks=tuple("ABCDEF"), frames=60)
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    done = subprocess.run([sys.executable, "-m", "trackverify", "verify", "--observations", path,
+                           *SMALL, "--out", tmp_path / "out"], capture_output=True, text=True,
+                          env={**os.environ, "FORCE_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    steps = ["r: reading", "r: fixed_distance on control (1/7)", "r: fixed_distance on dropout (7/7)",
+             "r: registered_distance on nearby_swap (5/7)", "r: tracking_gt"]
+    positions = [done.stderr.find(text) for text in steps]
+    assert -1 not in positions and positions == sorted(positions), done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1].startswith(f"Wrote {tmp_path / 'out'}/results.json")
+    # Not a terminal: no bar, nothing on stderr.
+    quiet = subprocess.run([sys.executable, "-m", "trackverify", "verify", "--observations", path,
+                            *SMALL, "--out", tmp_path / "quiet"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+    assert quiet.returncode == 0 and "reading" not in quiet.stderr
