@@ -16,8 +16,9 @@ TEST_DEPS := $(STAMP)/test
 run: $(STAMP)/core
 	$(BIN)/trackverify run --out trackverify-results
 
+# One worker per core (pytest-xdist); idle workers take tests from busy ones (worksteal).
 test: $(TEST_DEPS)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 $(STAMP)/venv:
 	$(PYTHON) -m venv $(VENV)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,44 @@ def chromium_dom(report: Path, profile: Path) -> str:
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "error" in line.lower()], console
     return result.stdout
+
+
+#: Appended to a copy of a report: lists the tables wider than the page or than their own box.
+_OVERFLOW_PROBE = """<script>
+const wide = [];
+const page = document.documentElement.clientWidth;
+document.querySelectorAll('table').forEach((t, i) => {
+  if (t.getBoundingClientRect().right > page + 0.5 || t.scrollWidth > t.clientWidth + 0.5) wide.push(i);
+});
+const out = document.createElement('pre');
+out.id = 'overflow-probe';
+out.textContent = 'tables=' + document.querySelectorAll('table').length + ' wide=' + wide.join(',')
+  + ' page=' + document.documentElement.scrollWidth + '/' + page;
+document.body.appendChild(out);
+</script></body>"""
+
+
+def chromium_layout(report: Path, width: int, folder: Path) -> dict:
+    """How headless Chromium lays out the HTML file ``report`` in a window ``width`` px wide:
+    ``tables`` (count), ``wide`` (indices of tables wider than the page or their own box),
+    ``page`` / ``view`` (the page's scroll width and the window's width); a screenshot at that
+    width is left in ``folder / f"{width}.png"``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / "probe.html"
+    probe.write_text(Path(report).read_text(encoding="utf-8").replace("</body>", _OVERFLOW_PROBE),
+                     encoding="utf-8")
+    common = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--hide-scrollbars", f"--window-size={width},1200", f"--user-data-dir={folder / 'profile'}"]
+    shot = subprocess.run(common + [f"--screenshot={folder / f'{width}.png'}", Path(report).resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    dom = subprocess.run(common + ["--dump-dom", probe.resolve().as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r"tables=(\d+) wide=([\d,]*) page=(\d+)/(\d+)", dom.stdout)
+    assert found, dom.stdout[-2000:]
+    return {"tables": int(found[1]), "wide": [int(i) for i in found[2].split(",") if i],
+            "page": int(found[3]), "view": int(found[4])}
 
 
 def missing_reference(what: str) -> None:

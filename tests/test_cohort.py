@@ -112,12 +112,19 @@ def test_fewer_than_five_animals_have_no_interval(tmp_path):
     assert not (out / "observations.parquet").exists()
 
 
-@pytest.mark.parametrize("executor, jobs", [("process", 2), ("local", 1)])
-def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, tmp_path):
+def reference_run(cohort):
+    """The cohort run with one process (``--jobs 1``), made once for the executor tests."""
     root, data = cohort
     reference = root / "reference-run"
     if not reference.exists():
         assert run_cli("run", "--data", data, *SMALL, "--jobs", 1, "--out", reference).returncode == 0
+    return reference
+
+
+@pytest.mark.parametrize("executor, jobs", [("process", 2), ("local", 1)])
+def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, tmp_path):
+    root, data = cohort
+    reference = reference_run(cohort)
     out = tmp_path / executor
     result = run_cli("run", "--data", data, *SMALL, "--jobs", jobs, "--executor", executor, "--out", out)
     assert result.returncode == 0, result.stderr
@@ -128,8 +135,7 @@ def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, t
 def test_ray_executor_gives_identical_bytes(cohort, tmp_path):
     pytest.importorskip("ray", reason="the 'ray' extra is not installed")
     root, data = cohort
-    reference = tmp_path / "local"
-    assert run_cli("run", "--data", data, *SMALL, "--executor", "local", "--out", reference).returncode == 0
+    reference = reference_run(cohort)  # one process, in process: what --executor local gives
     out = tmp_path / "ray"
     result = run_cli("run", "--data", data, *SMALL, "--executor", "ray", "--jobs", 2, "--out", out)
     assert result.returncode == 0, result.stderr

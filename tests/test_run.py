@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import (CHROMIUM, chromium_dom, observation_table, run_cli, verify_control,
-                            verify_file)
+from tests.conftest import (CHROMIUM, SMALL, chromium_dom, chromium_layout, observation_table, run_cli,
+                            verify_control, verify_file)
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
 
@@ -162,6 +162,9 @@ def test_bad_config_file_exits_2(tmp_path):
 def test_help_is_readable():
     result = run_cli("--help")
     assert result.returncode == 0 and "trackverify run" in result.stdout
+    # "Start here" in a lab's order: its own tracker's output first, the benchmark after.
+    start = result.stdout[result.stdout.index("Start here"):]
+    assert start.index("trackverify audit") < start.index("trackverify evaluate") < start.index("trackverify run")
     for command in ("run", "verify", "synth"):
         assert run_cli(command, "--help").returncode == 0
 
@@ -191,6 +194,39 @@ def test_report_renders_in_headless_chromium_without_console_errors(default_run,
     dom = chromium_dom(report, tmp_path / "profile")
     assert "anatomical_verification" in dom and dom.count("<svg") >= 3
     assert "rec000: per-track timeline (control condition)" in dom
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
+@pytest.mark.parametrize("width", [900, 1400])
+def test_no_report_table_overflows_at_900_or_1400_px(default_run, tmp_path, width):
+    out, _ = default_run
+    layout = chromium_layout(out / "report.html", width, tmp_path)
+    assert layout["tables"] >= 5
+    assert layout["wide"] == [] and layout["page"] <= layout["view"], layout
+    assert (tmp_path / f"{width}.png").stat().st_size > 10_000
+
+
+def test_report_opens_with_the_answer_and_explains_its_numbers(default_run):
+    out, _ = default_run
+    html = (out / "report.html").read_text()
+    results = json.loads((out / "results.json").read_text())
+    answer = html[html.index('<section class="answer">'):html.index("</section>")]
+    assert html.index('<section class="answer">') < html.index("Read this first")
+    # The specimen's clean predictions are perfect, and the answer says so first.
+    assert results["tracking_gt"]["pooled"]["correct_observation_rate"] == 1
+    assert "right in every one of the 188,617 reference observations" in answer
+    # Both verifiers, side by side, with the numbers of the comparison table.
+    six = {name: block["populations"]["six_corruptions"]
+           for name, block in results["verifier_comparison"].items()}
+    assert list(six) == ["fixed_distance", "registered_distance"]
+    assert answer.index("fixed_distance") < answer.index("registered_distance")
+    assert "SPEC&#x27;s declared pilot verifier" in answer
+    for block in six.values():
+        assert f"{block['correct_coverage_at_fcr']:.1%} of all rows" in answer
+    assert results["certification"]["guarantee"].split(":")[0] in answer
+    # Every metric header carries its meaning; the glossary lists them.
+    assert '<abbr title="false-certification rate (FCR): certified errors / all errors">false certification</abbr>' in html
+    assert '<dt>AUROC*</dt>' in html and 'id="glossary"' in html
 
 
 def test_run_says_loudly_when_the_clean_predictions_already_hold_errors(tmp_path):
@@ -246,3 +282,25 @@ def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown
         "nearby_swap": {"ambiguous": 4, "missing_evidence": 5, "contradicted": 6, "merged": 8}}
     counts["nearby_swap"]["contradicted"] = None  # a verifier record without that count
     assert _sum_reasons(counts)["six_corruptions"]["contradicted"] is None
+
+
+def test_run_shows_progress_by_recording_and_condition_on_a_terminal(tmp_path):
+    # FORCE_COLOR makes rich treat the pipe as a terminal; each step refreshes the bar, so
+    # the texts are in the stream whatever the timing.
+    table = observation_table(tracks=tuple("ABCDEF"), frames=60)
+    path = tmp_path / "obs.csv"
+    table.to_csv(path, index=False)
+    done = subprocess.run([sys.executable, "-m", "trackverify", "verify", "--observations", path,
+                           *SMALL, "--out", tmp_path / "out"], capture_output=True, text=True,
+                          env={**os.environ, "FORCE_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    steps = ["r: reading", "r: fixed_distance on control (1/7)", "r: fixed_distance on dropout (7/7)",
+             "r: registered_distance on nearby_swap (5/7)", "r: tracking_gt"]
+    positions = [done.stderr.find(text) for text in steps]
+    assert -1 not in positions and positions == sorted(positions), done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1].startswith(f"Wrote {tmp_path / 'out'}/results.json")
+    # Not a terminal: no bar, nothing on stderr.
+    quiet = subprocess.run([sys.executable, "-m", "trackverify", "verify", "--observations", path,
+                            *SMALL, "--out", tmp_path / "quiet"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+    assert quiet.returncode == 0 and "reading" not in quiet.stderr

@@ -139,15 +139,16 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """Can these tracking results be trusted?
 
-    trackverify scores a tracker's identities against reference tracks, corrupts clean
-    predictions in known ways to test whether a verifier catches the errors, and reports
-    which observations it can certify.
+    trackverify audits a tracker's output without reference tracks, scores a tracker's
+    identities against reference tracks, and benchmarks verifiers by corrupting clean
+    predictions in known ways.
 
     \b
     Start here:
+      trackverify audit TRACKS --out DIR  audit your tracker's output (no reference needed)
+      trackverify evaluate -h             score predictions against reference tracks
       trackverify run                     the whole benchmark on the built-in specimen
       trackverify synth --out DIR         write a synthetic specimen to DIR
-      trackverify evaluate -h             score predictions against reference tracks
 
     Every command prints its own help with -h. Bad input exits with status 2.
     """

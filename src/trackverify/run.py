@@ -47,7 +47,7 @@ from trackverify.manifest import build_manifest, input_hashes
 from trackverify.pooled import CohortPool, chunk_path, detection_curves, spill_chunk
 from trackverify.partitions import (FitData, Partitions, check_against_recordings,
                                     development_only, load_partitions)
-from trackverify.progress import progress_bar
+from trackverify.progress import progress_bar, showing_steps, step
 from trackverify.protocols import tracking_gt as tracking_gt_protocol
 from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
@@ -127,6 +127,7 @@ def process_recording(task: tuple) -> RecordingResult:
     """All three protocols on one recording (runs in a worker; arguments are picklable).
     ``verifiers``: the run's verifier then its compared ones (:func:`run_verifiers`)."""
     name, source, config, verifiers, keep_rows, work = task
+    step(f"{name}: reading")
     observations = source.load()
     detections = source.load_detections()
     verifier = verifiers[0]
@@ -138,8 +139,9 @@ def process_recording(task: tuple) -> RecordingResult:
     reasons = {verifier.name: _sum_reasons(own_reasons)}
     for other in verifiers[1:]:
         if other.name not in scores:
-            scores[other.name], per_condition = score_stacked(scored, other, detections)
+            scores[other.name], per_condition = score_stacked(scored, other, detections, name)
             reasons[other.name] = _sum_reasons(per_condition)
+    step(f"{name}: tracking_gt")
     tracking = tracking_gt_protocol.tracking_gt(observations, config.zero_distance_um, name)
     conditions = list(scored["condition"].cat.categories)
     codes = scored["condition"].cat.codes.to_numpy().astype(np.int8)
@@ -479,7 +481,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         tasks = ((name, source, config, verifiers, execution.write_rows, (work, index))
                  for index, (name, source) in enumerate(dataset.sources(names)))
         task = bar.add_task("recordings", total=len(names))
-        for result in ordered_map(process_recording, tasks, execution.jobs, execution.executor):
+        for result in _showing(bar, task, ordered_map(process_recording, tasks, execution.jobs,
+                                                      execution.executor)):
             name = result.name
             summaries[name], tracking[name] = result.summary, result.tracking
             tracking_counts.append((result.tracking, result.tracking_counts))
@@ -519,6 +522,12 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "_identity": {key: stack_by_recording([(name, tables[k]) for name, *tables in identity])
                       for k, key in enumerate(("tracks", "events"))},
     }
+
+
+def _showing(bar, task, results):
+    """``results`` with the bar showing each step of the work done in this process."""
+    with showing_steps(bar, task):
+        yield from results
 
 
 EVIDENCE = ("six_corruptions", "nearby_swap")  # populations of the side-by-side table

@@ -86,7 +86,8 @@ def test_report_is_built_from_the_run(crc_run):
     _, out = crc_run
     results = json.loads((out / "results.json").read_text())
     report = (out / "report.html").read_text()
-    box = report[report.index("Read this first"):report.index("</section>")]
+    start = report.index("Read this first")
+    box = report[start:report.index("</section>", start)]
     assert f"Verifier: {results['verifier']['name']}" in box
     assert "fitted on the calibration animals" in box and "exchangeable" in box
     assert " um " not in report and "µm" in report

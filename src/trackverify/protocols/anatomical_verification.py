@@ -16,6 +16,7 @@ import pandas as pd
 from trackverify.associate import association_diagnostics
 from trackverify.config import RunConfig
 from trackverify.corrupt import corrupt_recording
+from trackverify.progress import step
 from trackverify.selective import certification_metrics, risk_coverage_curve, summarise_curve
 from trackverify.verifiers import Verifier, abstention_breakdown, run_verifier
 
@@ -32,20 +33,24 @@ def score_conditions(table: pd.DataFrame, config: RunConfig, verifier: Verifier,
     stacked, choices = corrupt_recording(table, config.conditions,
                                          config.seed if seed is None else seed, config.start,
                                          config.recovery_end, recording)
-    scores, reasons = score_stacked(stacked, verifier, detections)
+    scores, reasons = score_stacked(stacked, verifier, detections, recording)
     stacked["score"] = scores
     stacked["abstained"] = ~np.isfinite(scores)
     return stacked, choices, reasons
 
 
 def score_stacked(stacked: pd.DataFrame, verifier: Verifier,
-                  detections: pd.DataFrame | None = None) -> tuple[np.ndarray, dict]:
+                  detections: pd.DataFrame | None = None,
+                  recording: str = "") -> tuple[np.ndarray, dict]:
     """The verifier's scores for every condition (each scored on its own), and, per
-    condition, why it abstained when the verifier says (:func:`abstention_breakdown`)."""
+    condition, why it abstained when the verifier says (:func:`abstention_breakdown`);
+    each condition is a progress step (``recording``: its name there)."""
     scores = np.full(len(stacked), np.nan)
     reasons = {}
     codes = stacked["condition"].cat.codes.to_numpy()
-    for code, condition in enumerate(stacked["condition"].cat.categories):
+    conditions = stacked["condition"].cat.categories
+    for code, condition in enumerate(conditions):
+        step(f"{recording}: {verifier.name} on {condition} ({code + 1}/{len(conditions)})")
         rows = np.flatnonzero(codes == code)
         scores[rows] = run_verifier(verifier, stacked.iloc[rows], detections)
         reasons[condition] = abstention_breakdown(verifier)

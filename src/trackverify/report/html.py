@@ -41,9 +41,52 @@ def cell(value, spec: str) -> str:
     return fmt(value) if spec == "sig" else format(value, spec)
 
 
+#: What each number of the reports means: a header named here shows it on hover, and the
+#: run report's glossary lists them (docs/verification.md gives the exact definitions).
+GLOSSARY = {
+    "rows": "observations in the population (every condition holds a copy of each reference observation)",
+    "labelled": "rows whose claim can be checked: the track has an identity in the anchor frame",
+    "errors": "labelled rows whose predicted id is not the track's anchor-frame identity",
+    "abstained": "rows the verifier gave no score: never certified, and counted in every denominator",
+    "prevalence": "errors / labelled rows",
+    "AUROC": "how well the score ranks errors above correct rows (finite scores only): the chance that "
+             "a random error scores higher than a random correct row; 1 perfect, 0.5 chance",
+    "AUROC*": "AUROC with abstained rows ranked as the most suspicious, so abstaining earns nothing",
+    "AUROC, abstained ranked most suspicious": "AUROC*: AUROC with abstained rows ranked as the "
+                                               "most suspicious, so abstaining earns nothing",
+    "AUPRC": "average precision of finding the errors by score (chance level = prevalence)",
+    "certified coverage": "certified rows / all rows (certified: a finite score at most the threshold)",
+    "selective risk": "certified errors / certified rows",
+    "false certification": "false-certification rate (FCR): certified errors / all errors",
+    "correct certified coverage": "certified correct rows / all rows",
+    "correct coverage at FCR ≤ 1%": "the largest correct certified coverage over all thresholds that "
+                                    "certify at most 1 % of the errors",
+    "row-label errors": "rows whose predicted id differs from the track's anchor-frame identity",
+    "correct observation rate": "observations whose predicted id is the one the recording-wide "
+                                "alignment gives their track",
+    "identity switches": "times a track's predicted id differs from its previous valid one",
+    "fragmentations": "times a track's run of correct predictions is broken by an invalid prediction",
+    "reference observations": "observations of the reference tracks",
+    "extra predictions": "predicted observations that no reference observation matches",
+    "HOTA": "Higher Order Tracking Accuracy (TrackEval): geometric mean of detection and association "
+            "accuracy, averaged over localisation thresholds",
+    "MOTA": "Multiple Object Tracking Accuracy (CLEAR MOT): 1 - (misses + false positives + id "
+            "switches) / reference observations",
+    "IDF1": "identity F1 (TrackEval): 2 IDTP / (2 IDTP + IDFP + IDFN) under the best one-to-one "
+            "track-to-track identity assignment",
+}
+
+
+def _header(label: str) -> str:
+    """A header cell's text, with its glossary line as hover text where it has one."""
+    meaning = GLOSSARY.get(html.unescape(label))
+    return f'<abbr title="{html.escape(meaning)}">{label}</abbr>' if meaning else label
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
-    """An HTML table of already formatted (and escaped) cells."""
-    head = "".join(f"<th>{h}</th>" for h in header)
+    """An HTML table of already formatted (and escaped) cells; a header the glossary names
+    shows its meaning on hover."""
+    head = "".join(f"<th>{_header(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -207,6 +250,68 @@ def _read_first_box(results: dict) -> str:
             + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul></section>")
 
 
+def _share(value) -> str:
+    return "null" if value is None else f"{value:.1%}"
+
+
+def _tracks_sentence(tracking: dict) -> str:
+    pooled = tracking.get("pooled")
+    if not pooled:
+        return ""
+    rate, n = pooled["correct_observation_rate"], pooled["reference_observations"]
+    where = (f"in every one of the {n:,} reference observations" if rate == 1
+             else f"in {_share(rate)} of the {n:,} reference observations")
+    return (f"<p><b>The predicted identities</b> are right {where} (HOTA {fmt(pooled['hota'])}, "
+            f"IDF1 {fmt(pooled['idf1'])}, {pooled['identity_switches']:,} identity switch(es); "
+            "<i>tracking_gt</i> below).</p>")
+
+
+def _verifier_words(name: str, evidence: str, primary: str) -> str:
+    roles = [f"{evidence} evidence"]
+    if name == "fixed_distance":
+        roles.append("SPEC's declared pilot verifier")
+    if name == primary:
+        roles.append("the one the tables below grade")
+    return f"<b>{html.escape(name)}</b> ({html.escape('; '.join(roles))})"
+
+
+def _verifiers_sentence(results: dict) -> str:
+    """Which verifier catches the injected errors and how much each certifies, side by side
+    (the comparison's six corruptions, or the run's verifier over all conditions)."""
+    primary = results["verifier"]["name"]
+    rows = [(name, block["evidence"], block["populations"]["six_corruptions"])
+            for name, block in results.get("verifier_comparison", {}).items()]
+    if not rows:
+        pooled = results["anatomical_verification"]["pooled"][ALL]
+        rows = [(primary, results["verifier"]["evidence"], dict(pooled, auroc_abstain_as_error=None))]
+    errors = rows[0][2]["n_errors"]
+    parts = []
+    for name, evidence, block in rows:
+        star = block.get("auroc_abstain_as_error")
+        rank = (f"AUROC* {fmt(star)}" if star is not None else f"AUROC {fmt(block['auroc'])}")
+        parts.append(f"{_verifier_words(name, evidence, primary)} ranks them with {rank} and, "
+                     "letting at most 1 % of them through, certifies correct rows making up "
+                     f"{_share(block['correct_coverage_at_fcr'])} of all rows")
+    return (f"<p><b>The verifiers</b>: on the {errors:,} errors injected into copies of the "
+            f"predictions, " + "; ".join(parts) + ".</p>")
+
+
+def _answer_section(results: dict) -> str:
+    """The page's first words: how good the predictions are, which verifier catches which
+    errors and certifies how much, and what (if anything) is guaranteed."""
+    return ('<section class="answer"><h2>The answer</h2>'
+            + _tracks_sentence(results["tracking_gt"]) + _verifiers_sentence(results)
+            + f"<p><b>Guarantee</b>: {html.escape(results['certification']['guarantee'])}</p>"
+            + '<p class="note">Every column name shows its meaning on hover; the '
+            '<a href="#glossary">glossary</a> at the end lists them.</p></section>')
+
+
+def _glossary_section() -> str:
+    entries = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>"
+                      for term, meaning in GLOSSARY.items())
+    return f'<h2 id="glossary">Glossary</h2><dl class="glossary">{entries}</dl>'
+
+
 def _comparison_section(comparison: dict) -> str:
     if not comparison:
         return ""
@@ -302,6 +407,7 @@ def render_report(results: dict, curves: dict, timelines: list | None = None) ->
 <b>{html.escape(verifier['name'])}</b> (evidence: <b>{html.escape(verifier['evidence'])}</b>),
 acceptance threshold {fmt(verifier['threshold_um'])} µm ({'fitted' if certification['fitted'] else 'declared'}).
 trackverify {html.escape(results['trackverify_version'])}.</p>
+{_answer_section(results)}
 {_read_first_box(results)}
 
 <h2>anatomical_verification: can the verifier catch injected errors?</h2>
@@ -348,4 +454,5 @@ alignment.</p>
 <h2>Partitions</h2>
 <p>Evaluated partition: <b>{html.escape(results['partitions']['evaluated'])}</b>.
 {_partition_sentence(results, empty)}</p>
-{table(['partition', 'recordings', 'members'], partition_rows)}""")
+{table(['partition', 'recordings', 'members'], partition_rows)}
+{_glossary_section()}""")
