@@ -1,0 +1,105 @@
+"""The Cell Tracking Challenge's measures agree with py-ctcmetrics 1.3.3 (run in
+.venv-ctcmetrics, which follows the Challenge's evaluation code) to 1e-9, on cases written
+here (ctc_cases.py): one per error type, a large seeded one, and the Challenge's Java
+fixture; invalid results are refused by both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from ctc_cases import VALID, invalid_cases, large, write_case
+from graph_helpers import DATA, HERE, ROOT
+
+from trackverify.errors import InputError
+from trackverify.graph.ctc import evaluate_ctc
+
+pytestmark = pytest.mark.parity
+CTCMETRICS_PYTHON = ROOT / ".venv-ctcmetrics" / "bin" / "python"
+TOL = 1e-9
+COUNTS = {"AOGM_NS": "ns_nodes", "AOGM_FN": "fn_nodes", "AOGM_FP": "fp_nodes",
+          "AOGM_ED": "fp_edges", "AOGM_EA": "fn_edges", "AOGM_EC": "ws_edges",
+          "AOGM": "aogm", "AOGM_0": "aogm_0", "TRA": "tra", "DET": "det", "LNK": "lnk"}
+
+
+def run_reference(pairs: list) -> list:
+    if not CTCMETRICS_PYTHON.exists():
+        from tests.conftest import missing_reference
+        missing_reference("reference environment .venv-ctcmetrics (make test builds it)")
+    args = [str(x) for pair in pairs for x in pair]
+    done = subprocess.run([str(CTCMETRICS_PYTHON), str(HERE / "ctcmetrics_reference.py"),
+                           *args], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def ours(gt: Path, res: Path) -> dict:
+    r = evaluate_ctc(gt, res)
+    return {**r["ctc"]["pooled"], **r["challenge"]["pooled"], "chota": r["chota"]["pooled"]}
+
+
+def compare(mine: dict, theirs: dict, name: str) -> None:
+    assert theirs.get("Valid") == 1, (name, theirs)
+    pairs = {**COUNTS, "CHOTA": "chota", "CT": "ct", "CCA": "cca", "SEG": "seg",
+             **{f"{k}({i})": f"{k}({i})" for k in ("BC", "tp_div", "fp_div", "fn_div")
+                for i in range(4)}}
+    for key, mine_key in pairs.items():
+        if key not in theirs:
+            continue
+        a, b = mine[mine_key], theirs[key]
+        if a is None or b is None:
+            assert a is None and b is None, f"{name} {key}: {a} vs {b}"
+        else:
+            assert abs(a - b) <= TOL, f"{name} {key}: {a} vs {b}"
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ctc")
+    out = {name: write_case(root / name, *make()[:2], make()[2]) for name, make in
+           VALID.items()}
+    for seed in (1, 2, 3):
+        gt, res, n = large(seed)
+        out[f"large_{seed}"] = write_case(root / f"large_{seed}", gt, res, n)
+    java = DATA / "ctc" / "java-ctcmetrics_test_data"
+    if java.is_dir():
+        out["java"] = (java / "GT", java / "res")
+    return out, dict(zip(out, run_reference(list(out.values()))))
+
+
+@pytest.mark.parametrize("name", [*VALID, "large_1", "large_2", "large_3", "java"])
+def test_measures_match_py_ctcmetrics(cases, name):
+    folders, ref = cases
+    if name not in folders:
+        pytest.skip("shared tracker-format data absent")
+    compare(ours(*folders[name]), ref[name], name)
+
+
+def test_cases_exercise_every_error(cases):
+    """The cases are not trivial: every AOGM component, a k = 3 non-split, a division
+    found only with a frame of tolerance."""
+    _, ref = cases
+    for key in ("AOGM_NS", "AOGM_FN", "AOGM_FP", "AOGM_ED", "AOGM_EA", "AOGM_EC"):
+        assert sum(r[key] for r in ref.values()) > 0, key
+    assert ref["nonsplit_three"]["AOGM_NS"] == 2
+    assert ref["late_division"]["BC(0)"] == 0 and ref["late_division"]["BC(1)"] == 1
+    large_ref = [ref[f"large_{s}"] for s in (1, 2, 3)]
+    for key in ("AOGM_NS", "AOGM_FN", "AOGM_FP", "AOGM_ED", "AOGM_EA", "AOGM_EC"):
+        assert sum(r[key] for r in large_ref) > 0, key
+
+
+def test_invalid_results_are_refused_by_both(tmp_path):
+    cases = invalid_cases(tmp_path)
+    ref = run_reference([(gt, res) for gt, res, _ in cases.values()])
+    for (name, (gt, res, words)), theirs in zip(cases.items(), ref):
+        assert theirs.get("Valid") == 0 or "error" in theirs, (name, theirs)
+        with pytest.raises(InputError) as info:
+            evaluate_ctc(gt, res)
+        message = str(info.value)
+        assert "\n" not in message
+        for word in words:
+            assert word in message, (name, message)
