@@ -59,13 +59,17 @@ def graph_table(graph: dict, frame_buffer: int):
 @click.option("--match-distance-um", type=float, default=None,
               help="Graph metrics (CTC, divisions, CHOTA): match points within this distance "
                    "(default: half the zero distance, where the similarity is 0.5).")
+@click.option("--definition", type=click.Choice(["ctc", "traccuracy"]), default=None,
+              help="AOGM counts as the Cell Tracking Challenge computes them (ctc: non-split "
+                   "k-1, parent-link semantics) or as traccuracy does. Default: ctc for CTC "
+                   "folders (matched by the mask rule), traccuracy for point data.")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
-def evaluate(reference, predictions, zero_distance_um, match_distance_um, division_frame_buffer,
-             out, **options):
+def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
+             division_frame_buffer, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -94,8 +98,18 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
                                 reference_source=str(reference), predictions_source=str(predictions))
     match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
     # before anything is printed: the lineage links it checks can still refuse the files
-    graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
-                           reference_source=str(reference), predictions_source=str(predictions))
+    masks = ref.info.get("format") == "ctc" and pred.info.get("format") == "ctc"
+    definition = definition or ("ctc" if masks else "traccuracy")
+    if masks:  # CTC folders: the Challenge's mask matching and validation
+        from trackverify.graph.ctc import evaluate_ctc
+
+        recording = str(ref.table["recording"].iloc[0])
+        graph = evaluate_ctc(reference, predictions, definition, division_frame_buffer,
+                             recording=recording)
+    else:
+        graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
+                               reference_source=str(reference),
+                               predictions_source=str(predictions), definition=definition)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
     table.add_column("recording", no_wrap=True)
@@ -120,11 +134,20 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
                           f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
                           f"{row.identity_switches} switches")
     console.print(graph_table(graph, division_frame_buffer))
-    if not graph["status"]["lineage_links"]:
+    if graph["status"]["reason"]:
         console.print(f"division metrics not reported: {graph['status']['reason']}")
+    if "challenge" in graph:
+        c = graph["challenge"]["pooled"]
+        console.print("Cell Tracking Challenge biological measures: " + ", ".join(
+            f"{k} {_cell(c[k])}" for k in ("BC(0)", "BC(1)", "BC(2)", "BC(3)", "ct", "cca",
+                                            "seg")))
+    console.print(f"graph matching: {graph['matching']}; AOGM definition: "
+                  f"{graph['definition']}")
     settings = {"zero_distance_um": float(zero_distance_um),
                 "linked_by": "detection" if by_detection else "position",
-                "match_distance_um": float(match_distance),
+                "match_distance_um": float(match_distance) if not masks else None,
+                "definition": definition, "graph_matching": "mask" if masks else
+                ("detection" if by_detection else "points"),
                 "division_frame_buffer": int(division_frame_buffer)}
     if out is not None:
         write_table(results.tracks, Path(out) / "tracks.csv")

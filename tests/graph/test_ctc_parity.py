@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from ctc_cases import VALID, invalid_cases, large, write_case
 from graph_helpers import DATA, HERE, ROOT
+from test_graph_parity import _edited_hela
 
 from trackverify.errors import InputError
 from trackverify.graph.ctc import evaluate_ctc
@@ -57,6 +59,28 @@ def compare(mine: dict, theirs: dict, name: str) -> None:
             assert abs(a - b) <= TOL, f"{name} {key}: {a} vs {b}"
 
 
+def _as_gt(gt: Path, res: Path) -> tuple[Path, Path]:
+    """test_graph_parity's folders in the Challenge's layout: the reference in ``GT/TRA``,
+    the track files named ``man_track.txt`` and ``res_track.txt``."""
+    target = gt.parent / "GT" / "TRA"
+    target.parent.mkdir()
+    gt.rename(target)
+    (target / "man_track_track.txt").rename(target / "man_track.txt")
+    (res / "mask_track.txt").rename(res / "res_track.txt")
+    return target.parent, res
+
+
+def _hela_self(root: Path) -> tuple[Path, Path]:
+    """The real HeLa result (92 frames, three-way divisions) as its own reference."""
+    src = DATA / "ctc" / "Fluo-N2DL-HeLa_01_RES"
+    tra = root / "GT" / "TRA"
+    tra.mkdir(parents=True)
+    for image in sorted(src.glob("mask*.tif")):
+        shutil.copyfile(image, tra / image.name.replace("mask", "man_track"))
+    shutil.copyfile(src / "res_track.txt", tra / "man_track.txt")
+    return root / "GT", src
+
+
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     root = tmp_path_factory.mktemp("ctc")
@@ -68,10 +92,13 @@ def cases(tmp_path_factory):
     java = DATA / "ctc" / "java-ctcmetrics_test_data"
     if java.is_dir():
         out["java"] = (java / "GT", java / "res")
+        out["hela_edited"] = _as_gt(*_edited_hela(root / "hela_edited"))
+        out["hela_self"] = _hela_self(root / "hela_self")
     return out, dict(zip(out, run_reference(list(out.values()))))
 
 
-@pytest.mark.parametrize("name", [*VALID, "large_1", "large_2", "large_3", "java"])
+@pytest.mark.parametrize("name", [*VALID, "large_1", "large_2", "large_3", "java",
+                                  "hela_edited", "hela_self"])
 def test_measures_match_py_ctcmetrics(cases, name):
     folders, ref = cases
     if name not in folders:

@@ -78,15 +78,15 @@ def ctc_folder(path) -> CtcFolder:
     """The CTC folder at ``path`` (a track file, its folder, or a ``*_GT`` folder with
     ``TRA/`` and optionally ``SEG/``)."""
     path = Path(path)
-    base = path / "TRA" if (path / "TRA").is_dir() else path
-    found = track_file(base)
+    found = track_file(path)
     if found is None:
         raise InputError("no res_track.txt or man_track.txt here (nor in TRA/)", source=str(path))
     images = _images(found.parent, IMAGE_NAME)
     if not images:
         raise InputError("no label images (mask###.tif or man_track###.tif) beside the track "
                          "file", source=str(found))
-    seg = _images(path / "SEG", SEG_NAME) if (path / "SEG").is_dir() else {}
+    seg_dir = found.parent.parent / "SEG" if found.parent.name == "TRA" else None
+    seg = _images(seg_dir, SEG_NAME) if seg_dir is not None and seg_dir.is_dir() else {}
     return CtcFolder(found, read_track_table(found), images, seg)
 
 

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify.graph.matching import match_points
-from trackverify.graph.metrics import chota, ctc_metrics, division_metrics, is_one_to_one
+from trackverify.graph.metrics import (check_definition, chota, ctc_metrics, division_metrics,
+                                       is_one_to_one)
 from trackverify.graph.tracks import PARENT, TrackGraph, graph_from_table, lookup
 from trackverify.errors import ConfigError
 from trackverify.tables import coordinate_columns, validate_pair
@@ -82,9 +83,9 @@ def _match(ref: pd.DataFrame, pred: pd.DataFrame, g: TrackGraph, p: TrackGraph,
 
 
 def graph_families(g: TrackGraph, p: TrackGraph, mg, mp, divisions: bool,
-                   frame_buffer: int) -> dict:
+                   frame_buffer: int, definition: str = "traccuracy") -> dict:
     """The three families for one pair of graphs and their matching."""
-    out = {"ctc": ctc_metrics(g, p, mg, mp), "chota": chota(g, p, mg, mp)["chota"]}
+    out = {"ctc": ctc_metrics(g, p, mg, mp, definition), "chota": chota(g, p, mg, mp)["chota"]}
     if not divisions:
         out["divisions"] = None
     elif not is_one_to_one(mg, mp):
@@ -96,11 +97,17 @@ def graph_families(g: TrackGraph, p: TrackGraph, mg, mp, divisions: bool,
 
 def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: float,
                    frame_buffer: int = 1, *, reference_source: str = "<reference>",
-                   predictions_source: str = "<predictions>") -> dict:
-    """``{"status": links_status, "ctc": {recording: ..., "pooled": ...}, "divisions":
-    {...}, "chota": {...}}`` (grouped by family) for validated tables (see the module doc).
-    Raw tables are validated first (as :func:`trackverify.evaluate_tracking` does); inputs
-    are never modified."""
+                   predictions_source: str = "<predictions>",
+                   definition: str = "traccuracy") -> dict:
+    """``{"status": links_status, "definition", "matching", "ctc": {recording: ...,
+    "pooled": ...}, "divisions": {...}, "chota": {...}}`` (grouped by family) for validated
+    tables (see the module doc); ``definition`` selects the AOGM counts
+    (:func:`trackverify.graph.metrics.ctc_metrics`). Raw tables are validated first (as
+    :func:`trackverify.evaluate_tracking` does); inputs are never modified."""
+    try:
+        check_definition(definition)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if not is_real(match_distance_um, 0, strict=True):
         raise ConfigError(f"match_distance_um must be a positive number, got "
                           f"{match_distance_um!r}")
@@ -119,8 +126,11 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
         g = graph_from_table(ref_rec, "track", coords, source=reference_source)
         p = graph_from_table(pred_rec, "pred_id", coords, source=predictions_source)
         mg, mp = _match(ref_rec, pred_rec, g, p, by_detection, match_distance_um)
-        results[recording] = graph_families(g, p, mg, mp, divisions, frame_buffer)
+        results[recording] = graph_families(g, p, mg, mp, divisions, frame_buffer, definition)
         parts.append((g, p, mg, mp))
+    matching = "detection: same recording, frame and detection id" if by_detection else \
+        f"points: one-to-one per frame within {match_distance_um} um (Hungarian)"
+    status = {**status, "definition": definition, "matching": matching}
     if len(parts) == 1:  # the pooled graphs are the one recording's
         results[POOLED] = results[recording]
         return _by_family(status, results)
@@ -128,10 +138,11 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
     p_all, p_off = _union([x[1] for x in parts])
     mg = np.concatenate([x[2] + o for x, o in zip(parts, g_off)])
     mp = np.concatenate([x[3] + o for x, o in zip(parts, p_off)])
-    results[POOLED] = graph_families(g_all, p_all, mg, mp, divisions, frame_buffer)
+    results[POOLED] = graph_families(g_all, p_all, mg, mp, divisions, frame_buffer, definition)
     return _by_family(status, results)
 
 
 def _by_family(status: dict, results: dict) -> dict:
-    return {"status": status, **{family: {rec: fam[family] for rec, fam in results.items()}
+    top = {"definition": status.pop("definition"), "matching": status.pop("matching")}
+    return {"status": status, **top, **{family: {rec: fam[family] for rec, fam in results.items()}
                                  for family in FAMILIES}}

@@ -7,7 +7,7 @@ reference), the number being the frame. Read: one point per label per frame, at 
 centroid of the label's pixels (the mean of their indices, by ``np.bincount``: x = column,
 y = row, z = plane for 3-D stacks). ``track = L``, ``parent_track = P`` (null for 0).
 
-Give the track file or the folder holding it. Label images are read with ``tifffile``
+Give the track file, the folder holding it, or a reference ``*_GT`` folder holding ``TRA/``. Label images are read with ``tifffile``
 (LZW / deflate compression needs ``imagecodecs``; both in the ``formats`` extra). Units are
 pixels: the files carry no calibration, so give ``--pixel-size``. The folder is validated as the
 Challenge validates results (:func:`validate_tracks`: no label outside or missing inside its
@@ -45,9 +45,11 @@ MAX_LABEL_PAGES = 10_000
 
 
 def track_file(path: Path) -> Path | None:
-    """The track file of a result folder (a FIFO or a link out of the folder under its name
+    """The track file of a result folder or of a reference ``*_GT`` folder's ``TRA/`` (a FIFO or a link out of the folder under its name
     is refused, not reported absent: :func:`companion`), or ``path`` if it is a file."""
     if path.is_dir():
+        if (path / "TRA").is_dir():  # a reference *_GT folder: TRA/ (and SEG/)
+            path = path / "TRA"
         return companion(*(path / n for n in TRACK_FILES), what="track file")
     return path if path.is_file() else None
 
