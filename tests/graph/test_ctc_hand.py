@@ -1,0 +1,123 @@
+"""The Challenge's definition and traccuracy's on hand-computed CTC cases (ctc_cases.py),
+and the evaluate command on CTC folders (mask matching, validation, the default)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ctc_cases import VALID, invalid_cases, write_case
+
+from trackverify.cli import main
+from trackverify.graph.ctc import evaluate_ctc
+
+pytest.importorskip("tifffile")
+KEYS = ("ns_nodes", "fn_nodes", "fp_nodes", "fp_edges", "fn_edges", "ws_edges", "aogm",
+        "aogm_0")
+
+# name: (AOGM_0, {definition: (NS, FN, FP, ED, EA, EC)}); worked in the comments.
+EXPECTED = {
+    # 9 nodes, 6 edges. Frame 1: one label on 3 cells (k = 3): NS 2 (ctc) or 1; its edges
+    # are not between uniquely matched nodes: the 6 reference edges are missing.
+    "nonsplit_three": (99.0, {"ctc": (2, 0, 0, 0, 6, 0), "traccuracy": (1, 0, 0, 0, 6, 0)}),
+    # 4 nodes, 3 edges; the result's 1 -> 2 link changes label (a parent link) where the
+    # reference keeps its label: EC 1 (ctc); traccuracy sees no division: 0.
+    "relabel_without_gap": (44.5, {"ctc": (0, 0, 0, 0, 0, 1),
+                                   "traccuracy": (0, 0, 0, 0, 0, 0)}),
+    # 6 nodes, 5 edges; the link 1 -> 3 is missing (EA 1); 1 -> 2 is a parent link on both
+    # sides (ctc: EC 0), but leaves a division only in the reference (traccuracy: 1).
+    "missed_division_single_child": (67.5, {"ctc": (0, 0, 0, 0, 1, 0),
+                                            "traccuracy": (0, 0, 0, 0, 1, 1)}),
+    # 15 nodes, 12 edges; a missed cell (FN 1, 2 missing edges), an extra cell (FP 1), two
+    # tracks swapping cells (2 redundant edges, 2 missing ones).
+    "nodes_and_edges": (168.0, {d: (0, 1, 1, 2, 4, 0) for d in ("ctc", "traccuracy")}),
+    # 8 nodes, 7 edges; the result divides a frame late: daughter 3's first node is missed
+    # (FN 1; its two edges missing), the result's 1@2 -> 3@3 is redundant, and the links
+    # 1@1 -> 1@2 and 1@2 -> 2@3 are of the other kind on both definitions (EC 2).
+    "late_division": (90.5, {d: (0, 1, 0, 1, 2, 2) for d in ("ctc", "traccuracy")}),
+    "three_way_division": (90.5, {d: (0, 0, 0, 0, 0, 0) for d in ("ctc", "traccuracy")}),
+}
+WEIGHTS = (5, 10, 1, 1, 1.5, 1)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hand")
+    return {name: write_case(root / name, *make()[:2], make()[2])
+            for name, make in VALID.items()}
+
+
+@pytest.mark.parametrize("definition", ["ctc", "traccuracy"])
+@pytest.mark.parametrize("name", EXPECTED)
+def test_aogm_counts_by_hand(folders, name, definition):
+    zero, counts = EXPECTED[name]
+    ns, fn, fp, ed, ea, ec = counts[definition]
+    aogm = sum(w * c for w, c in zip(WEIGHTS, (ns, fn, fp, ed, ea, ec)))
+    got = evaluate_ctc(*folders[name], definition=definition)["ctc"]["pooled"]
+    assert tuple(got[k] for k in KEYS) == (ns, fn, fp, ed, ea, ec, aogm, zero)
+    assert got["tra"] == pytest.approx(1 - aogm / zero, abs=1e-12)
+
+
+def test_nonsplit_three_scores_by_hand(folders):
+    """k = 3: DET 1 - 5 * 2 / 90 (ctc) against 1 - 5 / 90 (traccuracy); LNK 0 on both."""
+    ctc = evaluate_ctc(*folders["nonsplit_three"])["ctc"]["pooled"]
+    tr = evaluate_ctc(*folders["nonsplit_three"], definition="traccuracy")["ctc"]["pooled"]
+    assert ctc["det"] == pytest.approx(80 / 90, abs=1e-12)
+    assert tr["det"] == pytest.approx(85 / 90, abs=1e-12)
+    assert ctc["aogm"] == 19 and tr["aogm"] == 14 and ctc["lnk"] == tr["lnk"] == 0
+
+
+def test_branching_correctness_by_hand(folders):
+    late = evaluate_ctc(*folders["late_division"])["challenge"]["pooled"]
+    assert (late["tp_div(0)"], late["fp_div(0)"], late["fn_div(0)"], late["BC(0)"]) == \
+        (0, 1, 1, 0)
+    assert (late["tp_div(1)"], late["BC(1)"]) == (1, 1)
+    three = evaluate_ctc(*folders["three_way_division"])
+    assert three["challenge"]["pooled"]["BC(0)"] == 1
+    # traccuracy's rule wants exactly two matched daughters: a wrong-children division.
+    assert three["divisions"]["pooled"]["frame_buffer_0"]["wc_divisions"] == 1
+    none = evaluate_ctc(*folders["relabel_without_gap"])["challenge"]["pooled"]
+    assert none["BC(0)"] is None and none["cca"] is None  # no reference division
+
+
+def test_complete_tracks_by_hand(folders):
+    # relabel: 1 reference track, 2 result tracks, none complete: CT 0.
+    assert evaluate_ctc(*folders["relabel_without_gap"])["challenge"]["pooled"]["ct"] == 0
+    # missed division: all three reference tracks found whole: 2 * 3 / (3 + 3).
+    got = evaluate_ctc(*folders["missed_division_single_child"])["challenge"]["pooled"]
+    assert got["ct"] == 1
+
+
+def cli(capsys, *argv) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", *argv])
+    captured = capsys.readouterr()
+    return info.value.code, captured.out + captured.err
+
+
+def test_evaluate_defaults_to_ctc_on_ctc_folders(folders, tmp_path, capsys):
+    gt, res = folders["relabel_without_gap"]
+    runs = {}
+    for extra in ([], ["--definition", "traccuracy"]):
+        out = tmp_path / f"out{len(extra)}"
+        code, output = cli(capsys, "--reference", str(gt), "--predictions", str(res),
+                           "--pixel-size", "1", "--out", str(out), *extra)
+        assert code == 0, output
+        runs[len(extra)] = json.loads((out / "results.json").read_text())
+    ctc, tr = runs[0], runs[2]
+    assert ctc["settings"]["definition"] == "ctc" and ctc["settings"]["graph_matching"] == "mask"
+    assert ctc["graph_metrics"]["matching"].startswith("mask")
+    assert ctc["graph_metrics"]["ctc"]["pooled"]["ws_edges"] == 1
+    assert tr["graph_metrics"]["ctc"]["pooled"]["ws_edges"] == 0
+    assert tr["settings"]["definition"] == "traccuracy"
+
+
+def test_invalid_results_exit_2_with_one_line(tmp_path, capsys):
+    for name, (gt, res, words) in invalid_cases(tmp_path).items():
+        code, output = cli(capsys, "--reference", str(gt), "--predictions", str(res),
+                           "--pixel-size", "1")
+        assert code == 2, (name, output)
+        lines = output.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in output, (name, output)
+        for word in words:
+            assert word in lines[0], (name, lines[0])
