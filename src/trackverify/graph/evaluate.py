@@ -129,7 +129,7 @@ def evaluate_graph(ref: pd.DataFrame, pred: pd.DataFrame, match_distance_um: flo
         results[recording] = graph_families(g, p, mg, mp, divisions, frame_buffer, definition)
         parts.append((g, p, mg, mp))
     matching = "detection: same recording, frame and detection id" if by_detection else \
-        f"points: one-to-one per frame within {match_distance_um} um (Hungarian)"
+        f"points: one-to-one per frame within {float(match_distance_um)} um (Hungarian)"
     status = {**status, "definition": definition, "matching": matching}
     if len(parts) == 1:  # the pooled graphs are the one recording's
         results[POOLED] = results[recording]
