@@ -2,7 +2,8 @@
 
 Usage: ``ctcmetrics_reference.py GT_DIR RES_DIR [GT_DIR RES_DIR ...]``. Each ``GT_DIR`` holds
 ``TRA/`` (and optionally ``SEG/``), the layout the Challenge's evaluation reads. Prints one
-JSON list, one object per case: the measures py-ctcmetrics reports (``Valid`` 0 for a
+JSON list, one object per case: the measures py-ctcmetrics reports (and ``seconds``, the
+time of its ``load_data`` + ``calculate_metrics``, one thread) (``Valid`` 0 for a
 result it refuses), or ``{"error": ...}`` when it raises. Its own printing goes to stderr.
 """
 
@@ -10,6 +11,7 @@ import contextlib
 import json
 import math
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -29,6 +31,7 @@ def clean(value):
 def one(gt: str, res: str) -> dict:
     seg = (Path(gt) / "SEG").is_dir()
     metrics = METRICS + (["SEG"] if seg else [])
+    t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -36,7 +39,7 @@ def one(gt: str, res: str) -> dict:
             out = calculate_metrics(comp, ref, traj, segm, list(metrics), valid)
     except Exception as exc:  # noqa: BLE001 - reported, compared by the tests
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {k: clean(v) for k, v in out.items()}
+    return {**{k: clean(v) for k, v in out.items()}, "seconds": time.perf_counter() - t0}
 
 
 def main(args: list[str]) -> None:
