@@ -80,12 +80,19 @@ def test_branching_correctness_by_hand(folders):
     assert none["BC(0)"] is None and none["cca"] is None  # no reference division
 
 
-def test_complete_tracks_by_hand(folders):
-    # relabel: 1 reference track, 2 result tracks, none complete: CT 0.
-    assert evaluate_ctc(*folders["relabel_without_gap"])["challenge"]["pooled"]["ct"] == 0
+def test_complete_tracks_and_track_fractions_by_hand(folders):
+    # relabel: 1 reference track of 4 frames, 2 result tracks of 2 each: none complete
+    # (CT 0); its longest run on one result track is 2 of 4 frames (TF 0.5).
+    got = evaluate_ctc(*folders["relabel_without_gap"])["challenge"]["pooled"]
+    assert got["ct"] == 0 and got["tf"] == 0.5
     # missed division: all three reference tracks found whole: 2 * 3 / (3 + 3).
     got = evaluate_ctc(*folders["missed_division_single_child"])["challenge"]["pooled"]
-    assert got["ct"] == 1
+    assert got["ct"] == 1 and got["tf"] == 1
+    # nodes_and_edges: tracks 1 (5 frames: runs 2 + 2 on labels 1 and 4), 2 and 3 (runs 2
+    # and 3 on labels 5 / 6): TF = (2/5 + 3/5 + 3/5) / 3; CT 0 (none whole), 3 vs 5 tracks.
+    got = evaluate_ctc(*folders["nodes_and_edges"])["challenge"]["pooled"]
+    assert got["tf"] == pytest.approx((2 / 5 + 3 / 5 + 3 / 5) / 3, abs=1e-12)
+    assert got["ct"] == 0
 
 
 def cli(capsys, *argv) -> tuple[int, str]:

@@ -46,7 +46,7 @@ def ours(gt: Path, res: Path) -> dict:
 
 def compare(mine: dict, theirs: dict, name: str) -> None:
     assert theirs.get("Valid") == 1, (name, theirs)
-    pairs = {**COUNTS, "CHOTA": "chota", "CT": "ct", "CCA": "cca", "SEG": "seg",
+    pairs = {**COUNTS, "CHOTA": "chota", "CT": "ct", "TF": "tf", "CCA": "cca", "SEG": "seg",
              **{f"{k}({i})": f"{k}({i})" for k in ("BC", "tp_div", "fp_div", "fn_div")
                 for i in range(4)}}
     for key, mine_key in pairs.items():

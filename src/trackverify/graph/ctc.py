@@ -29,6 +29,11 @@ Measures (Ulman et al. 2017, Matula et al. 2015; as py-ctcmetrics 1.3.3 computes
   without such result tracks;
 - ``CT = 2 T_rc / (T_r + T_c)``: ``T_rc`` reference tracks whose every node is matched
   (uniquely) to one and the same result track, which begins and ends in the same frames;
+- ``TF``: each reference track's longest run of consecutive nodes matched (uniquely) to
+  one result track, as a fraction of its length; taken per (result track, reference track)
+  in ascending label order, a reference track keeps its best fraction, and a result track
+  that covers one reference track whole is not credited to the reference tracks after it
+  (the Challenge's order); the mean over reference tracks with a fraction > 0 (0 if none);
 - ``SEG``: with reference segmentation images (``SEG/man_seg###.tif``), the Jaccard index
   of each reference segment and the result label covering more than half of it, averaged
   over all reference segments (0 for an unmatched one).
@@ -268,10 +273,7 @@ def cell_cycle_accuracy(ref: pd.DataFrame, res: pd.DataFrame):
 
 def complete_tracks(ref: pd.DataFrame, res: pd.DataFrame, match: CtcMatch) -> float:
     """``CT`` (see the module doc)."""
-    n_res = np.bincount(match.mp, minlength=len(match.pred_frame))
-    assigned = np.zeros(len(match.gt_frame), dtype=np.int64)  # 0 = unmatched or shared
-    unique = n_res[match.mp] == 1
-    assigned[match.mg[unique]] = match.pred_label[match.mp[unique]]
+    assigned = _assigned(match)  # 0 = unmatched or shared
     labels, code = np.unique(match.gt_label, return_inverse=True)
     low = np.full(len(labels), np.iinfo(np.int64).max)
     high = np.zeros(len(labels), dtype=np.int64)
@@ -283,6 +285,43 @@ def complete_tracks(ref: pd.DataFrame, res: pd.DataFrame, match: CtcMatch) -> fl
     t_rc = int(np.count_nonzero((r["B"].to_numpy() == c["B"].to_numpy())
                                 & (r["E"].to_numpy() == c["E"].to_numpy())))
     return 2 * t_rc / (len(ref) + len(res))
+
+
+def _assigned(match: CtcMatch) -> np.ndarray:
+    """Each reference node's result label when it is matched to a result node matched to it
+    alone, else 0."""
+    n_res = np.bincount(match.mp, minlength=len(match.pred_frame))
+    assigned = np.zeros(len(match.gt_frame), dtype=np.int64)
+    unique = n_res[match.mp] == 1
+    assigned[match.mg[unique]] = match.pred_label[match.mp[unique]]
+    return assigned
+
+
+def track_fractions(ref: pd.DataFrame, match: CtcMatch) -> float:
+    """``TF`` (see the module doc)."""
+    assigned = _assigned(match)
+    order = np.lexsort((match.gt_frame, match.gt_label))
+    lab, val = match.gt_label[order], assigned[order]
+    new_run = np.r_[True, (lab[1:] != lab[:-1]) | (val[1:] != val[:-1])]
+    run = np.cumsum(new_run) - 1
+    run_len = np.bincount(run)
+    starts = np.flatnonzero(new_run)
+    keep = val[starts] > 0
+    length = (ref.set_index("L")["E"] - ref.set_index("L")["B"] + 1).reindex(
+        lab[starts][keep]).to_numpy(np.float64)
+    pairs = pd.DataFrame({"res": val[starts][keep], "ref": lab[starts][keep],
+                          "f": run_len[keep] / length})
+    best = pairs.groupby(["res", "ref"], sort=True)["f"].max()
+    tfs = dict.fromkeys(ref["L"].to_numpy(np.int64).tolist(), 0.0)
+    skip_res = None  # the Challenge's order: result tracks ascending, then reference tracks
+    for (res_label, ref_label), f in best.items():  # one entry per (result, reference) pair
+        if res_label == skip_res or tfs[ref_label] == 1:
+            continue
+        tfs[ref_label] = max(tfs[ref_label], f)
+        if f == 1:  # a result track that covers a reference track whole stops there
+            skip_res = res_label
+    found = [v for v in tfs.values() if v > 0]
+    return float(np.mean(found)) if found else 0.0
 
 
 def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: int = 1,
@@ -308,6 +347,7 @@ def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: 
         if one_to_one else None
     challenge = {**branching_correctness(ref.tracks, res.tracks, match, max_bc),
                  "ct": complete_tracks(ref.tracks, res.tracks, match),
+                 "tf": track_fractions(ref.tracks, match),
                  "cca": cell_cycle_accuracy(ref.tracks, res.tracks),
                  "seg": float(match.seg_iou.sum() / match.seg_total) if match.seg_total
                  else None}
