@@ -128,3 +128,21 @@ def test_invalid_results_exit_2_with_one_line(tmp_path, capsys):
         assert len(lines) == 1 and "Traceback" not in output, (name, output)
         for word in words:
             assert word in lines[0], (name, lines[0])
+
+
+def test_the_docs_example_runs(tmp_path, monkeypatch):
+    """docs/metrics.md's evaluate_ctc example, on folders named as in it."""
+    from pathlib import Path
+
+    gt, res, n = VALID["late_division"]()
+    made = write_case(tmp_path / "case", gt, res, n)
+    made[0].rename(tmp_path / "01_GT")
+    made[1].rename(tmp_path / "01_RES")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    section = text.split("## The Cell Tracking Challenge's own evaluation")[1]
+    code = section.split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "docs/metrics.md", "exec"), scope)  # noqa: S102 - the docs' own code
+    assert scope["result"]["ctc"]["pooled"]["tra"] == pytest.approx(1 - 16 / 90.5)
+    assert scope["result"]["challenge"]["pooled"]["BC(0)"] == 0
