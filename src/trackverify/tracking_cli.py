@@ -63,13 +63,18 @@ def graph_table(graph: dict, frame_buffer: int):
               help="AOGM counts as the Cell Tracking Challenge computes them (ctc: non-split "
                    "k-1, parent-link semantics) or as traccuracy does. Default: ctc for CTC "
                    "folders (matched by the mask rule), traccuracy for point data.")
+@click.option("--sparse-reference", is_flag=True, default=False,
+              help="The reference annotates only some cells: unmatched predictions are not "
+                   "errors (the Challenge's penalize_extra_detections = 0 for DET / TRA); "
+                   "measures that count them (CHOTA, division precision / F1, BC, CT, CCA) "
+                   "are null, with the reason in results.json.")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
-             division_frame_buffer, out, **options):
+             sparse_reference, division_frame_buffer, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -105,11 +110,12 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
 
         recording = str(ref.table["recording"].iloc[0])
         graph = evaluate_ctc(reference, predictions, definition, division_frame_buffer,
-                             recording=recording)
+                             recording=recording, sparse_reference=sparse_reference)
     else:
         graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
                                reference_source=str(reference),
-                               predictions_source=str(predictions), definition=definition)
+                               predictions_source=str(predictions), definition=definition,
+                               sparse_reference=sparse_reference)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
     table.add_column("recording", no_wrap=True)
@@ -143,10 +149,14 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                                             "seg")))
     console.print(f"graph matching: {graph['matching']}; AOGM definition: "
                   f"{graph['definition']}")
+    if sparse_reference:
+        console.print("sparse reference: unmatched predictions weigh 0; CHOTA, division "
+                      "precision / F1, BC, CT and CCA are null (graph_metrics.sparse_reference)")
     settings = {"zero_distance_um": float(zero_distance_um),
                 "linked_by": "detection" if by_detection else "position",
                 "match_distance_um": float(match_distance) if not masks else None,
-                "definition": definition, "graph_matching": "mask" if masks else
+                "definition": definition, "sparse_reference": bool(sparse_reference),
+                "graph_matching": "mask" if masks else
                 ("detection" if by_detection else "points"),
                 "division_frame_buffer": int(division_frame_buffer)}
     if out is not None:

@@ -146,3 +146,50 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
     exec(compile(code, "docs/metrics.md", "exec"), scope)  # noqa: S102 - the docs' own code
     assert scope["result"]["ctc"]["pooled"]["tra"] == pytest.approx(1 - 16 / 90.5)
     assert scope["result"]["challenge"]["pooled"]["BC(0)"] == 0
+
+
+def test_sparse_reference_by_hand(tmp_path, capsys):
+    """One annotated cell of two: dense, the other cell's 4 nodes are FP (AOGM 4, DET
+    1 - 4 / 40); sparse, they weigh 0 (AOGM 0, DET = TRA = 1) and the measures that count
+    them are null, with the reason."""
+    gt = ({1: [(t, 0) for t in range(4)]}, {})
+    res = ({1: [(t, 0) for t in range(4)], 2: [(t, 1) for t in range(4)]}, {})
+    folders = write_case(tmp_path / "sparse", gt, res, 4)
+    dense = evaluate_ctc(*folders)
+    assert dense["ctc"]["pooled"]["aogm"] == 4 and dense["ctc"]["pooled"]["det"] == 0.9
+    assert dense["sparse_reference"] == {"on": False}
+    sparse = evaluate_ctc(*folders, sparse_reference=True)
+    ctc = sparse["ctc"]["pooled"]
+    assert (ctc["fp_nodes"], ctc["aogm"], ctc["det"], ctc["tra"], ctc["lnk"]) == (4, 0, 1, 1, 1)
+    assert sparse["chota"]["pooled"] is None
+    challenge = sparse["challenge"]["pooled"]
+    assert challenge["ct"] is None and challenge["BC(0)"] is None and challenge["tf"] == 1
+    validity = sparse["sparse_reference"]["validity"]
+    assert validity["chota"]["valid"] is False and validity["chota"]["reason"]
+    assert validity["ctc"]["valid"] is True
+    out = tmp_path / "out"
+    code, output = cli(capsys, "--reference", str(folders[0]), "--predictions",
+                       str(folders[1]), "--pixel-size", "1", "--sparse-reference", "--out",
+                       str(out))
+    assert code == 0, output
+    data = json.loads((out / "results.json").read_text())
+    assert data["settings"]["sparse_reference"] is True
+    assert data["graph_metrics"]["ctc"]["pooled"]["tra"] == 1
+    assert data["graph_metrics"]["sparse_reference"]["on"] is True
+
+
+def test_sparse_reference_on_points():
+    """The same rule on point data: unmatched predictions weigh 0, CHOTA is null."""
+    import pandas as pd
+
+    from trackverify.graph.evaluate import evaluate_graph
+
+    ref = pd.DataFrame({"recording": "r", "frame": [0, 1], "track": [1, 1],
+                        "x_um": [0.0, 0.0], "y_um": [0.0, 0.0]})
+    pred = pd.DataFrame({"recording": "r", "frame": [0, 1, 0, 1], "pred_id": [1, 1, 2, 2],
+                         "x_um": [0.0, 0.0, 50.0, 50.0], "y_um": [0.0] * 4})
+    dense = evaluate_graph(ref, pred, 1.0)["ctc"]["pooled"]
+    sparse = evaluate_graph(ref, pred, 1.0, sparse_reference=True)
+    assert dense["aogm"] == 2 and dense["det"] == 0.9
+    assert sparse["ctc"]["pooled"]["aogm"] == 0 and sparse["ctc"]["pooled"]["tra"] == 1
+    assert sparse["chota"]["pooled"] is None

@@ -51,6 +51,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.graph import metrics
+from trackverify.graph.evaluate import apply_sparse
 from trackverify.graph.matching import frame_overlaps
 from trackverify.graph.tracks import TrackGraph, build_track_graph, lookup
 from trackverify.io.formats.ctc import (IMAGE_NAME, read_label_image, read_track_table,
@@ -325,12 +326,16 @@ def track_fractions(ref: pd.DataFrame, match: CtcMatch) -> float:
 
 
 def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: int = 1,
-                 recording: str = "ctc", max_bc: int = MAX_BC) -> dict:
+                 recording: str = "ctc", max_bc: int = MAX_BC,
+                 sparse_reference: bool = False) -> dict:
     """The Challenge's evaluation of a result folder against a reference folder.
 
     Returns the families of :func:`trackverify.graph.evaluate.evaluate_graph` (``status``,
     ``ctc``, ``divisions``, ``chota``; per ``recording`` and ``pooled``) plus
-    ``challenge`` (BC(i), CT, CCA, SEG) and ``matching`` / ``definition``.
+    ``challenge`` (BC(i), CT, TF, CCA, SEG), ``matching``, ``definition`` and
+    ``sparse_reference``. With ``sparse_reference`` unmatched result labels weigh 0 (the
+    Challenge's ``penalize_extra_detections = 0``) and the measures not valid on a sparse
+    reference are null (:data:`trackverify.graph.evaluate.SPARSE_VALIDITY`).
 
     >>> from trackverify.graph.ctc import evaluate_ctc  # doctest: +SKIP
     >>> evaluate_ctc("01_GT", "01_RES")["ctc"]["ctc"]["tra"]  # doctest: +SKIP
@@ -341,7 +346,7 @@ def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: 
     match = match_folders(ref, res)
     g = _graph(ref.tracks, match.gt_frame, match.gt_label, ref.track_file)
     p = _graph(res.tracks, match.pred_frame, match.pred_label, res.track_file)
-    ctc = metrics.ctc_metrics(g, p, match.mg, match.mp, definition)
+    ctc = metrics.ctc_metrics(g, p, match.mg, match.mp, definition, not sparse_reference)
     one_to_one = metrics.is_one_to_one(match.mg, match.mp)
     divisions = metrics.division_metrics(g, p, match.mg, match.mp, frame_buffer) \
         if one_to_one else None
@@ -356,6 +361,9 @@ def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: 
     per = {"ctc": ctc, "divisions": divisions, "chota": metrics.chota(g, p, match.mg,
                                                                       match.mp)["chota"],
            "challenge": challenge}
-    return {"status": {"lineage_links": True, "reason": reason},
-            "definition": definition, "matching": MATCHING,
-            **{family: {recording: value, "pooled": value} for family, value in per.items()}}
+    out = {"status": {"lineage_links": True, "reason": reason},
+           "definition": definition, "matching": MATCHING,
+           **{family: {recording: value, "pooled": value} for family, value in per.items()}}
+    if sparse_reference:
+        return apply_sparse(out)
+    return {**out, "sparse_reference": {"on": False}}

@@ -108,10 +108,12 @@ def _score(errors: float, zero: float):
     return None if zero == 0 else 1.0 - min(errors, zero) / zero
 
 
-def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, definition: str = "traccuracy"
-                ) -> dict:
+def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, definition: str = "traccuracy",
+                penalize_extra_detections: bool = True) -> dict:
     """AOGM error counts, AOGM, DET, TRA and LNK under ``definition`` (``"ctc"`` or
-    ``"traccuracy"``; see the module doc)."""
+    ``"traccuracy"``; see the module doc). ``penalize_extra_detections=False`` is the
+    Challenge's setting for sparse references: FP nodes are still counted (``fp_nodes``)
+    but weigh 0 in AOGM, DET and TRA."""
     semantics = _parent_link if check_definition(definition) == "ctc" else _intertrack
     mg, mp, per_pred, gt_of_pred, pred_of_gt = _maps(gt, pred, mg, mp)
     matched = np.zeros(gt.n_nodes, dtype=bool)
@@ -130,7 +132,8 @@ def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, definition: str = "tra
     found[ok] = _edge_index(pred, ps[ok], pt[ok]) >= 0
     fn_e = int(gt.n_edges - np.count_nonzero(found))
     w = CTC_WEIGHTS
-    aogm_d = w["ns"] * ns + w["fp"] * fp + w["fn"] * fn
+    w_fp = w["fp"] if penalize_extra_detections else 0.0
+    aogm_d = w["ns"] * ns + w_fp * fp + w["fn"] * fn
     aogm_a = w["edge_fp"] * fp_e + w["edge_fn"] * fn_e + w["ws"] * ws
     zero_d = w["fn"] * gt.n_nodes
     zero_a = w["edge_fn"] * gt.n_edges
