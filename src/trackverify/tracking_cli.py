@@ -68,13 +68,17 @@ def graph_table(graph: dict, frame_buffer: int):
                    "errors (the Challenge's penalize_extra_detections = 0 for DET / TRA); "
                    "measures that count them (CHOTA, division precision / F1, BC, CT, CCA) "
                    "are null, with the reason in results.json.")
+@click.option("--protocol", "protocols", type=click.Choice(["wormnd"]), multiple=True,
+              help="Also score by a benchmark's protocol: wormnd = WormND's TRA and DET at 3 "
+                   "and 6 um (Hungarian centroid matching, then the cut; coordinates in um, "
+                   "anisotropic voxels through --pixel-size X,Y,Z).")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
-             sparse_reference, division_frame_buffer, out, **options):
+             sparse_reference, protocols, division_frame_buffer, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -116,6 +120,11 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                                reference_source=str(reference),
                                predictions_source=str(predictions), definition=definition,
                                sparse_reference=sparse_reference)
+    extra = {}
+    if "wormnd" in protocols:
+        from trackverify.graph.wormnd import evaluate_wormnd
+
+        extra["wormnd"] = evaluate_wormnd(ref.table, pred.table)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
     table.add_column("recording", no_wrap=True)
@@ -149,6 +158,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                                             "seg")))
     console.print(f"graph matching: {graph['matching']}; AOGM definition: "
                   f"{graph['definition']}")
+    if "wormnd" in extra:
+        w = extra["wormnd"]["mean"]
+        console.print("WormND (mean over recordings): " + ", ".join(
+            f"{k} {_cell(w[k])}" for k in ("tra_3um", "det_3um", "tra_6um", "det_6um")))
     if sparse_reference:
         console.print("sparse reference: unmatched predictions weigh 0; CHOTA, division "
                       "precision / F1, BC, CT and CCA are null (graph_metrics.sparse_reference)")
@@ -156,6 +169,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                 "linked_by": "detection" if by_detection else "position",
                 "match_distance_um": float(match_distance) if not masks else None,
                 "definition": definition, "sparse_reference": bool(sparse_reference),
+                "protocols": sorted(protocols),
                 "graph_matching": "mask" if masks else
                 ("detection" if by_detection else "points"),
                 "division_frame_buffer": int(division_frame_buffer)}
@@ -167,6 +181,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
             "graph_metrics": graph,
+            **extra,
             "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
