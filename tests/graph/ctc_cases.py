@@ -47,10 +47,16 @@ def write_folder(folder: Path, stack: np.ndarray, rows: np.ndarray, name: str) -
 
 
 def write_case(root: Path, gt: tuple, res: tuple, n_frames: int,
-               res_rows: np.ndarray | None = None) -> tuple[Path, Path]:
+               res_rows: np.ndarray | None = None, seg_frames: tuple = ()) -> tuple[Path, Path]:
     """``gt`` and ``res`` as ``(cells, parents)``; ``res_rows`` overrides the result's track
-    file (for invalid results). Returns ``(gt folder, result folder)``."""
-    write_folder(root / "gt" / "TRA", render(gt[0], n_frames), rows_of(*gt), "man_track")
+    file (for invalid results); ``seg_frames``: reference segmentations (``SEG/man_seg###``,
+    the reference labels of those frames). Returns ``(gt folder, result folder)``."""
+    stack = render(gt[0], n_frames)
+    write_folder(root / "gt" / "TRA", stack, rows_of(*gt), "man_track")
+    if seg_frames:
+        (root / "gt" / "SEG").mkdir(parents=True)
+        for t in seg_frames:
+            tifffile.imwrite(root / "gt" / "SEG" / f"man_seg{t:03d}.tif", stack[t])
     rows = rows_of(*res) if res_rows is None else res_rows
     write_folder(root / "res", render(res[0], n_frames), rows, "mask")
     return root / "gt", root / "res"

@@ -88,7 +88,8 @@ def cases(tmp_path_factory):
            VALID.items()}
     for seed in (1, 2, 3):
         gt, res, n = large(seed)
-        out[f"large_{seed}"] = write_case(root / f"large_{seed}", gt, res, n)
+        out[f"large_{seed}"] = write_case(root / f"large_{seed}", gt, res, n,
+                                          seg_frames=(0, 7, 20))
     java = DATA / "ctc" / "java-ctcmetrics_test_data"
     if java.is_dir():
         out["java"] = (java / "GT", java / "res")
@@ -114,6 +115,7 @@ def test_cases_exercise_every_error(cases):
         assert sum(r[key] for r in ref.values()) > 0, key
     assert ref["nonsplit_three"]["AOGM_NS"] == 2
     assert ref["late_division"]["BC(0)"] == 0 and ref["late_division"]["BC(1)"] == 1
+    assert all(0 < ref[f"large_{s}"]["SEG"] < 1 for s in (1, 2, 3))  # shifted segments
     large_ref = [ref[f"large_{s}"] for s in (1, 2, 3)]
     for key in ("AOGM_NS", "AOGM_FN", "AOGM_FP", "AOGM_ED", "AOGM_EA", "AOGM_EC"):
         assert sum(r[key] for r in large_ref) > 0, key
