@@ -132,3 +132,23 @@ def test_invalid_results_are_refused_by_both(tmp_path):
         assert "\n" not in message
         for word in words:
             assert word in message, (name, message)
+
+
+def test_traccuracy_definition_matches_traccuracy(cases, tmp_path):
+    """``definition="traccuracy"`` on the same CTC folders equals traccuracy 0.4.3 (its
+    loader and CTCMatcher) on every count, TRA / DET / LNK, CHOTA and the division metrics."""
+    from graph_helpers import assert_same, run_ctc, traccuracy_names
+
+    folders, _ = cases
+    names = [n for n in folders if n != "hela_self"]  # hela_self: as hela_edited, slower
+    tra_dirs = {n: ((folders[n][0] / "TRA") if (folders[n][0] / "TRA").is_dir()
+                    else folders[n][0], folders[n][1]) for n in names}
+    ref = run_ctc(tmp_path, tra_dirs)
+    for name in names:
+        mine = evaluate_ctc(*folders[name], definition="traccuracy")
+        flat = {**mine["ctc"]["pooled"], "chota": mine["chota"]["pooled"]}
+        if mine["divisions"]["pooled"] is not None:
+            flat.update(mine["divisions"]["pooled"])
+        theirs = traccuracy_names(ref[name])
+        theirs.pop("frame_buffer_1", None)
+        assert_same(flat, theirs, label=name)
