@@ -194,20 +194,27 @@ def _divisions(tracks: pd.DataFrame):
 
 def branching_correctness(ref: pd.DataFrame, res: pd.DataFrame, match: CtcMatch,
                           max_i: int = MAX_BC) -> dict:
-    """``BC(i)`` with its TP / FP / FN for ``i = 0..max_i`` (see the module doc)."""
+    """``BC(i)`` with its TP / FP / FN for ``i = 0..max_i`` (see the module doc). The
+    candidate pairs (a result and a reference division whose parents end at most ``i``
+    frames apart) are few; each is tested by binary searches in the matched pairs."""
     mf = match.gt_frame[match.mg]
     m_ref, m_res = match.gt_label[match.mg], match.pred_label[match.mp]
     n = int(max(m_ref.max(initial=0), m_res.max(initial=0), ref["L"].max(),
                 res["L"].max())) + 1
-    pair_keys = mf * n + m_ref
+    order = np.argsort(mf * n + m_ref, kind="stable")  # sorted once, searched per question
+    pair_keys, pair_res = (mf * n + m_ref)[order], m_res[order]
     res_keys, res_counts = np.unique(mf * n + m_res, return_counts=True)
 
+    def found(keys, key) -> int:
+        at = int(np.searchsorted(keys, key))
+        return at if at < len(keys) and keys[at] == key else -1
+
     def partner(t, label_ref):  # result label matched to a reference label, -1 for none
-        at = lookup(pair_keys, np.asarray([t * n + label_ref]))[0]
-        return int(m_res[at]) if at >= 0 else -1
+        at = found(pair_keys, t * n + label_ref)
+        return int(pair_res[at]) if at >= 0 else -1
 
     def unique(t, label_res):  # the result label is matched exactly once in frame t
-        at = lookup(res_keys, np.asarray([t * n + label_res]))[0]
+        at = found(res_keys, t * n + label_res)
         return at >= 0 and res_counts[at] == 1
 
     div_r, end_r, kids_r = _divisions(ref)
