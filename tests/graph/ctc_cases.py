@@ -138,6 +138,12 @@ def invalid_cases(root: Path) -> dict:
     out["label_not_in_track_file"] = (*write_case(
         root / "unknown", gt, gt, 4, np.array([[1, 0, 3, 0]])),
         ("label 2", "frame 0", "mask000.tif"))
+    out["label_twice_in_track_file"] = (*write_case(
+        root / "twice", gt, gt, 4, np.array([[1, 0, 3, 0], [2, 0, 3, 0], [2, 0, 3, 0]])),
+        ("label 2", "appears twice", "frame 0", "res_track.txt"))
+    out["negative_parent"] = (*write_case(
+        root / "negative", gt, gt, 4, np.array([[1, 0, 3, 0], [2, 0, 3, -1]])),
+        ("label 2", "frames 0..3", "res_track.txt"))
     return out
 
 

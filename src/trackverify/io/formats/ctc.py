@@ -75,11 +75,15 @@ def read_track_table(path: Path) -> pd.DataFrame:
         raise InputError("the track file has no tracks", source=where)
     bad = (table["L"] < 1) | (table["B"] < 0) | (table["E"] < table["B"]) | (table["P"] < 0)
     if bad.any():
-        raise InputError("a line breaks L >= 1, B >= 0, E >= B, P >= 0", source=where,
-                         row=int(np.flatnonzero(bad.to_numpy())[0]) + 1)
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        L, B, E, P = (int(v) for v in table.iloc[i])
+        raise InputError(f"label {L} (frames {B}..{E}, parent {P}) breaks L >= 1, B >= 0, "
+                         "E >= B, P >= 0", source=where, row=i + 1)
     if table["L"].duplicated().any():
-        raise InputError("a label appears twice", source=where, column="L",
-                         row=int(np.flatnonzero(table["L"].duplicated().to_numpy())[0]) + 1)
+        i = int(np.flatnonzero(table["L"].duplicated().to_numpy())[0])
+        raise InputError(f"label {int(table['L'].iloc[i])} appears twice (second line from "
+                         f"frame {int(table['B'].iloc[i])})", source=where, column="L",
+                         row=i + 1)
     return table
 
 
