@@ -193,3 +193,22 @@ def test_sparse_reference_on_points():
     assert dense["aogm"] == 2 and dense["det"] == 0.9
     assert sparse["ctc"]["pooled"]["aogm"] == 0 and sparse["ctc"]["pooled"]["tra"] == 1
     assert sparse["chota"]["pooled"] is None
+
+
+def test_ctc_definition_on_points():
+    """Point data under definition ctc: a track continued under a new id with a parent link
+    is a parent link where the reference keeps its track (EC 1); traccuracy: 0."""
+    import pandas as pd
+
+    from trackverify.graph.evaluate import evaluate_graph
+
+    ref = pd.DataFrame({"recording": "r", "frame": [0, 1, 2, 3], "track": 1,
+                        "x_um": 0.0, "y_um": 0.0})
+    pred = pd.DataFrame({"recording": "r", "frame": [0, 1, 2, 3], "pred_id": [1, 1, 2, 2],
+                         "parent_track": pd.array([None, None, 1, 1], dtype="Int64"),
+                         "x_um": 0.0, "y_um": 0.0})
+    ref = ref.assign(parent_track=pd.array([None] * 4, dtype="Int64"))
+    ctc = evaluate_graph(ref, pred, 1.0, definition="ctc")
+    tr = evaluate_graph(ref, pred, 1.0)
+    assert ctc["definition"] == "ctc" and ctc["ctc"]["pooled"]["ws_edges"] == 1
+    assert ctc["ctc"]["pooled"]["aogm"] == 1 and tr["ctc"]["pooled"]["ws_edges"] == 0
