@@ -58,7 +58,8 @@ def graph_table(graph: dict, frame_buffer: int):
               help="Distance at which the canonical-metric similarity reaches 0.")
 @click.option("--match-distance-um", type=float, default=None,
               help="Graph metrics (CTC, divisions, CHOTA): match points within this distance "
-                   "(default: half the zero distance, where the similarity is 0.5).")
+                   "(default: half the zero distance, where the similarity is 0.5). CTC "
+                   "folders are matched by their masks instead.")
 @click.option("--definition", type=click.Choice(["ctc", "traccuracy"]), default=None,
               help="AOGM counts as the Cell Tracking Challenge computes them (ctc: non-split "
                    "k-1, parent-link semantics) or as traccuracy does. Default: ctc for CTC "
@@ -86,7 +87,9 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     pooled. With detection ids in both files, predictions are linked by detection;
     otherwise by position (similarity max(0, 1 - d / zero-distance), matched at >= 0.5).
     Then the graph metrics (Cell Tracking Challenge DET / TRA / LNK, CHOTA, and division
-    metrics when both tables carry parent_track links), per recording and pooled.
+    metrics when both tables carry parent_track links), per recording and pooled. Two CTC
+    folders are validated and matched by their masks as the Challenge does, with its
+    biological measures (BC(i), CT, TF, CCA, SEG).
     """
     from rich.console import Console
     from rich.table import Table
@@ -154,8 +157,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     if "challenge" in graph:
         c = graph["challenge"]["pooled"]
         console.print("Cell Tracking Challenge biological measures: " + ", ".join(
-            f"{k} {_cell(c[k])}" for k in ("BC(0)", "BC(1)", "BC(2)", "BC(3)", "ct", "cca",
-                                            "seg")))
+            f"{k} {_cell(c[k])}" for k in ("BC(0)", "BC(1)", "BC(2)", "BC(3)", "ct", "tf",
+                                            "cca", "seg")))
     console.print(f"graph matching: {graph['matching']}; AOGM definition: "
                   f"{graph['definition']}")
     if "wormnd" in extra:
