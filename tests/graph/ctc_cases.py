@@ -40,7 +40,8 @@ def rows_of(cells: dict, parents: dict) -> np.ndarray:
 def write_folder(folder: Path, stack: np.ndarray, rows: np.ndarray, name: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for t, image in enumerate(stack):
-        tifffile.imwrite(folder / f"{name}{t:03d}.tif", image, compression="zlib")
+        tifffile.imwrite(folder / f"{name}{t:03d}.tif", image, compression="zlib",
+                         photometric="minisblack")
     track_file = "man_track.txt" if name == "man_track" else "res_track.txt"
     np.savetxt(folder / track_file, rows, fmt="%d")
     return folder
@@ -216,3 +217,19 @@ def large(seed: int, n_frames: int = 30):
         res_cells.update(cells)
         res_par.update({c: p for c, p in par.items() if p})
     return (gt_cells, gt_par), (res_cells, res_par), n_frames
+
+
+def planes_3d(root: Path) -> tuple[Path, Path]:
+    """3-D frames (3 planes) of the nodes_and_edges case, the result shifted by 2 pixels in
+    plane 1; the reference segments planes of two frames (``man_seg_T_Z.tif``)."""
+    gt, res, n = nodes_and_edges()
+    g2, r2 = render(gt[0], n), render(res[0], n)
+    g3 = np.stack([g2, g2, g2], axis=1)
+    r3 = np.stack([r2, np.roll(r2, 2, axis=2), r2], axis=1)
+    write_folder(root / "gt" / "TRA", g3, rows_of(*gt), "man_track")
+    write_folder(root / "res", r3, rows_of(*res), "mask")
+    seg = root / "gt" / "SEG"
+    seg.mkdir()
+    for t, z in ((0, 1), (2, 0), (2, 1)):
+        tifffile.imwrite(seg / f"man_seg_{t:03d}_{z:03d}.tif", g3[t, z])
+    return root / "gt", root / "res"

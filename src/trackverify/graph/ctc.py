@@ -34,9 +34,10 @@ Measures (Ulman et al. 2017, Matula et al. 2015; as py-ctcmetrics 1.3.3 computes
   in ascending label order, a reference track keeps its best fraction, and a result track
   that covers one reference track whole is not credited to the reference tracks after it
   (the Challenge's order); the mean over reference tracks with a fraction > 0 (0 if none);
-- ``SEG``: with reference segmentation images (``SEG/man_seg###.tif``), the Jaccard index
-  of each reference segment and the result label covering more than half of it, averaged
-  over all reference segments (0 for an unmatched one).
+- ``SEG``: with reference segmentation images (``SEG/man_seg###.tif``, or planes
+  ``SEG/man_seg_###_###.tif`` of 3-D frames), the Jaccard index of each reference segment
+  and the result label covering more than half of it, averaged over all reference segments
+  (0 for an unmatched one).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ from trackverify.io.formats.ctc import (IMAGE_NAME, read_label_image, read_track
                                         track_file, validate_tracks)
 
 SEG_NAME = re.compile(r"^man_seg_?(\d+)\.tiff?$", re.IGNORECASE)
+SEG_SLICE = re.compile(r"^man_seg_(\d+)_(\d+)\.tiff?$", re.IGNORECASE)
+"""3-D references may segment single planes: ``man_seg_T_Z.tif`` is plane ``Z`` of frame
+``T``, compared with that plane of the result."""
 MAX_BC = 3
 """BC(i) is reported for i = 0..3 (as py-ctcmetrics does by default)."""
 MATCHING = "mask: a reference label is matched to the result label covering more than half " \
@@ -67,7 +71,7 @@ MATCHING = "mask: a reference label is matched to the result label covering more
 @dataclass(frozen=True)
 class CtcFolder:
     """A CTC folder: its track file (``L B E P`` table), label images and, for a reference
-    ``*_GT`` folder, its segmentation images (frame -> path)."""
+    ``*_GT`` folder, its segmentation images (frame -> ``[(plane or None, path)]``)."""
 
     track_file: Path
     tracks: pd.DataFrame
@@ -92,7 +96,12 @@ def ctc_folder(path) -> CtcFolder:
         raise InputError("no label images (mask###.tif or man_track###.tif) beside the track "
                          "file", source=str(found))
     seg_dir = found.parent.parent / "SEG" if found.parent.name == "TRA" else None
-    seg = _images(seg_dir, SEG_NAME) if seg_dir is not None and seg_dir.is_dir() else {}
+    seg: dict = {}
+    if seg_dir is not None and seg_dir.is_dir():
+        seg = {t: [(None, path)] for t, path in _images(seg_dir, SEG_NAME).items()}
+        for p in sorted(seg_dir.iterdir()):
+            if m := SEG_SLICE.match(p.name):
+                seg.setdefault(int(m.group(1)), []).append((int(m.group(2)), p))
     return CtcFolder(found, read_track_table(found), images, seg)
 
 
@@ -158,13 +167,22 @@ def _segmentation(tifffile, ref: CtcFolder, res: CtcFolder) -> tuple[np.ndarray,
     """Jaccard indices of the matched reference segments, and the number of segments."""
     ious, total = [], 0
     folder = ref.track_file.parent.parent / "SEG"
-    for t, path in ref.seg.items():
+    for t, parts in sorted(ref.seg.items()):
         if t not in res.images:
-            raise InputError(f"segmentation frame {t} has no result image", source=str(path))
-        g = read_label_image(tifffile, path, folder)
+            raise InputError(f"segmentation frame {t} has no result image",
+                             source=str(parts[0][1]))
         p = read_label_image(tifffile, res.images[t], res.track_file.parent)
+        g = np.stack([read_label_image(tifffile, path, folder) for _, path in parts])
+        planes = [z for z, _ in parts]
+        if planes[0] is None:  # one whole-frame image
+            g = g[0]
+        elif p.ndim != 3 or max(planes) >= p.shape[0]:
+            raise InputError(f"plane {max(planes)} of frame {t} is segmented but the result "
+                             f"image is {p.shape}", source=str(res.images[t]))
+        else:
+            p = p[planes]
         if g.shape != p.shape:
-            raise InputError(f"frame {t} is {p.shape} here but {g.shape} in {path.name}",
+            raise InputError(f"frame {t} is {p.shape} here but {g.shape} in the segmentation",
                              source=str(res.images[t]))
         _, _, overlap, area, p_area = frame_overlaps(g, p)
         win = 2 * overlap > area
