@@ -123,6 +123,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                                reference_source=str(reference),
                                predictions_source=str(predictions), definition=definition,
                                sparse_reference=sparse_reference)
+    if sparse_reference:
+        from trackverify.graph.evaluate import null_tracking_for_sparse
+
+        null_tracking_for_sparse(results)
     extra = {}
     if "wormnd" in protocols:
         from trackverify.graph.wormnd import evaluate_wormnd
@@ -167,7 +171,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
             f"{k} {_cell(w[k])}" for k in ("tra_3um", "det_3um", "tra_6um", "det_6um")))
     if sparse_reference:
         console.print("sparse reference: unmatched predictions weigh 0; CHOTA, division "
-                      "precision / F1, BC, CT and CCA are null (graph_metrics.sparse_reference)")
+                      "precision / F1, BC, CT, CCA, HOTA / DetA / AssA, MOTA, IDF1 and the "
+                      "extra observations are null (graph_metrics.sparse_reference)")
     settings = {"zero_distance_um": float(zero_distance_um),
                 "linked_by": "detection" if by_detection else "position",
                 "match_distance_um": float(match_distance) if not masks else None,

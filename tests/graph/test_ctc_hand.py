@@ -176,6 +176,11 @@ def test_sparse_reference_by_hand(tmp_path, capsys):
     assert data["settings"]["sparse_reference"] is True
     assert data["graph_metrics"]["ctc"]["pooled"]["tra"] == 1
     assert data["graph_metrics"]["sparse_reference"]["on"] is True
+    pooled = data["tracking_gt"]["pooled"]
+    assert pooled["hota"] is None and pooled["mota"] is None and pooled["idf1"] is None
+    assert pooled["correct_observation_rate"] == 1  # reference-side: still reported
+    assert data["graph_metrics"]["sparse_reference"]["validity"]["tracking_gt.mota"][
+        "valid"] is False
 
 
 def test_sparse_reference_on_points():

@@ -47,9 +47,36 @@ SPARSE_VALIDITY = {
 }
 
 
+#: The ``tracking_gt`` measures a sparse reference invalidates (they count predictions on no
+#: reference observation); the others there (recall-like, reference-side counts, MT / PT /
+#: ML, switches, fragmentations, MOTP / LocA) stay valid.
+TRACKING_SPARSE_INVALID = {
+    **dict.fromkeys(("hota", "deta", "assa", "detpr", "asspr"),
+                    "HOTA's precision side counts unmatched predictions"),
+    **dict.fromkeys(("mota", "clr_fp"), "CLEAR counts unmatched predictions as FP"),
+    **dict.fromkeys(("idf1", "idp", "idfp"), "the identity precision side counts unmatched "
+                                             "predictions"),
+    "extra_predicted_observations": "predictions on unannotated cells are not extra",
+}
+
+
 def sparse_validity() -> dict:
-    """``{measure: {"valid": bool, "reason": str}}`` on a sparse reference."""
-    return {k: {"valid": v, "reason": r} for k, (v, r) in SPARSE_VALIDITY.items()}
+    """``{measure: {"valid": bool, "reason": str}}`` on a sparse reference (graph measures,
+    and the ``tracking_gt`` measures it invalidates, prefixed ``tracking_gt.``)."""
+    out = {k: {"valid": v, "reason": r} for k, (v, r) in SPARSE_VALIDITY.items()}
+    out.update({f"tracking_gt.{k}": {"valid": False, "reason": r}
+                for k, r in TRACKING_SPARSE_INVALID.items()})
+    return out
+
+
+def null_tracking_for_sparse(results: dict) -> dict:
+    """Null, in place, the ``tracking_gt`` measures of :data:`TRACKING_SPARSE_INVALID` in
+    ``results`` (``{recording: metrics}``)."""
+    for row in results.values():
+        for key in TRACKING_SPARSE_INVALID:
+            if key in row:
+                row[key] = None
+    return results
 
 
 def apply_sparse(results: dict) -> dict:
