@@ -36,3 +36,21 @@ def test_parity_helpers_use_the_guard(monkeypatch, tmp_path):
         andi_ref.run_reference([])
     with pytest.raises(pytest.fail.Exception):
         mot_helpers.run_reference(tmp_path, {}, 5.0)
+
+
+def test_graph_reference_runners_use_the_guard(monkeypatch, tmp_path):
+    """The traccuracy and py-ctcmetrics runners fail, not skip, without their environment
+    under CI."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "graph"))
+    import graph_helpers
+    import test_ctc_parity
+
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setattr(graph_helpers, "TRACCURACY_PYTHON", tmp_path / "absent" / "python")
+    monkeypatch.setattr(test_ctc_parity, "CTCMETRICS_PYTHON", tmp_path / "absent" / "python")
+    with pytest.raises(pytest.fail.Exception):
+        graph_helpers.run_points(tmp_path, {})
+    with pytest.raises(pytest.fail.Exception):
+        test_ctc_parity.run_reference([])

@@ -58,14 +58,28 @@ def graph_table(graph: dict, frame_buffer: int):
               help="Distance at which the canonical-metric similarity reaches 0.")
 @click.option("--match-distance-um", type=float, default=None,
               help="Graph metrics (CTC, divisions, CHOTA): match points within this distance "
-                   "(default: half the zero distance, where the similarity is 0.5).")
+                   "(default: half the zero distance, where the similarity is 0.5). CTC "
+                   "folders are matched by their masks instead.")
+@click.option("--definition", type=click.Choice(["ctc", "traccuracy"]), default=None,
+              help="AOGM counts as the Cell Tracking Challenge computes them (ctc: non-split "
+                   "k-1, parent-link semantics) or as traccuracy does. Default: ctc for CTC "
+                   "folders (matched by the mask rule), traccuracy for point data.")
+@click.option("--sparse-reference", is_flag=True, default=False,
+              help="The reference annotates only some cells: unmatched predictions are not "
+                   "errors (the Challenge's penalize_extra_detections = 0 for DET / TRA); "
+                   "measures that count them (CHOTA, division precision / F1, BC, CT, CCA) "
+                   "are null, with the reason in results.json.")
+@click.option("--protocol", "protocols", type=click.Choice(["wormnd"]), multiple=True,
+              help="Also score by a benchmark's protocol: wormnd = WormND's TRA and DET at 3 "
+                   "and 6 um (Hungarian centroid matching, then the cut; coordinates in um, "
+                   "anisotropic voxels through --pixel-size X,Y,Z).")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
-def evaluate(reference, predictions, zero_distance_um, match_distance_um, division_frame_buffer,
-             out, **options):
+def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
+             sparse_reference, protocols, division_frame_buffer, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -73,7 +87,9 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     pooled. With detection ids in both files, predictions are linked by detection;
     otherwise by position (similarity max(0, 1 - d / zero-distance), matched at >= 0.5).
     Then the graph metrics (Cell Tracking Challenge DET / TRA / LNK, CHOTA, and division
-    metrics when both tables carry parent_track links), per recording and pooled.
+    metrics when both tables carry parent_track links), per recording and pooled. Two CTC
+    folders are validated and matched by their masks as the Challenge does, with its
+    biological measures (BC(i), CT, TF, CCA, SEG).
     """
     from rich.console import Console
     from rich.table import Table
@@ -94,8 +110,28 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
                                 reference_source=str(reference), predictions_source=str(predictions))
     match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
     # before anything is printed: the lineage links it checks can still refuse the files
-    graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
-                           reference_source=str(reference), predictions_source=str(predictions))
+    masks = ref.info.get("format") == "ctc" and pred.info.get("format") == "ctc"
+    definition = definition or ("ctc" if masks else "traccuracy")
+    if masks:  # CTC folders: the Challenge's mask matching and validation
+        from trackverify.graph.ctc import evaluate_ctc
+
+        recording = str(ref.table["recording"].iloc[0])
+        graph = evaluate_ctc(reference, predictions, definition, division_frame_buffer,
+                             recording=recording, sparse_reference=sparse_reference)
+    else:
+        graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
+                               reference_source=str(reference),
+                               predictions_source=str(predictions), definition=definition,
+                               sparse_reference=sparse_reference)
+    if sparse_reference:
+        from trackverify.graph.evaluate import null_tracking_for_sparse
+
+        null_tracking_for_sparse(results)
+    extra = {}
+    if "wormnd" in protocols:
+        from trackverify.graph.wormnd import evaluate_wormnd
+
+        extra["wormnd"] = evaluate_wormnd(ref.table, pred.table)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
     table.add_column("recording", no_wrap=True)
@@ -120,11 +156,30 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
                           f"{row.observations} correct, first wrong frame {row.first_wrong_frame}, "
                           f"{row.identity_switches} switches")
     console.print(graph_table(graph, division_frame_buffer))
-    if not graph["status"]["lineage_links"]:
+    if graph["status"]["reason"]:
         console.print(f"division metrics not reported: {graph['status']['reason']}")
+    if "challenge" in graph:
+        c = graph["challenge"]["pooled"]
+        console.print("Cell Tracking Challenge biological measures: " + ", ".join(
+            f"{k} {_cell(c[k])}" for k in ("BC(0)", "BC(1)", "BC(2)", "BC(3)", "ct", "tf",
+                                            "cca", "seg")))
+    console.print(f"graph matching: {graph['matching']}; AOGM definition: "
+                  f"{graph['definition']}")
+    if "wormnd" in extra:
+        w = extra["wormnd"]["mean"]
+        console.print("WormND (mean over recordings): " + ", ".join(
+            f"{k} {_cell(w[k])}" for k in ("tra_3um", "det_3um", "tra_6um", "det_6um")))
+    if sparse_reference:
+        console.print("sparse reference: unmatched predictions weigh 0; CHOTA, division "
+                      "precision / F1, BC, CT, CCA, HOTA / DetA / AssA, MOTA, IDF1 and the "
+                      "extra observations are null (graph_metrics.sparse_reference)")
     settings = {"zero_distance_um": float(zero_distance_um),
                 "linked_by": "detection" if by_detection else "position",
-                "match_distance_um": float(match_distance),
+                "match_distance_um": float(match_distance) if not masks else None,
+                "definition": definition, "sparse_reference": bool(sparse_reference),
+                "protocols": sorted(protocols),
+                "graph_matching": "mask" if masks else
+                ("detection" if by_detection else "points"),
                 "division_frame_buffer": int(division_frame_buffer)}
     if out is not None:
         write_table(results.tracks, Path(out) / "tracks.csv")
@@ -134,6 +189,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
             "graph_metrics": graph,
+            **extra,
             "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,

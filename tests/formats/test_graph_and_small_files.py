@@ -36,16 +36,17 @@ def test_ctc_3d_labels_centroids_and_range_check(tmp_path):
     volume = np.zeros((2, 4, 5), dtype=np.uint16)      # z, y, x
     volume[0, 1, 1:3] = 7                               # pixels (x=1,y=1,z=0), (x=2,y=1,z=0)
     volume[1, 3, 4] = 7                                 # (x=4,y=3,z=1)
-    volume[1, 0, 0] = 9
+    later = np.zeros_like(volume)
+    later[1, 0, 0] = 9
     tifffile.imwrite(tmp_path / "mask000.tif", volume)
-    tifffile.imwrite(tmp_path / "mask001.tif", np.zeros_like(volume))
-    (tmp_path / "res_track.txt").write_text("7 0 0 0\n9 0 1 7\n")
+    tifffile.imwrite(tmp_path / "mask001.tif", later)
+    (tmp_path / "res_track.txt").write_text("7 0 0 0\n9 1 1 7\n")
     _, tracks = read_tracks(tmp_path)
     rows = tracks.table.set_index("track")
     assert rows.loc[7, ["x", "y", "z"]].tolist() == pytest.approx([7 / 3, 5 / 3, 1 / 3])
     assert rows.loc[9, ["x", "y", "z"]].tolist() == [0.0, 0.0, 1.0]
     assert rows.loc[9, "parent_track"] == 7 and rows["parent_track"].isna().sum() == 1
-    (tmp_path / "res_track.txt").write_text("7 1 1 0\n9 0 1 0\n")
+    (tmp_path / "res_track.txt").write_text("7 1 1 0\n9 1 1 0\n")
     with pytest.raises(InputError, match="outside its frames 1..1"):
         read_tracks(tmp_path)
 

@@ -18,7 +18,8 @@ DATA = ROOT.parent / "shared" / "data" / "tracker-formats"
 
 def _reference(*args: str) -> dict:
     if not TRACCURACY_PYTHON.exists():
-        pytest.skip("reference environment .venv-traccuracy is absent (make test builds it)")
+        from tests.conftest import missing_reference
+        missing_reference("reference environment .venv-traccuracy is absent (make test builds it)")
     done = subprocess.run([str(TRACCURACY_PYTHON), str(HERE / "traccuracy_reference.py"), *args],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

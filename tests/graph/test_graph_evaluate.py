@@ -40,8 +40,13 @@ def test_results_group_the_graph_metrics_by_family(tmp_path, capsys):
     assert code == 0 and "graph metrics" in out
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     graph = data["graph_metrics"]
-    assert set(graph) == {"status", "ctc", "divisions", "chota"}
+    assert set(graph) == {"status", "definition", "matching", "ctc", "divisions", "chota",
+                          "sparse_reference"}
+    assert graph["sparse_reference"] == {"on": False}
     assert graph["status"] == {"lineage_links": True, "reason": None}
+    # point data: traccuracy's definition by default, matched as points
+    assert graph["definition"] == "traccuracy" and data["settings"]["definition"] == "traccuracy"
+    assert graph["matching"] == "points: one-to-one per frame within 1.0 um (Hungarian)"
     assert set(graph["ctc"]) == {"a", "pooled"}
     flat = {**graph["ctc"]["a"], "chota": graph["chota"]["a"], **graph["divisions"]["a"]}
     assert_same(flat, expected, tol=1e-12)

@@ -99,10 +99,14 @@ def ctc(gt_dir, res_dir, masks_out):
     from traccuracy.loaders import load_ctc_data
     from traccuracy.matchers import CTCMatcher
 
+    t0 = time.perf_counter()
     gt = load_ctc_data(gt_dir)
     pred = load_ctc_data(res_dir)
+    load = time.perf_counter() - t0
     np.savez_compressed(masks_out, gt=gt.segmentation, pred=pred.segmentation)
-    return run(gt, pred, CTCMatcher(), 1)
+    out = run(gt, pred, CTCMatcher(), 1)
+    out["seconds_build"] = load
+    return out
 
 
 GEFF_TIME = ("t", "FRAME")

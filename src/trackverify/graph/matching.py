@@ -75,6 +75,29 @@ def match_points(gt_frame, gt_xyz, pred_frame, pred_xyz, threshold: float
     return mg[order], mp[order]
 
 
+def frame_overlaps(gt_image: np.ndarray, pred_image: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every overlapping pair of labels (> 0) of two label images of one frame:
+    ``(gt_label, pred_label, overlap, gt_area, pred_area)`` in pixels, sorted by
+    ``(gt_label, pred_label)``. Only the reference's foreground pixels are visited."""
+    g = np.asarray(gt_image).ravel()
+    p = np.asarray(pred_image).ravel()
+    if g.shape != p.shape:
+        raise ValueError(f"label images differ in shape: {np.shape(gt_image)} vs "
+                         f"{np.shape(pred_image)}")
+    fg = np.flatnonzero(g)
+    gl = g[fg].astype(np.int64)
+    pl = p[fg].astype(np.int64)
+    n_g = int(gl.max(initial=0)) + 1
+    gt_area = np.bincount(gl, minlength=n_g)
+    both = pl > 0
+    n_p = int(pl.max(initial=0)) + 1
+    key, overlap = np.unique(gl[both] * n_p + pl[both], return_counts=True)
+    g_lab, p_lab = key // n_p, key % n_p
+    pf = p[p > 0].astype(np.int64)
+    pred_area = np.bincount(pf, minlength=max(n_p, int(pf.max(initial=0)) + 1))
+    return g_lab, p_lab, overlap, gt_area[g_lab], pred_area[p_lab]
+
+
 def match_masks(gt_masks: np.ndarray, pred_masks: np.ndarray, gt_frame, gt_label,
                 pred_frame, pred_label, first_frame: int = 0
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -97,15 +120,10 @@ def match_masks(gt_masks: np.ndarray, pred_masks: np.ndarray, gt_frame, gt_label
     n_p = int(max(pred_masks.max(initial=0), pred_label.max(initial=0))) + 1
     win_frame, win_gt, win_pred = [], [], []
     for t in range(gt_masks.shape[0]):  # one image at a time: memory stays one frame
-        g = gt_masks[t].ravel()
-        fg = np.flatnonzero(g)
-        gl = g[fg].astype(np.int64)
-        pl = pred_masks[t].ravel()[fg].astype(np.int64)
-        area = np.bincount(gl, minlength=n_g)
-        key, overlap = np.unique(gl[pl > 0] * n_p + pl[pl > 0], return_counts=True)
-        win = 2 * overlap > area[key // n_p]
-        win_gt.append(key[win] // n_p)
-        win_pred.append(key[win] % n_p)
+        gl, pl, overlap, gt_area, _ = frame_overlaps(gt_masks[t], pred_masks[t])
+        win = 2 * overlap > gt_area
+        win_gt.append(gl[win])
+        win_pred.append(pl[win])
         win_frame.append(np.full(int(win.sum()), t + first_frame, dtype=np.int64))
     win_frame = np.concatenate(win_frame) if win_frame else np.zeros(0, np.int64)
     win_gt = np.concatenate(win_gt) if win_gt else np.zeros(0, np.int64)

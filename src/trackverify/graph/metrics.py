@@ -1,20 +1,28 @@
 """Graph tracking metrics: the Cell Tracking Challenge AOGM / DET / TRA / LNK, division
 precision / recall / F1 with a frame buffer, and CHOTA.
 
-Definitions are traccuracy's (0.4.3: ``CTCMetrics``, ``DivisionMetrics``, ``CHOTAMetric``),
-shown equal to it to 1e-9 in ``tests/graph``. Inputs: a reference graph ``G`` and a predicted
+Two definitions of the AOGM counts (``definition=``): ``"ctc"``, the Cell Tracking Challenge's
+own evaluation (as py-ctcmetrics 1.3.3 computes it), and ``"traccuracy"`` (0.4.3:
+``CTCMetrics``, ``DivisionMetrics``, ``CHOTAMetric``); each shown equal to its reference to
+1e-9 in ``tests/graph``. Inputs: a reference graph ``G`` and a predicted
 graph ``P`` (:class:`trackverify.graph.tracks.TrackGraph`) and a matching ``(mg, mp)`` of
 their nodes (each reference node at most once; :mod:`trackverify.graph.matching`).
 Undefined values are ``None``.
 
 AOGM error counts (CTC)
     A predicted node matched to one reference node is a true positive (TP); matched to
-    several, a *non-split* node (NS, counted once per predicted node); unmatched, a false
-    positive (FP node). An unmatched reference node is a false negative (FN node). Among
-    predicted edges whose two ends are TP: an edge whose matched reference pair is not a
-    reference edge is an FP edge; one that is, but differs in being *intertrack* (out of a
-    division or into a merge), is a wrong-semantics edge (WS). A reference edge is an FN edge
-    unless both ends are matched to TP nodes joined by a predicted edge.
+    ``k >= 2``, a *non-split* node (NS); unmatched, a false positive (FP node). An unmatched
+    reference node is a false negative (FN node). Among predicted edges whose two ends are
+    TP: an edge whose matched reference pair is not a reference edge is an FP edge (the
+    Challenge's ED); one that is, but of the other kind, is a wrong-semantics edge (WS, the
+    Challenge's EC). A reference edge is an FN edge (EA) unless both ends are matched to TP
+    nodes joined by a predicted edge. The two definitions differ in two places:
+
+    - ``ctc``: a non-split node counts ``k - 1`` (the splits that correct it); an edge is a
+      *parent link* when the track label changes across it (every parent -> child link,
+      also to a single child), else a track link;
+    - ``traccuracy``: a non-split node counts 1; an edge is *intertrack* when it leaves a
+      division or enters a merge (a single-child parent link is a track link).
 
 ``AOGM = 5 NS + 1 FP + 10 FN + 1 FP_e + 1.5 FN_e + 1 WS`` (CTC weights),
 ``AOGM_0 = 10 |V_G| + 1.5 |E_G|``; ``TRA = 1 - min(AOGM, AOGM_0) / AOGM_0``;
@@ -77,6 +85,20 @@ def _edge_index(graph: TrackGraph, s: np.ndarray, t: np.ndarray) -> np.ndarray:
     return lookup(graph.src * n + graph.dst, s * n + t)
 
 
+DEFINITIONS = ("ctc", "traccuracy")
+
+
+def check_definition(definition: str) -> str:
+    if definition not in DEFINITIONS:
+        raise ValueError(f"definition must be one of {DEFINITIONS}, got {definition!r}")
+    return definition
+
+
+def _parent_link(graph: TrackGraph) -> np.ndarray:
+    """The Challenge's edge semantics: the track label changes across the edge."""
+    return graph.track[graph.src] != graph.track[graph.dst]
+
+
 def _intertrack(graph: TrackGraph) -> np.ndarray:
     in_degree = np.bincount(graph.dst, minlength=graph.n_nodes)
     return (graph.out_degree[graph.src] >= 2) | (in_degree[graph.dst] >= 2)
@@ -86,25 +108,32 @@ def _score(errors: float, zero: float):
     return None if zero == 0 else 1.0 - min(errors, zero) / zero
 
 
-def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp) -> dict:
-    """AOGM error counts, AOGM, DET, TRA and LNK (see the module doc)."""
+def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, definition: str = "traccuracy",
+                penalize_extra_detections: bool = True) -> dict:
+    """AOGM error counts, AOGM, DET, TRA and LNK under ``definition`` (``"ctc"`` or
+    ``"traccuracy"``; see the module doc). ``penalize_extra_detections=False`` is the
+    Challenge's setting for sparse references: FP nodes are still counted (``fp_nodes``)
+    but weigh 0 in AOGM, DET and TRA."""
+    semantics = _parent_link if check_definition(definition) == "ctc" else _intertrack
     mg, mp, per_pred, gt_of_pred, pred_of_gt = _maps(gt, pred, mg, mp)
     matched = np.zeros(gt.n_nodes, dtype=bool)
     matched[mg] = True
-    ns = int(np.count_nonzero(per_pred >= 2))
+    split = per_pred >= 2
+    ns = int((per_pred[split] - 1).sum() if definition == "ctc" else np.count_nonzero(split))
     fp = int(np.count_nonzero(per_pred == 0))
     fn = int(gt.n_nodes - np.count_nonzero(matched))
     both = (gt_of_pred[pred.src] >= 0) & (gt_of_pred[pred.dst] >= 0)
     at = _edge_index(gt, gt_of_pred[pred.src[both]], gt_of_pred[pred.dst[both]])
     fp_e = int(np.count_nonzero(at < 0))
-    ws = int(np.count_nonzero(_intertrack(gt)[at[at >= 0]] != _intertrack(pred)[both][at >= 0]))
+    ws = int(np.count_nonzero(semantics(gt)[at[at >= 0]] != semantics(pred)[both][at >= 0]))
     ps, pt = pred_of_gt[gt.src], pred_of_gt[gt.dst]
     ok = (ps >= 0) & (pt >= 0)
     found = np.zeros(gt.n_edges, dtype=bool)
     found[ok] = _edge_index(pred, ps[ok], pt[ok]) >= 0
     fn_e = int(gt.n_edges - np.count_nonzero(found))
     w = CTC_WEIGHTS
-    aogm_d = w["ns"] * ns + w["fp"] * fp + w["fn"] * fn
+    w_fp = w["fp"] if penalize_extra_detections else 0.0
+    aogm_d = w["ns"] * ns + w_fp * fp + w["fn"] * fn
     aogm_a = w["edge_fp"] * fp_e + w["edge_fn"] * fn_e + w["ws"] * ws
     zero_d = w["fn"] * gt.n_nodes
     zero_a = w["edge_fn"] * gt.n_edges
@@ -114,7 +143,7 @@ def ctc_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp) -> dict:
         "lnk": _score(aogm_a, zero_a),
         "ns_nodes": ns, "fp_nodes": fp, "fn_nodes": fn,
         "fp_edges": fp_e, "fn_edges": fn_e, "ws_edges": ws,
-        "gt_nodes": int(gt.n_nodes), "gt_edges": int(gt.n_edges),
+        "gt_nodes": int(gt.n_nodes), "gt_edges": int(gt.n_edges), "aogm_0": zero_d + zero_a,
     }
 
 

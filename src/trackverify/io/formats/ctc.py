@@ -7,10 +7,12 @@ reference), the number being the frame. Read: one point per label per frame, at 
 centroid of the label's pixels (the mean of their indices, by ``np.bincount``: x = column,
 y = row, z = plane for 3-D stacks). ``track = L``, ``parent_track = P`` (null for 0).
 
-Give the track file or the folder holding it. Label images are read with ``tifffile``
+Give the track file, the folder holding it, or a reference ``*_GT`` folder holding ``TRA/``. Label images are read with ``tifffile``
 (LZW / deflate compression needs ``imagecodecs``; both in the ``formats`` extra). Units are
-pixels: the files carry no calibration, so give ``--pixel-size``. A label found in an image
-outside its ``B..E`` range, or not in the track file, is an error naming the image.
+pixels: the files carry no calibration, so give ``--pixel-size``. The folder is validated as the
+Challenge validates results (:func:`validate_tracks`: no label outside or missing inside its
+``B..E`` range, none missing from the track file, parents known and ending before their
+children begin); a break is one error naming the file, the label and the frame.
 
 Safety: a label image must be a regular file in the track file's folder (no FIFO, no link
 out of it), and is read only when it has at most :data:`MAX_LABEL_PAGES` pages and its
@@ -33,6 +35,7 @@ from trackverify.extras import require
 from trackverify.io.bounded import MAX_LABEL_VOXELS, companion, inside, regular_file
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
+from trackverify.graph.tracks import lookup
 
 TRACK_FILES = ("res_track.txt", "man_track.txt")
 IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)
@@ -42,9 +45,11 @@ MAX_LABEL_PAGES = 10_000
 
 
 def track_file(path: Path) -> Path | None:
-    """The track file of a result folder (a FIFO or a link out of the folder under its name
+    """The track file of a result folder or of a reference ``*_GT`` folder's ``TRA/`` (a FIFO or a link out of the folder under its name
     is refused, not reported absent: :func:`companion`), or ``path`` if it is a file."""
     if path.is_dir():
+        if (path / "TRA").is_dir():  # a reference *_GT folder: TRA/ (and SEG/)
+            path = path / "TRA"
         return companion(*(path / n for n in TRACK_FILES), what="track file")
     return path if path.is_file() else None
 
@@ -70,11 +75,15 @@ def read_track_table(path: Path) -> pd.DataFrame:
         raise InputError("the track file has no tracks", source=where)
     bad = (table["L"] < 1) | (table["B"] < 0) | (table["E"] < table["B"]) | (table["P"] < 0)
     if bad.any():
-        raise InputError("a line breaks L >= 1, B >= 0, E >= B, P >= 0", source=where,
-                         row=int(np.flatnonzero(bad.to_numpy())[0]) + 1)
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        L, B, E, P = (int(v) for v in table.iloc[i])
+        raise InputError(f"label {L} (frames {B}..{E}, parent {P}) breaks L >= 1, B >= 0, "
+                         "E >= B, P >= 0", source=where, row=i + 1)
     if table["L"].duplicated().any():
-        raise InputError("a label appears twice", source=where, column="L",
-                         row=int(np.flatnonzero(table["L"].duplicated().to_numpy())[0]) + 1)
+        i = int(np.flatnonzero(table["L"].duplicated().to_numpy())[0])
+        raise InputError(f"label {int(table['L'].iloc[i])} appears twice (second line from "
+                         f"frame {int(table['B'].iloc[i])})", source=where, column="L",
+                         row=i + 1)
     return table
 
 
@@ -128,6 +137,80 @@ def _quiet_imread(tifffile, image: Path) -> np.ndarray:
         log.disabled = disabled
 
 
+def read_label_image(tifffile, image: Path, folder: Path) -> np.ndarray:
+    """One label image of a CTC folder: a regular file inside ``folder``, its declared size
+    checked (:func:`_quiet_imread`), a 2-D or 3-D integer array; else one named error."""
+    regular_file(inside(image, folder, what="label image"), what="label image")
+    try:
+        data = _quiet_imread(tifffile, image)
+    except InputError:
+        raise
+    except Exception as exc:  # tifffile raises many types for damaged or exotic files
+        hint = " (compressed TIFFs need imagecodecs: pip install 'trackverify[formats]')" \
+            if "imagecodecs" in str(exc) else ""
+        raise InputError(f"not a readable label image ({exc}){hint}", source=str(image)) from exc
+    if data.ndim not in (2, 3) or not np.issubdtype(data.dtype, np.integer):
+        raise InputError(f"a label image must be a 2-D or 3-D integer array, got "
+                         f"{data.dtype} {data.shape}", source=str(image))
+    return data
+
+
+def validate_tracks(tracks: pd.DataFrame, frame: np.ndarray, label: np.ndarray, found: Path,
+                    images: dict) -> None:
+    """The Challenge's validity rules for a track file and the labels its images hold
+    (``frame``, ``label``: one entry per label present in an image). Each break is one
+    :class:`InputError` naming the file, the label and the frame:
+
+    - every image label is a track of the file, inside its frames ``B..E``;
+    - every track is in every image of its frames ``B..E`` (no gap, no line without masks);
+    - a parent is a track of the file and ends before its child begins (``E_P < B``).
+
+    (``L >= 1``, unique labels, ``B <= E``, ``P >= 0``: :func:`read_track_table`.)"""
+    L, B, E, P = (tracks[c].to_numpy(np.int64) for c in ("L", "B", "E", "P"))
+    known = np.isin(label, L)
+    if not known.all():
+        i = int(np.flatnonzero(~known)[0])
+        raise InputError(f"label {label[i]} of frame {frame[i]} is not in {found.name}",
+                         source=str(images[int(frame[i])]))
+    at = lookup(L, label)
+    outside = (frame < B[at]) | (frame > E[at])
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(f"label {label[i]} is in frame {frame[i]}, outside its frames "
+                         f"{B[at[i]]}..{E[at[i]]} in {found.name}",
+                         source=str(images[int(frame[i])]))
+    has_parent = P > 0
+    p_at = lookup(L, P)
+    unknown = has_parent & (p_at < 0)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise InputError(f"label {L[i]} (frame {B[i]}) has parent {P[i]}, which is not a track "
+                         "of the file", source=str(found), column="P", row=i + 1)
+    late = has_parent & ~unknown & (E[p_at] >= B)
+    if late.any():
+        i = int(np.flatnonzero(late)[0])
+        raise InputError(f"label {L[i]} begins in frame {B[i]} but its parent {P[i]} ends in "
+                         f"frame {E[p_at[i]]} (a parent must end before its child begins)",
+                         source=str(found), column="P", row=i + 1)
+    span = E - B + 1
+    if int(span.sum()) > 10**8:
+        raise InputError("the track file declares more than 10^8 label-frames",
+                         source=str(found))
+    want_label = np.repeat(L, span)
+    want_frame = np.repeat(B, span) + np.arange(int(span.sum())) - np.repeat(
+        np.cumsum(span) - span, span)
+    n = int(max(L.max(), label.max(initial=0))) + 1
+    missing = lookup(frame * n + label, want_frame * n + want_label) < 0
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        t, lab = int(want_frame[i]), int(want_label[i])
+        row = int(np.flatnonzero(L == lab)[0])
+        where = f"frame {t}" if t in images else f"frame {t}, which has no label image,"
+        raise InputError(f"label {lab} is missing from {where} inside its frames "
+                         f"{B[row]}..{E[row]} in {found.name}",
+                         source=str(images.get(t, found)))
+
+
 def read(path: Path) -> Tracks:
     found = track_file(path)
     if found is None:
@@ -141,18 +224,7 @@ def read(path: Path) -> Tracks:
     tifffile = require("tifffile", "formats", "reading Cell Tracking Challenge label images")
     frames, labels, points = [], [], []
     for frame, image in images:
-        regular_file(inside(image, found.parent, what="label image"), what="label image")
-        try:
-            data = _quiet_imread(tifffile, image)
-        except InputError:
-            raise
-        except Exception as exc:  # tifffile raises many types for damaged or exotic files
-            hint = " (compressed TIFFs need imagecodecs: pip install 'trackverify[formats]')" \
-                if "imagecodecs" in str(exc) else ""
-            raise InputError(f"not a readable label image ({exc}){hint}", source=str(image)) from exc
-        if data.ndim not in (2, 3) or not np.issubdtype(data.dtype, np.integer):
-            raise InputError(f"a label image must be a 2-D or 3-D integer array, got "
-                             f"{data.dtype} {data.shape}", source=str(image))
+        data = read_label_image(tifffile, image, found.parent)
         try:
             present, centroid = label_centroids(data)
         except ValueError as exc:
@@ -167,19 +239,8 @@ def read(path: Path) -> Tracks:
     frame = np.concatenate(frames)
     label = np.concatenate(labels)
     xyz = np.concatenate([p.reshape(-1, ndim) for p in points])
+    validate_tracks(tracks, frame, label, found, dict(images))
     by_label = tracks.set_index("L")
-    known = np.isin(label, tracks["L"].to_numpy())
-    if not known.all():
-        i = int(np.flatnonzero(~known)[0])
-        raise InputError(f"label {label[i]} of frame {frame[i]} is not in {found.name}",
-                         source=str(dict(images)[int(frame[i])]))
-    begin = by_label.loc[label, "B"].to_numpy()
-    end = by_label.loc[label, "E"].to_numpy()
-    outside = (frame < begin) | (frame > end)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise InputError(f"label {label[i]} is in frame {frame[i]}, outside its frames "
-                         f"{begin[i]}..{end[i]} in {found.name}", source=str(dict(images)[int(frame[i])]))
     parent = by_label.loc[label, "P"].to_numpy()
     table = pd.DataFrame({"frame": frame, "track": label})
     for axis, name in enumerate("xyz"[:ndim]):
