@@ -103,6 +103,8 @@ FAMILIES = {
                  "Score fixed_distance and registered_distance side by side (specimen and real pairs)."),
     "audit": ("trackverify.audit.cli", "audit",
               "Audit a tracker's output with no reference tracks: which identities can be trusted."),
+    "check-reference": ("trackverify.reference_check.cli", "check_reference_command",
+                        "Find likely label errors in reference tracks, from the tracks alone."),
 }
 
 
