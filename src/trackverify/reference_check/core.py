@@ -4,11 +4,10 @@ A reference is not causal, so each labelled observation (track ``i``, frame ``t`
 from the frames around it, identity-free in the sense that only the labels themselves are read:
 
 1. **Prediction from one frame.** For a nearby frame ``s`` (the ``window`` nearest present
-   frames before and after ``t``), take the ``neighbours`` tracks nearest ``i`` in ``s`` that are
-   labelled in both ``s`` and ``t``; ``i``'s prediction from ``s`` is
-   ``x_i(s) + median_j (x_j(t) - x_j(s))`` (the median of the neighbours' displacement, per axis,
-   so one wrong neighbour does not move it). Tracks unlabelled in ``t`` are predicted too (their
-   place in ``t``).
+   frames before and after ``t``), the ``neighbours`` tracks nearest ``i`` in ``s`` that are
+   labelled in both ``s`` and ``t`` give a local affine motion (ridge-regularised, Huber-
+   reweighted: :func:`predict_from`); ``i``'s prediction ``p_i(s)`` is where it carries
+   ``x_i(s)``. Tracks unlabelled in ``t`` are predicted too (their place in ``t``).
 2. **Residual.** ``e_s = |x_i(t) - p_i(s)|``. A side's residual is the largest ``e_s`` of its
    frames; the row's residual ``r`` is the smaller side's (so one wrong label in ``t +- 1``, which
    spoils one side, does not flag ``t``). With one side only (a track's first or last frames,
@@ -20,6 +19,8 @@ from the frames around it, identity-free in the sense that only the labels thems
    ``z >= z_min`` (default 3.5, the modified z-score outlier cut of Iglewicz and Hoaglin) and the detection nearest ``i``'s prediction ``p_i`` (the median of
    its ``p_i(s)``) is another one, at most ``ratio`` (default 0.5) times as far from ``p_i`` as the
    labelled one: the label is far from where the frames around put it and something else sits there.
+   A ``displaced`` label (below) needs ``z >= displaced_factor * z_min`` (default 7): no
+   neuron's place says where it came from, so the distance alone must be stronger.
 5. **Kind.** The labelled detection is ``q``'s place when it is nearer ``p_q`` than ``p_i`` and
    within half the recording's median neighbour spacing of ``p_q``. ``one_sided``: ``q`` carries
    no label in ``t``; ``crossed``: ``q``'s label sits at ``i``'s place (both rows questioned, one
@@ -51,10 +52,11 @@ class CheckSettings:
     neighbours: int = 6
     z_min: float = 3.5
     ratio: float = 0.5
+    displaced_factor: float = 2.0
 
     def as_dict(self) -> dict:
         return {"window": self.window, "neighbours": self.neighbours, "z_min": self.z_min,
-                "ratio": self.ratio}
+                "ratio": self.ratio, "displaced_factor": self.displaced_factor}
 
 
 def _cube(obs: pd.DataFrame, frames: np.ndarray, tracks: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -64,13 +66,21 @@ def _cube(obs: pd.DataFrame, frames: np.ndarray, tracks: np.ndarray, values: np.
     return cube
 
 
-def predict_from(P: np.ndarray, a: int, b: int, neighbours: int) -> np.ndarray:
-    """Every track's predicted place in frame index ``a`` from frame index ``b`` (NaN where
-    ``i`` is absent in ``b`` or no neighbour is labelled in both frames)."""
+def predict_from(P: np.ndarray, a: int, b: int, neighbours: int, ridge: float = 50.0,
+                 huber_um: float = 2.0) -> np.ndarray:
+    """Every track's predicted place in frame index ``a`` from frame index ``b`` (NaN where the
+    track is absent in ``b`` or fewer than two neighbours are labelled in both frames).
+
+    For track ``i`` and its ``neighbours`` nearest tracks ``j`` in ``b`` labelled in both frames:
+    ``d_j = x_j(a) - x_j(b)`` is fitted as ``(x_j(b) - x_i(b)) B + c`` by least squares with a
+    ridge penalty ``ridge * |B|^2`` on the linear part (a local affine motion that falls back to a
+    translation when the neighbours do not determine it), reweighted twice with Huber weights
+    ``min(1, huber_um / residual)`` so one wrong neighbour barely moves it; the prediction is
+    ``x_i(b) + c``."""
     both = ~np.isnan(P[a, :, 0]) & ~np.isnan(P[b, :, 0])
     here = ~np.isnan(P[b, :, 0])
     out = np.full(P.shape[1:], np.nan)
-    if not both.any() or not here.any():
+    if both.sum() < 2 or not here.any():
         return out
     source, partners = np.flatnonzero(here), np.flatnonzero(both)
     distance = np.linalg.norm(P[b, source][:, None] - P[b, partners][None], axis=2)
@@ -78,11 +88,19 @@ def predict_from(P: np.ndarray, a: int, b: int, neighbours: int) -> np.ndarray:
     m = min(neighbours, len(partners))
     nearest = np.argsort(distance, axis=1, kind="stable")[:, :m]
     usable = np.take_along_axis(distance, nearest, axis=1) < np.inf
-    shift = (P[a, partners] - P[b, partners])[nearest]
-    shift[~usable] = np.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        out[source] = P[b, source] + np.nanmedian(shift, axis=1)
+    dims = P.shape[2]
+    X = np.concatenate([P[b, partners][nearest] - P[b, source][:, None],
+                        np.ones(nearest.shape + (1,))], axis=2)
+    D = (P[a, partners] - P[b, partners])[nearest]
+    penalty = ridge * np.diag(np.r_[np.ones(dims), 0.0]) + 1e-9 * np.eye(dims + 1)
+    weight = usable.astype(np.float64)
+    for _ in range(2):
+        coef = np.linalg.solve(np.einsum("nmi,nm,nmj->nij", X, weight, X) + penalty,
+                               np.einsum("nmi,nm,nmj->nij", X, weight, D))
+        residual = np.linalg.norm(D - np.einsum("nmi,nij->nmj", X, coef), axis=2)
+        weight = usable / np.maximum(1.0, residual / huber_um)
+    enough = usable.sum(axis=1) >= 2
+    out[source[enough]] = P[b, source[enough]] + coef[enough, dims]
     return out
 
 
@@ -185,6 +203,8 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                 pattern = "crossed"
             else:
                 pattern = "duplicate"
+        elif z[a, i] < settings.displaced_factor * settings.z_min:
+            continue  # no neuron's place names where the label came from: a stricter cut
         hits.append({"row": obs.index[row], "a": int(a), "i": int(i), "pattern": pattern,
                      "partner": partner, "residual_um": float(r[a, i]), "strength": float(z[a, i]),
                      "label_to_prediction_um": label_off,
