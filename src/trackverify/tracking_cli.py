@@ -44,6 +44,36 @@ def graph_table(graph: dict, frame_buffer: int):
     return table
 
 
+def metrics_table(results, title: str):
+    """The printed table of the tracking_gt metrics (one row per recording, pooled last)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("recording", no_wrap=True)
+    for _, label in COLUMNS:
+        table.add_column(label, justify="right", no_wrap=True)
+    for recording, row in results.items():
+        table.add_row(str(recording), *(_cell(row[key]) for key, _ in COLUMNS),
+                      end_section=recording == list(results)[-2] if len(results) > 1 else False)
+    return table
+
+
+def reference_populations(reference, predictions, zero_distance_um: float, reference_source: str,
+                          predictions_source: str) -> dict:
+    """The reference check, and the tracking_gt metrics on the rows it does not question."""
+    from trackverify.reference_check.core import check_reference
+    from trackverify.reference_check.populations import rows_note, unquestioned
+    from trackverify.reference_check.write import issues_table
+    from trackverify.tracking_gt import evaluate_tracking
+
+    check = check_reference(reference)
+    ref, pred = unquestioned(reference, predictions, check)
+    results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
+                                predictions_source=predictions_source)
+    return {"summary": check.summary(), "note": rows_note(check), "results": results,
+            "findings": issues_table(check).to_dict("records")}
+
+
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks: a table (recording, frame, track, x_um, y_um[, z_um]"
@@ -61,11 +91,14 @@ def graph_table(graph: dict, frame_buffer: int):
                    "(default: half the zero distance, where the similarity is 0.5).")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
+@click.option("--check-reference", is_flag=True, default=False,
+              help="Check the reference for likely label errors first (docs/reference-check.md) "
+                   "and give the tracking metrics on all rows and on the rows it does not question.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, division_frame_buffer,
-             out, **options):
+             check_reference, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -97,17 +130,19 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
                            reference_source=str(reference), predictions_source=str(predictions))
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
-    table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
-    table.add_column("recording", no_wrap=True)
-    for _, label in COLUMNS:
-        table.add_column(label, justify="right", no_wrap=True)
-    for recording, row in results.items():
-        table.add_row(str(recording), *(_cell(row[key]) for key, _ in COLUMNS),
-                      end_section=recording == list(results)[-2] if len(results) > 1 else False)
+    checked = None
+    if check_reference:
+        checked = reference_populations(ref.table, pred.table, zero_distance_um, str(reference),
+                                        str(predictions))
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
-    console.print(table)
+    console.print(metrics_table(results, "tracking_gt: oracle diagnostics (SPEC 3) | canonical "
+                                         "metrics (SPEC 7)" + (", all rows" if checked else "")))
+    if checked:
+        console.print(metrics_table(checked["results"], "the same on the rows the reference "
+                                                        "check does not question"))
+        console.print(checked["note"])
     wrong = results.wrong_tracks()
     if len(wrong):
         listed = "" if len(wrong) <= LISTED_TRACKS else \
@@ -137,6 +172,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
             "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
+            **({"reference_check": {"summary": checked["summary"], "note": checked["note"],
+                                    "findings": checked["findings"],
+                                    "tracking_gt_unquestioned": checked["results"]}}
+               if checked else {}),
             "identity": {"tracks": results.tracks.to_dict("records"),
                          "events": results.events.to_dict("records")},
         })

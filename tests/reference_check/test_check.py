@@ -166,3 +166,32 @@ def test_command_refuses_bad_detections_and_out_over_input(tmp_path, capsys):
     code, output = run(["check-reference", str(tmp_path / "tracks.csv"), "--out", str(tmp_path)], capsys)
     assert code == 2 and "Traceback" not in output
     assert not (tmp_path / "reference_issues.csv").exists()
+
+
+def test_evaluate_gives_metrics_on_all_and_on_unquestioned_rows(tmp_path, capsys):
+    """Predictions that follow every neuron exactly, scored against the labels with the errors.
+    The reference alone (no detection table) questions the crossed pair (2 rows, 17 and 19 in
+    frame 14): those two rows count as wrong on all rows and are not scored on the others."""
+    import json
+
+    obs, _ = with_errors()
+    truth = scene()
+    obs.drop(columns="detection").to_csv(tmp_path / "reference.csv", index=False)
+    truth.drop(columns="detection").rename(columns={"track": "pred_id"}).to_csv(
+        tmp_path / "predictions.csv", index=False)
+    out = tmp_path / "out"
+    code, output = run(["evaluate", "--reference", str(tmp_path / "reference.csv"), "--predictions",
+                        str(tmp_path / "predictions.csv"), "--check-reference", "--out", str(out)], capsys)
+    assert code == 0, output
+    assert "likely label errors" in output
+    result = json.loads((out / "results.json").read_text())
+    check = result["reference_check"]
+    assert check["summary"]["rows_questioned"] == 2
+    assert check["summary"]["rows_kept"] == len(obs) - 2
+    kept = check["tracking_gt_unquestioned"]["hand"]
+    everything = result["tracking_gt"]["hand"]
+    assert kept["reference_observations"] == len(obs) - 2
+    assert everything["reference_observations"] == len(obs)
+    wrong = {k: round(v["reference_observations"] * (1 - v["correct_observation_rate"]))
+             for k, v in (("all", everything), ("kept", kept))}
+    assert wrong == {"all": 6, "kept": 4}  # the six planted wrong labels; the crossed pair's two gone
