@@ -195,3 +195,18 @@ def test_evaluate_gives_metrics_on_all_and_on_unquestioned_rows(tmp_path, capsys
     wrong = {k: round(v["reference_observations"] * (1 - v["correct_observation_rate"]))
              for k, v in (("all", everything), ("kept", kept))}
     assert wrong == {"all": 6, "kept": 4}  # the six planted wrong labels; the crossed pair's two gone
+
+
+def test_anchor_contradictions_on_a_tracker_output():
+    """The audit's view: a tracker's ids whose anchor frame (frame 0) holds id 25 on neuron
+    27's detection (27 absent there); frames 1 and 2 place 25 elsewhere."""
+    from trackverify.reference_check import anchor_contradictions
+
+    obs, detections = with_errors()
+    tracker = obs.rename(columns={"track": "pred_id"}).assign(pred_valid=True)
+    found = anchor_contradictions(tracker, detections, id_column="pred_id")
+    assert found[["recording", "anchor_frame", "id", "pattern", "partner"]].values.tolist() == [
+        ["hand", 0, 25, "one_sided", 27]]
+    assert found["contradicting_frames"].iat[0] == [1, 2]
+    clean = scene().rename(columns={"track": "pred_id"})
+    assert len(anchor_contradictions(clean, clean, id_column="pred_id")) == 0

@@ -332,3 +332,43 @@ def evidence_sentence(finding: pd.Series) -> str:
             "displaced": "; the label is on no tracked neuron's place (an unlabelled detection)"}
     anchor = " (the anchor frame: the following frames contradict it)" if finding["kind"] == "anchor" else ""
     return head + tail[finding["pattern"]] + anchor + "."
+
+
+def anchor_contradictions(table: pd.DataFrame, detections: pd.DataFrame | None = None,
+                          id_column: str = "track", anchor_frame: int | None = None,
+                          settings: CheckSettings = CheckSettings()) -> pd.DataFrame:
+    """The anchor frame's labels that the following frames contradict, per recording.
+
+    ``table``: ``[recording,] frame, <id_column>, x_um, y_um[, z_um]`` (a reference, or a
+    tracker's output whose anchor frame a person checked: ``id_column="pred_id"``). The check's
+    rule on the anchor frame (each recording's first frame, or ``anchor_frame``) and the
+    ``window`` frames after it (the anchor's residual is the smallest over those frames: every one
+    must contradict it). Columns: ``recording, anchor_frame, id, pattern, partner, strength,
+    label_to_prediction_um, contradicting_frames`` (the following frames that place the id
+    elsewhere).
+    """
+    data = table if "recording" in table.columns else table.assign(recording="")
+    data = data.rename(columns={id_column: "track"}) if id_column != "track" else data
+    if "pred_valid" in data.columns:
+        data = data[data["pred_valid"].to_numpy(dtype=bool)]
+    out = []
+    for name, group in data.groupby("recording", sort=True):
+        frames = np.unique(group["frame"].to_numpy())
+        first = frames[0] if anchor_frame is None else anchor_frame
+        after = frames[frames >= first][:settings.window + 1]
+        near = group[np.isin(group["frame"].to_numpy(), after)]
+        own = None
+        if detections is not None:
+            dets = detections if "recording" in detections.columns else detections.assign(recording="")
+            own = dets[(dets["recording"] == name) & np.isin(dets["frame"].to_numpy(), after)]
+        _, findings = check_recording(near, own, settings)
+        for f in findings[findings["kind"] == "anchor"].itertuples():
+            track = f.tracks[0]
+            later = near[(near["track"] == track) & (near["frame"] > first)]["frame"].tolist()
+            out.append({"recording": name, "anchor_frame": int(first), "id": track,
+                        "pattern": f.pattern, "partner": None if pd.isna(f.partner) else int(f.partner),
+                        "strength": float(f.strength), "label_to_prediction_um": float(f.label_to_prediction_um),
+                        "contradicting_frames": [int(v) for v in later]})
+    columns = ["recording", "anchor_frame", "id", "pattern", "partner", "strength",
+               "label_to_prediction_um", "contradicting_frames"]
+    return pd.DataFrame(out, columns=columns)
