@@ -210,3 +210,13 @@ def test_anchor_contradictions_on_a_tracker_output():
     assert found["contradicting_frames"].iat[0] == [1, 2]
     clean = scene().rename(columns={"track": "pred_id"})
     assert len(anchor_contradictions(clean, clean, id_column="pred_id")) == 0
+
+
+def test_one_label_on_two_detections_is_a_duplicate():
+    obs = scene()
+    second = obs[(obs["frame"] == 8) & (obs["track"] == 3)].assign(detection=500, y_um=lambda t: t["y_um"] + 4.0)
+    labels = pd.concat([obs, second], ignore_index=True)
+    result = check_reference(labels)
+    assert result.findings[["kind", "pattern"]].values.tolist() == [["duplicate", "duplicate"]]
+    assert result.findings["frames"].iat[0] == [8] and result.findings["tracks"].iat[0] == [3]
+    assert result.summary()["rows_questioned"] == 2

@@ -165,6 +165,20 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
     and optionally ``detection``): per row its residual, strength and whether it is questioned,
     and the findings (module docstring)."""
     coords = [c for c in COORDS if c in obs.columns]
+    twice = obs.duplicated(["frame", "track"], keep=False).to_numpy()
+    if twice.any():  # one label on two detections in a frame: a duplicate by itself
+        rows, findings = check_recording(obs[~twice], detections, settings)
+        rows = rows.reindex(obs.index)
+        rows.loc[twice, "questioned"] = True
+        extra = [{"kind": "anchor" if t == obs["frame"].min() else "duplicate",
+                  "pattern": "duplicate", "frames": [int(t)], "tracks": [k], "partner": pd.NA,
+                  "detections": sorted(g["detection"].tolist()) if "detection" in g else [],
+                  "rows": g.index.tolist(), "strength": np.nan, "residual_um": np.nan,
+                  "label_to_prediction_um": np.nan, "alternative_to_prediction_um": np.nan,
+                  "label_to_partner_prediction_um": np.nan}
+                 for (t, k), g in obs[twice].groupby(["frame", "track"], sort=True)]
+        return rows, pd.concat([findings, pd.DataFrame(extra, columns=findings.columns)],
+                               ignore_index=True)
     frames = np.unique(obs["frame"].to_numpy())
     tracks = np.unique(obs["track"].to_numpy())
     P = _cube(obs, frames, tracks, obs[coords].to_numpy(dtype=np.float64))
@@ -324,6 +338,8 @@ def evidence_sentence(finding: pd.Series) -> str:
             f"where its neighbours' motion in the frames around puts it, and a detection lies "
             f"{finding['alternative_to_prediction_um']:.1f} um from that place")
     partner = finding["partner"]
+    if not np.isfinite(finding["strength"]):
+        return f"In frame {frames}, label {track} is on {len(finding['rows'])} rows (detections {finding['detections']})."
     tail = {"one_sided": f"; the label is on neuron {partner}'s place "
                          f"({finding['label_to_partner_prediction_um']:.1f} um), and {partner} is unlabelled there",
             "duplicate": f"; the label is on neuron {partner}'s place "
@@ -348,7 +364,8 @@ def anchor_contradictions(table: pd.DataFrame, detections: pd.DataFrame | None =
     elsewhere).
     """
     data = table if "recording" in table.columns else table.assign(recording="")
-    data = data.rename(columns={id_column: "track"}) if id_column != "track" else data
+    if id_column != "track":
+        data = data.drop(columns="track", errors="ignore").rename(columns={id_column: "track"})
     if "pred_valid" in data.columns:
         data = data[data["pred_valid"].to_numpy(dtype=bool)]
     out = []
