@@ -131,12 +131,23 @@ def populations(error: np.ndarray, score: np.ndarray, half: np.ndarray, kept: np
     return out
 
 
+def pictures(obs: pd.DataFrame, dets: pd.DataFrame, folder: Path, n: int = 6) -> None:
+    from trackverify.io.atomic import ensure_folder, write_text_atomic
+    from trackverify.reference_check.write import picture
+
+    folder = ensure_folder(folder)
+    for _, finding in check_reference(obs, dets).findings.head(n).iterrows():
+        write_text_atomic(folder / f"finding-{finding['rank']}.svg", picture(finding, obs, dets))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
     parser.add_argument("--split", type=int, default=373)
     parser.add_argument("--injections", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--pictures", type=Path, default=None,
+                        help="write the development half's 6 strongest findings as SVG here")
     args = parser.parse_args()
     (_, source), = load_dataset(args.data).sources()
     observations, detections = source.load(), source.load_detections()
@@ -153,6 +164,8 @@ def main() -> None:
         dmask = (detections["frame"].to_numpy() <= args.split) == (half == "development")
         dets = detections[dmask].reset_index(drop=True)
         check, kept_half = describe(obs, dets)
+        if half == "development" and args.pictures:
+            pictures(obs, dets, args.pictures)
         block = {"check": check}
         if half == "development":
             block["planted"] = recall(obs, dets, args.injections)

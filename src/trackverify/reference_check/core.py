@@ -175,7 +175,7 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                   "detections": sorted(g["detection"].tolist()) if "detection" in g else [],
                   "rows": g.index.tolist(), "strength": np.nan, "residual_um": np.nan,
                   "label_to_prediction_um": np.nan, "alternative_to_prediction_um": np.nan,
-                  "label_to_partner_prediction_um": np.nan}
+                  "label_to_partner_prediction_um": np.nan, "prediction": None}
                  for (t, k), g in obs[twice].groupby(["frame", "track"], sort=True)]
         return rows, pd.concat([findings, pd.DataFrame(extra, columns=findings.columns)],
                                ignore_index=True)
@@ -224,7 +224,8 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                      "label_to_prediction_um": label_off,
                      "alternative_to_prediction_um": alternative,
                      "label_to_partner_prediction_um": partner_off if partner is not None else None,
-                     "detection": None if detection is None else detection[row]})
+                     "detection": None if detection is None else detection[row],
+                     "prediction": [float(v) for v in p]})
     rows.loc[[h["row"] for h in hits], "questioned"] = True
     return rows, _findings(hits, frames, tracks)
 
@@ -263,10 +264,11 @@ def _findings(hits: list[dict], frames: np.ndarray, tracks: np.ndarray) -> pd.Da
             "strength": best["strength"], "residual_um": best["residual_um"],
             "label_to_prediction_um": best["label_to_prediction_um"],
             "alternative_to_prediction_um": best["alternative_to_prediction_um"],
-            "label_to_partner_prediction_um": best["label_to_partner_prediction_um"]})
+            "label_to_partner_prediction_um": best["label_to_partner_prediction_um"],
+            "prediction": first["prediction"]})
     columns = ["kind", "pattern", "frames", "tracks", "partner", "detections", "rows", "strength",
                "residual_um", "label_to_prediction_um", "alternative_to_prediction_um",
-               "label_to_partner_prediction_um"]
+               "label_to_partner_prediction_um", "prediction"]
     table = pd.DataFrame(found, columns=columns)
     table["partner"] = table["partner"].astype("Int64")
     order = np.lexsort((table["frames"].map(min).to_numpy() if len(table) else [],

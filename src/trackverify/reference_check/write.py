@@ -30,7 +30,7 @@ def issues_table(check: ReferenceCheck) -> pd.DataFrame:
     return out[COLUMNS]
 
 
-def _picture(finding: pd.Series, observations: pd.DataFrame, detections: pd.DataFrame | None) -> str:
+def picture(finding: pd.Series, observations: pd.DataFrame, detections: pd.DataFrame | None) -> str:
     from trackverify.report.plots import figure_svg, pyplot
 
     plt = pyplot()
@@ -51,7 +51,13 @@ def _picture(finding: pd.Series, observations: pd.DataFrame, detections: pd.Data
     ax.scatter(lab["x_um"], lab["y_um"], s=12, c="tab:blue", label="labelled")
     for t, x, y in zip(lab["track"], lab["x_um"], lab["y_um"]):
         ax.annotate(str(t), (x, y), fontsize=6, color="tab:red" if t in finding["tracks"] else "0.3")
-    ax.set_title(f"frame {frame}: {finding['kind']}", fontsize=8)
+    if isinstance(finding["prediction"], list):
+        label = here.loc[here["track"] == track, COORDS[:2]].to_numpy(dtype=np.float64)[0]
+        px, py = finding["prediction"][:2]
+        ax.scatter([px], [py], marker="x", s=30, c="tab:red", label=f"where {track} should be")
+        ax.annotate("", (px, py), label, arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 0.8})
+        ax.legend(fontsize=5, loc="lower left", frameon=False)
+    ax.set_title(f"#{finding['rank']} frame {frame}: {finding['kind']}", fontsize=8)
     ax.set_aspect("equal")
     ax.tick_params(labelsize=6)
     svg = figure_svg(fig)
@@ -76,14 +82,15 @@ def render_report(check: ReferenceCheck, observations: pd.DataFrame,
              html.escape(r["frames"]), html.escape(r["tracks"]), f"{r['strength']:.1f}",
              html.escape(r["evidence"])] for _, r in issues.iterrows()]
     pictures = "".join(
-        f"<figure style='display:inline-block'>{_picture(f, observations, detections)}"
+        f"<figure style='display:inline-block'>{picture(f, observations, detections)}"
         f"<figcaption>#{f['rank']}</figcaption></figure>"
         for _, f in check.findings.head(MAX_PICTURES).iterrows())
     body = (f"<h1>Is the reference right?</h1>{lead}"
             + table(["rank", "kind", "recording", "frames", "tracks", "strength", "evidence"], rows)
             + f"<h2>The {min(MAX_PICTURES, len(issues))} strongest findings</h2>"
             "<p>Each picture: the frame's detections within 20 um (grey), labelled ones (blue), the "
-            "questioned label's number in red.</p>" + pictures)
+            "questioned label's number in red, and the red cross where the frames around put "
+            "it (in the finding's first frame, the one drawn).</p>" + pictures)
     return page("Reference check", body)
 
 
