@@ -18,6 +18,7 @@ __all__ = [
     "AuditResult",
     "ConfigError",
     "audit",
+    "check_reference",
     "evaluate_tracking",
     "load_verifier",
     "verify",
@@ -34,6 +35,7 @@ __all__ = [
 _LAZY = {
     "audit": ("trackverify.audit", "audit"),
     "AuditResult": ("trackverify.audit", "AuditResult"),
+    "check_reference": ("trackverify.reference_check", "check_reference"),
     "evaluate_tracking": ("trackverify.tracking_gt", "evaluate_tracking"),
     "load_verifier": ("trackverify.verifiers", "load_verifier"),
     "verify": ("trackverify.verification", "verify"),
