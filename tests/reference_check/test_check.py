@@ -220,3 +220,13 @@ def test_one_label_on_two_detections_is_a_duplicate():
     assert result.findings[["kind", "pattern"]].values.tolist() == [["duplicate", "duplicate"]]
     assert result.findings["frames"].iat[0] == [8] and result.findings["tracks"].iat[0] == [3]
     assert result.summary()["rows_questioned"] == 2
+
+
+def test_row_order_does_not_change_the_findings():
+    obs, detections = with_errors()
+    shuffled = obs.sample(frac=1.0, random_state=3)
+    a = check_reference(obs, detections)
+    b = check_reference(shuffled, detections.sample(frac=1.0, random_state=4))
+    key = ["kind", "pattern", "frames", "tracks", "strength"]
+    pd.testing.assert_frame_equal(a.findings[key], b.findings[key])
+    assert (b.rows.loc[obs.index, "questioned"].to_numpy() == a.rows["questioned"].to_numpy()).all()
