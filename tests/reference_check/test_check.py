@@ -230,3 +230,40 @@ def test_row_order_does_not_change_the_findings():
     key = ["kind", "pattern", "frames", "tracks", "strength"]
     pd.testing.assert_frame_equal(a.findings[key], b.findings[key])
     assert (b.rows.loc[obs.index, "questioned"].to_numpy() == a.rows["questioned"].to_numpy()).all()
+
+
+@pytest.mark.parametrize("rows", [
+    {"frame": [0, 0], "track": [1, 2], "x_um": [0.0, 5.0], "y_um": [0.0, 0.0]},  # one frame
+    {"frame": [0, 1, 2], "track": [1, 1, 1], "x_um": [0.0, 1.0, 2.0], "y_um": [0.0] * 3},  # one track
+    {"frame": [], "track": [], "x_um": [], "y_um": []},  # nothing
+])
+def test_too_little_to_check_questions_nothing(rows, tmp_path, capsys):
+    """Without frames around or neighbours a residual is undefined (null): nothing is questioned."""
+    obs = pd.DataFrame(rows).astype({"frame": "int64", "track": "int64"})
+    result = check_reference(obs)
+    assert result.summary()["rows_questioned"] == 0 and len(result.findings) == 0
+    assert result.rows["residual_um"].isna().all()
+    obs.to_csv(tmp_path / "tracks.csv", index=False)
+    code, output = run(["check-reference", str(tmp_path / "tracks.csv"), "--out", str(tmp_path / "o")], capsys)
+    if len(obs):
+        assert code == 0, output
+        assert pd.read_csv(tmp_path / "o" / "reference_issues.csv").empty
+    else:
+        assert code == 2 and "Traceback" not in output  # an empty table is refused by the reader
+
+
+def test_two_dimensional_tracks():
+    """A 5 x 5 grid in 2-D (8 um, drifting, 0.3 um noise): label 7 on neuron 8's detection in
+    frame 5, 8 unlabelled there."""
+    rng = np.random.default_rng(11)
+    grid = np.array([(x, y) for x in range(5) for y in range(5)], float) * 8.0
+    rows = [(t, k, *(p + [t, 0.5 * t] + rng.normal(0, 0.3, 2))) for t in range(10)
+            for k, p in enumerate(grid)]
+    truth = pd.DataFrame(rows, columns=["frame", "track", "x_um", "y_um"])
+    obs = truth.copy()
+    obs.loc[(obs["frame"] == 5) & (obs["track"] == 7), ["x_um", "y_um"]] = \
+        truth.loc[(truth["frame"] == 5) & (truth["track"] == 8), ["x_um", "y_um"]].to_numpy()
+    obs = obs[~((obs["frame"] == 5) & (obs["track"] == 8))]
+    found = check_reference(obs, truth.drop(columns="track")).findings
+    assert [(r.kind, r.frames, r.tracks, r.partner) for r in found.itertuples()] == [
+        ("one_sided", [5], [7], 8)]

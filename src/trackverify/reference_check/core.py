@@ -118,15 +118,16 @@ def residuals(P: np.ndarray, settings: CheckSettings) -> tuple[np.ndarray, np.nd
         for a in range(max(0, -o), min(F, F - o)):
             preds[k, a] = predict_from(P, a, a + o, settings.neighbours)
     e = np.linalg.norm(P[None] - preds, axis=3)
+    sign = np.array(offsets, dtype=np.int64)
+    nothing = np.full((F, N), np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        sign = np.array(offsets)
-        past, future = e[sign < 0], e[sign > 0]
-        side_max = np.stack([np.nanmax(past, axis=0), np.nanmax(future, axis=0)])
-        side_min = np.stack([np.nanmin(past, axis=0), np.nanmin(future, axis=0)])
+        sides = [e[sign < 0], e[sign > 0]]
+        side_max = np.stack([np.nanmax(x, axis=0) if len(x) else nothing for x in sides])
+        side_min = np.stack([np.nanmin(x, axis=0) if len(x) else nothing for x in sides])
         two = ~np.isnan(side_max).any(axis=0)
         r = np.where(two, np.nanmin(side_max, axis=0), np.nanmin(side_min, axis=0))
-        prediction = np.nanmedian(preds, axis=0)
+        prediction = np.nanmedian(preds, axis=0) if len(offsets) else np.full(P.shape, np.nan)
     return r, prediction
 
 
@@ -324,6 +325,11 @@ def check_reference(observations: pd.DataFrame, detections: pd.DataFrame | None 
         rows, findings = check_recording(group, own, settings)
         all_rows.append(rows)
         all_findings.append(findings.assign(recording=name))
+    if not all_rows:  # no observation: nothing questioned, nothing found
+        rows = pd.DataFrame({"residual_um": np.nan, "strength": np.nan, "questioned": False},
+                            index=observations.index)
+        empty = _findings([], np.array([]), np.array([]))
+        return ReferenceCheck(rows, empty.assign(recording=[]).assign(rank=[]), settings)
     rows = pd.concat(all_rows).reindex(observations.index)
     findings = pd.concat(all_findings, ignore_index=True)
     order = np.argsort(-findings["strength"].to_numpy(), kind="stable")
