@@ -58,11 +58,13 @@ def metrics_table(results, title: str):
     return table
 
 
-def reference_populations(reference, predictions, zero_distance_um: float, reference_source: str,
-                          predictions_source: str) -> dict:
-    """The reference check, and the tracking_gt metrics on the rows it does not question."""
+def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
+                          reference_source: str, predictions_source: str) -> dict:
+    """The reference check, the tracking_gt metrics on the rows it does not question, and a
+    note of what it found and what leaving those rows out changes (``all_rows``: the metrics
+    on all rows)."""
     from trackverify.reference_check.core import check_reference
-    from trackverify.reference_check.populations import rows_note, unquestioned
+    from trackverify.reference_check.populations import changes_note, rows_note, unquestioned
     from trackverify.reference_check.write import issues_table
     from trackverify.tracking_gt import evaluate_tracking
 
@@ -70,7 +72,8 @@ def reference_populations(reference, predictions, zero_distance_um: float, refer
     ref, pred = unquestioned(reference, predictions, check)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
                                 predictions_source=predictions_source)
-    return {"summary": check.summary(), "note": rows_note(check), "results": results,
+    note = " ".join(filter(None, [rows_note(check), changes_note(all_rows, results)]))
+    return {"summary": check.summary(), "note": note, "results": results,
             "findings": issues_table(check).to_dict("records")}
 
 
@@ -132,8 +135,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     checked = None
     if check_reference:
-        checked = reference_populations(ref.table, pred.table, zero_distance_um, str(reference),
-                                        str(predictions))
+        checked = reference_populations(ref.table, pred.table, results, zero_distance_um,
+                                        str(reference), str(predictions))
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
@@ -165,7 +168,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, divisi
         write_table(results.tracks, Path(out) / "tracks.csv")
         write_table(results.events, Path(out) / "events.csv")
         write_text_atomic(Path(out) / "report.html", render_tracking_report(
-            results, settings, {"reference": str(reference), "predictions": str(predictions)}))
+            results, settings, {"reference": str(reference), "predictions": str(predictions)},
+            checked))
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
             "graph_metrics": graph,

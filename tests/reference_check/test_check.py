@@ -194,7 +194,15 @@ def test_evaluate_gives_metrics_on_all_and_on_unquestioned_rows(tmp_path, capsys
     assert everything["reference_observations"] == len(obs)
     wrong = {k: round(v["reference_observations"] * (1 - v["correct_observation_rate"]))
              for k, v in (("all", everything), ("kept", kept))}
-    assert wrong == {"all": 6, "kept": 4}  # the six planted wrong labels; the crossed pair's two gone
+    assert wrong == {"all": 6, "kept": 4}
+    report = (out / "report.html").read_text()
+    assert "The reference check" in report and "likely label errors" in report
+
+    from trackverify.report.numbers import fmt
+
+    n = len(obs)  # 6 of n rows wrong on all rows; 4 of n - 2 on the unquestioned ones
+    assert (f"All rows -> unquestioned rows (pooled): correct observation rate {fmt((n - 6) / n)} -> "
+            f"{fmt((n - 6) / (n - 2))}") in check["note"]  # the six planted wrong labels; the crossed pair's two gone
 
 
 def test_anchor_contradictions_on_a_tracker_output():

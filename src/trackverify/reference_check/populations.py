@@ -40,3 +40,18 @@ def rows_note(check: ReferenceCheck) -> str:
             f"{s['rows_questioned']} of {s['rows']} rows, in recording(s) {', '.join(recordings)}, "
             f"frames {head}; every metric is given on all rows and on the {s['rows_kept']} rows "
             "the check does not question.")
+
+
+#: The pooled numbers whose change the note states (key, name).
+CHANGED = (("correct_observation_rate", "correct observation rate"), ("hota", "HOTA"),
+           ("mota", "MOTA"), ("idf1", "IDF1"))
+
+
+def changes_note(all_rows: dict, unquestioned_rows: dict) -> str:
+    """One sentence: what leaving the questioned rows out changes in the pooled numbers."""
+    from trackverify.report.numbers import fmt
+
+    a, b = all_rows.get("pooled", {}), unquestioned_rows.get("pooled", {})
+    parts = [f"{name} {fmt(a.get(k), undefined='null')} -> {fmt(b.get(k), undefined='null')}"
+             for k, name in CHANGED if k in a and k in b]
+    return "All rows -> unquestioned rows (pooled): " + ", ".join(parts) + "." if parts else ""
