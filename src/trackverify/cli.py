@@ -255,6 +255,10 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--fit-ambiguity-k", "fit_ambiguity_k", is_flag=True, default=None,
               help="With --calibrate: also fit registered_distance's ambiguity band k (median "
                    "clean d/sigma of the fit recordings) instead of keeping ambiguity_k.")
+@click.option("--check-reference", "check_reference", is_flag=True, default=None,
+              help="Check the reference for likely label errors and give every condition's "
+                   "verification metrics also on the rows the check does not question "
+                   "(docs/reference-check.md).")
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",

@@ -275,3 +275,31 @@ def test_two_dimensional_tracks():
     found = check_reference(obs, truth.drop(columns="track")).findings
     assert [(r.kind, r.frames, r.tracks, r.partner) for r in found.itertuples()] == [
         ("one_sided", [5], [7], 8)]
+
+
+def test_run_gives_verification_on_all_and_on_unquestioned_rows(tmp_path):
+    """``run --check-reference`` on the hand scene (clean predictions = its labels; no detection
+    table, so the reference alone questions the crossed pair: 2 rows of frame 14)."""
+    import json
+
+    from tests.conftest import run_cli
+
+    obs, _ = with_errors()
+    obs = obs.assign(pred_id=obs["track"], pred_valid=True)
+    path = tmp_path / "observations.csv"
+    obs.to_csv(path, index=False)
+    out = tmp_path / "out"
+    result = run_cli("run", "--data", path, "--start", 4, "--recovery-end", 16, "--check-reference",
+                     "--out", out)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((out / "results.json").read_text())
+    checked = results["reference_check"]["hand"]
+    assert checked["summary"]["rows_questioned"] == 2
+    assert json.loads((out / "manifest.json").read_text())["config"]["check_reference"] is True
+    conditions = [c for c in checked["all_rows"] if c != "all_conditions"]
+    for condition in conditions:  # each condition holds every reference row once
+        gone = checked["all_rows"][condition]["n_rows"] - checked["unquestioned_rows"][condition]["n_rows"]
+        assert gone == 2, condition
+    pooled = checked["all_rows"]["all_conditions"]["n_rows"] - checked["unquestioned_rows"]["all_conditions"]["n_rows"]
+    assert pooled == 2 * len(conditions)
+    assert checked["all_rows"]["control"]["n_rows"] == len(obs)
