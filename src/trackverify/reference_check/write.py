@@ -67,7 +67,7 @@ def picture(finding: pd.Series, observations: pd.DataFrame, detections: pd.DataF
 
 def render_report(check: ReferenceCheck, observations: pd.DataFrame,
                   detections: pd.DataFrame | None) -> str:
-    from trackverify.report.html import page, table
+    from trackverify.report.html import cell, page, table
 
     s = check.summary()
     issues = issues_table(check)
@@ -79,7 +79,8 @@ def render_report(check: ReferenceCheck, observations: pd.DataFrame,
             f"{check.settings.z_min}) and another detection sits at that place (at most "
             f"{check.settings.ratio} times as far). See docs/reference-check.md.</p>")
     rows = [[str(r["rank"]), html.escape(r["kind"]), html.escape(str(r["recording"])),
-             html.escape(r["frames"]), html.escape(r["tracks"]), f"{r['strength']:.1f}",
+             html.escape(r["frames"]), html.escape(r["tracks"]),
+             cell(None if pd.isna(r["strength"]) else float(r["strength"]), "sig"),
              html.escape(r["evidence"])] for _, r in issues.iterrows()]
     pictures = "".join(
         f"<figure style='display:inline-block'>{picture(f, observations, detections)}"
