@@ -303,3 +303,19 @@ def test_run_gives_verification_on_all_and_on_unquestioned_rows(tmp_path):
     pooled = checked["all_rows"]["all_conditions"]["n_rows"] - checked["unquestioned_rows"]["all_conditions"]["n_rows"]
     assert pooled == 2 * len(conditions)
     assert checked["all_rows"]["control"]["n_rows"] == len(obs)
+
+
+def test_audit_reports_the_anchor_frame_contradiction():
+    """The audit trusts the anchor frame; its summary names an anchor label the following
+    frames contradict (id 25 on neuron 27's detection in frame 0), with those frames."""
+    import trackverify
+
+    obs, detections = with_errors()
+    tracker = obs.drop(columns=["track", "detection"]).assign(pred_id=obs["track"], pred_valid=True)
+    # each moved label now names the detection it sits on
+    tracker = tracker.merge(detections, on=["recording", "frame", "x_um", "y_um", "z_um"], how="left")
+    assert tracker["detection"].notna().all()
+    result = trackverify.audit(tracker, detections)
+    found = result.summary["anchor_contradictions"]
+    assert [(f["id"], f["pattern"], f["partner"], f["contradicting_frames"]) for f in found] == [
+        (25, "one_sided", 27, [1, 2])]
