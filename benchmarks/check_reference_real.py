@@ -13,6 +13,8 @@
    neighbour ``q``'s detection, 5-11 um away, ``q``'s row removed), a crossed pair (``i`` and ``q``
    exchanged) and a duplicate (``i`` onto ``q``'s detection, ``q`` kept). A planted error is found
    when the check questions the planted row; the other findings are counted beside it.
+   A pairwise check of the check (``pair_test``, no neighbour motion model) reads each finding
+   with a partner, and, as its control, 200 unquestioned rows with their nearest neighbour.
 3. **Both populations.** The CPD tracker's identities (``tracker_cpd.parquet``) scored by
    ``registered_distance`` (its defaults) over the whole recording (frame 0 its anchor, errors
    against the anchor identity, SPEC section 4); per half, AUROC* and correct coverage at
@@ -63,10 +65,57 @@ def describe(obs: pd.DataFrame, dets: pd.DataFrame) -> tuple[dict, np.ndarray]:
     first = int(obs["frame"].min())
     anchor = f[f["frames"].map(lambda v: v[0] == first)]
     out = {**check.summary(), "cpu_seconds": round(seconds, 2),
+           "pair_test": pair_test(obs, dets, f),
+           "pair_test_control": pair_test(obs, dets, control_pairs(obs, check.kept)),
            "top_pairs": [[list(k), v] for k, v in pair_counts(f)],
            "anchor_findings": [{"tracks": t, "pattern": p, "partner": None if pd.isna(q) else int(q)}
                                for t, p, q in zip(anchor["tracks"], anchor["pattern"], anchor["partner"])]}
     return out, check.kept
+
+
+def pair_test(obs: pd.DataFrame, dets: pd.DataFrame, findings: pd.DataFrame) -> dict:
+    """A second, pairwise reading of the findings with a partner (one_sided, duplicate, crossed,
+    and anchor ones with a partner): ``ref`` = pos(q) - pos(i) averaged over the two nearest
+    frames (at most 5 away) where both are labelled; the label ``i`` at ``x`` is on ``q``'s place
+    when a detection lies nearer ``x - ref`` (where ``i`` is if ``x`` is ``q``) than ``x + ref``
+    (where ``q`` is if the label is right). No neighbour motion model: a check of the check."""
+    by_track = {k: g.set_index("frame")[COORDS] for k, g in obs.groupby("track")}
+    frames_of = dets.groupby("frame").indices
+    points = dets[COORDS].to_numpy(dtype=np.float64)
+    verdict = {"label_on_partner": 0, "label_right": 0, "no_reference_frame": 0}
+    for f in findings[findings["partner"].notna()].itertuples():
+        i, q, t = f.tracks[0], int(f.partner), f.frames[0]
+        if q == i:
+            i = f.tracks[1]
+        both = by_track[i].index.intersection(by_track[q].index).difference(f.frames)
+        near = both[np.argsort(np.abs(both - t), kind="stable")][:2]
+        near = near[np.abs(near - t) <= 5]
+        if not len(near) or t not in by_track[i].index:
+            verdict["no_reference_frame"] += 1
+            continue
+        ref = (by_track[q].loc[near].to_numpy() - by_track[i].loc[near].to_numpy()).mean(axis=0)
+        x = by_track[i].loc[t].to_numpy(dtype=np.float64)
+        here = points[frames_of[t]]
+        a = np.linalg.norm(here - (x - ref), axis=1).min()
+        b = np.linalg.norm(here - (x + ref), axis=1).min()
+        verdict["label_on_partner" if a < b else "label_right"] += 1
+    return verdict
+
+
+def control_pairs(obs: pd.DataFrame, kept: np.ndarray, n: int = 200) -> pd.DataFrame:
+    """``n`` unquestioned rows (seeded) as findings with their nearest labelled neighbour as
+    partner: the pair test's control (it should say ``label_right``)."""
+    rng = np.random.default_rng(SEED)
+    rows = rng.choice(np.flatnonzero(kept), size=min(n, int(kept.sum())), replace=False)
+    out = []
+    for r in np.sort(rows):
+        t = obs["frame"].iat[r]
+        here = obs[obs["frame"].to_numpy() == t]
+        gap = np.linalg.norm(here[COORDS].to_numpy() - obs[COORDS].iloc[r].to_numpy(), axis=1)
+        gap[gap == 0] = np.inf
+        out.append({"tracks": [int(obs["track"].iat[r])], "frames": [int(t)],
+                    "partner": int(here["track"].iat[int(np.argmin(gap))])})
+    return pd.DataFrame(out)
 
 
 def plant(obs: pd.DataFrame, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, list]:
