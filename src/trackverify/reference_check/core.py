@@ -227,7 +227,12 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                      "label_to_partner_prediction_um": partner_off if partner is not None else None,
                      "detection": None if detection is None else detection[row],
                      "prediction": [float(v) for v in p]})
-    rows.loc[[h["row"] for h in hits], "questioned"] = True
+    # a crossed pair questions both labels, even when only one side passed the cut
+    row_of = pd.Series(obs.index, index=a_all * len(tracks) + i_all)
+    for h in [h for h in hits if h["pattern"] == "crossed"]:
+        h["partner_row"] = row_of[h["a"] * len(tracks) + h["partner"]]
+    questioned = [h["row"] for h in hits] + [h["partner_row"] for h in hits if "partner_row" in h]
+    rows.loc[questioned, "questioned"] = True
     return rows, _findings(hits, frames, tracks)
 
 
@@ -261,7 +266,7 @@ def _findings(hits: list[dict], frames: np.ndarray, tracks: np.ndarray) -> pd.Da
             "kind": kind, "pattern": pattern, "frames": frame_list, "tracks": involved,
             "partner": partner_name,
             "detections": sorted({h["detection"] for h in group if h["detection"] is not None}),
-            "rows": [h["row"] for h in group],
+            "rows": sorted({r for h in group for r in (h["row"], h.get("partner_row", h["row"]))}),
             "strength": best["strength"], "residual_um": best["residual_um"],
             "label_to_prediction_um": best["label_to_prediction_um"],
             "alternative_to_prediction_um": best["alternative_to_prediction_um"],
