@@ -2,7 +2,7 @@
 own mistakes, and the ZephIR demo; the registration's previous defaults beside the current.
 
     .venv/bin/python benchmarks/bench_real_verifier.py [--draws 8] [--k 0] [--track-window H]
-        [--merge-k M]
+        [--merge-k M] [--check-reference]
         [--data ../shared/data/fdnc-nerve-freely-moving] [--zephir ../shared/data/zephir-ift20-demo]
 
 1. The recording (``observations.parquet`` + ``detections.parquet``; every detection feeds the
@@ -22,7 +22,9 @@ prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, l
 for the regression check; its score is the current one (distance plus margin excess).
 ``registered_distance (relative score)`` is the current verifier with ``score="relative"``
 (its score times median spacing / the claimed identity's own anchor spacing; a setting,
-docs/verifiers.md). ``--track-window H`` sets the track pooling window of every
+docs/verifiers.md). ``--check-reference`` adds, for the real tracker, the same numbers on the rows the reference
+check does not question (docs/reference-check.md; the check reads the reference only).
+``--track-window H`` sets the track pooling window of every
 ``registered_distance`` entry (0 = off; default: the verifier's default), ``--merge-k M`` its
 merged-anchor factor likewise.
 """
@@ -72,12 +74,23 @@ def tracker_rows(folder: Path, observations: pd.DataFrame, first_frame: int = 0)
     return tracker_predictions(observations, read_table(path), first_frame, str(path))
 
 
-def tracker_errors(table, detections, make) -> dict:
+def tracker_errors(table, detections, make, kept: np.ndarray | None = None) -> dict:
+    """AUROC* and coverage at FCR <= 1 % on the tracker's rows; with ``kept`` (the rows the
+    reference check does not question) the same on those rows too, as ``unquestioned``."""
     error = label_errors(table, anchor_identities(table)).astype("Float64").to_numpy(
         dtype=np.float64, na_value=np.nan)
-    m = summary(error, run_verifier(make(), table, detections))
-    return {"auroc_abst": m["auroc_abst"], "cov_at_fcr1": m["cov_at_fcr1"],
-            "errors": int(np.nansum(error)), "labelled": int((~np.isnan(error)).sum())}
+    score = run_verifier(make(), table, detections)
+
+    def block(mask):
+        m = summary(error[mask], score[mask])
+        return {"auroc_abst": m["auroc_abst"], "cov_at_fcr1": m["cov_at_fcr1"],
+                "errors": int(np.nansum(error[mask])), "labelled": int((~np.isnan(error[mask])).sum()),
+                "rows": int(mask.sum())}
+
+    out = block(np.ones(len(table), dtype=bool))
+    if kept is not None:
+        out["unquestioned"] = block(kept)
+    return out
 
 
 def zephir_observations(folder: Path) -> pd.DataFrame:
@@ -108,6 +121,9 @@ def main() -> None:
     parser.add_argument("--merge-k", type=float, default=DEFAULT_MERGE_K,
                         help="merged-anchor factor m of registered_distance [its default]")
     parser.add_argument("--only", default="", help="comma-separated verifier names")
+    parser.add_argument("--check-reference", action="store_true",
+                        help="also score the tracker's errors on the rows the reference check "
+                             "does not question (docs/reference-check.md)")
     args = parser.parse_args()
     makers = {n: m for n, m in verifiers(args.k, args.track_window, args.merge_k).items()
               if not args.only or n in args.only.split(",")}
@@ -117,6 +133,14 @@ def main() -> None:
         observations, detections = source.load(), source.load_detections()
         cpd = (tracker_rows(args.data, observations, source.first_frame)
                if (args.data / "tracker_cpd.parquet").exists() else None)
+        kept = None
+        if args.check_reference and cpd is not None:
+            from trackverify.reference_check import check_reference
+            from trackverify.reference_check.populations import rows_note
+
+            check = check_reference(observations, detections)
+            kept = check.kept
+            print(rows_note(check), flush=True)
         # evidence's rule: SPEC's 300 / 700, or 30 % / 70 % of a shorter (held-out) part
         window = evidence_window(observations["frame"].to_numpy())
         settings = {"start": window["start"], "recovery_end": window["recovery_end"]}
@@ -130,11 +154,16 @@ def main() -> None:
                     f"{fmt(p['auroc_abst_min'], 3)}), cov@1% {fmt(p['cov_at_fcr1'], 3)} (min "
                     f"{fmt(p['cov_at_fcr1_min'], 3)}), nearby AUROC* {fmt(n['auroc_abst'], 3)}")
             if cpd is not None:
-                r["tracker"] = tracker_errors(cpd, detections, make)
+                r["tracker"] = tracker_errors(cpd, detections, make, kept)
                 t = r["tracker"]
                 line += (f" | tracker_cpd AUROC* {fmt(t['auroc_abst'], 3)}, cov@1% "
                          f"{fmt(t['cov_at_fcr1'], 3)} ({t['errors']} errors / "
                          f"{t['labelled']})")
+                if kept is not None:
+                    u = t["unquestioned"]
+                    line += (f"; unquestioned rows AUROC* {fmt(u['auroc_abst'], 3)}, cov@1% "
+                             f"{fmt(u['cov_at_fcr1'], 3)} ({u['errors']} errors / {u['labelled']}, "
+                             f"{u['rows']} of {t['rows']} rows)")
             print(line + f"  [{time.perf_counter() - t0:.0f} s]", flush=True)
             out.setdefault(name, {})["real"] = r
     else:

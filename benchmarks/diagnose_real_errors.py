@@ -1,7 +1,7 @@
 """Where registered_distance certifies a real tracker's mistakes, and why (issue 14, item 4).
 
     .venv/bin/python benchmarks/diagnose_real_errors.py [--data ../shared/data/fdnc-nerve-freely-moving]
-        [--lowest 80]
+        [--lowest 80] [--check-reference]
 
 The recording's CPD tracker (``tracker_cpd.parquet``) is joined onto the observations and
 scored by ``registered_distance`` (its defaults). The ``--lowest`` lowest-scored tracker errors
@@ -20,6 +20,10 @@ scored by ``registered_distance`` (its defaults). The ``--lowest`` lowest-scored
    are labelled. The scene matches the *claim* (this detection is p, the other is q) when
    ``|v - ref| < |v + ref|``, the *label* otherwise. Labels are read here only to diagnose,
    never by the verifier.
+
+``--check-reference`` keeps only the rows the reference check does not question
+(docs/reference-check.md): what remains is where the registration agrees with a wrong tracker
+on a reference the check does not doubt.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
     parser.add_argument("--lowest", type=int, default=80)
+    parser.add_argument("--check-reference", action="store_true")
     args = parser.parse_args()
     (_, source), = load_dataset(args.data).sources()
     observations, detections = source.load(), source.load_detections()
@@ -100,6 +105,11 @@ def main() -> None:
     spacing = anchor_spacing(positions[0])
     stats = frame_statistics(positions, det_frames, det_points, spacing)
     wrong, right = error == 1, error == 0
+    if args.check_reference:
+        from trackverify.reference_check import check_reference
+
+        kept = check_reference(observations, detections).kept
+        wrong, right = wrong & kept, right & kept
     scored_wrong = np.flatnonzero(wrong & np.isfinite(score))
     low = scored_wrong[np.argsort(score[scored_wrong], kind="stable")[:args.lowest]]
     print(f"tracker rows {int((~np.isnan(error)).sum())}, errors {int(wrong.sum())}; the "

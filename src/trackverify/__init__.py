@@ -18,6 +18,7 @@ __all__ = [
     "AuditResult",
     "ConfigError",
     "audit",
+    "check_reference",
     "evaluate_ctc",
     "evaluate_tracking",
     "evaluate_wormnd",
@@ -36,6 +37,7 @@ __all__ = [
 _LAZY = {
     "audit": ("trackverify.audit", "audit"),
     "AuditResult": ("trackverify.audit", "AuditResult"),
+    "check_reference": ("trackverify.reference_check", "check_reference"),
     "evaluate_ctc": ("trackverify.graph.ctc", "evaluate_ctc"),
     "evaluate_tracking": ("trackverify.tracking_gt", "evaluate_tracking"),
     "evaluate_wormnd": ("trackverify.graph.wormnd", "evaluate_wormnd"),

@@ -103,6 +103,8 @@ FAMILIES = {
                  "Score fixed_distance and registered_distance side by side (specimen and real pairs)."),
     "audit": ("trackverify.audit.cli", "audit",
               "Audit a tracker's output with no reference tracks: which identities can be trusted."),
+    "check-reference": ("trackverify.reference_check.cli", "check_reference_command",
+                        "Find likely label errors in reference tracks, from the tracks alone."),
 }
 
 
@@ -254,6 +256,10 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--fit-ambiguity-k", "fit_ambiguity_k", is_flag=True, default=None,
               help="With --calibrate: also fit registered_distance's ambiguity band k (median "
                    "clean d/sigma of the fit recordings) instead of keeping ambiguity_k.")
+@click.option("--check-reference", "check_reference", is_flag=True, default=None,
+              help="Check the reference for likely label errors and give every condition's "
+                   "verification metrics also on the rows the check does not question "
+                   "(docs/reference-check.md).")
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",

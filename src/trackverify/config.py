@@ -68,6 +68,9 @@ class RunConfig:
     #: With ``run --calibrate``: replace ``ambiguity_k`` by the median clean ``d / sigma`` of
     #: the fit recordings (``run._calibrate``); otherwise calibration keeps the declared band.
     fit_ambiguity_k: bool = False
+    #: Check the reference for likely label errors and score every condition also on the rows
+    #: the check does not question (docs/reference-check.md).
+    check_reference: bool = False
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     repeats: int = 1
     specimen: SpecimenConfig = field(default_factory=SpecimenConfig)
@@ -118,7 +121,7 @@ class RunConfig:
 
 
 #: Settings recorded only when they differ from their default (:meth:`RunConfig.to_dict`).
-_RECORDED_WHEN_SET = ("repeats", "fit_ambiguity_k")
+_RECORDED_WHEN_SET = ("repeats", "fit_ambiguity_k", "check_reference")
 
 
 def _coerce(cls: type, name: str, value: Any, source: str) -> Any:

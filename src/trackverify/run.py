@@ -114,6 +114,7 @@ class RecordingResult:
     clean_errors: list  # tracks whose "clean" predictions already differ from the anchor ids
     timeline: Timeline  # the control condition per reference track, for the report
     identity: tuple  # (per-track rows, switch events) of tracking_gt, input frame numbers
+    reference_check: dict | None = None  # with check_reference: the check and both populations
 
 
 def run_verifiers(config: RunConfig) -> list:
@@ -168,7 +169,34 @@ def process_recording(task: tuple) -> RecordingResult:
         clean_errors=clean_prediction_errors(control, source.first_frame),
         timeline=control_timeline(name, control, tracking.identity.events, source.first_frame),
         identity=_in_input_frames(tracking.identity, source.first_frame),
+        reference_check=(reference_check_block(observations, detections, scored, config)
+                         if config.check_reference else None),
     )
+
+
+#: The verification numbers given for both populations of ``check_reference``.
+CHECKED_METRICS = ("n_rows", "n_labelled", "n_errors", "auroc", "auroc_abstain_as_error",
+                   "correct_coverage_at_fcr", "false_certification_rate", "certified_coverage")
+
+
+def reference_check_block(observations: pd.DataFrame, detections: pd.DataFrame | None,
+                          scored: pd.DataFrame, config: RunConfig) -> dict:
+    """The reference check of one recording, and every condition's verification numbers on all
+    its rows and on the rows whose reference observation the check does not question."""
+    from trackverify.reference_check import check_reference
+    from trackverify.reference_check.populations import rows_note
+
+    check = check_reference(observations, detections)
+    questioned = observations.loc[~check.kept, ["frame", "track"]].assign(_questioned=True)
+    flag = scored[["frame", "track"]].merge(questioned, on=["frame", "track"], how="left")
+    kept = flag["_questioned"].isna().to_numpy()
+
+    def numbers(rows: pd.DataFrame) -> dict:
+        return {c: {k: m[k] for k in CHECKED_METRICS if k in m}
+                for c, m in condition_metrics(rows, config, MAX_FCR).items()}
+
+    return {"summary": check.summary(), "note": rows_note(check),
+            "all_rows": numbers(scored), "unquestioned_rows": numbers(scored[kept])}
 
 
 def _in_input_frames(identity, first_frame: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -473,7 +501,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
               execution: Execution, verifiers: list, kinds: dict[str, str]) -> dict:
     primary = verifiers[0].name
     summaries, tracking, verification, consistency_blocks, choices = {}, {}, {}, {}, {}
-    clean_errors, timelines, identity = {}, [], []
+    clean_errors, timelines, identity, checked = {}, [], [], {}
     tracking_counts, reasons = [], {}
     with tempfile.TemporaryDirectory(prefix="trackverify-pool-") as work, progress_bar() as bar, \
             ParquetStream(out / "observations.parquet", enabled=execution.write_rows) as rows_out:
@@ -492,6 +520,8 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
                 clean_errors[name] = result.clean_errors
             timelines.append(result.timeline)
             identity.append((name, *result.identity))
+            if result.reference_check is not None:
+                checked[name] = result.reference_check
             cohort.merge(*result.chunk)
             for verifier_name, by_population in result.abstention_reasons.items():
                 reasons.setdefault(verifier_name, []).append(by_population)
@@ -516,6 +546,7 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
         "anatomical_consistency": consistency_blocks,
         "verifier_comparison": _comparison(populations, reasons, kinds),
         **({"clean_prediction_errors": clean_errors} if clean_errors else {}),
+        **({"reference_check": checked} if checked else {}),
         "_choices": choices,
         "_curves": {c: detection_curves(populations[primary, c]) for c in conditions if c != ALL},
         "_timelines": timelines,

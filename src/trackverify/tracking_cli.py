@@ -44,6 +44,39 @@ def graph_table(graph: dict, frame_buffer: int):
     return table
 
 
+def metrics_table(results, title: str):
+    """The printed table of the tracking_gt metrics (one row per recording, pooled last)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("recording", no_wrap=True)
+    for _, label in COLUMNS:
+        table.add_column(label, justify="right", no_wrap=True)
+    for recording, row in results.items():
+        table.add_row(str(recording), *(_cell(row[key]) for key, _ in COLUMNS),
+                      end_section=recording == list(results)[-2] if len(results) > 1 else False)
+    return table
+
+
+def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
+                          reference_source: str, predictions_source: str) -> dict:
+    """The reference check, the tracking_gt metrics on the rows it does not question, and a
+    note of what it found and what leaving those rows out changes (``all_rows``: the metrics
+    on all rows)."""
+    from trackverify.reference_check.core import check_reference
+    from trackverify.reference_check.populations import changes_note, rows_note, unquestioned
+    from trackverify.reference_check.write import issues_table
+    from trackverify.tracking_gt import evaluate_tracking
+
+    check = check_reference(reference)
+    ref, pred = unquestioned(reference, predictions, check)
+    results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
+                                predictions_source=predictions_source)
+    note = " ".join(filter(None, [rows_note(check), changes_note(all_rows, results)]))
+    return {"summary": check.summary(), "note": note, "results": results,
+            "findings": issues_table(check).to_dict("records")}
+
+
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks: a table (recording, frame, track, x_um, y_um[, z_um]"
@@ -75,11 +108,14 @@ def graph_table(graph: dict, frame_buffer: int):
                    "anisotropic voxels through --pixel-size X,Y,Z).")
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
+@click.option("--check-reference", is_flag=True, default=False,
+              help="Check the reference for likely label errors first (docs/reference-check.md) "
+                   "and give the tracking metrics on all rows and on the rows it does not question.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
-             sparse_reference, protocols, division_frame_buffer, out, **options):
+             sparse_reference, protocols, division_frame_buffer, check_reference, out, **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -133,17 +169,19 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
 
         extra["wormnd"] = evaluate_wormnd(ref.table, pred.table)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
-    table = Table(title="tracking_gt: oracle diagnostics (SPEC 3) | canonical metrics (SPEC 7)")
-    table.add_column("recording", no_wrap=True)
-    for _, label in COLUMNS:
-        table.add_column(label, justify="right", no_wrap=True)
-    for recording, row in results.items():
-        table.add_row(str(recording), *(_cell(row[key]) for key, _ in COLUMNS),
-                      end_section=recording == list(results)[-2] if len(results) > 1 else False)
+    checked = None
+    if check_reference:
+        checked = reference_populations(ref.table, pred.table, results, zero_distance_um,
+                                        str(reference), str(predictions))
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
-    console.print(table)
+    console.print(metrics_table(results, "tracking_gt: oracle diagnostics (SPEC 3) | canonical "
+                                         "metrics (SPEC 7)" + (", all rows" if checked else "")))
+    if checked:
+        console.print(metrics_table(checked["results"], "the same on the rows the reference "
+                                                        "check does not question"))
+        console.print(checked["note"])
     wrong = results.wrong_tracks()
     if len(wrong):
         listed = "" if len(wrong) <= LISTED_TRACKS else \
@@ -185,7 +223,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
         write_table(results.tracks, Path(out) / "tracks.csv")
         write_table(results.events, Path(out) / "events.csv")
         write_text_atomic(Path(out) / "report.html", render_tracking_report(
-            results, settings, {"reference": str(reference), "predictions": str(predictions)}))
+            results, settings, {"reference": str(reference), "predictions": str(predictions)},
+            checked))
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
             "graph_metrics": graph,
@@ -193,6 +232,10 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
             "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
+            **({"reference_check": {"summary": checked["summary"], "note": checked["note"],
+                                    "findings": checked["findings"],
+                                    "tracking_gt_unquestioned": checked["results"]}}
+               if checked else {}),
             "identity": {"tracks": results.tracks.to_dict("records"),
                          "events": results.events.to_dict("records")},
         })

@@ -46,7 +46,9 @@ def test_clean_run_writes_results(tmp_path, capsys):
     assert code == 0 and "results.json" in out
     data = results(tmp_path)
     assert data["settings"] == {"linked_by": "detection", "zero_distance_um": 5.0,
-                                "match_distance_um": 2.5, "division_frame_buffer": 1}
+                                "match_distance_um": 2.5, "division_frame_buffer": 1,
+                                "definition": "traccuracy", "sparse_reference": False,
+                                "protocols": [], "graph_matching": "detection"}
     a = data["tracking_gt"]["a"]
     assert a["correct_observation_rate"] == 1.0 and a["hota"] == 1.0 and a["mota"] == 1.0
     assert set(data["tracking_gt"]) == {"a", "pooled"}

@@ -197,6 +197,9 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
     summary["inputs"] = inputs
+    from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
+    summary["anchor_contradictions"] = anchor_contradictions(
+        table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
     if out is not None:  # checked above, before any work
         from trackverify.audit.write import write_outputs

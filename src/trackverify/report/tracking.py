@@ -31,7 +31,23 @@ def evaluate_timelines(results) -> list[Timeline]:
             for recording, rows in results.observations.groupby("recording", sort=False)]
 
 
-def render_tracking_report(results, settings: dict, inputs: dict[str, str]) -> str:
+def reference_check_section(checked: dict | None) -> str:
+    """With ``evaluate --check-reference``: what the check found, and every tracking_gt number
+    on the rows it does not question beside the same on all rows."""
+    if not checked:
+        return ""
+    rows = [[html.escape(str(name))] + [cell(block[k], f) for k, _, f in TRACKING]
+            for name, block in checked["results"].items()]
+    return f"""<h2>The reference check</h2>
+<p><b>{html.escape(checked["note"])}</b> The findings are in <code>results.json</code>
+(<code>reference_check.findings</code>); <code>trackverify check-reference</code> draws each
+(docs/reference-check.md). The table above is on all rows; this one on the rows the check does
+not question. Where they differ, the reference's likely errors change the score.</p>
+{table(['recording'] + [label for _, label, _ in TRACKING], rows)}"""
+
+
+def render_tracking_report(results, settings: dict, inputs: dict[str, str],
+                           checked: dict | None = None) -> str:
     """The whole ``evaluate`` report as one HTML string (deterministic bytes)."""
     tracking_rows = [[html.escape(str(name))] + [cell(block[k], f) for k, _, f in TRACKING]
                      for name, block in results.items()]
@@ -49,6 +65,7 @@ linked by {html.escape(str(settings['linked_by']))}.</p>
 by this benchmark, not HOTA or IDF1), with the canonical HOTA, MOTA and IDF1 (TrackEval's
 definitions) beside them. The graph metrics are in <code>results.json</code>.</p>
 {table(['recording'] + [label for _, label, _ in TRACKING], tracking_rows)}
+{reference_check_section(checked)}
 <h2>Reference tracks not followed correctly ({len(wrong)} of {len(tracks)})</h2>
 <p>The {min(WRONG_ROWS, len(wrong))} with the most wrong observations; all of them in
 <code>tracks.csv</code>, every identity switch in <code>events.csv</code>.</p>

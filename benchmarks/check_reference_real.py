@@ -1,0 +1,231 @@
+"""The reference check on the real freely moving recording, and what the reference supports.
+
+    .venv/bin/python benchmarks/check_reference_real.py [--data ../shared/data/fdnc-nerve-freely-moving]
+        [--split 373] [--injections 200] [--json out.json]
+
+1. **The check** (its default rule, docs/reference-check.md) on the development half (frames
+   <= ``--split``) and, separately, on the rest (the stand-in for a held-out half): findings by
+   kind, rows questioned and kept, the pairs of tracks the findings involve most, and the anchor
+   frame's findings.
+2. **Recall on planted errors** (seeded, 20261205): ``--injections`` one-frame label errors are
+   planted into the development half's labels, one per frame (frames drawn without replacement),
+   in three kinds taken in turn: a one-sided jump (label ``i`` onto its nearest labelled
+   neighbour ``q``'s detection, 5-11 um away, ``q``'s row removed), a crossed pair (``i`` and ``q``
+   exchanged) and a duplicate (``i`` onto ``q``'s detection, ``q`` kept). A planted error is found
+   when the check questions the planted row; the other findings are counted beside it.
+   A pairwise check of the check (``pair_test``, no neighbour motion model) reads each finding
+   with a partner, and, as its control, 200 unquestioned rows with their nearest neighbour.
+3. **Both populations.** The CPD tracker's identities (``tracker_cpd.parquet``) scored by
+   ``registered_distance`` (its defaults) over the whole recording (frame 0 its anchor, errors
+   against the anchor identity, SPEC section 4); per half, AUROC* and correct coverage at
+   FCR <= 1 %, 2 %, 5 % on all rows and on the rows the half's check does not question, with the
+   count of rows and errors of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench_real_verifier import SHARED, tracker_rows
+from trackverify.anchors import anchor_identities
+from trackverify.corrupt import label_errors
+from trackverify.dataset import load_dataset
+from trackverify.reference_check import check_reference
+from trackverify.report.numbers import fmt
+from trackverify.selective import auroc_abstain_as_error, risk_coverage_curve
+from trackverify.verifiers import run_verifier
+from trackverify.verifiers.registered_distance import RegisteredDistance
+
+COORDS = ["x_um", "y_um", "z_um"]
+SEED = 20261205
+
+
+def pair_counts(findings: pd.DataFrame, top: int = 6) -> list:
+    counts: dict = {}
+    for tracks, partner, frames in zip(findings["tracks"], findings["partner"], findings["frames"]):
+        pair = tuple(tracks) if len(tracks) == 2 else (tracks[0], None if pd.isna(partner) else int(partner))
+        if pair[1] is None:
+            continue
+        key = tuple(sorted(pair))
+        counts[key] = counts.get(key, 0) + len(frames)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def describe(obs: pd.DataFrame, dets: pd.DataFrame) -> tuple[dict, np.ndarray]:
+    start = time.process_time()
+    check = check_reference(obs, dets)
+    seconds = time.process_time() - start
+    f = check.findings
+    first = int(obs["frame"].min())
+    anchor = f[f["frames"].map(lambda v: v[0] == first)]
+    out = {**check.summary(), "cpu_seconds": round(seconds, 2),
+           "pair_test": pair_test(obs, dets, f),
+           "pair_test_control": pair_test(obs, dets, control_pairs(obs, check.kept)),
+           "top_pairs": [[list(k), v] for k, v in pair_counts(f)],
+           "anchor_findings": [{"tracks": t, "pattern": p, "partner": None if pd.isna(q) else int(q)}
+                               for t, p, q in zip(anchor["tracks"], anchor["pattern"], anchor["partner"])]}
+    return out, check.kept
+
+
+def pair_test(obs: pd.DataFrame, dets: pd.DataFrame, findings: pd.DataFrame) -> dict:
+    """A second, pairwise reading of the findings with a partner (one_sided, duplicate, crossed,
+    and anchor ones with a partner): ``ref`` = pos(q) - pos(i) averaged over the two nearest
+    frames (at most 5 away) where both are labelled; the label ``i`` at ``x`` is on ``q``'s place
+    when a detection lies nearer ``x - ref`` (where ``i`` is if ``x`` is ``q``) than ``x + ref``
+    (where ``q`` is if the label is right). No neighbour motion model: a check of the check."""
+    by_track = {k: g.set_index("frame")[COORDS] for k, g in obs.groupby("track")}
+    frames_of = dets.groupby("frame").indices
+    points = dets[COORDS].to_numpy(dtype=np.float64)
+    verdict = {"label_on_partner": 0, "label_right": 0, "no_reference_frame": 0}
+    for f in findings[findings["partner"].notna()].itertuples():
+        i, q, t = f.tracks[0], int(f.partner), f.frames[0]
+        if q == i:
+            i = f.tracks[1]
+        both = by_track[i].index.intersection(by_track[q].index).difference(f.frames)
+        near = both[np.argsort(np.abs(both - t), kind="stable")][:2]
+        near = near[np.abs(near - t) <= 5]
+        if not len(near) or t not in by_track[i].index:
+            verdict["no_reference_frame"] += 1
+            continue
+        ref = (by_track[q].loc[near].to_numpy() - by_track[i].loc[near].to_numpy()).mean(axis=0)
+        x = by_track[i].loc[t].to_numpy(dtype=np.float64)
+        here = points[frames_of[t]]
+        a = np.linalg.norm(here - (x - ref), axis=1).min()
+        b = np.linalg.norm(here - (x + ref), axis=1).min()
+        verdict["label_on_partner" if a < b else "label_right"] += 1
+    return verdict
+
+
+def control_pairs(obs: pd.DataFrame, kept: np.ndarray, n: int = 200) -> pd.DataFrame:
+    """``n`` unquestioned rows (seeded) as findings with their nearest labelled neighbour as
+    partner: the pair test's control (it should say ``label_right``)."""
+    rng = np.random.default_rng(SEED)
+    rows = rng.choice(np.flatnonzero(kept), size=min(n, int(kept.sum())), replace=False)
+    out = []
+    for r in np.sort(rows):
+        t = obs["frame"].iat[r]
+        here = obs[obs["frame"].to_numpy() == t]
+        gap = np.linalg.norm(here[COORDS].to_numpy() - obs[COORDS].iloc[r].to_numpy(), axis=1)
+        gap[gap == 0] = np.inf
+        out.append({"tracks": [int(obs["track"].iat[r])], "frames": [int(t)],
+                    "partner": int(here["track"].iat[int(np.argmin(gap))])})
+    return pd.DataFrame(out)
+
+
+def plant(obs: pd.DataFrame, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, list]:
+    """``n`` one-frame errors in distinct frames; returns the labels and the planted rows
+    (frame, track, kind) whose questioning counts as found."""
+    obs = obs.copy()
+    frames = rng.choice(np.unique(obs["frame"]), size=n, replace=False)
+    planted, drop = [], []
+    kinds = ("one_sided", "crossed", "duplicate")
+    for k, t in enumerate(np.sort(frames)):
+        here = obs.index[obs["frame"].to_numpy() == t]
+        xyz = obs.loc[here, COORDS].to_numpy(dtype=np.float64)
+        gap = np.linalg.norm(xyz[:, None] - xyz[None], axis=2)
+        np.fill_diagonal(gap, np.inf)
+        nearest = gap.min(axis=1)
+        ok = np.flatnonzero((nearest >= 5) & (nearest <= 11))
+        if not len(ok):
+            continue
+        a = ok[rng.integers(len(ok))]
+        b = int(np.argmin(gap[a]))
+        ra, rb = here[a], here[b]
+        kind = kinds[k % 3]
+        pa, pb = xyz[a].copy(), xyz[b].copy()
+        obs.loc[ra, COORDS] = pb
+        if kind == "crossed":
+            obs.loc[rb, COORDS] = pa
+        if kind == "one_sided":
+            drop.append(rb)
+        planted.append((int(t), int(obs.at[ra, "track"]), kind))
+    return obs.drop(index=drop), planted
+
+
+def recall(obs: pd.DataFrame, dets: pd.DataFrame, n: int) -> dict:
+    labels, planted = plant(obs, n, np.random.default_rng(SEED))
+    check = check_reference(labels, dets)
+    questioned = labels.loc[check.rows["questioned"].to_numpy(), ["frame", "track"]]
+    hit = set(map(tuple, questioned.to_numpy().tolist()))
+    out = {"planted": len(planted)}
+    for kind in ("one_sided", "crossed", "duplicate"):
+        rows = [(t, i) for t, i, k in planted if k == kind]
+        out[f"recall_{kind}"] = sum(r in hit for r in rows) / len(rows) if rows else None
+    found = sum((t, i) in hit for t, i, _ in planted)
+    out["recall"] = found / len(planted)
+    out["findings_total"] = len(check.findings)
+    base = check_reference(obs, dets).summary()["findings"]
+    out["findings_without_planting"] = base
+    return out
+
+
+def populations(error: np.ndarray, score: np.ndarray, half: np.ndarray, kept: np.ndarray) -> dict:
+    out = {}
+    for name, mask in (("all_rows", half), ("unquestioned_rows", half & kept)):
+        e, s = error[mask], score[mask]
+        curve = risk_coverage_curve(e, s)
+        fcr, cov = curve["false_certification_rate"], curve["correct_coverage"]
+        block = {"rows": int(mask.sum()), "scored_rows": int((~np.isnan(e)).sum()),
+                 "errors": int(np.nansum(e)), "auroc_abst": auroc_abstain_as_error(e, s)}
+        for level in (0.01, 0.02, 0.05):
+            ok = fcr <= level
+            block[f"cov_at_fcr{round(level * 100)}"] = float(cov[ok].max()) if ok.any() else 0.0
+        out[name] = block
+    return out
+
+
+def pictures(obs: pd.DataFrame, dets: pd.DataFrame, folder: Path, n: int = 6) -> None:
+    from trackverify.io.atomic import ensure_folder, write_text_atomic
+    from trackverify.reference_check.write import picture
+
+    folder = ensure_folder(folder)
+    for _, finding in check_reference(obs, dets).findings.head(n).iterrows():
+        write_text_atomic(folder / f"finding-{finding['rank']}.svg", picture(finding, obs, dets))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
+    parser.add_argument("--split", type=int, default=373)
+    parser.add_argument("--injections", type=int, default=200)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--pictures", type=Path, default=None,
+                        help="write the development half's 6 strongest findings as SVG here")
+    args = parser.parse_args()
+    (_, source), = load_dataset(args.data).sources()
+    observations, detections = source.load(), source.load_detections()
+    tracker = tracker_rows(args.data, observations, source.first_frame)
+    result = {"command": "benchmarks/check_reference_real.py", "split": args.split}
+    error = label_errors(tracker, anchor_identities(tracker)).astype("Float64").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    start = time.process_time()
+    score = run_verifier(RegisteredDistance(), tracker, detections)
+    result["verifier_cpu_seconds"] = round(time.process_time() - start, 1)
+    development = observations["frame"].to_numpy() <= args.split
+    for half, mask in (("development", development), ("rest", ~development)):
+        obs = observations[mask].reset_index(drop=True)
+        dmask = (detections["frame"].to_numpy() <= args.split) == (half == "development")
+        dets = detections[dmask].reset_index(drop=True)
+        check, kept_half = describe(obs, dets)
+        if half == "development" and args.pictures:
+            pictures(obs, dets, args.pictures)
+        block = {"check": check}
+        if half == "development":
+            block["planted"] = recall(obs, dets, args.injections)
+        kept = np.ones(len(observations), dtype=bool)
+        kept[np.flatnonzero(mask)] = kept_half
+        block["registered_distance"] = populations(error, score, mask, kept)
+        result[half] = block
+        print(half, json.dumps(block, default=fmt, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
