@@ -23,7 +23,7 @@ for the regression check; its score is the current one (distance plus margin exc
 ``registered_distance (relative score)`` is the current verifier with ``score="relative"``
 (its score times median spacing / the claimed identity's own anchor spacing; a setting,
 docs/verifiers.md). ``--check-reference`` adds, for the real tracker, the same numbers on the rows the reference
-check does not question (docs/reference-check.md; the check reads the reference only).
+check does not question (docs/guide/reference-check.md; the check reads the reference only).
 ``--track-window H`` sets the track pooling window of every
 ``registered_distance`` entry (0 = off; default: the verifier's default), ``--merge-k M`` its
 merged-anchor factor likewise.
@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated verifier names")
     parser.add_argument("--check-reference", action="store_true",
                         help="also score the tracker's errors on the rows the reference check "
-                             "does not question (docs/reference-check.md)")
+                             "does not question (docs/guide/reference-check.md)")
     args = parser.parse_args()
     makers = {n: m for n, m in verifiers(args.k, args.track_window, args.merge_k).items()
               if not args.only or n in args.only.split(",")}

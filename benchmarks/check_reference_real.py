@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/check_reference_real.py [--data ../shared/data/fdnc-nerve-freely-moving]
         [--split 373] [--injections 200] [--json out.json]
 
-1. **The check** (its default rule, docs/reference-check.md) on the development half (frames
+1. **The check** (its default rule, docs/guide/reference-check.md) on the development half (frames
    <= ``--split``) and, separately, on the rest (the stand-in for a held-out half): findings by
    kind, rows questioned and kept, the pairs of tracks the findings involve most, and the anchor
    frame's findings.

@@ -22,7 +22,7 @@ scored by ``registered_distance`` (its defaults). The ``--lowest`` lowest-scored
    never by the verifier.
 
 ``--check-reference`` keeps only the rows the reference check does not question
-(docs/reference-check.md): what remains is where the registration agrees with a wrong tracker
+(docs/guide/reference-check.md): what remains is where the registration agrees with a wrong tracker
 on a reference the check does not doubt.
 """
 

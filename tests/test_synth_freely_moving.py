@@ -2,7 +2,7 @@
 spurious detections, misses, per-volume re-centring) with the real step / spacing ratio.
 
 Bands are stated against the development recording's measured values
-(benchmarks/real_motion_stats.py, docs/specimen.md): step / spacing 0.60, 59 % of a frame's
+(benchmarks/real_motion_stats.py, docs/evidence/specimen.md): step / spacing 0.60, 59 % of a frame's
 detections labelled, 63 gaps in 756 frame numbers, frame medians exactly 0.
 """
 
@@ -117,7 +117,7 @@ def test_the_cli_offers_the_level(tmp_path):
 
 
 def test_weighted_labelling_reaches_less_far_along_the_body():
-    # Real frame 0 (docs/specimen.md): |u - median u| along the body axis, p90 41.6 um for the
+    # Real frame 0 (docs/evidence/specimen.md): |u - median u| along the body axis, p90 41.6 um for the
     # labelled neurons against 52.5 um for all detections (ratio 0.79); uniform labelling
     # (the level's default) gives about 1, the fitted weighting (W 45 um, p 8) less.
     import dataclasses
@@ -229,7 +229,7 @@ def test_the_labelling_tilt_reaches_freely_moving_only(monkeypatch):
 
 
 def test_the_fitted_tilt_gives_the_real_spacing_radius_correlation():
-    # Fitted statistic (docs/specimen.md): over the anchored neurons labelled at the first frame
+    # Fitted statistic (docs/evidence/specimen.md): over the anchored neurons labelled at the first frame
     # >= 300, Spearman's rho of the nearest-neighbour distance there with the anchor's distance
     # from the anchor centroid. Real recording 0.216; the level's uniform labelling gives
     # animals 0-7 a mean of 0.54, the fitted tilt (beta 52, computed, not used by the level)

@@ -259,7 +259,7 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
 @click.option("--check-reference", "check_reference", is_flag=True, default=None,
               help="Check the reference for likely label errors and give every condition's "
                    "verification metrics also on the rows the check does not question "
-                   "(docs/reference-check.md).")
+                   "(docs/guide/reference-check.md).")
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
               help="Recordings processed in parallel.")
 @click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",

@@ -69,7 +69,7 @@ class RunConfig:
     #: the fit recordings (``run._calibrate``); otherwise calibration keeps the declared band.
     fit_ambiguity_k: bool = False
     #: Check the reference for likely label errors and score every condition also on the rows
-    #: the check does not question (docs/reference-check.md).
+    #: the check does not question (docs/guide/reference-check.md).
     check_reference: bool = False
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
     repeats: int = 1

@@ -109,7 +109,7 @@ def reference_populations(reference, predictions, all_rows, zero_distance_um: fl
 @click.option("--division-frame-buffer", type=int, default=1, show_default=True,
               help="Division metrics: also report frame buffers 1..N.")
 @click.option("--check-reference", is_flag=True, default=False,
-              help="Check the reference for likely label errors first (docs/reference-check.md) "
+              help="Check the reference for likely label errors first (docs/guide/reference-check.md) "
                    "and give the tracking metrics on all rows and on the rows it does not question.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "

@@ -1,11 +1,11 @@
-"""The Python example of docs/reference-check.md runs and its assertions hold."""
+"""The Python example of docs/guide/reference-check.md runs and its assertions hold."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "reference-check.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "reference-check.md"
 
 
 def test_guide_example_runs(capsys):

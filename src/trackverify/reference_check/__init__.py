@@ -1,4 +1,4 @@
-"""The reference check: likely label errors in reference tracks (docs/reference-check.md).
+"""The reference check: likely label errors in reference tracks (docs/guide/reference-check.md).
 
 Light: the work (pandas, scipy) is imported on first use, so ``check-reference -h`` stays fast.
 """

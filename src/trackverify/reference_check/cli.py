@@ -22,7 +22,7 @@ def check_reference_command(tracks, detections, out, **options):
 
     TRACKS holds recording, frame, track, x_um, y_um[, z_um][, detection], or is any tracker
     file the readers take. Writes reference_issues.csv (ranked findings), check.json and
-    report.html to --out (docs/reference-check.md).
+    report.html to --out (docs/guide/reference-check.md).
     """
     from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir

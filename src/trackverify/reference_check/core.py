@@ -15,7 +15,7 @@ from the frames around it, identity-free in the sense that only the labels thems
    contradict the label).
 3. **Strength.** ``z = (r - median r) / (1.4826 MAD r)`` over the recording's rows, the recording's
    own residual distribution.
-4. **Rule** (fixed on the development half, docs/reference-check.md): a row is questioned when
+4. **Rule** (fixed on the development half, docs/guide/reference-check.md): a row is questioned when
    ``z >= z_min`` (default 3.5, the modified z-score outlier cut of Iglewicz and Hoaglin) and the detection nearest ``i``'s prediction ``p_i`` (the median of
    its ``p_i(s)``) is another one, at most ``ratio`` (default 0.5) times as far from ``p_i`` as the
    labelled one: the label is far from where the frames around put it and something else sits there.
@@ -46,7 +46,7 @@ KINDS = ("one_sided", "duplicate", "crossed", "displaced", "anchor")
 
 @dataclass(frozen=True)
 class CheckSettings:
-    """The rule's settings (docs/reference-check.md); the defaults are the stated rule."""
+    """The rule's settings (docs/guide/reference-check.md); the defaults are the stated rule."""
 
     window: int = 2
     neighbours: int = 6

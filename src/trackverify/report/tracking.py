@@ -41,7 +41,7 @@ def reference_check_section(checked: dict | None) -> str:
     return f"""<h2>The reference check</h2>
 <p><b>{html.escape(checked["note"])}</b> The findings are in <code>results.json</code>
 (<code>reference_check.findings</code>); <code>trackverify check-reference</code> draws each
-(docs/reference-check.md). The table above is on all rows; this one on the rows the check does
+(docs/guide/reference-check.md). The table above is on all rows; this one on the rows the check does
 not question. Where they differ, the reference's likely errors change the score.</p>
 {table(['recording'] + [label for _, label, _ in TRACKING], rows)}"""
 
