@@ -13,7 +13,7 @@ prediction can be right and every one counts as wrong: the tracker says "this de
 neuron p" and the reference names it another neuron. That label means what it says only as
 far as the reference is consistent between its anchor frame and later frames; where it is not
 (``unanchored_pairs`` below measures it: the reference audited as if it were a tracker),
-those rows are errors the audit is not built to see (docs/audit.md, "On the real tracker").
+those rows are errors the audit is not built to see (docs/evidence/audit.md).
 The definition is kept as it is; the neurons labelled in the anchor frame are reported as a
 second population, not as a replacement.
 

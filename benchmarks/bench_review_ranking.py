@@ -1,4 +1,4 @@
-"""Which key ranks the audit's review list (docs/audit.md "The review list", issue 15).
+"""Which key ranks the audit's review list (docs/guide/audit.md "The review list", issue 15).
 
     .venv/bin/python benchmarks/bench_review_ranking.py [--frames 1000] [--seeds 0,1,2]
                                                         [--pairs 12]

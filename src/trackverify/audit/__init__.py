@@ -1,4 +1,4 @@
-"""``trackverify audit``: which identities of a tracker's output can be trusted (docs/audit.md).
+"""``trackverify audit``: which identities of a tracker's output can be trusted (docs/guide/audit.md).
 
 ``trackverify.audit(tracks, ...)`` is :func:`trackverify.audit.core.audit`. Importing the
 subpackage makes ``trackverify.audit`` name this package (Python sets a parent's attribute to

@@ -1,4 +1,4 @@
-"""Audit a tracker's output with no reference tracks (``trackverify audit``; docs/audit.md).
+"""Audit a tracker's output with no reference tracks (``trackverify audit``; docs/guide/audit.md).
 
 Input: a tracker's output, one row per detection it identified, ``recording, frame, pred_id,
 x_um, y_um[, z_um][, detection][, pred_valid]`` (``recording`` optional for one recording),
@@ -305,7 +305,7 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     scores = run_verifier(scorer, shifted, dets)
     reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
     # An id the anchor frame does not hold once is not covered by its trust, whatever the
-    # verifier says: no score, abstained with the reason (docs/audit.md).
+    # verifier says: no score, abstained with the reason (docs/guide/audit.md).
     uncovered, why = _uncovered(shifted, identities.ids)
     scores = np.where(uncovered, np.nan, scores)
     reasons = np.where(uncovered, why, reasons)
