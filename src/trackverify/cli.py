@@ -148,6 +148,7 @@ def cli() -> None:
     \b
     Start here:
       trackverify audit TRACKS --out DIR  audit your tracker's output (no reference needed)
+      trackverify check-reference -h      check hand-made reference tracks for label errors
       trackverify evaluate -h             score predictions against reference tracks
       trackverify run                     the whole benchmark on the built-in specimen
       trackverify synth --out DIR         write a synthetic specimen to DIR
