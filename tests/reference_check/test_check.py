@@ -319,3 +319,14 @@ def test_audit_reports_the_anchor_frame_contradiction():
     found = result.summary["anchor_contradictions"]
     assert [(f["id"], f["pattern"], f["partner"], f["contradicting_frames"]) for f in found] == [
         (25, "one_sided", 27, [1, 2])]
+    # The report says it, with both populations side by side for every condition.
+    report = (out / "report.html").read_text()
+    section = report[report.index("The reference check: what the reference can support"):]
+    assert "<h3>hand</h3>" in section and "likely label errors" in section
+    for condition in checked["all_rows"]:
+        assert f"<td>{condition}</td>" in section, condition
+    errors = checked["unquestioned_rows"]["all_conditions"]["n_errors"]
+    row = section[section.index("<td>all_conditions</td>"):].split("</tr>")[0]
+    assert f"<td>{checked['all_rows']['all_conditions']['n_errors']}</td>" in row and f"<td>{errors}</td>" in row
+    answer = report[report.index('<section class="answer">'):report.index("</section>")]
+    assert "the check questions 2 of" in answer

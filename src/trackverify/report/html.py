@@ -54,6 +54,8 @@ GLOSSARY = {
     "AUROC*": "AUROC with abstained rows ranked as the most suspicious, so abstaining earns nothing",
     "AUROC, abstained ranked most suspicious": "AUROC*: AUROC with abstained rows ranked as the "
                                                "most suspicious, so abstaining earns nothing",
+    "AUROC*, all rows": "AUROC* on every row",
+    "AUROC*, unquestioned": "AUROC* on the rows whose reference label the check does not question",
     "AUPRC": "average precision of finding the errors by score (chance level = prevalence)",
     "certified coverage": "certified rows / all rows (certified: a finite score at most the threshold)",
     "selective risk": "certified errors / certified rows",
@@ -296,12 +298,25 @@ def _verifiers_sentence(results: dict) -> str:
             f"predictions, " + "; ".join(parts) + ".</p>")
 
 
+def _reference_sentence(checked: dict) -> str:
+    if not checked:
+        return ""
+    questioned = sum(b["summary"]["rows_questioned"] for b in checked.values())
+    rows = sum(b["summary"]["rows"] for b in checked.values())
+    if not questioned:
+        return f"<p><b>The reference</b>: the check questions none of its {rows:,} rows.</p>"
+    return (f"<p><b>The reference</b> has likely label errors: the check questions {questioned:,} of "
+            f"its {rows:,} rows; every condition's numbers without them are in "
+            "<i>The reference check</i> below.</p>")
+
+
 def _answer_section(results: dict) -> str:
     """The page's first words: how good the predictions are, which verifier catches which
     errors and certifies how much, and what (if anything) is guaranteed."""
     return ('<section class="answer"><h2>The answer</h2>'
             + _tracks_sentence(results["tracking_gt"]) + _verifiers_sentence(results)
             + f"<p><b>Guarantee</b>: {html.escape(results['certification']['guarantee'])}</p>"
+            + _reference_sentence(results.get("reference_check", {}))
             + '<p class="note">Every column name shows its meaning on hover; the '
             '<a href="#glossary">glossary</a> at the end lists them.</p></section>')
 
@@ -310,6 +325,32 @@ def _glossary_section() -> str:
     entries = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>"
                       for term, meaning in GLOSSARY.items())
     return f'<h2 id="glossary">Glossary</h2><dl class="glossary">{entries}</dl>'
+
+
+#: The verification numbers shown for both populations of the reference check.
+CHECKED = (("n_errors", "errors", "d"), ("auroc_abstain_as_error", "AUROC*", "sig"),
+           ("correct_coverage_at_fcr", "correct coverage at FCR &le; 1%", "sig"))
+
+
+def _reference_check_section(checked: dict) -> str:
+    """``run --check-reference``: per recording, what the check questions and every
+    condition's numbers on all rows beside those on the rows it does not question."""
+    if not checked:
+        return ""
+    header = ["condition"] + [f"{label}, {population}" for population in ("all rows", "unquestioned")
+                              for _, label, _ in CHECKED]
+    parts = []
+    for name, block in checked.items():
+        rows = [[html.escape(c)] + [cell(block[population][c].get(k), f)
+                                    for population in ("all_rows", "unquestioned_rows")
+                                    for k, _, f in CHECKED]
+                for c in block["all_rows"]]
+        parts.append(f"<h3>{html.escape(str(name))}</h3><p>{html.escape(block['note'])}</p>"
+                     + table(header, rows))
+    return ("<h2>The reference check: what the reference can support</h2><p>Rows whose reference "
+            "label the check questions (docs/guide/reference-check.md) are left out of the second "
+            "population; a number that moves between the two rests on labels that may be wrong.</p>"
+            + "".join(parts))
 
 
 def _comparison_section(comparison: dict) -> str:
@@ -433,6 +474,7 @@ threshold in use ({fmt(verifier['threshold_um'])} µm{', fitted' if fitted_thres
 {_risk_coverage_plot(pooled, verifier['threshold_um'], target_fcr)}
 
 {_comparison_section(results.get("verifier_comparison", {}))}
+{_reference_check_section(results.get("reference_check", {}))}
 
 <h2>anatomical_consistency: does the small-deformation hypothesis hold?</h2>
 <p class="rule">{html.escape(rule)}</p>
