@@ -163,6 +163,16 @@ def test_command_refuses_bad_detections_and_out_over_input(tmp_path, capsys):
                         str(tmp_path / "detections.csv"), "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "y_um" in output and "detections.csv" in output
     assert "Traceback" not in output and len(output.strip().splitlines()) == 1
+    # A detection with no position, or a fractional frame, is refused naming column and row
+    # (it was read and silently left out of the neighbourhoods).
+    for column, value, words in (("x_um", float("nan"), "column 'x_um', row 3"),
+                                 ("frame", 1.5, "column 'frame', row 3")):
+        bad = detections.astype({column: float})
+        bad.loc[2, column] = value
+        bad.to_csv(tmp_path / "bad.csv", index=False)
+        code, output = run(["check-reference", str(tmp_path / "tracks.csv"), "--detections",
+                            str(tmp_path / "bad.csv"), "--out", str(tmp_path / "o")], capsys)
+        assert code == 2 and "bad.csv" in output and words in output, output
     code, output = run(["check-reference", str(tmp_path / "tracks.csv"), "--out", str(tmp_path)], capsys)
     assert code == 2 and "Traceback" not in output
     assert not (tmp_path / "reference_issues.csv").exists()
@@ -303,6 +313,17 @@ def test_run_gives_verification_on_all_and_on_unquestioned_rows(tmp_path):
     pooled = checked["all_rows"]["all_conditions"]["n_rows"] - checked["unquestioned_rows"]["all_conditions"]["n_rows"]
     assert pooled == 2 * len(conditions)
     assert checked["all_rows"]["control"]["n_rows"] == len(obs)
+    # The report says it, with both populations side by side for every condition.
+    report = (out / "report.html").read_text()
+    section = report[report.index("The reference check: what the reference can support"):]
+    assert "<h3>hand</h3>" in section and "likely label errors" in section
+    for condition in checked["all_rows"]:
+        assert f"<td>{condition}</td>" in section, condition
+    errors = checked["unquestioned_rows"]["all_conditions"]["n_errors"]
+    row = section[section.index("<td>all_conditions</td>"):].split("</tr>")[0]
+    assert f"<td>{checked['all_rows']['all_conditions']['n_errors']}</td>" in row and f"<td>{errors}</td>" in row
+    answer = report[report.index('<section class="answer">'):report.index("</section>")]
+    assert "the check questions 2 of" in answer
 
 
 def test_audit_reports_the_anchor_frame_contradiction():
@@ -319,14 +340,3 @@ def test_audit_reports_the_anchor_frame_contradiction():
     found = result.summary["anchor_contradictions"]
     assert [(f["id"], f["pattern"], f["partner"], f["contradicting_frames"]) for f in found] == [
         (25, "one_sided", 27, [1, 2])]
-    # The report says it, with both populations side by side for every condition.
-    report = (out / "report.html").read_text()
-    section = report[report.index("The reference check: what the reference can support"):]
-    assert "<h3>hand</h3>" in section and "likely label errors" in section
-    for condition in checked["all_rows"]:
-        assert f"<td>{condition}</td>" in section, condition
-    errors = checked["unquestioned_rows"]["all_conditions"]["n_errors"]
-    row = section[section.index("<td>all_conditions</td>"):].split("</tr>")[0]
-    assert f"<td>{checked['all_rows']['all_conditions']['n_errors']}</td>" in row and f"<td>{errors}</td>" in row
-    answer = report[report.index('<section class="answer">'):report.index("</section>")]
-    assert "the check questions 2 of" in answer

@@ -40,13 +40,11 @@ def check_reference_command(tracks, detections, out, **options):
 
 
 def read_detections(path: Path):
-    """The detection table, its columns checked (one error naming the file and column)."""
-    from trackverify.errors import InputError
+    """The detection table, validated like every table (columns, integral frames, finite
+    coordinates: one error naming the file, column and row); a detection id is optional."""
     from trackverify.io.tabular import read_table
+    from trackverify.tables import Schema, validate
 
-    table = read_table(path)
-    for column in ("frame", "x_um", "y_um"):
-        if column not in table.columns:
-            raise InputError(f"the detection table has no '{column}' column", source=str(path),
-                             column=column)
-    return table
+    schema = Schema("detection table", required=("frame", "x_um", "y_um"),
+                    optional=("recording", "detection", "z_um"))
+    return validate(read_table(path), schema, source=str(path))
