@@ -190,9 +190,9 @@ def test_persistent_swap_row_labels_and_global_alignment_diverge(table):
     assert diagnostics["identity_switches"] == 2 and diagnostics["fragmentations"] == 2
 
 
-def at_start(tracks, xs):
-    return pd.DataFrame({"track": tracks, "x_um": np.asarray(xs, float), "y_um": 0.0,
-                         "z_um": 0.0})
+def at_start(tracks, xs, ys=0.0):
+    return pd.DataFrame({"track": tracks, "x_um": np.asarray(xs, float),
+                         "y_um": np.asarray(ys, float), "z_um": 0.0})
 
 
 @pytest.mark.parametrize("tracks, xs, pair", [
@@ -208,6 +208,24 @@ def test_nearby_pair_tie_rule(tracks, xs, pair):
     from trackverify.corrupt import _nearest_pair
 
     assert _nearest_pair(at_start(tracks, xs)) == pair
+
+
+@pytest.mark.parametrize("tracks, xs, ys, pair", [
+    # (A, D) and (B, C) tie at 10, everything else >= 100 apart: the first id decides (A < B);
+    # taking the second id first would give (B, C) (C < D).
+    (["A", "B", "C", "D"], [0, 0, 10, 10], [0, 100, 100, 0], ("A", "D")),
+    (["D", "C", "B", "A"], [10, 10, 0, 0], [0, 100, 100, 0], ("A", "D")),
+    # (C, D) 3.1 apart is nearer than (A, B) 3.4: distances are compared exactly (rounded to
+    # 1 um they would tie, and the tie would go to (A, B)).
+    (["A", "B", "C", "D"], [0, 3.4, 100, 103.1], [0, 0, 0, 0], ("C", "D")),
+    (["A", "B", "C", "D"], [0, 0.4, 100, 100.1], [0, 0, 0, 0], ("C", "D")),
+])
+def test_nearby_pair_rule_where_the_alternatives_disagree(tracks, xs, ys, pair):
+    """Cases where a rule with the tie keys the other way round, or with distances rounded,
+    would choose another pair."""
+    from trackverify.corrupt import _nearest_pair
+
+    assert _nearest_pair(at_start(tracks, xs, ys)) == pair
 
 
 def test_neighbour_chain_ties_go_to_the_smaller_id():
