@@ -550,3 +550,31 @@ def test_identities_stacked_on_one_point_are_not_certified():
     assert later["reason"].tolist() == ["no_spacing"] * 9
     first = result.observations[result.observations["frame"] == 0]
     assert first["verdict"].tolist() == ["certified"] * 3
+
+
+def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel(tmp_path):
+    """registered_distance's deformation kernel lays out every pair of anchor identities
+    (identities x identities x axes); beyond io.bounded.MAX_LAYOUT_CELLS (5e7: 4,082
+    identities in 3-D) the audit says so in one line, at once, instead of asking for 9 GiB
+    (20,000 identities) and running out of memory."""
+    import subprocess
+    import sys
+
+    from trackverify.io.bounded import MAX_LAYOUT_CELLS
+
+    n = int((MAX_LAYOUT_CELLS / 3) ** 0.5) + 1  # 4,083: one more than fits
+    grid = np.arange(n, dtype=float)
+    table = pd.DataFrame({"recording": "r", "frame": np.repeat([0, 1], n),
+                          "pred_id": np.tile(np.arange(n), 2), "x_um": np.tile(grid * 7.0, 2),
+                          "y_um": 0.0, "z_um": np.tile(grid % 5, 2)})
+    path = tmp_path / "tracks.csv"
+    table.to_csv(path, index=False)
+    done = subprocess.run([sys.executable, "-m", "trackverify", "audit", str(path), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"trackverify: error: {path}: recording 'r' has {n} identities in its anchor frame: the "
+        "registration of registered_distance (its deformation kernel) lays out every pair of "
+        f"them, {n * n * 3:.3g} cells ({n} x {n} x 3), more than the 5e+07 allowed (at most "
+        f"{n - 1} identities)")
+    assert not (tmp_path / "out").exists()

@@ -202,6 +202,21 @@ def check_frame_layout(n_frames: int, n_identities: int, *, what: str,
                          "allowed (are the frames numbered in time units?)", source=source)
 
 
+def check_pair_layout(n_points: int, n_axes: int, *, what: str, recording: object = None,
+                      source: str | None = None) -> None:
+    """Refuse ``n_points`` whose (points x points x ``n_axes``) layout (every pair of them)
+    exceeds :data:`MAX_LAYOUT_CELLS`; ``what`` names the layout."""
+    n, axes = int(n_points), max(int(n_axes), 1)
+    cells = n * n * axes
+    if cells > MAX_LAYOUT_CELLS:
+        name = "" if recording is None else f"recording '{recording}' "
+        largest = int((MAX_LAYOUT_CELLS / axes) ** 0.5)
+        raise InputError(f"{name}has {n} identities in its anchor frame: {what} lays out every "
+                         f"pair of them, {cells:.3g} cells ({n} x {n} x {axes}), more than the "
+                         f"{MAX_LAYOUT_CELLS:.0e} allowed (at most {largest} identities)",
+                         source=source)
+
+
 #: What ``np.load`` (and numpy's header parser) raises on a damaged ``.npy`` / ``.npz`` file:
 #: a flipped header byte reaches Python's tokenizer (``tokenize.TokenError``, ``SyntaxError``).
 NPY_LOAD_ERRORS = (OSError, ValueError, TypeError, EOFError, SyntaxError, tokenize.TokenError,

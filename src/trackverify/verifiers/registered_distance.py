@@ -102,7 +102,7 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 from trackverify.anchors import ANCHOR_FRAME, anchor_positions
 from trackverify.assignment import assign
 from trackverify.errors import ConfigError
-from trackverify.io.bounded import check_frame_layout
+from trackverify.io.bounded import check_frame_layout, check_pair_layout
 from trackverify.tables import coordinate_columns
 from trackverify.values import is_integer, is_real
 from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
@@ -497,6 +497,8 @@ class RegisteredDistance:
         coords = coordinate_columns(table)
         frames = table["frame"].to_numpy()
         anchor_ids, anchor_xyz = anchor_positions(table)  # an id on two anchor rows: none
+        check_pair_layout(len(anchor_xyz), len(coords), recording=_recording_of(table),
+                          what="the registration of registered_distance (its deformation kernel)")
         self.spacing_factor = spacing_factors(anchor_xyz)  # anchor coordinates only
         if detections is None:
             detections = _unique_detections(table, coords)
