@@ -139,7 +139,7 @@ def estimate_error_rate(audit_dir: str | os.PathLike) -> dict:
                 if (keep & certified).any() else None}
 
     whole = blocks(np.ones(len(names), dtype=bool))
-    result = {**whole, "per_recording": {r: blocks(recording == r) for r in np.unique(recording)},
+    result = {**whole, "per_recording": {str(r): blocks(recording == r) for r in np.unique(recording)},
               "confidence": 1 - ALPHA,
               "covers": "the error rate of the finite population of audited observations",
               "interval": "Korn-Graubard stratified Clopper-Pearson with finite-population "
@@ -147,3 +147,23 @@ def estimate_error_rate(audit_dir: str | os.PathLike) -> dict:
               "seed": design.get("seed")}
     write_json_atomic(audit_dir / "estimate.json", result)
     return result
+
+
+def summary_lines(result: dict) -> list[str]:
+    """The estimate as text: one line per population, then the JSON's place."""
+    def line(name: str, block: dict | None) -> str:
+        if block is None:
+            return f"{name}: no such observations"
+        if block["estimate"] is None:
+            return f"{name}: undefined (a stratum has no decided row)"
+        text = (f"{name}: {block['estimate']:.1%} wrong (95 % CI {block['low']:.1%}-"
+                f"{block['high']:.1%}; {block['n_reviewed']} reviewed of {block['N']}")
+        if "upper_one_sided" in block:
+            text += f"; at most {block['upper_one_sided']:.1%}, one-sided 95 %"
+        return text + ")"
+
+    lines = [line("all", result["all"]), line("certified", result["certified"])]
+    if len(result["per_recording"]) > 1:
+        for recording, blocks in result["per_recording"].items():
+            lines += [line(f"{recording} {k}", v) for k, v in blocks.items()]
+    return lines
