@@ -1,6 +1,7 @@
 """Coverage of the review's error-rate intervals on the real CPD tracker's audit.
 
     PYTHONPATH=src .venv/bin/python benchmarks/error_rate_coverage.py [--draws 1000] [--seed 1]
+        [--sizes 100,200,400]
 
 The audit: ``trackverify audit examples/real-tracker/tracker_cpd.parquet --detections
 examples/real-tracker/detections.parquet``. The reviewer: the reference of
@@ -51,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sizes", default="100,200,400", help="sample sizes N, comma-separated")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         rows = audited_truth(Path(folder))
@@ -61,7 +63,7 @@ def main() -> None:
     print(f"audited {N.sum()} observations; strata {dict(zip(strata.index, N.tolist()))}; "
           f"wrong {dict(zip(strata.index, K.tolist()))}")
     table = []
-    for n in (100, 200, 400):
+    for n in map(int, args.sizes.split(",")):
         n_h = allocate(N, rates, n)
         for name, keep in (("all", np.ones(len(N), bool)), ("certified", certified)):
             design = simulate(N[keep], K[keep], n_h[keep], args.draws, args.seed)
