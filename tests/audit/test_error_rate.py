@@ -192,3 +192,16 @@ def test_the_audit_help_is_the_audits_and_lists_the_subcommands():
     assert done.returncode == 0 and "Usage: trackverify audit [OPTIONS] TRACKS" in done.stdout
     assert "audit sample" in done.stdout
     assert "AUDIT_DIR" in run_cli("audit", "sample", "-h").stdout
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+
+    import trackverify
+    from trackverify.audit.review import design, estimate
+
+    for module in (design, estimate):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0
+    assert trackverify.sample_review is draw_sample
+    assert trackverify.estimate_error_rate is estimate_error_rate

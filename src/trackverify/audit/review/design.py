@@ -86,6 +86,12 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
 
     Refuses (:class:`InputError`) to replace a ``review.csv`` that holds a decision.
     Returns the path of ``review.csv`` and the design written to ``sample.json``.
+    ``trackverify.sample_review`` is this function; the command is ``trackverify audit sample``.
+
+    Example (``audit`` is the ``--out`` folder of ``trackverify audit``)::
+
+        review, design = trackverify.sample_review("audit", n=200, seed=7)
+        [(s["stratum"], s["N"], s["n"]) for s in design["strata"]]
     """
     audit_dir = Path(audit_dir)
     review = audit_dir / "review.csv"

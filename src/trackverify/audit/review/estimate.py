@@ -119,6 +119,13 @@ def estimate_error_rate(audit_dir: str | os.PathLike) -> dict:
     Returns ``{"all": {...}, "certified": {..., "upper_one_sided"}, "per_recording":
     {recording: {"all": ..., "certified": ...}}, ...}``; each block holds ``estimate``,
     ``low``, ``high`` (95 %), ``n_reviewed``, ``n_unsure`` and the population size ``N``.
+    ``trackverify.estimate_error_rate`` is this function; the command is ``trackverify audit
+    estimate``.
+
+    Example (after every row of ``audit/review.csv`` has its decision)::
+
+        result = trackverify.estimate_error_rate("audit")
+        result["all"]["low"], result["all"]["high"], result["certified"]["upper_one_sided"]
     """
     audit_dir = Path(audit_dir)
     design, review = read_decisions(audit_dir)
