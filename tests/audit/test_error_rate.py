@@ -184,6 +184,10 @@ def test_a_partly_filled_or_misspelled_review_is_refused(audited):
     review.to_csv(audited / "review.csv", index=False)
     with pytest.raises(InputError, match="'maybe' is not correct"):
         estimate_error_rate(audited)
+    review.loc[6, "decision"] = "wrong"
+    review.drop(index=3).to_csv(audited / "review.csv", index=False)
+    with pytest.raises(InputError, match="sample.json drew"):
+        estimate_error_rate(audited)
     assert not (audited / "estimate.json").exists()
 
 

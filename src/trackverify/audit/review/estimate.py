@@ -110,6 +110,12 @@ def read_decisions(audit_dir: Path) -> tuple[dict, "object"]:
     if stranger.any():
         raise InputError("stratum not in sample.json", source=str(path), column="stratum",
                          row=int(np.argmax(stranger)) + 1)
+    held = review["stratum"].astype(str).value_counts()
+    for s in design["strata"]:
+        if held.get(s["stratum"], 0) != s["n"]:
+            raise InputError(f"holds {held.get(s['stratum'], 0)} rows of stratum "
+                             f"{s['stratum']!r}, sample.json drew {s['n']}: review the drawn "
+                             "rows, no more and no fewer", source=str(path), column="stratum")
     return design, review.assign(decision=decision)
 
 
