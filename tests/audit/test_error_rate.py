@@ -145,6 +145,9 @@ def test_round_trip_sample_fill_estimate(audited):
     assert result["all"]["n_reviewed"] == 40
     assert result["per_recording"]["worm"]["all"] == result["all"]
     assert "all:" in done.stdout and "certified:" in done.stdout
+    report = (audited / "report.html").read_text()
+    assert report.count("Error rate from the human review") == 1
+    assert f"{result['all']['estimate']:.1%}" in report
     # the same draw again from the same seed is refused now that decisions exist
     again = run_cli("audit", "sample", audited, "--n", "40", "--seed", "3")
     assert again.returncode == 2 and "holds decisions" in again.stderr
@@ -165,6 +168,7 @@ def test_unsure_widens_both_ends(audited):
     as_wrong = base.copy()
     as_wrong.loc[5, "decision"] = "wrong"
     unsure = estimate_error_rate(audited)["all"]
+    assert (audited / "report.html").read_text().count("Error rate from the human review") == 1
     as_wrong.to_csv(audited / "review.csv", index=False)
     high = estimate_error_rate(audited)["all"]["high"]
     assert unsure["low"] == sure["low"] and unsure["high"] == high

@@ -128,7 +128,8 @@ def estimate(audit_dir):
     """The error rate of the audited observations from the filled AUDIT_DIR/review.csv.
 
     Writes AUDIT_DIR/estimate.json (95 % intervals for all and certified observations, a
-    one-sided 95 % upper bound for certified, per recording) and prints it.
+    one-sided 95 % upper bound for certified, per recording), prints it and adds it to
+    AUDIT_DIR/report.html.
     """
     from trackverify.audit.review.estimate import estimate_error_rate, summary_lines
 

@@ -122,6 +122,7 @@ def read_decisions(audit_dir: Path) -> tuple[dict, "object"]:
 def estimate_error_rate(audit_dir: str | os.PathLike) -> dict:
     """The error-rate estimate of a filled review; writes ``audit_dir/estimate.json``.
 
+    Also puts the estimate's section into the audit's ``report.html``.
     Returns ``{"all": {...}, "certified": {..., "upper_one_sided"}, "per_recording":
     {recording: {"all": ..., "certified": ...}}, ...}``; each block holds ``estimate``,
     ``low``, ``high`` (95 %), ``n_reviewed``, ``n_unsure`` and the population size ``N``.
@@ -159,7 +160,20 @@ def estimate_error_rate(audit_dir: str | os.PathLike) -> dict:
                           "correction; unsure as correct for low, as wrong for high",
               "seed": design.get("seed")}
     write_json_atomic(audit_dir / "estimate.json", result)
+    _add_to_report(audit_dir / "report.html", result)
     return result
+
+
+def _add_to_report(path: Path, result: dict) -> None:
+    """The estimate's section in the audit's ``report.html`` (left alone when absent or made
+    before the report had a place for it)."""
+    from trackverify.audit.report import with_error_rate
+    from trackverify.io.atomic import write_text_atomic
+
+    if path.is_file():
+        updated = with_error_rate(path.read_text(encoding="utf-8"), result)
+        if updated is not None:
+            write_text_atomic(path, updated)
 
 
 def summary_lines(result: dict) -> list[str]:
