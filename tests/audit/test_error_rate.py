@@ -200,6 +200,8 @@ def test_the_audit_help_is_the_audits_and_lists_the_subcommands():
     assert done.returncode == 0 and "Usage: trackverify audit [OPTIONS] TRACKS" in done.stdout
     assert "audit sample" in done.stdout
     assert "AUDIT_DIR" in run_cli("audit", "sample", "-h").stdout
+    missing = run_cli("audit")
+    assert missing.returncode == 2 and "Try 'trackverify audit --help'" in missing.stderr
 
 
 def test_the_docstring_examples_hold():

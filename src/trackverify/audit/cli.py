@@ -31,11 +31,16 @@ class DefaultGroup(click.Group):
         return ("" if name == DEFAULT else name), command, rest
 
 
-class _DefaultCommand(click.Command):
-    """The default command: its usage reads ``trackverify audit [OPTIONS] TRACKS``."""
+class _DefaultContext(click.Context):
+    """The default command's context: named ``trackverify audit`` in usage and error hints."""
 
-    def format_usage(self, ctx, formatter):
-        formatter.write_usage(ctx.command_path.rstrip(), " ".join(self.collect_usage_pieces(ctx)))
+    @property
+    def command_path(self) -> str:
+        return super().command_path.rstrip()
+
+
+class _DefaultCommand(click.Command):
+    context_class = _DefaultContext
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
