@@ -192,6 +192,11 @@ def test_a_partly_filled_or_misspelled_review_is_refused(audited):
     review.drop(index=3).to_csv(audited / "review.csv", index=False)
     with pytest.raises(InputError, match="sample.json drew"):
         estimate_error_rate(audited)
+    design = json.loads((audited / "sample.json").read_text())
+    design["strata"][0]["n"] = design["strata"][0]["N"] + 1
+    (audited / "sample.json").write_text(json.dumps(design))
+    with pytest.raises(InputError, match=r"sample.json: strata must be .* 0 <= n <= N"):
+        estimate_error_rate(audited)
     assert not (audited / "estimate.json").exists()
 
 

@@ -30,6 +30,7 @@ from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.io.bounded import read_json
 from trackverify.io.tabular import read_table
+from trackverify.values import is_integer
 
 from trackverify.audit.review.design import DECISIONS
 
@@ -89,6 +90,13 @@ def _value(a) -> float | None:
 def read_decisions(audit_dir: Path) -> tuple[dict, "object"]:
     """``sample.json`` and ``review.csv`` with every decision checked."""
     design = read_json(audit_dir / "sample.json", what="sample.json")
+    strata = design.get("strata") if isinstance(design, dict) else None
+    if not isinstance(strata, list) or not all(
+            isinstance(h, dict) and isinstance(h.get("stratum"), str)
+            and is_integer(h.get("N"), 1) and is_integer(h.get("n"), 0, h.get("N"))
+            for h in strata):
+        raise InputError("strata must be a list of {stratum, N >= 1, 0 <= n <= N}; draw it "
+                         "with `trackverify audit sample`", source=str(audit_dir / "sample.json"))
     path = audit_dir / "review.csv"
     review = read_table(path)
     for column in ("recording", "stratum", "decision"):
