@@ -86,6 +86,33 @@ def _threshold_sentence(summary: dict) -> str:
             "<code>--calibration calibration.json</code>.</p>")
 
 
+#: Where ``trackverify audit estimate`` puts its section (:func:`with_error_rate`).
+ERROR_RATE_START, ERROR_RATE_END = "<!-- error rate -->", "<!-- /error rate -->"
+
+
+def with_error_rate(report: str, estimate: dict) -> str | None:
+    """``report`` (an audit's ``report.html``) with the error-rate section of ``estimate``
+    (``estimate.json``) between its markers, replacing an earlier one; None without markers."""
+    start, end = report.find(ERROR_RATE_START), report.find(ERROR_RATE_END)
+    if start < 0 or end < start:
+        return None
+    rows = [[html.escape(name), cell(block["estimate"], ".1%"),
+             f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}",
+             cell(block.get("upper_one_sided"), ".1%") if "upper_one_sided" in block else "",
+             cell(block["n_reviewed"], "d"), cell(block["n_unsure"], "d"), cell(block["N"], "d")]
+            for name, block in (("all", estimate["all"]), ("certified", estimate["certified"]))
+            if block is not None]
+    section = (f"<h2>Error rate from the human review</h2><p>Share of the audited observations "
+               f"whose identity is wrong, estimated from the decisions of <code>review.csv</code> "
+               f"(stratified sample of <code>sample.json</code>, seed {html.escape(str(estimate['seed']))}); "
+               f"95 % intervals over the finite population of audited observations; "
+               f"<i>unsure</i> counts as correct for the low end and as wrong for the high end "
+               f"(<code>estimate.json</code> per recording).</p>"
+               + table(["observations", "wrong", "95 % interval", "at most (one-sided 95 %)",
+                        "reviewed", "unsure", "population"], rows))
+    return report[:start + len(ERROR_RATE_START)] + section + report[end:]
+
+
 def render_audit_report(result) -> str:
     """The whole audit report as one HTML string (deterministic bytes)."""
     summary, counts = result.summary, result.summary["counts"]
@@ -116,6 +143,7 @@ identity looks wrong); <i>abstained</i>: the verifier could not decide (reasons 
 suspect segment is a run of one id's observations none of which is certified.</p></section>
 <h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
 <ul>{reasons}</ul>
+{ERROR_RATE_START}{ERROR_RATE_END}
 <h2>Identity timeline</h2>{timelines}
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
 <h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>

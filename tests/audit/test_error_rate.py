@@ -1,0 +1,222 @@
+"""The review sample and the error-rate estimate: hand cases, seeded coverage, the commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import betainc
+
+from trackverify.audit.review.design import allocate, draw_sample
+from trackverify.audit.review.estimate import estimate_error_rate, stratified_interval
+from trackverify.audit.review.simulation import simulate
+from trackverify.errors import InputError
+from tests.audit.test_audit import six_neurons
+from tests.conftest import run_cli
+
+
+# -- allocation ------------------------------------------------------------------------------
+
+def test_allocation_by_hand():
+    # weights 800 x sqrt(.05 x .95) = 174.36 and 200 x .5 = 100: 50 x 174.36 / 274.36 = 31.78
+    assert allocate(np.array([800, 200]), np.array([0.05, 0.5]), 50).tolist() == [32, 18]
+    # the floor of 10 binds for the small stratum; a stratum smaller than the floor is censused
+    assert allocate(np.array([10_000, 30]), np.array([0.05, 0.5]), 40).tolist() == [30, 10]
+    assert allocate(np.array([10_000, 4]), np.array([0.05, 0.5]), 40).tolist() == [36, 4]
+
+
+def test_allocation_refuses_too_small_and_too_large_samples():
+    with pytest.raises(InputError, match="less than the 20"):
+        allocate(np.array([100, 100]), np.array([0.05, 0.5]), 15)
+    with pytest.raises(InputError, match="more than the 200"):
+        allocate(np.array([100, 100]), np.array([0.05, 0.5]), 201)
+
+
+# -- the interval by hand --------------------------------------------------------------------
+
+def test_one_stratum_no_error_by_hand():
+    # N = 1000, n = 20, x = 0: q = 1/22, v = (1 - 0.02) q (1 - q) / 20, so m = 20 / 0.98 and
+    # the Beta(1, m) quantile is 1 - (1 - u)^(1/m) in closed form.
+    out = stratified_interval([1000], [20], [0])
+    m = 20 / 0.98
+    assert out["estimate"] == 0 and out["low"] == 0
+    assert out["high"] == pytest.approx(1 - 0.025 ** (1 / m), rel=1e-9)
+    assert out["upper"] == pytest.approx(1 - 0.05 ** (1 / m), rel=1e-9)
+
+
+def test_two_strata_by_hand():
+    # W = (0.8, 0.2); p = 0.8 x 0/32 + 0.2 x 9/18 = 0.1; q_h = (1/34, 10/20)
+    out = stratified_interval([800, 200], [32, 18], [0, 9])
+    q1, q2 = 1 / 34, 0.5
+    v = 0.64 * (1 - 32 / 800) * q1 * (1 - q1) / 32 + 0.04 * (1 - 18 / 200) * q2 * (1 - q2) / 18
+    q = 0.8 * q1 + 0.2 * q2
+    m = q * (1 - q) / v
+    k = 0.1 * m
+    assert out["estimate"] == pytest.approx(0.1)
+    # Clopper-Pearson ends: P(Beta(k, m-k+1) <= low) = 0.025, P(Beta(k+1, m-k) <= high) = 0.975
+    assert betainc(k, m - k + 1, out["low"]) == pytest.approx(0.025, abs=1e-9)
+    assert betainc(k + 1, m - k, out["high"]) == pytest.approx(0.975, abs=1e-9)
+    assert betainc(k + 1, m - k, out["upper"]) == pytest.approx(0.95, abs=1e-9)
+    assert out["low"] < 0.1 < out["upper"] < out["high"]
+
+
+def test_a_census_is_exact_and_a_stratum_without_sample_is_undefined():
+    out = stratified_interval([100, 50], [100, 50], [7, 5])
+    assert out["low"] == out["high"] == out["estimate"] == pytest.approx(12 / 150)
+    assert np.isnan(stratified_interval([100, 50], [10, 0], [1, 0])["estimate"])
+
+
+# -- coverage --------------------------------------------------------------------------------
+
+POPULATIONS = [  # (N_h, wrong K_h, n_h): small strata, zero and few errors
+    ([800, 200], [0, 3], [10, 10]),
+    ([800, 200], [4, 30], [10, 10]),
+    ([800, 200], [16, 100], [20, 10]),
+    ([50, 20], [1, 5], [10, 10]),
+    ([5000], [25], [40]),
+    ([2000, 500, 100], [10, 150, 50], [30, 15, 10]),
+]
+
+
+@pytest.mark.parametrize("population", POPULATIONS, ids=str)
+def test_seeded_coverage_is_at_least_95_percent(population):
+    result = simulate(*population, draws=4000, seed=7)
+    assert result["coverage"] >= 0.95, result
+    assert result["upper_coverage"] >= 0.95, result
+
+
+def test_the_coverage_test_fails_a_normal_approximation():
+    # the same draws as test_seeded_coverage_... for the rare-error population, scored by the
+    # stratified Wald interval p +- 1.96 sqrt(v): with zero errors in a stratum v misses it
+    N, K, n = (np.array(a) for a in POPULATIONS[4])
+    rng = np.random.Generator(np.random.PCG64(7))
+    x = rng.hypergeometric(K, N - K, n, size=(4000, len(N)))
+    W = N / N.sum()
+    p_h = x / n
+    p = (W * p_h).sum(axis=1)
+    half = 1.96 * np.sqrt((W**2 * (1 - n / N) * p_h * (1 - p_h) / n).sum(axis=1))
+    truth = K.sum() / N.sum()
+    wald = np.mean((p - half <= truth) & (truth <= p + half))
+    assert wald < 0.90
+    assert simulate(N, K, n, draws=4000, seed=7)["coverage"] >= 0.95
+
+
+# -- the commands ----------------------------------------------------------------------------
+
+@pytest.fixture
+def audited(tmp_path):
+    tracks = tmp_path / "tracks.csv"
+    six_neurons().to_csv(tracks, index=False)
+    out = tmp_path / "audit"
+    done = run_cli("audit", tracks, "--out", out)  # the audit's form from before the group
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_round_trip_sample_fill_estimate(audited):
+    rows = pd.read_parquet(audited / "audit.parquet")
+    done = run_cli("audit", "sample", audited, "--n", "40", "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    design = json.loads((audited / "sample.json").read_text())
+    strata = {s["stratum"]: s for s in design["strata"]}
+    audited_rows = rows[rows["reason"].ne("anchor_frame") & rows["pred_valid"]]
+    sizes = audited_rows["verdict"].value_counts()
+    assert {k.split("/")[1]: s["N"] for k, s in strata.items()} == sizes.to_dict()
+    assert sum(s["n"] for s in strata.values()) == 40 and design["seed"] == 3
+    for s in strata.values():
+        assert s["inclusion_probability"] == s["n"] / s["N"]
+    review = pd.read_csv(audited / "review.csv")
+    assert len(review) == 40 and review["decision"].isna().all()
+    assert list(review.columns[:4]) == ["recording", "frame", "pred_id", "detection"]
+    # truth of the six-neuron worm: ids 0 and 1 are swapped on frames 25-39
+    wrong = review["pred_id"].isin([0, 1]) & review["frame"].between(25, 39)
+    review["decision"] = np.where(wrong, "wrong", "correct")
+    review.to_csv(audited / "review.csv", index=False)
+    done = run_cli("audit", "estimate", audited)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((audited / "estimate.json").read_text())
+    counts = review.assign(w=wrong).groupby("stratum")["w"].agg(["sum", "size"])
+    expected = sum(strata[h]["N"] * counts.loc[h, "sum"] / counts.loc[h, "size"]
+                   for h in counts.index) / sum(s["N"] for s in strata.values())
+    assert result["all"]["estimate"] == pytest.approx(expected)
+    assert result["all"]["low"] <= expected <= result["all"]["high"]
+    assert result["all"]["n_reviewed"] == 40
+    assert result["per_recording"]["worm"]["all"] == result["all"]
+    assert "all:" in done.stdout and "certified:" in done.stdout
+    report = (audited / "report.html").read_text()
+    assert report.count("Error rate from the human review") == 1
+    assert f"{result['all']['estimate']:.1%}" in report
+    # the same draw again from the same seed is refused now that decisions exist
+    again = run_cli("audit", "sample", audited, "--n", "40", "--seed", "3")
+    assert again.returncode == 2 and "holds decisions" in again.stderr
+    assert "Traceback" not in again.stderr
+
+
+def test_unsure_widens_both_ends(audited):
+    draw_sample(audited, 30, seed=1)
+    review = pd.read_csv(audited / "review.csv")
+    review["decision"] = "correct"
+    review.loc[:4, "decision"] = "wrong"
+    base = review.copy()
+    base.to_csv(audited / "review.csv", index=False)
+    sure = estimate_error_rate(audited)["all"]
+    review.loc[5, "decision"] = "unsure"
+    review.to_csv(audited / "review.csv", index=False)
+    as_correct = base.copy()
+    as_wrong = base.copy()
+    as_wrong.loc[5, "decision"] = "wrong"
+    unsure = estimate_error_rate(audited)["all"]
+    assert (audited / "report.html").read_text().count("Error rate from the human review") == 1
+    as_wrong.to_csv(audited / "review.csv", index=False)
+    high = estimate_error_rate(audited)["all"]["high"]
+    assert unsure["low"] == sure["low"] and unsure["high"] == high
+    assert unsure["n_unsure"] == 1 and as_correct.equals(base)
+
+
+def test_a_partly_filled_or_misspelled_review_is_refused(audited):
+    draw_sample(audited, 20, seed=1)
+    review = pd.read_csv(audited / "review.csv")
+    review["decision"] = "correct"
+    review.loc[6, "decision"] = None
+    review.to_csv(audited / "review.csv", index=False)
+    done = run_cli("audit", "estimate", audited)
+    assert done.returncode == 2 and "column 'decision', row 7" in done.stderr
+    assert "1 of 20 rows have no decision" in done.stderr
+    review.loc[6, "decision"] = "maybe"
+    review.to_csv(audited / "review.csv", index=False)
+    with pytest.raises(InputError, match="'maybe' is not correct"):
+        estimate_error_rate(audited)
+    review.loc[6, "decision"] = "wrong"
+    review.drop(index=3).to_csv(audited / "review.csv", index=False)
+    with pytest.raises(InputError, match="sample.json drew"):
+        estimate_error_rate(audited)
+    design = json.loads((audited / "sample.json").read_text())
+    design["strata"][0]["n"] = design["strata"][0]["N"] + 1
+    (audited / "sample.json").write_text(json.dumps(design))
+    with pytest.raises(InputError, match=r"sample.json: strata must be .* 0 <= n <= N"):
+        estimate_error_rate(audited)
+    assert not (audited / "estimate.json").exists()
+
+
+def test_the_audit_help_is_the_audits_and_lists_the_subcommands():
+    done = run_cli("audit", "-h")
+    assert done.returncode == 0 and "Usage: trackverify audit [OPTIONS] TRACKS" in done.stdout
+    assert "audit sample" in done.stdout
+    assert "AUDIT_DIR" in run_cli("audit", "sample", "-h").stdout
+    missing = run_cli("audit")
+    assert missing.returncode == 2 and "Try 'trackverify audit --help'" in missing.stderr
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+
+    import trackverify
+    from trackverify.audit.review import design, estimate
+
+    for module in (design, estimate):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0
+    assert trackverify.sample_review is draw_sample
+    assert trackverify.estimate_error_rate is estimate_error_rate
