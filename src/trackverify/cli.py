@@ -105,6 +105,8 @@ FAMILIES = {
               "Audit a tracker's output with no reference tracks: which identities can be trusted."),
     "check-reference": ("trackverify.reference_check.cli", "check_reference_command",
                         "Find likely label errors in reference tracks, from the tracks alone."),
+    "review": ("trackverify.review.cli", "review",
+               "Check an audit's sampled observations one at a time in a local page."),
 }
 
 
