@@ -106,7 +106,8 @@ FAMILIES = {
     "check-reference": ("trackverify.reference_check.cli", "check_reference_command",
                         "Find likely label errors in reference tracks, from the tracks alone."),
     "review": ("trackverify.review.cli", "review",
-               "Check an audit's sampled observations one at a time in a local page."),
+               "Check the observations sampled in AUDIT_DIR/review.csv, one at a time, in a local "
+               "page."),
 }
 
 
