@@ -105,6 +105,9 @@ FAMILIES = {
               "Audit a tracker's output with no reference tracks: which identities can be trusted."),
     "check-reference": ("trackverify.reference_check.cli", "check_reference_command",
                         "Find likely label errors in reference tracks, from the tracks alone."),
+    "review": ("trackverify.review.cli", "review",
+               "Check the observations sampled in AUDIT_DIR/review.csv, one at a time, in a local "
+               "page."),
 }
 
 
