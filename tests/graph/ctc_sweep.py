@@ -7,10 +7,11 @@ file written from the result's masks (or left stale, or broken on purpose).
 Reference rules: 3..8 frames; 1..4 root tracks starting at frame 0 or later; a track lives
 1..(frames left) frames (single-frame tracks happen) in a grid slot free over its life; it
 may end in a division into 2 or 3 daughters that begin exactly one frame after it ends
-(up to three generations). A cell is a box in its slot, sometimes stretched to the image
-border; with 3 planes in 3-D it spans a random run of planes. Labels are small (1..), or
-large (tens of thousands: up to 65535 in 16-bit images, up to 10^6 in 32-bit ones). Frames
-with no cell happen.
+(up to three generations), or continue under a single child label, right after it or after
+a one-frame gap. A cell is a box in its slot, sometimes stretched to the image
+border; with 3 planes in 3-D it spans a random run of planes. Images are 16-bit unsigned,
+32-bit signed or unsigned; labels are small (1..), or large (tens of thousands in 16-bit
+images, up to 10^6 in 32-bit ones). Frames with no cell happen.
 
 Result edits (0..3 per case, chosen from :data:`EDITS`): the reference relabelled, then
 ``delete_mask`` (one mask in one frame), ``swap_from`` (two labels exchanged from frame t
@@ -18,7 +19,8 @@ on), ``late_division`` / ``early_division`` (the division one frame later / earl
 ``merge`` (one label covers 2 or 3 cells in a frame: a non-split), ``split`` (a cell cut
 into two labels), ``erase_parent`` (a track line's parent set to 0), ``miss_track``,
 ``extra_track``, ``relabel_from`` (a track continued under a new label, with or without a
-parent link), ``shift`` (a mask moved a few pixels). Track file (:func:`rows_from`): derived
+parent link), ``shift`` (a mask moved a few pixels), ``fill_frame`` (a label takes every
+background pixel of a frame: an image without background). Track file (:func:`rows_from`): derived
 from the masks with every gap cut into a new label (most cases), derived without that repair
 (gaps stay: invalid), or the reference's lines left unchanged (stale); then, in some cases,
 one deliberate break (:data:`BREAKS`).
@@ -35,9 +37,10 @@ import tifffile
 SLOT, GRID_ROWS, GRID_COLS, PLANES = 16, 3, 6, 3
 HEIGHT, WIDTH = SLOT * GRID_ROWS, SLOT * GRID_COLS
 EDITS = ("delete_mask", "swap_from", "late_division", "early_division", "merge", "split",
-         "erase_parent", "miss_track", "extra_track", "relabel_from", "shift")
+         "erase_parent", "miss_track", "extra_track", "relabel_from", "shift", "fill_frame")
+"""The result edits; the last, ``fill_frame``, is drawn apart and rarely (3 %)."""
 BREAKS = ("negative_parent", "parent_not_ended", "line_without_mask", "missing_line",
-          "duplicate_line", "range_short", "range_long", "unknown_parent")
+          "duplicate_line", "range_short", "range_long", "unknown_parent", "negative_label")
 
 
 @dataclass
@@ -114,6 +117,8 @@ def reference(rng, n_frames: int, ndim: int, dtype, labels: np.ndarray):
         if end < n_frames - 1 and depth < 3 and rng.random() < 0.45:
             k = 3 if rng.random() < 0.25 else 2
             todo += [(end + 1, label, depth + 1)] * k
+        elif end < n_frames - 2 and rng.random() < 0.15:  # one child, after a gap or not
+            todo.append((end + 1 + int(rng.integers(0, 2)), label, depth + 1))
     return stack, parents
 
 
@@ -264,6 +269,9 @@ def _edit(kind: str, stack: np.ndarray, parents: dict, rng, new_label) -> bool:
             if p == lab:
                 parents[c] = new
         parents[new] = lab if rng.random() < 0.5 else 0
+    elif kind == "fill_frame":  # one label takes every background pixel of a frame
+        t, lab = present[int(rng.integers(len(present)))]
+        stack[t][stack[t] == 0] = lab
     elif kind == "shift":
         t, lab = present[int(rng.integers(len(present)))]
         mask = stack[t] == lab
@@ -300,6 +308,8 @@ def _break(kind: str, rows: np.ndarray, n_frames: int, new_label) -> np.ndarray 
         rows[0, 2] += 1  # may pass the last frame: a line beyond the images
     elif kind == "unknown_parent":
         rows[0, 3] = new_label()
+    elif kind == "negative_label":  # the images are broken (make_case), not the lines
+        return None
     return rows
 
 
@@ -308,11 +318,12 @@ def make_case(seed: int) -> Case:
     rng = np.random.default_rng(seed)
     n_frames = int(rng.integers(3, 9))
     ndim = 3 if rng.random() < 0.3 else 2
-    size = rng.random()
+    kind = rng.random()
     # 16-bit labels: one side small, so that reference max + 1 + result max < 2^16
     # (py-ctcmetrics adds them in the image's type: see test_ctc_parity's overflow case)
-    limit, dtype = (64536, np.uint16) if size < 0.85 else (10**6, np.uint32)
-    large_gt = size > 0.7
+    limit, dtype = ((64536, np.uint16) if kind < 0.75 else
+                    (10**6, np.int32) if kind < 0.87 else (10**6, np.uint32))
+    large_gt = rng.random() < 0.25
     large_res = rng.random() < 0.3 and not (large_gt and dtype == np.uint16)
     gt, gt_parents = reference(rng, n_frames, ndim, dtype, _labels(rng, 40, large_gt, limit))
     if not gt.any():  # at least one cell
@@ -329,7 +340,9 @@ def make_case(seed: int) -> Case:
     res = lut_vals[np.searchsorted(lut_keys, gt.astype(np.int64))].astype(dtype)
     parents = {relabel[c]: relabel.get(p, 0) for c, p in gt_parents.items()}
     edits = []
-    for kind in rng.choice(EDITS, int(rng.integers(0, 4))):
+    kinds = list(rng.choice(EDITS[:-1], int(rng.integers(0, 4))))
+    kinds += ["fill_frame"] if rng.random() < 0.03 else []  # rare: py-ctcmetrics cannot
+    for kind in kinds:
         if _edit(str(kind), res, parents, rng, lambda: next(spare)):
             edits.append(str(kind))
     mode = rng.random()
@@ -344,6 +357,12 @@ def make_case(seed: int) -> Case:
         edits.append("stale_lines")
     if len(res_rows) and rng.random() < 0.15:
         kind = str(rng.choice(BREAKS))
+        if kind == "negative_label" and res.any():  # a signed image with a label < 0
+            t = int(np.flatnonzero(res.reshape(n_frames, -1).any(axis=1))[0])
+            res = res.astype(np.int32)
+            lab = int(res[t][res[t] != 0][0])
+            res[t][res[t] == lab] = -lab
+            edits.append(kind)
         broken = _break(kind, res_rows, n_frames, lambda: next(spare))
         if broken is not None:
             res_rows = broken
@@ -377,7 +396,8 @@ def write(case: Case, root: Path) -> tuple[tuple[Path, Path], tuple[Path, Path]]
     for t in range(len(case.gt)):
         for image, (a, b), name in ((case.gt, ("GT/TRA", "GT_pf/TRA"), "man_track"),
                                     (case.res, ("RES", "RES_pf"), "mask")):
-            tifffile.imwrite(folders[a] / f"{name}{t:03d}.tif", image[t])
+            tifffile.imwrite(folders[a] / f"{name}{t:03d}.tif", image[t],
+                             photometric="minisblack")
             (folders[b] / f"{name}{t:03d}.tif").hardlink_to(folders[a] / f"{name}{t:03d}.tif")
     for rows, (a, b), name in ((case.gt_rows, ("GT/TRA", "GT_pf/TRA"), "man_track.txt"),
                                (case.res_rows, ("RES", "RES_pf"), "res_track.txt")):
@@ -421,6 +441,10 @@ KNOWN = {
                          "(IndexError in track_confusion_matrix); the other measures compared",
     "lnk_no_links": "py-ctcmetrics' LNK divides by zero on a reference without links (ours: "
                     "null); the other measures compared",
+    "image_without_background": "a result image without background pixels: py-ctcmetrics "
+                                "drops its lowest label (its matching assumes label 0 is "
+                                "present) and calls the result invalid; the Challenge reads "
+                                "every label, as trackverify does",
     "line_past_images": "a track line runs past the last image: py-ctcmetrics' validation "
                         "stops at the last image and accepts it; the Challenge's rule (every "
                         "track in every frame B..E) refuses it, as trackverify does",
@@ -437,6 +461,9 @@ def compare_case(case: Case, mine: dict, theirs: dict, tol: float = 1e-9
     past = int(case.res_rows[:, 2].max(initial=0)) >= len(case.res)
     if past and "refused" in mine and theirs.get("Valid") == 1:
         return [], ["line_past_images"]
+    full = any(image.all() for image in case.res)
+    if full and "refused" not in mine and theirs.get("Valid") == 0:
+        return [], ["image_without_background"]
     if "refused" in mine or refused(theirs):
         if ("refused" in mine) == refused(theirs):
             return [], []
