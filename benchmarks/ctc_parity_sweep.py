@@ -3,6 +3,7 @@ with ``--traccuracy``, the ``traccuracy`` definition against traccuracy 0.4.3).
 
     .venv/bin/python benchmarks/ctc_parity_sweep.py --seeds 2000 [--start 0] [--traccuracy]
     .venv/bin/python benchmarks/ctc_parity_sweep.py --seeds 2000 --raw
+    .venv/bin/python benchmarks/ctc_parity_sweep.py --hela 20 [--frames 10]
 
 Cases are ``tests/graph/ctc_sweep.make_case(seed)`` for ``seed`` in ``start..start+seeds-1``
 (the test suite runs seeds 0..199, and 0..59 for traccuracy). For each: validity (both
@@ -12,7 +13,10 @@ py-ctcmetrics departs from the Challenge (``ctc_sweep.KNOWN``, docs/metrics.md).
 line per disagreement and a JSON summary (counts of cases, refusals, known departures and
 disagreements); exits 1 when any case disagrees. ``--raw`` instead counts every difference
 with py-ctcmetrics given the folders as written (lines by label) and no departure set
-aside, by kind (the state before the departures were decided). Not part of the test suite.
+aside, by kind (the state before the departures were decided). ``--hela K`` instead edits the
+real HeLa result (its first ``--frames`` frames as the reference) with seeds 0..K-1
+(``ctc_sweep.edited_real``) and compares each with py-ctcmetrics. Not part of the test
+suite.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "graph"))
 
-from ctc_sweep import COUNTS, make_case, ours, refused, write  # noqa: E402
+from ctc_sweep import (COUNTS, compare_case, edited_real, make_case, ours,  # noqa: E402
+                       refused, write)
+from graph_helpers import DATA  # noqa: E402
 from test_ctc_parity import run_reference, sweep_outcomes  # noqa: E402
 
 from trackverify.errors import InputError  # noqa: E402
@@ -82,6 +88,24 @@ def raw(seeds) -> dict:
     return dict(counts)
 
 
+def hela(seeds, n_frames: int) -> dict:
+    counts = collections.Counter()
+    cases = edited_real(DATA / "ctc" / "Fluo-N2DL-HeLa_01_RES", n_frames, seeds)
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = [write(c, Path(tmp) / f"hela{c.seed}") for c in cases]
+        mine = [ours(*plain) for plain, _ in folders]
+        for case, m, t in zip(cases, mine, run_reference([o for _, o in folders])):
+            problems, known = compare_case(case, m, t)
+            counts["cases"] += 1
+            counts["refused"] += "refused" in m
+            counts.update(f"known:{k}" for k in known)
+            counts.update(f"edit:{e}" for e in case.edits)
+            if problems:
+                counts["disagree"] += 1
+                print(case.name, problems[:4])
+    return dict(counts)
+
+
 def traccuracy(seeds) -> dict:
     from graph_helpers import assert_same, run_ctc, traccuracy_names
 
@@ -124,9 +148,16 @@ def main() -> int:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--traccuracy", action="store_true")
     ap.add_argument("--raw", action="store_true")
+    ap.add_argument("--hela", type=int, default=0)
+    ap.add_argument("--frames", type=int, default=10)
     args = ap.parse_args()
     seeds = list(range(args.start, args.start + args.seeds))
     t0 = time.perf_counter()
+    if args.hela:
+        out = hela(list(range(args.hela)), args.frames)
+        print(json.dumps({"hela": out, "seconds": round(time.perf_counter() - t0, 1)},
+                         indent=1))
+        return int(bool(out.get("disagree")))
     if args.raw:
         print(json.dumps({"seeds": f"{seeds[0]}..{seeds[-1]}", "raw": raw(seeds),
                           "seconds": round(time.perf_counter() - t0, 1)}, indent=1))

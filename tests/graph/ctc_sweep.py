@@ -23,7 +23,8 @@ parent link), ``shift`` (a mask moved a few pixels), ``fill_frame`` (a label tak
 background pixel of a frame: an image without background). Track file (:func:`rows_from`): derived
 from the masks with every gap cut into a new label (most cases), derived without that repair
 (gaps stay: invalid), or the reference's lines left unchanged (stale); then, in some cases,
-one deliberate break (:data:`BREAKS`).
+one deliberate break (:data:`BREAKS`). :func:`edited_real` applies the same edits to a real
+result (the HeLa one of the shared data) taken as the reference.
 """
 
 from __future__ import annotations
@@ -368,6 +369,27 @@ def make_case(seed: int) -> Case:
             res_rows = broken
             edits.append(kind)
     return Case(seed, gt, gt_rows, res, res_rows, edits)
+
+
+def edited_real(folder: Path, n_frames: int, seeds) -> list:
+    """Cases from a real CTC result ``folder`` (its first ``n_frames`` frames as the
+    reference, lines cut to them) and, per seed, 3 edits of :data:`EDITS` drawn from
+    ``default_rng(seed)`` (``fill_frame`` aside), the lines written from the masks."""
+    stack = np.stack([tifffile.imread(folder / f"mask{t:03d}.tif") for t in range(n_frames)])
+    rows = np.loadtxt(folder / "res_track.txt", dtype=np.int64, ndmin=2)
+    rows = rows[rows[:, 1] < n_frames]
+    rows[:, 2] = np.minimum(rows[:, 2], n_frames - 1)
+    rows[:, 3] = np.where(np.isin(rows[:, 3], rows[:, 0]), rows[:, 3], 0)
+    parents = dict(zip(rows[:, 0].tolist(), rows[:, 3].tolist()))
+    cases = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        res, par = stack.copy(), dict(parents)
+        spare = iter(range(int(rows[:, 0].max()) + 1, 2**15))
+        edits = [str(k) for k in rng.choice(EDITS[:-1], 3)
+                 if _edit(str(k), res, par, rng, lambda: next(spare))]
+        cases.append(Case(seed, stack, rows, res, rows_from(res, par, rng), edits))
+    return cases
 
 
 def parents_first(rows: np.ndarray) -> np.ndarray:

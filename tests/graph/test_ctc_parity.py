@@ -212,6 +212,24 @@ def test_seeded_sweep_matches_py_ctcmetrics(tmp_path):
                      "shift", "unrepaired", "stale_lines"}, edits
 
 
+def test_edited_hela_matches_py_ctcmetrics(tmp_path):
+    """The real HeLa result's first 8 frames (43 to 49 cells a frame) as the reference, and
+    4 results with 3 seeded edits each (ctc_sweep.edited_real): every measure agrees."""
+    from ctc_sweep import compare_case, edited_real, ours as sweep_ours, write
+
+    src = DATA / "ctc" / "Fluo-N2DL-HeLa_01_RES"
+    if not src.is_dir():
+        pytest.skip("shared tracker-format data absent")
+    cases = edited_real(src, 8, range(4))
+    folders = [write(c, tmp_path / f"hela{c.seed}") for c in cases]
+    mine = [sweep_ours(*plain) for plain, _ in folders]
+    theirs = run_reference([ordered for _, ordered in folders])
+    for case, m, t in zip(cases, mine, theirs):
+        assert "refused" not in m and len(case.edits) >= 2, (case.name, m)
+        assert compare_case(case, m, t) == ([], []), case.name
+    assert sum(m["aogm"] for m in mine) > 0
+
+
 def test_seeded_sweep_traccuracy_definition_matches_traccuracy(tmp_path):
     """``definition="traccuracy"`` equals traccuracy 0.4.3 on every generated case both
     accept (all counts, TRA / DET / LNK, CHOTA, the division metrics)."""
