@@ -145,6 +145,11 @@ def invalid_cases(root: Path) -> dict:
     out["negative_parent"] = (*write_case(
         root / "negative", gt, gt, 4, np.array([[1, 0, 3, 0], [2, 0, 3, -1]])),
         ("label 2", "frames 0..3", "res_track.txt"))
+    gt_dir, res_dir = write_case(root / "negative_label", gt, gt, 4)
+    signed = render(gt[0], 4)[1].astype(np.int16)
+    signed[signed == 1] = -1  # a signed image: label 1 written as -1 in frame 1
+    tifffile.imwrite(res_dir / "mask001.tif", signed)
+    out["negative_label"] = (gt_dir, res_dir, ("negative label values", "mask001.tif"))
     return out
 
 

@@ -4,7 +4,10 @@ Usage: ``ctcmetrics_reference.py GT_DIR RES_DIR [GT_DIR RES_DIR ...]``. Each ``G
 ``TRA/`` (and optionally ``SEG/``), the layout the Challenge's evaluation reads. Prints one
 JSON list, one object per case: the measures py-ctcmetrics reports (and ``seconds``, the
 time of its ``load_data`` + ``calculate_metrics``, one thread) (``Valid`` 0 for a
-result it refuses), or ``{"error": ...}`` when it raises. Its own printing goes to stderr.
+result it refuses), or ``{"error": ...}`` when it raises. When only its CHOTA raises (it
+does on a reference frame without cells) or only its LNK (a reference without links
+divides by zero), the others are reported, with ``CHOTA_error`` / ``LNK_error``.
+Its own printing goes to stderr.
 """
 
 import contextlib
@@ -36,10 +39,23 @@ def one(gt: str, res: str) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             comp, ref, traj, segm, _, valid = load_data(res, gt, True, seg, threads=1)
-            out = calculate_metrics(comp, ref, traj, segm, list(metrics), valid)
+            extra = {}
+            try:
+                out = calculate_metrics(comp, ref, traj, segm, list(metrics), valid)
+            except Exception:  # noqa: BLE001 - each of CHOTA and LNK on its own, below
+                out = calculate_metrics(comp, ref, traj, segm,
+                                        [m for m in metrics if m not in ("CHOTA", "LNK")],
+                                        valid)
+                for name, alone in (("CHOTA", ["CHOTA"]), ("LNK", ["DET", "LNK"])):
+                    try:
+                        out[name] = calculate_metrics(comp, ref, traj, segm, alone,
+                                                      valid)[name]
+                    except Exception as exc:  # noqa: BLE001 - reported
+                        extra[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - reported, compared by the tests
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {**{k: clean(v) for k, v in out.items()}, "seconds": time.perf_counter() - t0}
+    return {**{k: clean(v) for k, v in out.items()}, **extra,
+            "seconds": time.perf_counter() - t0}
 
 
 def main(args: list[str]) -> None:

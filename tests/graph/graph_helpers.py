@@ -62,12 +62,15 @@ def run_points(tmp_path: Path, cases: dict, frame_buffer: int = 1) -> dict:
 
 def run_ctc(tmp_path: Path, cases: dict) -> dict:
     """traccuracy's results (CTCMatcher) per case ``name: (gt_dir, res_dir)``, each with the
-    label stacks it read (``masks``: ``gt``, ``pred``)."""
+    label stacks it read (``masks``: ``gt``, ``pred``), or ``{"error": ...}`` for a case
+    traccuracy refuses."""
     args = []
     for name, (gt_dir, res_dir) in cases.items():
         args += [str(gt_dir), str(res_dir), str(tmp_path / f"masks_{name}.npz")]
     out = dict(zip(cases, _reference("ctc", *args)))
     for name in cases:
+        if "error" in out[name]:
+            continue
         z = np.load(tmp_path / f"masks_{name}.npz")
         out[name]["masks"] = {"gt": z["gt"], "pred": z["pred"]}
     return out

@@ -14,6 +14,8 @@ Usage (prints a JSON list, one object per input; each mode takes several inputs)
   tracks (a node continues its predecessor's track unless that one divides), saved as
   ``frame``, ``id``, ``parent``, ``xyz``.
 
+An input traccuracy refuses (it raises) gives ``{"error": ...}`` in its place.
+
 Metrics: ``CTCMetrics``, ``DivisionMetrics(max_frame_buffer)``, ``CHOTAMetric``, plus the
 matching size and seconds. This file deliberately does not import trackverify.
 """
@@ -163,7 +165,12 @@ def main():
     """One process for many inputs (the imports take seconds): results in argument order."""
     mode, args = sys.argv[1], sys.argv[2:]
     run_one, size = {"points": (points, 1), "ctc": (ctc, 3), "geff": (geff, 2)}[mode]
-    out = [run_one(*args[i:i + size]) for i in range(0, len(args), size)]
+    out = []
+    for i in range(0, len(args), size):
+        try:
+            out.append(run_one(*args[i:i + size]))
+        except Exception as exc:  # noqa: BLE001 - an input traccuracy refuses, reported
+            out.append({"error": f"{type(exc).__name__}: {exc}"})
     json.dump(out, sys.stdout)
 
 

@@ -40,6 +40,8 @@ from trackverify.graph.tracks import lookup
 TRACK_FILES = ("res_track.txt", "man_track.txt")
 IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)
 MAX_LABEL = 2**24
+"""Highest label value read (the Challenge's labels are 16-bit): a label image holding a
+larger value is refused, as is a negative one."""
 MAX_LABEL_PAGES = 10_000
 """Most pages (2-D planes) of one label image: far more z planes than a microscope stack."""
 
@@ -96,10 +98,9 @@ def label_centroids(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     flat = labels.ravel()
     foreground = np.flatnonzero(flat)
     values = flat[foreground]
-    if values.size and int(values.max()) > MAX_LABEL:
-        raise ValueError(f"label values above {MAX_LABEL}")
-    if values.size and int(values.min()) < 0:
-        raise ValueError("negative label values")
+    problem = label_range_problem(values)
+    if problem:
+        raise ValueError(problem)
     values = values.astype(np.int64, copy=False)
     counts = np.bincount(values)
     present = np.flatnonzero(counts)
@@ -108,6 +109,18 @@ def label_centroids(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             for c in coordinates]
     # array axes are (z,) y, x; the points are x, y(, z)
     return present, np.stack(sums[::-1], axis=1) / counts[present][:, None]
+
+
+def label_range_problem(values: np.ndarray) -> str | None:
+    """Why label values are refused (negative, or above :data:`MAX_LABEL`), or None."""
+    if not values.size:
+        return None
+    low, high = int(values.min()), int(values.max())
+    if low < 0:
+        return f"negative label values (lowest {low}; 0 is background, cells are >= 1)"
+    if high > MAX_LABEL:
+        return f"label values above {MAX_LABEL} (highest {high})"
+    return None
 
 
 def _declared(tiff, image: Path) -> None:
@@ -139,7 +152,8 @@ def _quiet_imread(tifffile, image: Path) -> np.ndarray:
 
 def read_label_image(tifffile, image: Path, folder: Path) -> np.ndarray:
     """One label image of a CTC folder: a regular file inside ``folder``, its declared size
-    checked (:func:`_quiet_imread`), a 2-D or 3-D integer array; else one named error."""
+    checked (:func:`_quiet_imread`), a 2-D or 3-D integer array of labels 0..
+    :data:`MAX_LABEL` (:func:`label_range_problem`); else one named error."""
     regular_file(inside(image, folder, what="label image"), what="label image")
     try:
         data = _quiet_imread(tifffile, image)
@@ -152,6 +166,9 @@ def read_label_image(tifffile, image: Path, folder: Path) -> np.ndarray:
     if data.ndim not in (2, 3) or not np.issubdtype(data.dtype, np.integer):
         raise InputError(f"a label image must be a 2-D or 3-D integer array, got "
                          f"{data.dtype} {data.shape}", source=str(image))
+    problem = label_range_problem(data)
+    if problem:
+        raise InputError(problem, source=str(image))
     return data
 
 
