@@ -578,3 +578,22 @@ def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel
         f"them, {n * n * 3:.3g} cells ({n} x {n} x 3), more than the 5e+07 allowed (at most "
         f"{n - 1} identities)")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_draws_the_twelve_most_flagged_recordings(tmp_path):
+    """Twenty recordings, recording k holding k flagged observations (an identity 5 um off
+    its place in k later frames of 20, threshold 1 um): the report draws the 12 with the most
+    (r19 ... r8), says how many are not drawn, and draws none of the others."""
+    from trackverify.audit.report import render_audit_report
+
+    rows = []
+    for k in range(20):
+        for frame in range(21):
+            off = 5.0 if 1 <= frame <= k else 0.0
+            rows += [(f"r{k:02d}", frame, 1, off, 0.0), (f"r{k:02d}", frame, 2, 20.0, 0.0)]
+    table = pd.DataFrame(rows, columns=["recording", "frame", "pred_id", "x_um", "y_um"])
+    result = trackverify.audit(table, threshold_um=1.0, verifier="fixed_distance")
+    report = render_audit_report(result)
+    assert "The 12 recordings with the most flagged observations of 20 are drawn." in report
+    drawn = [k for k in range(20) if f"r{k:02d}: identity timeline" in report]
+    assert drawn == list(range(8, 20))

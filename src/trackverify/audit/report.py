@@ -113,6 +113,23 @@ def with_error_rate(report: str, estimate: dict) -> str | None:
     return report[:start + len(ERROR_RATE_START)] + section + report[end:]
 
 
+#: The identity timelines drawn: the recordings with the most flagged observations first.
+MAX_TIMELINES = 12
+
+
+def _timelines_html(observations: pd.DataFrame) -> str:
+    """Up to :data:`MAX_TIMELINES` identity timelines (most flagged observations first, ties
+    in input order), and a sentence saying how many recordings are not drawn (10,000 one-row
+    recordings drew 10,000 figures)."""
+    groups = observations.groupby("recording", sort=False)
+    flagged = groups["verdict"].agg(lambda v: int((v == "flagged").sum()))
+    names = flagged.sort_values(ascending=False, kind="stable").index[:MAX_TIMELINES]
+    note = (f"<p>The {MAX_TIMELINES} recordings with the most flagged observations of "
+            f"{len(flagged)} are drawn.</p>") if len(flagged) > MAX_TIMELINES else ""
+    return note + "".join(timeline_svg(identity_timeline(str(name), groups.get_group(name)))
+                          for name in names)
+
+
 def render_audit_report(result) -> str:
     """The whole audit report as one HTML string (deterministic bytes)."""
     summary, counts = result.summary, result.summary["counts"]
@@ -129,8 +146,7 @@ def render_audit_report(result) -> str:
                html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id)),
                html.escape("" if s.reason is None or pd.isna(s.reason) else str(s.reason))]
               for s in result.segments.head(REVIEW_ROWS).itertuples()]
-    timelines = "".join(timeline_svg(identity_timeline(str(name), rows))
-                        for name, rows in result.observations.groupby("recording", sort=False))
+    timelines = _timelines_html(result.observations)
     return page("trackverify audit", f"""<h1>trackverify audit</h1>
 <p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
 (evidence: {html.escape(str(summary['evidence']))}); anchor frame: {html.escape(str(summary['anchor_frame']))}
