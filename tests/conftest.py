@@ -39,14 +39,19 @@ def verify_control(table: pd.DataFrame, folder: Path) -> tuple[subprocess.Comple
     return verify_file(table, folder, "--conditions", "control")
 
 
+def chromium_command(profile: Path, *args: str) -> list[str]:
+    """Headless Chromium, offline, with a fresh profile in ``profile``, then ``args``."""
+    return [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={profile}", *args]
+
+
 def chromium_dom(report: Path, profile: Path) -> str:
     """The DOM headless Chromium builds from the HTML file ``report`` (offline, a fresh
     profile in ``profile``); fails on a non-zero exit or a console error."""
     result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", Path(report).resolve().as_uri()],
+        chromium_command(profile, "--enable-logging=stderr", "--v=0", "--dump-dom",
+                         Path(report).resolve().as_uri()),
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
@@ -78,12 +83,12 @@ def chromium_layout(report: Path, width: int, folder: Path) -> dict:
     probe = folder / "probe.html"
     probe.write_text(Path(report).read_text(encoding="utf-8").replace("</body>", _OVERFLOW_PROBE),
                      encoding="utf-8")
-    common = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-              "--hide-scrollbars", f"--window-size={width},1200", f"--user-data-dir={folder / 'profile'}"]
-    shot = subprocess.run(common + [f"--screenshot={folder / f'{width}.png'}", Path(report).resolve().as_uri()],
+    common = ("--hide-scrollbars", f"--window-size={width},1200")
+    shot = subprocess.run(chromium_command(folder / "profile", *common, f"--screenshot={folder / f'{width}.png'}",
+                                           Path(report).resolve().as_uri()),
                           capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0, shot.stderr[-2000:]
-    dom = subprocess.run(common + ["--dump-dom", probe.resolve().as_uri()],
+    dom = subprocess.run(chromium_command(folder / "profile", *common, "--dump-dom", probe.resolve().as_uri()),
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     found = re.search(r"tables=(\d+) wide=([\d,]*) page=(\d+)/(\d+)", dom.stdout)

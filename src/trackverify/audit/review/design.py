@@ -27,7 +27,6 @@ from trackverify.io.tabular import read_table, write_table
 PLANNING_RATE = {"certified": 0.05, "flagged": 0.5, "abstained": 0.5}
 #: Smallest sample of a stratum (all of it when smaller): room for an interval per stratum.
 FLOOR = 10
-DECISIONS = ("correct", "wrong", "unsure")
 REVIEW_COLUMNS = ["recording", "frame", "pred_id", "detection", "x_um", "y_um", "z_um",
                   "stratum", "decision"]
 DEFAULT_SEED = 20261205

@@ -32,7 +32,7 @@ from trackverify.io.bounded import read_json
 from trackverify.io.tabular import read_table
 from trackverify.values import is_integer
 
-from trackverify.audit.review.design import DECISIONS
+from trackverify.review.sheet import DECISIONS
 
 ALPHA = 0.05
 
