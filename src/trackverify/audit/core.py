@@ -32,7 +32,13 @@ Per observation (a row after the anchor frame with a valid predicted id):
   "the identity the person checked"; such an id has none to check against);
 - ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
   registered anchor position is nearest to the row, and that distance (verifiers that
-  register the anchor only; null otherwise).
+  register the anchor only; null otherwise);
+- ``expected_x_um, expected_y_um[, expected_z_um]`` = where the registration puts the row's
+  predicted id in the row's frame (its registered anchor position, from which ``score``
+  measures before its margin excess and track pooling); null for verifiers that do not
+  register and where it says nothing;
+- ``event`` = the rank of the event (:mod:`trackverify.audit.events`) covering the row, null
+  when none.
 
 Suspect segments: per predicted id, its audited observations in frame order; a segment is a
 maximal run of consecutive observations none of which is certified (missing frames of that
@@ -88,21 +94,23 @@ class AuditResult:
     """What :func:`audit` found: data frames plus the summary written to ``audit.json``.
 
     ``observations``: every input row with ``score, verdict, reason, lookalike_id,
-    lookalike_um, threshold_um, relative_score, segment``; ``segments``: the ranked review list; ``tracks``: one row per
-    (recording, predicted id); ``summary``: settings, counts and the threshold with its
-    source.
+    lookalike_um, threshold_um, relative_score, segment, event``; ``segments``: every suspect
+    run of one id's frames (the detail); ``tracks``: one row per (recording, predicted id);
+    ``summary``: settings, counts and the threshold with its source; ``events``: the review
+    list, one row per thing a person checks once (:mod:`trackverify.audit.events`).
     """
 
     observations: pd.DataFrame
     segments: pd.DataFrame
     tracks: pd.DataFrame
     summary: dict = field(default_factory=dict)
+    events: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         counts = self.summary.get("counts", {})
         return (f"AuditResult({counts.get('audited', 0)} audited observations: "
                 f"{counts.get('certified', 0)} certified, {counts.get('flagged', 0)} flagged, "
-                f"{counts.get('abstained', 0)} abstained; {len(self.segments)} suspect segments)")
+                f"{counts.get('abstained', 0)} abstained; {len(self.events)} events to review)")
 
 
 @dataclass(frozen=True)
@@ -193,14 +201,20 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         thresholds[str(recording)] = used
     observations = pd.concat(parts).sort_index(kind="stable")
     segments, observations["segment"] = _segments(observations)
+    from trackverify.audit.events import KINDS, find_events
+
+    events, observations["event"] = find_events(observations)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
+    summary["counts"]["events"] = int(len(events))
+    summary["counts"]["events_by_kind"] = {k: int(events["kind"].eq(k).sum()) for k in KINDS}
     summary["inputs"] = inputs
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
     summary["anchor_contradictions"] = anchor_contradictions(
         table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
-    result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
+    result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary,
+                         events)
     if out is not None:  # checked above, before any work
         from trackverify.audit.write import write_outputs
 
@@ -303,7 +317,7 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
                          "holds fewer than two identities: no default threshold (give "
                          "--threshold-um)", source=source, column="frame")
     scores = run_verifier(scorer, shifted, dets)
-    reasons, lookalike, lookalike_um = _explain(scorer, shifted, dets, scores)
+    reasons, lookalike, lookalike_um, expected = _explain(scorer, shifted, dets, scores)
     # An id the anchor frame does not hold once is not covered by its trust, whatever the
     # verifier says: no score, abstained with the reason (docs/guide/audit.md).
     uncovered, why = _uncovered(shifted, identities.ids)
@@ -333,14 +347,16 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
     rows["lookalike_um"] = np.nan
     rows["threshold_um"] = np.nan
     rows["relative_score"] = np.nan
+    places = [f"expected_{c}" for c in coordinate_columns(shifted)]
+    rows[places] = np.nan
     columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um", "threshold_um",
-               "relative_score"]
+               "relative_score", *places]
     with np.errstate(divide="ignore", invalid="ignore"):  # spacing 0: no relative score
         relative = np.where(spacing > 0, scores / spacing, np.nan)
     rows.loc[audited.index, columns] = pd.DataFrame(
         {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
          "lookalike_um": lookalike_um, "threshold_um": limit,
-         "relative_score": relative}, index=audited.index)
+         "relative_score": relative, **dict(zip(places, expected.T))}, index=audited.index)
     return rows, float(value)
 
 
@@ -405,7 +421,9 @@ def _uncovered(table: pd.DataFrame, anchor_ids: pd.Index) -> tuple[np.ndarray, n
 
 
 def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, scores: np.ndarray):
-    """Per row: why it abstained, and its look-alike identity."""
+    """Per row: why it abstained, its look-alike identity and that one's distance, and where
+    the registration puts the row's own predicted id in its frame (NaN where it says
+    nothing)."""
     from trackverify.verifiers import takes_detections
     from trackverify.verifiers.registered_distance import nearest_other
 
@@ -417,9 +435,10 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
     reasons[abstained & ~valid] = "no_prediction"
     lookalike = np.full(n, None, dtype=object)
     lookalike_um = np.full(n, np.nan)
+    expected = np.full((n, len(coordinate_columns(table))), np.nan)
     register = getattr(scorer, "register", None)
     if register is None:
-        return reasons, lookalike, lookalike_um
+        return reasons, lookalike, lookalike_um, expected
     anchor_ids, registration = (register(table, detections) if takes_detections(scorer)
                                 else register(table))
     which = anchor_ids.get_indexer(table["pred_id"])
@@ -440,7 +459,10 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None, score
         found = idx >= 0
         lookalike[rows[found]] = np.asarray(anchor_ids, dtype=object)[idx[found]]
         lookalike_um[rows[found]] = dist[found]
-    return reasons, lookalike, lookalike_um
+    own = rows[which[rows] >= 0]
+    if positions.shape[2] == expected.shape[1] and len(own):
+        expected[own] = positions[frames[own], which[own]]
+    return reasons, lookalike, lookalike_um, expected
 
 
 SEGMENT_COLUMNS = ("rank", "recording", "pred_id", "first_frame", "last_frame", "frames",

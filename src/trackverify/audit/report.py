@@ -1,4 +1,5 @@
-"""The audit's self-contained HTML report: identity timeline, score distribution, review list."""
+"""The audit's self-contained HTML report: identity timeline, score distribution, the events
+to review with a picture each, the identities worst first."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from trackverify.report.numbers import fmt
 #: Timeline states, in rising severity (code 0, the background: not observed), and colours.
 LEGEND = (NOT_OBSERVED, "anchor frame", "certified", "abstained", "flagged")
 COLOURS = (GREY, BLUE, GREEN, AMBER, RED)
-REVIEW_ROWS = 25
+#: Events shown with a picture each (the rest are in events.csv).
+EVENT_ROWS = 20
+#: Rows of the per-id table (worst first; the rest are in tracks.csv).
+ID_ROWS = 500
 
 
 def identity_timeline(recording: str, observations: pd.DataFrame) -> Timeline:
@@ -130,6 +134,56 @@ def _timelines_html(observations: pd.DataFrame) -> str:
                           for name in names)
 
 
+def _events_html(result) -> str:
+    """The top :data:`EVENT_ROWS` events, each with its sentence and picture."""
+    from trackverify.audit.pictures import event_picture
+
+    events = result.events
+    if not len(events):
+        return "<p>No events: nothing flagged beyond scattered single observations.</p>"
+    observations = result.observations
+    by_recording = observations.groupby("recording", sort=False)
+    items = []
+    for e in events.head(EVENT_ROWS).to_dict("records"):  # at most EVENT_ROWS pictures
+        picture = event_picture(pd.Series(e), by_recording.get_group(e["recording"]))
+        items.append(f"<figure class='event'><figcaption><b>{e['rank']}. {html.escape(e['kind'])}"
+                     f"</b> ({html.escape(str(e['recording']))}): {html.escape(e['evidence'])}; "
+                     f"{e['observations']} observations</figcaption>{picture}</figure>")
+    kinds = ", ".join(f"{v} {k}" for k, v in result.summary["counts"]["events_by_kind"].items() if v)
+    return (f"<p>{len(events)} events ({kinds}). Each is one thing to check once; ranked by "
+            "the observations on another identity's place (the wrong observations a look is "
+            "expected to settle), then flagged observations. Left: the anchor frame; right: "
+            "the event's frame, each id where it is (filled) and where the registration puts "
+            "it (hollow). The full list is <code>events.csv</code>; every observation's event "
+            "is the <code>event</code> column of <code>audit.parquet</code>.</p>" + "".join(items))
+
+
+def _ids_html(result) -> str:
+    """Per predicted id, worst first (share flagged, then flagged events), at most
+    :data:`ID_ROWS` rows."""
+    tracks = result.tracks
+    if not len(tracks):
+        return "<p>No audited identities.</p>"
+    events = result.observations.dropna(subset=["event"]).groupby(
+        ["recording", "pred_id"], sort=False)["event"].agg(["nunique", "min"])
+    merged = tracks.join(events, on=["recording", "pred_id"])
+    order = merged.assign(_flagged=merged["share_flagged"].fillna(-1),
+                          _events=merged["nunique"].fillna(0)).sort_values(
+        ["_flagged", "_events", "recording", "pred_id"], ascending=[False, False, True, True],
+        kind="stable")
+    rows = [[html.escape(str(t.recording)), html.escape(str(t.pred_id)), str(t.frames_observed),
+             cell(t.share_certified, ".1%"), cell(t.share_flagged, ".1%"),
+             cell(t.share_abstained, ".1%"),
+             "" if pd.isna(t.first_flagged_frame) else str(t.first_flagged_frame),
+             "0" if pd.isna(t.nunique) else str(int(t.nunique)),
+             "" if pd.isna(t.min) else str(int(t.min))]
+            for t in order.head(ID_ROWS).itertuples()]
+    note = (f"<p>The {ID_ROWS} worst of {len(order)} ids are shown; all are in "
+            "<code>tracks.csv</code>.</p>") if len(order) > ID_ROWS else ""
+    return note + table(["recording", "predicted id", "observations", "certified", "flagged",
+                         "abstained", "first flagged frame", "events", "best event rank"], rows)
+
+
 def render_audit_report(result) -> str:
     """The whole audit report as one HTML string (deterministic bytes)."""
     summary, counts = result.summary, result.summary["counts"]
@@ -137,15 +191,6 @@ def render_audit_report(result) -> str:
     count_rows = [[v, cell(counts[v], "d"), cell(counts[v] / audited, ".1%")]
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
-    header = ["rank", "recording", "predicted id", "frames", "observations", "flagged",
-              "abstained", "max score (µm)", "max relative score", "looks like", "reason"]
-    review = [[str(s.rank), html.escape(str(s.recording)), html.escape(str(s.pred_id)),
-               f"{s.first_frame}–{s.last_frame}", str(s.frames), str(s.flagged), str(s.abstained),
-               cell(None if pd.isna(s.max_score) else float(s.max_score), "sig"),
-               cell(None if pd.isna(s.max_relative_score) else float(s.max_relative_score), "sig"),
-               html.escape("" if s.lookalike_id is None or pd.isna(s.lookalike_id) else str(s.lookalike_id)),
-               html.escape("" if s.reason is None or pd.isna(s.reason) else str(s.reason))]
-              for s in result.segments.head(REVIEW_ROWS).itertuples()]
     timelines = _timelines_html(result.observations)
     return page("trackverify audit", f"""<h1>trackverify audit</h1>
 <p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
@@ -155,18 +200,16 @@ present there); every detection of each frame used as evidence:
 {'yes' if summary['detections_table'] else 'no (only the tracker rows)'}.</p>
 <section class="caveats"><h2>Read this first</h2>{_threshold_sentence(summary)}
 <p><i>certified</i>: the score is at most the threshold; <i>flagged</i>: above it (the
-identity looks wrong); <i>abstained</i>: the verifier could not decide (reasons below). A
-suspect segment is a run of one id's observations none of which is certified.</p></section>
+identity looks wrong); <i>abstained</i>: the verifier could not decide (reasons below). An
+<i>event</i> is one mistake to check once: an id on another identity's place, two ids
+swapped, a frame where most ids are flagged, a drift, or an id the anchor frame does not
+hold; <code>segments.csv</code> keeps every run of one id's non-certified frames as the
+detail.</p></section>
 <h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
 <ul>{reasons}</ul>
 {ERROR_RATE_START}{ERROR_RATE_END}
 <h2>Identity timeline</h2>{timelines}
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
-<h2>Review list (top {min(REVIEW_ROWS, len(result.segments))} of {len(result.segments)} suspect segments)</h2>
-<p>Ranked by the mean relative score of the segment's scored observations (score / the
-identity's anchor spacing), then flagged observations, then the largest relative score, then
-the largest score, then length: work down from the top. Ids the
-anchor frame does not hold once (reason <i>not_in_anchor_frame</i> / <i>no_anchor_identity</i>)
-come last: nothing checked them; check each by hand at its first frame.
-The full list is <code>segments.csv</code>.</p>
-{table(header, review)}""")
+<h2>Events to review (top {min(EVENT_ROWS, len(result.events))} of {len(result.events)})</h2>
+{_events_html(result)}
+<h2>Identities, worst first</h2>{_ids_html(result)}""")

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
+
 from trackverify.audit.core import AuditResult, check_out_overlap
 from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 from trackverify.io.tabular import write_table
 
 
 def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
-    """``audit.parquet``, ``segments.csv``, ``tracks.csv``, ``audit.json``, ``report.html``.
+    """``audit.parquet``, ``events.csv`` (the review list), ``segments.csv``, ``tracks.csv``,
+    ``audit.json``, ``report.html``.
 
     Refused (:class:`~trackverify.errors.InputError`, nothing written) when ``out`` is, lies
     inside or contains an input the audit read (``result.summary["inputs"]``), as the
@@ -27,15 +30,23 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
     from trackverify.audit.report import render_audit_report
 
     out = ensure_folder(out)
-    observations = result.observations.assign(
-        lookalike_id=result.observations["lookalike_id"].map(
-            lambda v: None if v is None else str(v)))  # one Parquet type for int and str ids
+    observations = result.observations.assign(lookalike_id=lookalike_column(result.observations))
     write_table(observations, out / "audit.parquet")
+    write_table(result.events, out / "events.csv")
     write_table(result.segments, out / "segments.csv")
     write_table(result.tracks, out / "tracks.csv")
     write_json_atomic(out / "audit.json", result.summary)
     write_text_atomic(out / "report.html", render_audit_report(result))
     return out
+
+
+def lookalike_column(observations: pd.DataFrame) -> pd.Series:
+    """``lookalike_id`` with the type of ``pred_id`` (nullable integers for integer ids, else
+    text): one Parquet type, and the same ids as ``pred_id`` reads back."""
+    look = observations["lookalike_id"]
+    if pd.api.types.is_integer_dtype(observations["pred_id"].dtype):
+        return look.astype("Int64")
+    return look.map(lambda v: None if v is None else str(v), na_action="ignore")
 
 
 def one_line(result: AuditResult) -> str:
@@ -48,5 +59,6 @@ def one_line(result: AuditResult) -> str:
     else:
         verdicts = ", ".join(f"{c[v]} {v} ({c[v] / c['audited']:.1%})"
                              for v in ("certified", "flagged", "abstained"))
-    return (f"audited {c['audited']} observations: {verdicts}; {c['suspect_segments']} "
-            f"suspect segments to review; threshold {t['source']} ({calibrated})")
+    return (f"audited {c['audited']} observations: {verdicts}; {c['events']} events to review "
+            f"(events.csv; {c['suspect_segments']} suspect segments in segments.csv); threshold "
+            f"{t['source']} ({calibrated})")

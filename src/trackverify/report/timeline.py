@@ -25,6 +25,10 @@ from trackverify.report.plots import figure_svg, pyplot
 
 #: At most this many columns; wider timelines are binned (a bin shows its worst state).
 MAX_COLUMNS = 1500
+#: Height of one row (inches): a 6-point label fits, so every row is labelled up to
+#: MAX_LABELLED rows (200 ids: 20.6 inches); beyond, every ceil(n / MAX_LABELLED)-th.
+ROW_INCHES = 0.1
+MAX_LABELLED = 300
 #: The background colour: a frame where the row has no cell.
 NOT_OBSERVED = "not observed"
 GREY, BLUE, GREEN = (0.96, 0.96, 0.97), (0.45, 0.55, 0.75), (0.55, 0.78, 0.60)
@@ -132,7 +136,7 @@ def timeline_svg(timeline: Timeline) -> str:
     colours = np.asarray(timeline.colours, dtype=np.float64)
     n = max(len(timeline.rows), 1)
     plt = pyplot()
-    height = float(np.clip(0.6 + 0.05 * n, 2.0, 14.0))
+    height = float(np.clip(0.6 + ROW_INCHES * n, 2.0, 0.6 + ROW_INCHES * MAX_LABELLED))
     fig, ax = plt.subplots(figsize=(11, height))
     step = starts[1] - starts[0] if len(starts) > 1 else 1
     ax.imshow(colours[codes] if len(timeline.rows) else colours[np.zeros((1, 1), dtype=int)],
@@ -144,7 +148,7 @@ def timeline_svg(timeline: Timeline) -> str:
         ax.scatter(markers["frame"].to_numpy(), markers["row"].to_numpy(), marker="|",
                    s=max(0.7 * row_points, 3.0) ** 2, color="black", linewidths=0.6, zorder=3,
                    gid="timeline-markers", rasterized=len(markers) > 2000)
-    tick = max(1, int(np.ceil(n / 40)))
+    tick = max(1, int(np.ceil(n / MAX_LABELLED)))  # every row labelled up to MAX_LABELLED
     ax.set_yticks(np.arange(0, len(timeline.rows), tick),
                   [str(i) for i in timeline.rows[::tick]], fontsize=6)
     ax.set(xlabel="frame", ylabel=timeline.row_label)

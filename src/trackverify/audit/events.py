@@ -1,0 +1,319 @@
+"""Events: what a person checks once each, made from an audit's flagged observations.
+
+A suspect segment is a run of one id's non-certified frames; on a real tracker most are one
+frame long and the same mistake is listed again for every frame and every id it touches. An
+*event* is one mistake, checked once:
+
+- ``frame``: a frame in which at least half of the scored ids are flagged, more than
+  independent flags explain: with ``n`` scored ids in the frame, ``k`` of them flagged, and
+  ``q`` the recording's share of scored observations flagged, the binomial tail
+  ``P(K >= k | n, q) <= 0.001 / F`` (``F`` the recording's audited frames: a 0.1 % chance,
+  over the whole recording, that independent flags make one). The tracker or the
+  registration failed on the whole frame: one event, not one per id. Its rows belong to no
+  other event.
+- ``swap``: two ids ``p`` and ``q`` where ``p`` is flagged with look-alike ``q`` and ``q``
+  with look-alike ``p`` in the same frames, in at least half of the frames of the smaller of
+  the two confusions: each sits at the other's place.
+- ``identity``: the other flagged observations of one id ``p`` whose look-alike (the
+  identity whose registered anchor position is nearest) is one identity ``q``, over the
+  whole recording: ``p`` sits on (or drifts towards) ``q``. A tracker's confusions recur:
+  splitting them at gaps of ``G`` frames was measured for ``G`` = 1 ... 100 and no split
+  (benchmarks/audit_events.py, docs/evidence/audit.md): every split lowered the wrong
+  observations the top events hold, so an event is the confusion, listed with its first and
+  last frame and its number of frames. Flagged rows without a look-alike (a verifier that
+  does not register the anchor) form one event per id.
+- ``uncovered``: an id the anchor frame does not hold once (reasons
+  ``not_in_anchor_frame`` / ``no_anchor_identity``): no evidence of an error, but an
+  identity to check by hand at its first frame.
+
+Rank (the cost model): a look costs the same for every event (a person opens it and checks
+the ids in a few of its frames); what a look is worth is the wrong observations it
+settles. Those are estimated by the event's observations *on the look-alike*: flagged rows
+closer to another identity's registered anchor position than to their own
+(``lookalike_um < score``; on the real tracker's development half 81 % of those are wrong,
+7 % of the other flagged rows). Events are ranked by that count (descending), then flagged
+observations, then observations (descending), then recording, kind, ids and first frame;
+``uncovered`` events come after every other, by observations (descending). A verifier with
+no look-alike ranks by flagged observations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from trackverify.report.numbers import fmt
+
+#: Family-wise chance that independent flags make one frame event in a recording.
+FRAME_EVENT_ALPHA = 0.001
+#: A frame event needs at least this share of the frame's scored ids flagged.
+FRAME_EVENT_SHARE = 0.5
+#: A swap needs the two confusions to share at least this share of the smaller one's frames.
+SWAP_SHARE = 0.5
+KINDS = ("frame", "swap", "identity", "drift", "uncovered")
+UNCOVERED = ("not_in_anchor_frame", "no_anchor_identity")
+EVENT_COLUMNS = ("rank", "kind", "recording", "ids", "lookalike_id", "first_frame",
+                 "last_frame", "frames", "observations", "flagged", "on_lookalike",
+                 "evidence")
+
+
+def find_events(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The ranked events of an audit, and per observation the rank of the event covering it
+    (``Int64``, null when none), on ``observations``' index (see the module docstring).
+
+    ``observations`` is an audit's observation table (``recording, frame, pred_id,
+    pred_valid, score, verdict, reason, lookalike_id, lookalike_um, threshold_um``).
+    """
+    rows = _candidates(observations)
+    membership = pd.Series(pd.array(np.full(len(observations), pd.NA), dtype="Int64"),
+                           index=observations.index)
+    if not len(rows):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}), membership
+    rows["_event"] = _assign(rows, observations)
+    rows = rows[rows["_event"].notna().to_numpy()]
+    if not len(rows):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}), membership
+    events = _describe(rows)
+    rank = pd.Series(events["rank"].to_numpy(), index=events.index)
+    membership.iloc[rows["_position"].to_numpy()] = rank.reindex(rows["_event"]).to_numpy()
+    return events.reset_index(drop=True), membership
+
+
+def _candidates(observations: pd.DataFrame) -> pd.DataFrame:
+    """The rows an event may cover: flagged audited rows and an uncovered id's rows."""
+    from trackverify.audit.core import _audited
+
+    audited = _audited(observations)
+    verdict = observations["verdict"].to_numpy(dtype=object)
+    uncovered = observations["reason"].isin(UNCOVERED).to_numpy()
+    keep = audited & ((verdict == "flagged") | uncovered)
+    if "segment" in observations.columns:
+        segment = observations["segment"]
+    else:
+        from trackverify.audit.core import _segments
+
+        segment = _segments(observations)[1]
+    rows = observations.assign(_position=np.arange(len(observations)),
+                               _segment=segment.to_numpy(dtype=float, na_value=np.nan))[keep].copy()
+    look = rows["lookalike_um"].to_numpy(dtype=float, na_value=np.nan) \
+        if "lookalike_um" in rows.columns else np.full(len(rows), np.nan)
+    score = rows["score"].to_numpy(dtype=float, na_value=np.nan)
+    rows["_on"] = (look < score) & (rows["verdict"].to_numpy(dtype=object) == "flagged")
+    rows["_uncovered"] = rows["reason"].isin(UNCOVERED).to_numpy()
+    if "lookalike_id" not in rows.columns:
+        rows["lookalike_id"] = None
+    return rows
+
+
+def _assign(rows: pd.DataFrame, observations: pd.DataFrame) -> np.ndarray:
+    """Per candidate row, its event (a dense integer key); kinds decided in order:
+    uncovered, frame, swap, identity. Sets the columns ``_describe`` reads."""
+    kind = np.where(rows["_uncovered"].to_numpy(), "uncovered", "identity").astype(object)
+    in_frame, scored = _frame_event_rows(rows, observations)
+    in_frame &= kind != "uncovered"
+    kind[in_frame] = "frame"
+    partner = _swap_partner(rows, kind).to_numpy(dtype=object)
+    kind[pd.notna(partner)] = "swap"
+    kind[_unsupported(rows, kind, observations)] = None  # noise: segments.csv only
+    pred = rows["pred_id"].to_numpy(dtype=object)
+    low, high = _ordered(pred, partner)
+    look = np.where((kind == "identity") | (kind == "drift"),
+                    rows["lookalike_id"].to_numpy(dtype=object), None)
+    drift = kind == "drift"
+    key = pd.DataFrame({
+        "kind": kind, "recording": rows["recording"].to_numpy(dtype=object),
+        "a": np.where(kind == "frame", None, low),
+        "b": np.where(kind == "swap", high, look),
+        "frame": np.where(kind == "frame", rows["frame"].to_numpy(), -1),
+        "segment": np.where(drift, rows["_segment"].to_numpy(dtype=object), -1),
+    })
+    # "\x00" for a missing part: no id holds a control character (tables._check_text_ids)
+    event = key.fillna("\x00").astype(str).groupby(list(key.columns), sort=False).ngroup()
+    event = event.to_numpy().astype(float)
+    event[pd.isna(kind)] = np.nan
+    ids = np.where(kind == "swap", pd.Series(low).astype(str) + ";" + pd.Series(high).astype(str),
+                   pd.Series(pred).astype(str))
+    by_frame = pd.Series(pred[in_frame]).groupby(event[in_frame])
+    frame_ids = by_frame.agg(lambda v: ";".join(map(str, np.sort(v.to_numpy()))))
+    ids[in_frame] = frame_ids.reindex(event[in_frame]).to_numpy()
+    rows["kind"], rows["_ids"], rows["_lookalike"] = kind, ids, look
+    sort_id = low.copy()
+    sort_id[in_frame] = by_frame.transform("min").to_numpy(dtype=object)
+    rows["_sort_id"] = sort_id
+    rows["_frame_n"] = scored
+    return event
+
+
+def _unsupported(rows: pd.DataFrame, kind: np.ndarray, observations: pd.DataFrame) -> np.ndarray:
+    """Marks ``kind`` "drift" in place and returns the rows that make no event: flagged rows
+    of a confusion ``p -> q`` none of whose rows is on ``q``'s place are a *drift* when they
+    lie in a suspect segment (a run of ``p``'s frames with no certified one) of at least
+    ``L`` flagged observations, ``L`` the shortest run that independent flags at the
+    recording's rate ``q`` make anywhere in its ``N`` scored observations with chance at most
+    ``FRAME_EVENT_ALPHA`` (``N q^L <= alpha``); shorter runs are scattered noise."""
+    identity = kind == "identity"
+    group = pd.DataFrame({"r": rows["recording"].astype(str).to_numpy(),
+                          "p": rows["pred_id"].astype(str).to_numpy(),
+                          "q": rows["lookalike_id"].astype(str).to_numpy(),
+                          "on": rows["_on"].to_numpy() & identity})
+    supported = group.groupby(["r", "p", "q"], dropna=False)["on"].transform("any").to_numpy()
+    weak = identity & ~supported
+    segment = rows["_segment"].to_numpy(dtype=float, na_value=np.nan)
+    flagged = pd.Series(weak).groupby(segment).transform("sum").to_numpy()
+    long_enough = flagged >= _shortest_run(rows, observations)
+    kind[weak & long_enough & ~np.isnan(segment)] = "drift"
+    return weak & ~(long_enough & ~np.isnan(segment))
+
+
+def _shortest_run(rows: pd.DataFrame, observations: pd.DataFrame) -> np.ndarray:
+    """Per candidate row, its recording's ``L`` (see :func:`_unsupported`)."""
+    from trackverify.audit.core import _audited
+
+    scored = observations[_audited(observations)
+                          & observations["verdict"].isin(["certified", "flagged"]).to_numpy()]
+    per = scored["verdict"].eq("flagged").groupby(scored["recording"]).agg(["size", "mean"])
+    n, q = per["size"].to_numpy(float), per["mean"].to_numpy(float)
+    with np.errstate(divide="ignore"):  # q = 1: no run length is unusual
+        length = np.where(q < 1, np.ceil(np.log(FRAME_EVENT_ALPHA / n) / np.log(q)), np.inf)
+    return pd.Series(np.maximum(length, 2), index=per.index).reindex(
+        rows["recording"]).to_numpy(dtype=float)
+
+
+def _frame_event_rows(rows: pd.DataFrame, observations: pd.DataFrame) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+    """Which candidate rows lie in a frame event (module docstring: half the frame's scored
+    ids flagged, binomial tail below ``FRAME_EVENT_ALPHA / F``), and each row's frame's
+    number of scored ids."""
+    from scipy.stats import binom
+
+    from trackverify.audit.core import _audited
+
+    scored = observations[_audited(observations)
+                          & observations["verdict"].isin(["certified", "flagged"]).to_numpy()]
+    where = pd.MultiIndex.from_arrays([rows["recording"], rows["frame"]])
+    if not len(scored):
+        return np.zeros(len(rows), dtype=bool), np.zeros(len(rows), dtype=np.int64)
+    per_frame = scored.assign(_flag=scored["verdict"].eq("flagged")).groupby(
+        ["recording", "frame"], sort=True)["_flag"].agg(["size", "sum"])
+    per_recording = per_frame.groupby(level="recording").agg(
+        n=("size", "sum"), k=("sum", "sum"), frames=("size", "size"))
+    recording = per_frame.index.get_level_values("recording")
+    rate = (per_recording["k"] / per_recording["n"]).reindex(recording).to_numpy()
+    frames = per_recording["frames"].reindex(recording).to_numpy()
+    n, k = per_frame["size"].to_numpy(), per_frame["sum"].to_numpy()
+    event = (k >= FRAME_EVENT_SHARE * n) & (k > 0) & \
+        (binom.sf(k - 1, n, rate) <= FRAME_EVENT_ALPHA / frames)
+    flagged = rows["verdict"].to_numpy(dtype=object) == "flagged"
+    n_of_row = per_frame["size"].reindex(where).fillna(0).to_numpy(dtype=np.int64)
+    return where.isin(per_frame.index[event]) & flagged, n_of_row
+
+
+def _swap_partner(rows: pd.DataFrame, kind: np.ndarray) -> pd.Series:
+    """Per candidate row, the other id of its swap (None when not in one): the confusions
+    ``p -> q`` and ``q -> p`` are a swap when the frames in which both ids are on the other's
+    place are at least ``SWAP_SHARE`` of the smaller confusion's frames on the other's place."""
+    pool = rows[(kind == "identity") & rows["lookalike_id"].notna().to_numpy()]
+    out = pd.Series(np.full(len(rows), None, dtype=object), index=rows.index)
+    keyed = pd.DataFrame({"recording": pool["recording"].astype(str).to_numpy(),
+                          "p": pool["pred_id"].astype(str).to_numpy(),
+                          "q": pool["lookalike_id"].astype(str).to_numpy(),
+                          "frame": pool["frame"].to_numpy()}, index=pool.index)
+    on = keyed[pool["_on"].to_numpy()]
+    mirror = on.rename(columns={"p": "q", "q": "p"})
+    both = on.merge(mirror, on=["recording", "p", "q", "frame"], how="inner")
+    if not len(both):
+        return out
+    pair = ["recording", "p", "q"]
+    sizes = on.groupby(pair).size()
+    shared = both.groupby(pair).size()
+    mirrored = sizes.reindex(pd.MultiIndex.from_arrays(
+        [shared.index.get_level_values(0), shared.index.get_level_values(2),
+         shared.index.get_level_values(1)])).to_numpy()
+    smaller = np.minimum(sizes.reindex(shared.index).to_numpy(), mirrored)
+    swapped = shared.index[shared.to_numpy() >= SWAP_SHARE * smaller]
+    chosen = pd.MultiIndex.from_frame(keyed[pair]).isin(swapped)
+    out.loc[pool.index[chosen]] = pool["lookalike_id"].to_numpy(dtype=object)[chosen]
+    return out
+
+
+def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise (smaller, larger) of two id arrays of one type, numbers numerically;
+    where ``b`` is None, (a, None)."""
+    known = pd.notna(b)
+    low, high = a.copy(), b.copy()
+    if known.any():
+        swap = np.zeros(len(a), dtype=bool)
+        swap[known] = b[known] < a[known]  # one id type per table: ints with ints, text with text
+        low[swap], high[swap] = b[swap], a[swap]
+    return low, high
+
+
+def _describe(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per event (EVENT_COLUMNS), ranked; indexed by the event key."""
+    on = rows["_on"].to_numpy()
+    rows = rows.assign(_flagged=rows["verdict"].eq("flagged"),
+                       _on_score=rows["score"].where(on), _on_look=rows["lookalike_um"].where(on)
+                       if "lookalike_um" in rows.columns else np.nan,
+                       _id_text=rows["pred_id"].astype(str))
+    g = rows.groupby("_event", sort=True)
+    # each event's first row as it is (GroupBy.first makes floats of integer ids beside None)
+    first = rows.drop_duplicates("_event").set_index("_event").sort_index()
+    events = pd.DataFrame({
+        "kind": first["kind"],
+        "recording": first["recording"],
+        "ids": first["_ids"],
+        "lookalike_id": first["_lookalike"],
+        "first_frame": g["frame"].min(),
+        "last_frame": g["frame"].max(),
+        "frames": g["frame"].nunique(),
+        "observations": g.size(),
+        "flagged": g["_flagged"].sum().astype(np.int64),
+        "on_lookalike": g["_on"].sum().astype(np.int64),
+        "_score": g["_on_score"].median(),
+        "_look": g["_on_look"].median(),
+        "_all_score": g["score"].median(),
+        "_threshold": g["threshold_um"].median(),
+        "_scored": first["_frame_n"],
+        "_sort_id": first["_sort_id"],
+    })
+    events["evidence"] = _evidence(events)
+    order = events.assign(_last=events["kind"].eq("uncovered"),
+                          _kind=events["kind"].map({k: i for i, k in enumerate(KINDS)}))
+    order = order.sort_values(
+        ["_last", "on_lookalike", "flagged", "observations", "recording", "_kind", "_sort_id",
+         "first_frame"],
+        ascending=[True, False, False, False, True, True, True, True], kind="stable")
+    events = events.loc[order.index, [c for c in EVENT_COLUMNS if c != "rank"]]
+    events.insert(0, "rank", np.arange(1, len(events) + 1))
+    return events
+
+
+def _evidence(events: pd.DataFrame) -> pd.Series:
+    """A sentence per event: what was seen, where (numbers with report.numbers.fmt)."""
+    f = np.vectorize(fmt, otypes=[object])
+    span = np.where(events["first_frame"] == events["last_frame"],
+                    "frame " + events["first_frame"].astype(str),
+                    "frames " + events["first_frame"].astype(str) + "-"
+                    + events["last_frame"].astype(str))
+    frames = " (" + events["frames"].astype(str) + " frames)"
+    ids, look = events["ids"].astype(str), events["lookalike_id"].astype(str)
+    on, flagged = events["on_lookalike"].astype(str), events["flagged"].astype(str)
+    sits = ("id " + ids + " sits a median " + f(events["_look"]) + " um from where " + look
+            + " should be and " + f(events["_score"]) + " um from its own place in " + on
+            + " of " + flagged + " flagged observations, " + span + frames)
+    drifts = ("id " + ids + " is a median " + f(events["_all_score"]) + " um from its own place"
+              " (threshold " + f(events["_threshold"]) + " um) in " + flagged
+              + " flagged observations, " + span + frames
+              + np.where(events["lookalike_id"].notna(), "; nearest other identity: " + look, ""))
+    swap = ("ids " + ids.str.replace(";", " and ") + " each sit near the other's place: " + flagged
+            + " flagged observations, " + on + " on the other's place, " + span + frames)
+    frame = (span + ": " + flagged + " of " + events["_scored"].astype("Int64").astype(str)
+             + " scored ids flagged at once: the tracker or the registration failed on the "
+             "whole frame")
+    uncovered = ("id " + ids + " is not in the anchor frame once: no identity to check it "
+                 "against; check it by hand from frame " + events["first_frame"].astype(str))
+    kind = events["kind"].to_numpy()
+    identity = np.where(events["on_lookalike"].to_numpy() > 0, sits, drifts)
+    text = np.select([kind == "frame", kind == "swap", kind == "uncovered"],
+                     [frame, swap, uncovered], identity)
+    return pd.Series(text, index=events.index, dtype=object)
