@@ -99,6 +99,20 @@ def test_items_carry_the_anchor_and_observed_frames(audit_dir):
     for item in items:
         assert item["dims"] == ["x", "y", "z"] and item["observed_source"].startswith("detections")
         assert all(abs(p["label"] and int(p["label"]) - item["frame"]) <= 5 for p in item["track"])
+    # the registered place of the claimed id in the observed frame, as audit.parquet has it
+    import pandas as pd
+
+    audit = pd.read_parquet(audit_dir / "audit.parquet")
+    for item in items:
+        row = audit[(audit["frame"] == item["frame"])
+                    & (audit["pred_id"] == float(item["pred_id"]))].iloc[0]
+        assert item["expected"] == {a: row[f"expected_{a}_um"] for a in ("x", "y", "z")}
+        assert item["note"] == "where the registration puts the claimed id in this frame"
+        # the claimed id's track: its own rows (positions as audit.parquet has them)
+        own = audit[audit["pred_id"] == float(item["pred_id"])].set_index("frame")
+        assert item["track"] and all(
+            (p["x"], p["y"], p["z"]) == tuple(own.loc[int(p["label"]), ["x_um", "y_um", "z_um"]])
+            for p in item["track"])
 
 
 @pytest.mark.parametrize("text, line", [

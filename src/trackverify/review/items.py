@@ -10,8 +10,10 @@ For row ``i`` of review.csv (recording ``r``, frame ``t``, claimed id ``p``):
   then from AUDIT_DIR), else the tracker's rows of frame ``t`` (audit.parquet);
 * ``p``'s track: its rows in frames ``t - TRACK_FRAMES .. t + TRACK_FRAMES``.
 
-The audit does not write the registered place (the anchor place carried to frame ``t``), so
-the page marks the anchor place and says so (``note``).
+* where the registration puts ``p`` in frame ``t`` (audit.parquet's ``expected_*`` columns:
+  the anchor place carried to frame ``t``), drawn in the observed frame; an audit without
+  them (a verifier that does not register, or an older audit) marks the anchor place there
+  and says so (``note``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ NEAR_UM = 25.0
 TRACK_FRAMES = 5
 REGISTERED_NOTE = ("the audit does not record the registered place; the claimed id's "
                    "anchor-frame place is marked instead")
+EXPECTED_NOTE = "where the registration puts the claimed id in this frame"
 
 
 def _points(table: pd.DataFrame, rows: np.ndarray, label: str, dims: list[str]) -> list[dict]:
@@ -58,6 +61,16 @@ def _near(table: pd.DataFrame, rows: np.ndarray, centre: np.ndarray, dims: list[
     distance = np.sqrt(((xyz - centre) ** 2).sum(axis=1))
     keep = np.flatnonzero(distance <= NEAR_UM)
     return rows[keep[np.argsort(distance[keep], kind="stable")]]
+
+
+def _expected(audit: pd.DataFrame, rows: np.ndarray, dims: list[str]) -> dict | None:
+    """Where the registration puts the claimed id in the observed frame (its row's
+    ``expected_*``), or None when the audit does not say."""
+    columns = [f"expected_{axis}_um" for axis in dims]
+    if not len(rows) or not set(columns) <= set(audit.columns):
+        return None
+    place = audit.iloc[rows[0]][columns].to_numpy(dtype=float)
+    return dict(zip(dims, place.tolist())) if np.isfinite(place).all() else None
 
 
 def _detections_path(audit_dir: Path, settings: dict) -> Path | None:
@@ -98,7 +111,9 @@ def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
     anchors = _anchor_frames(audit, settings)
     by_frame = audit.groupby(["recording", "frame"], sort=False).indices
     dets_by_frame = dets.groupby(["recording", "frame"], sort=False).indices
-    by_id = audit.dropna(subset=["pred_id"]).groupby(["recording", "pred_id"], sort=False).indices
+    # positions in ``audit`` itself (rows without an id in no group; a dropna() before the
+    # groupby numbered the rows after the first missing id wrongly)
+    by_id = audit.groupby(["recording", "pred_id"], sort=False, dropna=True).indices
     empty = np.array([], dtype=np.int64)
     items = []
     for index, row in enumerate(sheet.rows):
@@ -111,6 +126,7 @@ def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
         at_anchor = track_rows[frames == anchor]
         anchor_place = (audit.iloc[at_anchor[:1]][[f"{a}_um" for a in dims]].to_numpy(float)[0]
                         if len(at_anchor) else None)
+        expected = _expected(audit, track_rows[frames == frame], dims)
         window = track_rows[np.abs(frames - frame) <= TRACK_FRAMES]
         window = window[np.argsort(audit["frame"].to_numpy()[window], kind="stable")]
         neighbours = (_near(audit, by_frame.get((recording, anchor), empty), anchor_place, dims)
@@ -124,11 +140,13 @@ def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
             "dims": dims, "anchor_frame": anchor,
             "observation": dict(zip(dims, observation.tolist())),
             "anchor": None if anchor_place is None else dict(zip(dims, anchor_place.tolist())),
+            "expected": expected,
             "anchor_neighbours": _points(audit, neighbours, "pred_id", dims),
             "observed": _points(dets, observed, det_label, dims),
             "observed_source": observed_source,
             "track": track,
-            "note": REGISTERED_NOTE if anchor_place is not None
+            "note": (EXPECTED_NOTE if expected is not None else REGISTERED_NOTE)
+            if anchor_place is not None
             else f"id {_label(pred_id)} has no row in the anchor frame {anchor}",
         })
     return items

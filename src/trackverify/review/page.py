@@ -23,7 +23,8 @@ function draw(){const it=items[at];if(!it)return;const n=items.filter(i=>i.decis
  const A=it.anchor?[{...it.anchor,label:it.pred_id}]:[];
  document.getElementById("anchor").innerHTML=it.anchor?views(it.anchor,[[it.anchor_neighbours,"#888",3,1],[A,"#c00",6,1]],it.dims):"no anchor place";
  const O=[{...it.observation,label:"obs"}],T=it.track.map(p=>({...p,label:"t"+p.label}));
- document.getElementById("observed").innerHTML=views(it.observation,[[it.observed,"#888",3,1],[T,"#07c",2,1],[A,"#c00",6,0],[O,"#000",8,1]],it.dims);
+ const E=it.expected?[{...it.expected,label:it.pred_id}]:A;
+ document.getElementById("observed").innerHTML=views(it.observation,[[it.observed,"#888",3,1],[T,"#07c",2,1],[E,"#c00",6,it.expected?1:0],[O,"#000",8,1]],it.dims);
  document.getElementById("note").textContent=`frame ${it.anchor_frame} is the anchor frame; near points: ${it.observed_source}; red: ${it.note}; blue: the id's track, frames t-5..t+5`}
 async function decide(d){const it=items[at];const r=await fetch("/api/decision",{method:"POST",headers:{"X-Token":token,"Content-Type":"application/json"},body:JSON.stringify({index:it.index,decision:d})});
  if(r.ok){it.decision=d;draw()}}
