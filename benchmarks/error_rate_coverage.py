@@ -3,13 +3,14 @@
     PYTHONPATH=src .venv/bin/python benchmarks/error_rate_coverage.py [--draws 1000] [--seed 1]
         [--sizes 100,200,400]
 
-The audit: ``trackverify audit examples/real-tracker/tracker_cpd.parquet --detections
-examples/real-tracker/detections.parquet``. The reviewer: the reference of
+The audit: ``trackverify audit examples/real-tracker/tracker_cpd.parquet`` (as the audit
+guide advises; ``--detections`` adds ``--detections examples/real-tracker/detections.parquet``). The reviewer: the reference of
 ``../shared/data/fdnc-nerve-freely-moving/observations.parquet`` joined on (recording, frame,
 detection); an audited observation is ``wrong`` when the tracker's ``pred_id`` differs from
 the reference ``track`` (a detection the reference does not hold is wrong too: the tracker
 names it a neuron the reference does not). Per sample size N in 100, 200, 400: the design of
-``trackverify audit sample`` (strata recording x verdict, the allocation rule fixed in
+``trackverify audit sample`` (strata recording x verdict with the flagged split by
+``flagged_on_other``, the allocation rule fixed in
 ``trackverify.audit.review.design``) drawn ``--draws`` times (hypergeometric errors per stratum,
 ``trackverify.audit.review.simulation``); for ``all`` and ``certified``: the true rate, the
 coverage of the 95 % interval, the mean half-width, the coverage and mean of the one-sided
@@ -37,11 +38,11 @@ REFERENCE = REPO.parent / "shared" / "data" / "fdnc-nerve-freely-moving" / "obse
 KEYS = ["recording", "frame", "detection"]
 
 
-def audited_truth(folder: Path) -> pd.DataFrame:
+def audited_truth(folder: Path, detections: bool = False) -> pd.DataFrame:
     """The audited rows of the real tracker's audit with ``wrong`` from the reference."""
+    extra = ["--detections", EXAMPLE / "detections.parquet"] if detections else []
     subprocess.run([sys.executable, "-m", "trackverify", "audit", EXAMPLE / "tracker_cpd.parquet",
-                    "--detections", EXAMPLE / "detections.parquet", "--out", folder],
-                   check=True, capture_output=True)
+                    *extra, "--out", folder], check=True, capture_output=True)
     rows = audited_population(folder)
     reference = pd.read_parquet(REFERENCE, columns=[*KEYS, "track"])
     rows = rows.merge(reference, on=KEYS, how="left", validate="one_to_one")
@@ -53,9 +54,10 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default="100,200,400", help="sample sizes N, comma-separated")
+    parser.add_argument("--detections", action="store_true", help="audit with every detection")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        rows = audited_truth(Path(folder))
+        rows = audited_truth(Path(folder), args.detections)
     strata = rows.groupby("stratum", sort=True)["wrong"].agg(["size", "sum"])
     N, K = strata["size"].to_numpy(), strata["sum"].to_numpy()
     rates = np.array([PLANNING_RATE[s.rsplit("/", 1)[1]] for s in strata.index])
