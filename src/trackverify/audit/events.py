@@ -106,8 +106,9 @@ def _candidates(observations: pd.DataFrame) -> pd.DataFrame:
 
 
 def _assign(rows: pd.DataFrame, observations: pd.DataFrame) -> np.ndarray:
-    """Per candidate row, its event (a dense integer key); kinds decided in order:
-    uncovered, frame, swap, identity. Sets the columns ``_describe`` reads."""
+    """Per candidate row, its event (a dense integer key; NaN: noise, no event); kinds
+    decided in order: uncovered, frame, swap, then identity, drift or noise. Sets the
+    columns ``_describe`` reads."""
     kind = np.where(rows["_uncovered"].to_numpy(), "uncovered", "identity").astype(object)
     in_frame, scored = _frame_event_rows(rows, observations)
     in_frame &= kind != "uncovered"
