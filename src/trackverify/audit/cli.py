@@ -84,26 +84,20 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
     """
     from trackverify.audit.core import audit as run_audit
     from trackverify.audit.write import one_line, write_outputs
-    from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
-    from trackverify.io.tabular import read_table
     from trackverify.progress import progress_bar
 
     check_out_dir(out, [tracks, detections, calibration])
-    loaded = load(tracks, "predictions", **options)
-    echo_warnings(loaded.warnings)
-    table = loaded.table
-    dets = None if detections is None else read_table(detections)
     with progress_bar() as bar:
         task = bar.add_task("auditing", total=None)
 
         def report(what: str, done: int, total: int) -> None:  # recordings, then frames
             bar.update(task, description=f"auditing {what}", completed=done, total=total)
 
-        result = run_audit(table, dets, anchor_frame=anchor_frame, verifier=verifier,
+        result = run_audit(tracks, detections, anchor_frame=anchor_frame, verifier=verifier,
                            threshold_um=threshold_um, calibration=calibration,
-                           source=str(tracks), detections_source=str(detections),
-                           progress=report)
+                           progress=report, warn=lambda text: echo_warnings([text]),
+                           **options)
     write_outputs(result, out)  # --out checked above, before any work
     click.echo(f"{one_line(result)}; wrote {out}")
 
