@@ -134,9 +134,12 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
     ``tracks`` is the tracker's output (see the module docstring), a table or a file any
-    reader takes (:func:`trackverify.io.formats.load`); ``detections`` optionally every
-    detection of each frame (a table or a CSV / Parquet file; used as identity-free evidence
-    by the registration). ``verifier`` is a name, ``module:Class`` or a verifier object
+    reader takes (``fmt``: the format's name, detected when None); ``detections`` optionally
+    every detection of each frame (a table or a CSV / Parquet file; used as identity-free
+    evidence by the registration, and the positions of a tracker output that has none). A
+    file and a table are read alike (:func:`trackverify.audit.inputs.read_input`:
+    ``columns`` renames, ``pixel_size`` converts pixels); ``warn`` receives each units
+    warning, also kept in ``summary["input"]``. ``verifier`` is a name, ``module:Class`` or a verifier object
     (default: the calibration's verifier, else ``registered_distance``); with
     ``calibration`` the verifier must be the one the threshold was fitted for, with its
     fitted options. ``out``, when given, receives the outputs (:func:`write_audit`) under

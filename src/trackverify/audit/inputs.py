@@ -85,6 +85,9 @@ def read_input(tracks, detections=None, *, fmt: str | None = None, columns=None,
         warnings = warnings + notes
     dets = None if detections is None else _prepare_detections(detections, detections_source)
     table, positions = _positions(table, dets, source, detections_source)
+    if units is None:  # positions from the detections, in micrometres
+        units = {"unit": "um", "um_per_unit": [1.0] * len(coordinate_columns(table)),
+                 "source": "the detections' x_um, y_um[, z_um]"}
     record = {"reader": reader,
               "columns": {p: name for name, p in mapping.items()} or None,
               "pixel_size": None if scale is None else list(scale),
