@@ -157,6 +157,11 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         ['certified']
         >>> len(result.segments)
         0
+        >>> pixels = tracks.rename(columns={"frame": "t", "x_um": "x_px", "y_um": "y_px"})
+        >>> read = trackverify.audit(pixels, columns="frame=t,x_um=x_px,y_um=y_px",
+        ...                          pixel_size="1").summary["input"]
+        >>> read["columns"], read["units"]["source"]
+        ({'frame': 't', 'x_um': 'x_px', 'y_um': 'y_px'}, '--pixel-size')
     """
     from trackverify.audit.inputs import read_input
 
