@@ -172,6 +172,28 @@ def test_two_rows_on_one_detection_are_refused(tmp_path, capsys, entry):
     assert "add a `detection` column" in message
 
 
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_two_detections_at_a_rows_position_are_refused(tmp_path, capsys, entry):
+    tracks, detections = worm()
+    twin = detections[(detections["frame"] == 3) & (detections["detection"] == 12)]
+    detections = pd.concat([detections, twin.assign(detection=50)], ignore_index=True)
+    path = _write(tracks.drop(columns="detection"), tmp_path / "tracks.csv")
+    dets = _write(detections, tmp_path / "detections.csv")
+    message = _refusal(entry, path, dets, tmp_path, capsys)
+    assert f"{path}, row 21:" in message and "two detections" in message
+    assert "add a `detection` column" in message
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_ids_without_positions_or_detections_are_refused_naming_the_option(tmp_path, capsys,
+                                                                          entry):
+    tracks, _ = worm()
+    path = _write(tracks.drop(columns=["x_um", "y_um", "z_um"]), tmp_path / "tracks.csv")
+    message = _refusal(entry, path, None, tmp_path, capsys)
+    assert f"{path}, column 'x_um': the tracker output has no positions" in message
+    assert "--detections" in message
+
+
 # 3. Axes a mapping leaves out; pixel columns -------------------------------------------------
 
 def _pixels(tracks: pd.DataFrame, z_name: str = "z_px") -> pd.DataFrame:
@@ -287,3 +309,9 @@ def test_the_real_tracker_output_as_users_write_it_audits_as_the_shipped_table(t
         pd.testing.assert_frame_equal(got[["detection", "verdict", "reason"]],
                                       expected[["detection", "verdict", "reason"]])
         np.testing.assert_allclose(got["score"], expected["score"], rtol=0, atol=1e-9)
+
+
+def test_a_dataframe_in_a_format_is_refused():
+    tracks, _ = worm()
+    with pytest.raises(InputError, match="a DataFrame is read as a table, not in format 'trackpy'"):
+        trackverify.audit(tracks, fmt="trackpy")

@@ -111,6 +111,9 @@ def _read_tracks(tracks, fmt, mapping: dict, scale, source: str):
             return loaded.table, reader, loaded.info["calibration"], loaded.warnings
         frame = read_table(path)
     elif isinstance(tracks, pd.DataFrame):
+        if fmt not in (None, "table"):
+            raise InputError(f"a DataFrame is read as a table, not in format '{fmt}' (a "
+                             "format names a file's layout: give the file)", source=source)
         frame, reader = tracks, "dataframe"
     else:
         raise InputError("the tracker output must be a table (pandas DataFrame) or a file",
