@@ -149,39 +149,35 @@ def test_positions_without_a_detection_column_are_matched_to_the_detections(tmp_
                                                     "position")
 
 
+def _off_its_detection(tracks, detections):  # frame 1: half a micrometre off
+    tracks.loc[9, "x_um"] += 0.5
+    return tracks, detections
+
+
+def _two_rows_on_one(tracks, detections):
+    tracks.loc[7, ["x_um", "y_um", "z_um"]] = tracks.loc[6, ["x_um", "y_um", "z_um"]].to_numpy()
+    return tracks, detections
+
+
+def _two_detections_at_one_row(tracks, detections):  # frame 3, detection 12 twice
+    twin = detections[(detections["frame"] == 3) & (detections["detection"] == 12)]
+    return tracks, pd.concat([detections, twin.assign(detection=50)], ignore_index=True)
+
+
 @pytest.mark.parametrize("entry", ENTRIES)
-def test_a_position_no_detection_holds_is_refused_naming_the_fix(tmp_path, capsys, entry):
-    tracks, detections = worm()
-    tracks.loc[9, "x_um"] += 0.5  # frame 1: half a micrometre off its detection
+@pytest.mark.parametrize("edit, row, says", [
+    (_off_its_detection, 10, "no detection of its frame lies within 0.001 um"),
+    (_two_rows_on_one, 8, "this row and row 7 are at the position of one detection"),
+    (_two_detections_at_one_row, 21, "two detections of its frame lie within 0.001 um")])
+def test_a_row_not_one_detection_by_position_is_refused_naming_the_fix(tmp_path, capsys, entry,
+                                                                      edit, row, says):
+    tracks, detections = edit(*worm())
     path = _write(tracks.drop(columns="detection"), tmp_path / "tracks.csv")
     dets = _write(detections, tmp_path / "detections.csv")
     message = _refusal(entry, path, dets, tmp_path, capsys)
-    assert f"{path}, row 10:" in message
+    assert f"{path}, row {row}: {says}" in message
     assert "add a `detection` column" in message
     assert "detection=" not in message  # no number the user never wrote
-
-
-@pytest.mark.parametrize("entry", ENTRIES)
-def test_two_rows_on_one_detection_are_refused(tmp_path, capsys, entry):
-    tracks, detections = worm()
-    tracks.loc[7, ["x_um", "y_um", "z_um"]] = tracks.loc[6, ["x_um", "y_um", "z_um"]].to_numpy()
-    path = _write(tracks.drop(columns="detection"), tmp_path / "tracks.csv")
-    dets = _write(detections, tmp_path / "detections.csv")
-    message = _refusal(entry, path, dets, tmp_path, capsys)
-    assert f"{path}, row 8:" in message and "row 7" in message
-    assert "add a `detection` column" in message
-
-
-@pytest.mark.parametrize("entry", ENTRIES)
-def test_two_detections_at_a_rows_position_are_refused(tmp_path, capsys, entry):
-    tracks, detections = worm()
-    twin = detections[(detections["frame"] == 3) & (detections["detection"] == 12)]
-    detections = pd.concat([detections, twin.assign(detection=50)], ignore_index=True)
-    path = _write(tracks.drop(columns="detection"), tmp_path / "tracks.csv")
-    dets = _write(detections, tmp_path / "detections.csv")
-    message = _refusal(entry, path, dets, tmp_path, capsys)
-    assert f"{path}, row 21:" in message and "two detections" in message
-    assert "add a `detection` column" in message
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
