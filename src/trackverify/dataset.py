@@ -200,11 +200,7 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
         raise InputError(f"the detection table is {len(coordinate_columns(detections))}-D but the "
                          f"observations are {len(coords)}-D", source=source, column="z_um")
     keys = ["recording", "frame", "detection"]
-    for key in ("recording", "detection"):  # one id type on both sides, or the join misses
-        if (pd.api.types.is_integer_dtype(observations[key].dtype)
-                != pd.api.types.is_integer_dtype(detections[key].dtype)):
-            raise InputError(f"'{key}' is {observations[key].dtype} in the observations but "
-                             f"{detections[key].dtype} here", source=source, column=key)
+    same_id_types(observations, detections, source)
     joined = observations[keys + coords].merge(detections[keys + coords], on=keys, how="left",
                                                suffixes=("", "_detection"), indicator=True)
     missing = (joined["_merge"] == "left_only").to_numpy()
@@ -222,6 +218,16 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
         values = ", ".join(f"{k}={plain(observations[k].iloc[row])!r}" for k in keys)
         raise InputError(f"observation row {row + 1} ({values}) is not at its detection's "
                          "position (detections are fixed)", source=source, column="x_um")
+
+
+def same_id_types(observations: pd.DataFrame, detections: pd.DataFrame, source: str) -> None:
+    """``recording`` and ``detection`` are integers on both sides or on neither (else a join
+    on them misses every row): an :class:`InputError` naming ``source`` (the detections)."""
+    for key in ("recording", "detection"):
+        if (pd.api.types.is_integer_dtype(observations[key].dtype)
+                != pd.api.types.is_integer_dtype(detections[key].dtype)):
+            raise InputError(f"'{key}' is {observations[key].dtype} in the observations but "
+                             f"{detections[key].dtype} here", source=source, column=key)
 
 
 def tracker_predictions(observations: pd.DataFrame, tracker: pd.DataFrame, first_frame: int = 0,

@@ -59,7 +59,8 @@ def audit():
 @input_options
 @click.option("--detections", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Every detection of each frame (recording, frame, detection, "
-              "x_um, y_um[, z_um]): identity-free evidence for the registration.")
+              "x_um, y_um[, z_um]): identity-free evidence for the registration; a TRACKS row "
+              "is the detection its 'detection' names, else the one at its position.")
 @click.option("--anchor-frame", type=click.IntRange(min=0), default=None,
               help="The frame a person checked (its identities are trusted) [each recording's first].")
 @click.option("--verifier", default=None,
@@ -75,35 +76,30 @@ def audit():
 def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out, **options):
     """Audit a tracker's output with no reference tracks: which identities can be trusted.
 
-    TRACKS holds recording, frame, pred_id, x_um, y_um[, z_um][, detection][, pred_valid]
-    (recording is optional for one recording), or is any tracker file the readers take
-    (the names --format takes; docs/formats.md). Writes audit.parquet, segments.csv (the
+    TRACKS holds recording, frame, pred_id (blank: no identity), positions x_um, y_um[,
+    z_um] and/or detection (positions then from --detections)[, pred_valid] (recording is
+    optional for one recording), or is any tracker file the readers take (the names
+    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes audit.parquet, segments.csv (the
     ranked review list), tracks.csv, audit.json and report.html to --out. Then
     `trackverify audit sample DIR --n N` draws observations to review and `trackverify
     audit estimate` gives the error rate (docs/guide/error-rate.md).
     """
     from trackverify.audit.core import audit as run_audit
     from trackverify.audit.write import one_line, write_outputs
-    from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
-    from trackverify.io.tabular import read_table
     from trackverify.progress import progress_bar
 
     check_out_dir(out, [tracks, detections, calibration])
-    loaded = load(tracks, "predictions", **options)
-    echo_warnings(loaded.warnings)
-    table = loaded.table
-    dets = None if detections is None else read_table(detections)
     with progress_bar() as bar:
         task = bar.add_task("auditing", total=None)
 
         def report(what: str, done: int, total: int) -> None:  # recordings, then frames
             bar.update(task, description=f"auditing {what}", completed=done, total=total)
 
-        result = run_audit(table, dets, anchor_frame=anchor_frame, verifier=verifier,
+        result = run_audit(tracks, detections, anchor_frame=anchor_frame, verifier=verifier,
                            threshold_um=threshold_um, calibration=calibration,
-                           source=str(tracks), detections_source=str(detections),
-                           progress=report)
+                           progress=report, warn=lambda text: echo_warnings([text]),
+                           **options)
     write_outputs(result, out)  # --out checked above, before any work
     click.echo(f"{one_line(result)}; wrote {out}")
 

@@ -73,20 +73,12 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import ConfigError, InputError, naming_input
-from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
+from trackverify.tables import coordinate_columns
 from trackverify.values import is_integer, is_real
 
 #: Default threshold in units of each identity's own anchor spacing ``s_p`` (uncalibrated).
 DEFAULT_THRESHOLD_SPACINGS = 0.5
 VERDICTS = ("certified", "flagged", "abstained")
-SINGLE_RECORDING = "recording"
-
-TRACKER_OUTPUT = Schema(
-    "tracker output",
-    required=("recording", "frame", "pred_id", "x_um", "y_um"),
-    optional=("z_um", "detection", "pred_valid"),
-    unique_keys=(("recording", "frame", "detection"),),
-)
 
 
 @dataclass
@@ -143,13 +135,19 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
           threshold_um: float | None = None, calibration: str | os.PathLike | None = None,
           out: str | os.PathLike | None = None,
           source: str = "<tracks>", detections_source: str = "<detections>",
-          progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
+          fmt: str | None = None, columns: str | dict | None = None,
+          pixel_size: str | tuple | None = None,
+          progress: Callable[[str, int, int], None] | None = None,
+          warn: Callable[[str], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
     ``tracks`` is the tracker's output (see the module docstring), a table or a file any
-    reader takes (:func:`trackverify.io.formats.load`); ``detections`` optionally every
-    detection of each frame (a table or a CSV / Parquet file; used as identity-free evidence
-    by the registration). ``verifier`` is a name, ``module:Class`` or a verifier object
+    reader takes (``fmt``: the format's name, detected when None); ``detections`` optionally
+    every detection of each frame (a table or a CSV / Parquet file; used as identity-free
+    evidence by the registration, and the positions of a tracker output that has none). A
+    file and a table are read alike (:func:`trackverify.audit.inputs.read_input`:
+    ``columns`` renames, ``pixel_size`` converts pixels); ``warn`` receives each units
+    warning, also kept in ``summary["input"]``. ``verifier`` is a name, ``module:Class`` or a verifier object
     (default: the calibration's verifier, else ``registered_distance``); with
     ``calibration`` the verifier must be the one the threshold was fitted for, with its
     fitted options. ``out``, when given, receives the outputs (:func:`write_audit`) under
@@ -167,15 +165,18 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         ['certified']
         >>> len(result.segments)
         0
+        >>> pixels = tracks.rename(columns={"frame": "t", "x_um": "x_px", "y_um": "y_px"})
+        >>> read = trackverify.audit(pixels, columns="frame=t,x_um=x_px,y_um=y_px",
+        ...                          pixel_size="1").summary["input"]
+        >>> read["columns"], read["units"]["source"]
+        ({'frame': 't', 'x_um': 'x_px', 'y_um': 'y_px'}, '--pixel-size')
     """
+    from trackverify.audit.inputs import read_input
+
     if isinstance(tracks, (str, os.PathLike)):
-        from trackverify.io.formats import load
-
-        tracks, source = load(tracks, "predictions").table, str(tracks)
+        source = str(tracks)
     if isinstance(detections, (str, os.PathLike)):
-        from trackverify.io.tabular import read_table
-
-        detections, detections_source = read_table(detections), str(detections)
+        detections_source = str(detections)
     inputs = {"tracks": source, "detections": None if detections is None else detections_source,
               "calibration": None if calibration is None else str(calibration)}
     if out is not None:
@@ -184,8 +185,11 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         raise InputError(f"anchor_frame must be an integer frame number, got {anchor_frame!r}",
                          source="--anchor-frame")
     threshold, scorer = _choose(threshold_um, calibration, verifier)
-    table = _prepare_tracks(tracks, source)
-    dets = None if detections is None else _prepare_detections(detections, table, detections_source)
+    given = read_input(tracks, detections, fmt=fmt, columns=columns, pixel_size=pixel_size,
+                       source=source, detections_source=detections_source)
+    for text in given.warnings if warn is not None else ():
+        warn(text)
+    table, dets = given.tracks, given.detections
     parts, thresholds = [], {}
     recordings = pd.unique(table["recording"])
     for i, (recording, rows) in enumerate(table.groupby("recording", sort=False)):
@@ -210,6 +214,7 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     summary["counts"]["events"] = int(len(events))
     summary["counts"]["events_by_kind"] = {k: int(events["kind"].eq(k).sum()) for k in KINDS}
     summary["inputs"] = inputs
+    summary["input"] = given.record  # how the tracks were read: reader, mapping, units
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
     summary["anchor_contradictions"] = anchor_contradictions(
         table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
@@ -266,34 +271,6 @@ def _choose(threshold_um, calibration, verifier) -> tuple[Threshold, object]:
                              f"{threshold_um!r}", source="--threshold-um")
         return Threshold(float(threshold_um), "user", False), scorer
     return Threshold(None, "default", False), scorer
-
-
-def _prepare_tracks(tracks: pd.DataFrame, source: str) -> pd.DataFrame:
-    if not isinstance(tracks, pd.DataFrame):
-        raise InputError("the tracker output must be a table (pandas DataFrame)", source=source)
-    if "track" in tracks.columns:
-        raise InputError("the tracker output has a 'track' column: audit takes no reference "
-                         "(use `trackverify evaluate` or `run` when reference tracks exist)",
-                         source=source, column="track")
-    frame = tracks if "recording" in tracks.columns else tracks.assign(recording=SINGLE_RECORDING)
-    if "pred_valid" not in frame.columns and "pred_id" in frame.columns:
-        frame = frame.assign(pred_valid=frame["pred_id"].notna())
-    table = validate(frame, TRACKER_OUTPUT, source=source)
-    if "detection" not in table.columns:  # one detection per row: the row's order in its frame
-        table["detection"] = table.groupby(["recording", "frame"], sort=False).cumcount()
-    return table
-
-
-def _prepare_detections(detections: pd.DataFrame, table: pd.DataFrame, source: str) -> pd.DataFrame:
-    """The detection table, validated, with every tracker row one of its detections, at its
-    position (:func:`trackverify.dataset.check_detections`, as a run checks its data)."""
-    from trackverify.dataset import check_detections
-
-    frame = detections if "recording" in detections.columns else detections.assign(
-        recording=SINGLE_RECORDING)
-    dets = validate(frame, DETECTIONS, source=source)
-    check_detections(table, dets, source)
-    return dets
 
 
 def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anchor_frame,

@@ -307,6 +307,24 @@ ALIASES = {
 }
 
 
+def guessed_columns(names: list[str], id_column: str,
+                    targets: tuple[str, ...] = ("frame", "id", "x_um", "y_um", "z_um")
+                    ) -> dict[str, str] | None:
+    """The project's ``targets`` (``id`` as ``id_column``) -> the file's names trackers give
+    them (:data:`ALIASES`, case ignored), for a header with a frame, an id and x, y; else
+    None. Names already the project's are left out (no mapping needed)."""
+    lower = {}
+    for name in names:
+        lower.setdefault(name.lower(), name)
+    chosen = {target: next((lower[a] for a in ALIASES[target] if a in lower), None)
+              for target in targets}
+    if any(chosen[t] is None for t in ("frame", "id", "x_um", "y_um")):
+        return None
+    chosen[id_column] = chosen.pop("id")
+    return {target: name for target, name in chosen.items()
+            if name is not None and name != target}
+
+
 def columns_hint(names: list[str], kind: str) -> str:
     """For a table that misses the project's columns: ``" (this is trackpy's layout: give
     --format trackpy)"`` when the header is a known dialect's, else the exact ``--columns``
@@ -318,14 +336,9 @@ def columns_hint(names: list[str], kind: str) -> str:
         return f"; this is {found.name}'s layout: give --format {found.name}"
     if kind not in ("reference", "predictions"):
         return ""
-    lower = {}
-    for name in names:
-        lower.setdefault(name.lower(), name)
-    chosen = {target: next((lower[a] for a in options if a in lower), None)
-              for target, options in ALIASES.items()}
-    if any(chosen[t] is None for t in ("frame", "id", "x_um", "y_um")):
+    chosen = guessed_columns(names, "track" if kind == "reference" else "pred_id")
+    if chosen is None:
         return ""
-    chosen["track" if kind == "reference" else "pred_id"] = chosen.pop("id")
-    pairs = [f"{target}={name}" for target, name in chosen.items() if name is not None and name != target]
+    pairs = [f"{target}={name}" for target, name in chosen.items()]
     return (f"; the header looks like a tracker's table: try --columns {','.join(pairs)}"
             " (with --pixel-size X[,Y[,Z]] if the positions are pixels)")

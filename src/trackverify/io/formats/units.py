@@ -79,14 +79,22 @@ def to_micrometres(tracks, pixel_size: tuple[float, ...] | None,
         record = {"unit": calibration.unit, "um_per_unit": list(factors), "source": "--pixel-size"}
     else:
         factors = (1.0,) * len(axes)
-        record = {"unit": calibration.unit, "um_per_unit": list(factors),
-                  "source": "assumed (no calibration in the file and no --pixel-size)"}
-        notes.append(f"{source}: coordinates are in {calibration.unit} and the file has no "
-                     "calibration; taken as micrometres (give --pixel-size X[,Y[,Z]])")
+        record, note = assumed_micrometres(calibration.unit, len(axes), source)
+        notes.append(note)
     out = table.drop(columns=axes).copy()
     for axis, factor in zip(axes, factors):
         out[f"{axis}_um"] = table[axis].to_numpy(dtype=np.float64) * factor
     return out, record, notes
+
+
+def assumed_micrometres(unit: str, ndim: int, source: str) -> tuple[dict, str]:
+    """The calibration record and the warning of coordinates in ``unit`` (pixels, say) that
+    nothing converts: taken as micrometres (the formats' files without a calibration, a
+    table's columns mapped from pixel names without ``--pixel-size``)."""
+    record = {"unit": unit, "um_per_unit": [1.0] * ndim,
+              "source": "assumed (no calibration in the file and no --pixel-size)"}
+    return record, (f"{source}: coordinates are in {unit} and the file has no calibration; "
+                    "taken as micrometres (give --pixel-size X[,Y[,Z]])")
 
 
 def median_spacing_um(table: pd.DataFrame) -> float | None:
