@@ -110,6 +110,24 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "'(3, 2, 2)'"),
         "labels_too_few": ("rois", lambda f: _replace(f, f"{LABELS}/labels", np.array([b"AVAL"])),
                            f"'{LABELS}/labels' has 1 labels for 3 neurons"),
+        # Read as something else before: a character code that is no character (a surrogate
+        # crashed the writer), one number per neuron (65 read as the name 'A'), UTF-8 bytes
+        # of one ragged row that do not decode (read as Latin-1), a NeuronIDs that is no
+        # SegmentationLabels (names silently dropped).
+        "labels_surrogate_codes": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.full((ROWS, 2), 0xD800, dtype=np.int32)),
+            f"'{LABELS}/labels' cannot be decoded as text (row 0 holds character code 55296"),
+        "labels_one_number_per_row": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.array([65, 66, 67])),
+            f"'{LABELS}/labels' cannot be decoded as text (one int64 number per neuron"),
+        "labels_ragged_bytes_not_utf8": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", *_ragged(h5py, [np.array([0xC4], np.uint8),
+                                                   np.array([66], np.uint8),
+                                                   np.array([67], np.uint8)], np.uint8)),
+            f"'{LABELS}/labels' cannot be decoded as text (row 0: 'utf-8' codec"),
+        "labels_group_untyped": ("rois", lambda f: [
+            f[LABELS].attrs.__delitem__(k) for k in list(f[LABELS].attrs)],
+            f"'{LABELS}' holds no SegmentationLabels 'labels'"),
         "volume_three_dimensional": ("labels", lambda f: _replace(
             f, f"{SEG}/data", np.zeros((2, 4, 4), dtype=np.uint16)),
             "CalciumSeriesSegmentation/data' (MultiChannelVolumeSeries: incorrect shape for "
