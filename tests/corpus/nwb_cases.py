@@ -64,6 +64,10 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         "voxel_mask_two_columns": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
                                                               np.zeros((ROWS, 2))),
                                    "Seg_tpoint_1/voxel_mask' must be (voxels, 4)"),
+        "voxel_mask_complex": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
+                                                          np.ones((ROWS, 4)) + 1j),
+                               "Seg_tpoint_1/voxel_mask' must be (voxels, 4) x, y, z, weight of "
+                               "real numbers; found shape (3, 4), complex128"),
         "voxel_mask_without_z": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask", structured),
                                  "Seg_tpoint_1/voxel_mask' has no field 'z'"),
         "voxel_mask_index_past_end": ("rois", lambda f: _replace(

@@ -591,9 +591,9 @@ def _voxel_array(dataset, source: str, where: str) -> np.ndarray:
                   else np.ones(len(data)))
         return np.column_stack([data["x"], data["y"], data["z"], weight]).astype(np.float64)
     data = np.asarray(data)
-    if data.ndim != 2 or data.shape[1] not in (3, 4) or not np.issubdtype(data.dtype, np.number):
-        raise InputError(f"'{where}/voxel_mask' must be (voxels, 4) x, y, z, weight; found "
-                         f"shape {data.shape}", source=source)
+    if data.ndim != 2 or data.shape[1] not in (3, 4) or data.dtype.kind not in "iuf":
+        raise InputError(f"'{where}/voxel_mask' must be (voxels, 4) x, y, z, weight of real "
+                         f"numbers; found shape {data.shape}, {data.dtype}", source=source)
     data = data.astype(np.float64)
     return data if data.shape[1] == 4 else np.column_stack([data, np.ones(len(data))])
 
