@@ -236,9 +236,9 @@ def check_reference(truth_dir: Path) -> None:
             continue
         for name in sorted(listdir_nohidden(track_dir)):
             folder = track_dir / name
-            if not folder.is_dir() or not re.fullmatch(r"exp_\d+", name):
+            if not folder.is_dir() or not re.fullmatch(r"exp_[0-9]+", name):
                 continue
-            if not re.fullmatch(r"exp_(0|[1-9]\d*)", name):
+            if not EXPERIMENT_FOLDER.fullmatch(name):
                 raise InputError("an experiment folder must be named exp_<N> without leading "
                                  f"zeros (the submission's is looked up as exp_{int(name[4:])}) "
                                  f"{REFERENCE}", source=str(folder))
@@ -276,15 +276,24 @@ def _check_reference_experiment(folder: Path, track: int) -> None:
                          source=str(ensemble))
 
 
+#: An experiment folder of the reference: ``exp_<N>``, N a non-negative integer written
+#: without leading zeros (``check_reference`` refuses ``exp_01``).
+EXPERIMENT_FOLDER = re.compile(r"exp_(0|[1-9][0-9]*)")
+
+
 def _exp_numbers(track_dir: Path, problems):
+    """The experiments of a reference track: its folders named exactly ``exp_<N>``, in the
+    official program's (name) order. Any other entry (``exp_1_old``, ``exp_1.bak``, a file)
+    is ignored with a warning; the official program counted each name's first number, so a
+    stray ``exp_1_old`` scored experiment 1 twice."""
     nums = []
     for name in sorted(listdir_nohidden(track_dir)):
-        found = re.findall(r"\d+", name)
+        found = EXPERIMENT_FOLDER.fullmatch(name)
         if not found or not (track_dir / name).is_dir():
             problems.append(Problem(str(track_dir / name), None, "not an experiment folder; "
                                     "ignored", "warning"))
             continue
-        nums.append(int(found[0]))
+        nums.append(int(found.group(1)))
     return nums
 
 
