@@ -170,6 +170,8 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
                 elif isinstance(current, (int, float)) or current is None:
                     raw = float(raw) if current is None or isinstance(current, float) \
                         else int(raw)
+                    if raw != raw:  # NaN: every comparison with it is false (no check left)
+                        raise ValueError("not a number")
             values[key] = raw
         except ValueError as exc:
             raise ConfigError(f"setting '{key}': cannot use {raw!r} ({exc})") from exc
