@@ -101,11 +101,10 @@ def _whole(values: Any, where: str, path: Path) -> np.ndarray:
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) >= 2.0**63)
         if bad.any():
-            raise InputError(f"{where}[{int(np.flatnonzero(bad)[0])}] = {float(arr[bad][0])!r} is not "
-                             "a whole number", source=str(path))
-    elif arr.dtype.kind not in "biu":
-        raise InputError(f"{where} holds {arr.dtype} values, not whole numbers", source=str(path))
-    return arr.astype(np.int64)
+            first = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{where}[{first}] = {float(arr[first])!r} is not a whole number",
+                             source=str(path))
+    return np.asarray(arr, dtype=np.int64)  # other kinds: ValueError / OverflowError named
 
 
 def load_predictions(path: Path, needed_flies: int) -> list[np.ndarray]:
