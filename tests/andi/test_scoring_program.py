@@ -213,3 +213,15 @@ def test_only_folders_named_exp_n_are_experiments(tmp_path, stray):
     assert code == 0
     assert_scores(scores, clean)
     assert f"{root / 'ref/track_2' / stray}: not an experiment folder; ignored" in summary
+
+
+@pytest.mark.parametrize("stray", ["traj_labs_fov_0.txt.bak", "traj_labs_fov_0_old.txt"])
+def test_only_traj_labs_fov_m_files_are_fovs(tmp_path, stray):
+    # The official program counts the files starting with 'traj_labs_': a stray copy added
+    # a FOV 1 that the submission cannot have, and the single task took the maximum errors.
+    root = build(tmp_path)
+    exp = root / "ref/track_2/exp_0"
+    shutil.copy(exp / "traj_labs_fov_0.txt", exp / stray)
+    code, scores, _ = run(root)
+    assert code == 0
+    assert_scores(scores, PERFECT)

@@ -69,12 +69,18 @@ def _max_single(problems, source, message):
         return when_error_single(message)
 
 
+#: A reference FOV file: ``traj_labs_fov_<M>.txt``. The official program counts every file
+#: whose name starts with ``traj_labs_``, so a stray ``traj_labs_fov_0.txt.bak`` added a FOV
+#: the submission cannot have (the track's single task then took the maximum errors).
+FOV_FILE = re.compile(r"traj_labs_fov_([0-9]+)\.txt")
+
+
 def _run_single(exp_nums, track, submit_dir, truth_dir, corrected, problems):
     rows = []
     for exp in exp_nums:
         path_pred = Path(submit_dir) / f"track_{track}" / f"exp_{exp}"
         path_true = Path(truth_dir) / f"track_{track}" / f"exp_{exp}"
-        fov_nums = sum(1 for f in os.listdir(path_true) if f.startswith("traj_labs_"))
+        fov_nums = sum(1 for f in os.listdir(path_true) if FOV_FILE.fullmatch(f))
         trues, preds, tg, pg, files = [], [], [], [], []
         for fov in range(fov_nums):
             pred_file = path_pred / f"fov_{fov}.txt"
@@ -247,7 +253,7 @@ def check_reference(truth_dir: Path) -> None:
 
 def _check_reference_experiment(folder: Path, track: int) -> None:
     fovs = sorted(int(m.group(1)) for f in os.listdir(folder)
-                  if (m := re.fullmatch(r"traj_labs_fov_(\d+)\.txt", f)))
+                  if (m := FOV_FILE.fullmatch(f)))
     for fov in range(len(fovs)):
         wanted = folder / f"traj_labs_fov_{fov}.txt"
         if not wanted.is_file():
