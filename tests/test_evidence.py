@@ -58,8 +58,19 @@ def test_load_pair_names_the_problem(tmp_path):
     with pytest.raises(InputError, match="pts_tar.npy: cannot read a numpy array"):
         load_pair(tmp_path / "b")  # an object array would need pickle: refused
     write_pair(tmp_path / "c", np.zeros((4, 4)), np.zeros((4, 4)))
-    with pytest.raises(InputError, match=r"pts_gt.npy: expected a numeric \(n, 2\) or \(n, 3\)"):
+    with pytest.raises(InputError, match=r"pts_gt.npy: expected a numeric \(n, 2\) or "
+                                         r"\(n, 3\) array of real"):
         load_pair(tmp_path / "c")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.clongdouble])
+def test_load_pair_refuses_complex_coordinates(tmp_path, dtype):
+    # np.issubdtype(complex, np.number) held, and astype(float64) kept the real parts only.
+    points = np.arange(12.0).reshape(4, 3)
+    write_pair(tmp_path / "a", points, (points + 1j * points).astype(dtype))
+    with pytest.raises(InputError, match=rf"pts_tar.npy: expected a numeric \(n, 2\) or "
+                                         rf"\(n, 3\) array of real numbers, got {np.dtype(dtype)} \(4, 3\)"):
+        load_pair(tmp_path / "a")
 
 
 def test_cli_exits_2_on_a_bad_pairs_folder(tmp_path, capsys):

@@ -219,7 +219,8 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
     """``pts_gt``, ``pts_tar`` of one example as float64 copies, z multiplied by ``z_scale``.
 
     Refused (:class:`InputError`): a file that is not a ``.npy`` array (an ``.npz`` archive,
-    broken zip bytes), a shape other than ``(n, 2)`` / ``(n, 3)``, infinite coordinates, and
+    broken zip bytes), a shape other than ``(n, 2)`` / ``(n, 3)``, a dtype other than integers
+    or floats (complex coordinates would lose their imaginary part), infinite coordinates, and
     fewer than ``MIN_SHARED_NEURONS`` neurons present (no NaN) in both frames.
     """
     arrays = []
@@ -234,9 +235,9 @@ def load_pair(folder: Path, z_scale: float = 1.0) -> tuple[np.ndarray, np.ndarra
             array.close()
             raise InputError("a .npz archive, not a .npy array (save it with np.save)",
                              source=str(path))
-        if array.ndim != 2 or array.shape[1] not in (2, 3) or not np.issubdtype(array.dtype, np.number):
-            raise InputError(f"expected a numeric (n, 2) or (n, 3) array, got {array.dtype} "
-                             f"{array.shape}", source=str(path))
+        if array.ndim != 2 or array.shape[1] not in (2, 3) or array.dtype.kind not in "iuf":
+            raise InputError(f"expected a numeric (n, 2) or (n, 3) array of real numbers, got "
+                             f"{array.dtype} {array.shape}", source=str(path))
         arrays.append(array.astype(np.float64))
     gt, tar = arrays
     if gt.shape != tar.shape:

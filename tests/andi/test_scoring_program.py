@@ -191,3 +191,37 @@ def test_track_1_wrong_vip_indices(tmp_path):
     assert scores["tr1.ta1.alpha"] == 2 and scores["tr1.ta1.JI"] == 0
     assert "predicted VIP indices differ from vip_idx_fov_0.txt" in summary
     assert_scores({k: v for k, v in scores.items() if k.startswith("tr2")}, PERFECT)
+
+
+@pytest.mark.parametrize("stray", ["exp_1_old", "exp_1.bak", "old_exp_1", "exp_-1"])
+def test_only_folders_named_exp_n_are_experiments(tmp_path, stray):
+    # The official program counts a reference folder by the first number in its name, so a
+    # stray exp_1_old scored experiment 1 a second time and moved the averages.
+    def two_experiments(root: Path) -> Path:
+        build(root, [TRUE[0]])  # exp_0: trajectory 1 missing
+        shutil.copytree(root / "ref/track_2/exp_0", root / "ref/track_2/exp_1")
+        shutil.copytree(root / "ref/track_2/exp_0", root / "res/track_2/exp_1")
+        (root / "res/track_2/exp_1/fov_0.txt").write_text("\n".join(TRUE) + "\n")
+        return root
+
+    code, clean, _ = run(two_experiments(tmp_path / "clean"))
+    assert code == 0  # JI: the mean of exp_0's 1 / 3 (ONE_MISSING) and exp_1's 1
+    assert clean["tr2.ta1.JI"] == pytest.approx((1 / 3 + 1) / 2, rel=1e-12)
+    root = two_experiments(tmp_path / "stray")
+    shutil.copytree(root / "ref/track_2/exp_1", root / "ref/track_2" / stray)
+    code, scores, summary = run(root)
+    assert code == 0
+    assert_scores(scores, clean)
+    assert f"{root / 'ref/track_2' / stray}: not an experiment folder; ignored" in summary
+
+
+@pytest.mark.parametrize("stray", ["traj_labs_fov_0.txt.bak", "traj_labs_fov_0_old.txt"])
+def test_only_traj_labs_fov_m_files_are_fovs(tmp_path, stray):
+    # The official program counts the files starting with 'traj_labs_': a stray copy added
+    # a FOV 1 that the submission cannot have, and the single task took the maximum errors.
+    root = build(tmp_path)
+    exp = root / "ref/track_2/exp_0"
+    shutil.copy(exp / "traj_labs_fov_0.txt", exp / stray)
+    code, scores, _ = run(root)
+    assert code == 0
+    assert_scores(scores, PERFECT)

@@ -99,6 +99,19 @@ def andi_cases(root: Path) -> list[Case]:
         (root / f"andi_{name}" / "input" / "res/track_2/exp_0/ensemble_labels.txt").write_text(text)
         cases.append(_score(root, f"andi_{name}",
                             ["exp_0/ensemble_labels.txt: cannot score the ensemble prediction"]))
+    # A stray reference folder beside exp_0 (scored as experiment 0 again before): ignored.
+    for name, stray in [("stray_reference_folder", "exp_0_old"), ("stray_negative", "exp_-0")]:
+        folder = root / f"andi_{name}" / "input"
+        _base(folder)
+        shutil.copytree(folder / "ref/track_2/exp_0", folder / "ref/track_2" / stray)
+        cases.append(_score(root, f"andi_{name}", [
+            f"{folder / 'ref/track_2' / stray}: not an experiment folder; ignored"]))
+    # A stray copy of a reference FOV file (counted as FOV 1 before: maximum errors).
+    folder = root / "andi_stray_fov_file" / "input"
+    _base(folder)
+    shutil.copy(folder / "ref/track_2/exp_0/traj_labs_fov_0.txt",
+                folder / "ref/track_2/exp_0/traj_labs_fov_0.txt.bak")
+    cases.append(_score(root, "andi_stray_fov_file", ["Problems (0 errors, 0 warnings)"]))
     # Refused: the input folder lacks ref/ or res/.
     for name, rel, fragment in [("no_ref_folder", "ref", "no reference folder 'ref'"),
                                 ("no_res_folder", "res", "no submission folder 'res'")]:

@@ -223,6 +223,19 @@ def file_cases(root: Path) -> list[Case]:
         fragments = [str(path)] + ([f"column '{column}'"] if column else [])
         cases.append(Case(f"file_{name}", ["run", "--data", str(path), "--out", str(out)], 2,
                           fragments, out))
+    # .txt and extensionless files are read by their content; a failure says how it was read
+    for name, filename, data, fragment in [
+        ("garbage_parquet_txt", "obs.txt", b"PAR1 this is not parquet",
+         "(read as Parquet: the file starts with the bytes PAR1)"),
+        ("latin1_no_extension", "obs", (header + "\nr\xe9,0,0,0,0,0,0,100,True\n")
+         .encode("latin-1"), "(read as CSV: the file does not start with Parquet's PAR1"),
+        ("tsv_txt_duplicated_header", "obs.txt", (header.replace(",", "\t") + "\tframe\n")
+         .encode(), "(read as TSV: the file does not start with Parquet's PAR1"),
+    ]:
+        path = _raw(root, f"file_{name}", filename, data)
+        out = root / f"file_{name}" / "out"
+        cases.append(Case(f"file_{name}", ["run", "--data", str(path), "--out", str(out)], 2,
+                          [str(path), fragment], out))
     # a header line over io.tabular.MAX_HEADER_LINE (64 KiB) is refused before pandas reads it
     # (10**6 columns asked it for gigabytes)
     wide = _raw(root, "file_header_of_20000_columns", "obs.csv", (header + "".join(

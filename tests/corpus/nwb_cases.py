@@ -64,6 +64,10 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         "voxel_mask_two_columns": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
                                                               np.zeros((ROWS, 2))),
                                    "Seg_tpoint_1/voxel_mask' must be (voxels, 4)"),
+        "voxel_mask_complex": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask",
+                                                          np.ones((ROWS, 4)) + 1j),
+                               "Seg_tpoint_1/voxel_mask' must be (voxels, 4) x, y, z, weight of "
+                               "real numbers; found shape (3, 4), complex128"),
         "voxel_mask_without_z": ("rois", lambda f: _replace(f, f"{t1}/voxel_mask", structured),
                                  "Seg_tpoint_1/voxel_mask' has no field 'z'"),
         "voxel_mask_index_past_end": ("rois", lambda f: _replace(
@@ -110,6 +114,24 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             "'(3, 2, 2)'"),
         "labels_too_few": ("rois", lambda f: _replace(f, f"{LABELS}/labels", np.array([b"AVAL"])),
                            f"'{LABELS}/labels' has 1 labels for 3 neurons"),
+        # Read as something else before: a character code that is no character (a surrogate
+        # crashed the writer), one number per neuron (65 read as the name 'A'), UTF-8 bytes
+        # of one ragged row that do not decode (read as Latin-1), a NeuronIDs that is no
+        # SegmentationLabels (names silently dropped).
+        "labels_surrogate_codes": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.full((ROWS, 2), 0xD800, dtype=np.int32)),
+            f"'{LABELS}/labels' cannot be decoded as text (row 0 holds character code 55296"),
+        "labels_one_number_per_row": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", np.array([65, 66, 67])),
+            f"'{LABELS}/labels' cannot be decoded as text (one int64 number per neuron"),
+        "labels_ragged_bytes_not_utf8": ("rois", lambda f: _replace(
+            f, f"{LABELS}/labels", *_ragged(h5py, [np.array([0xC4], np.uint8),
+                                                   np.array([66], np.uint8),
+                                                   np.array([67], np.uint8)], np.uint8)),
+            f"'{LABELS}/labels' cannot be decoded as text (row 0: 'utf-8' codec"),
+        "labels_group_untyped": ("rois", lambda f: [
+            f[LABELS].attrs.__delitem__(k) for k in list(f[LABELS].attrs)],
+            f"'{LABELS}' holds no SegmentationLabels 'labels'"),
         "volume_three_dimensional": ("labels", lambda f: _replace(
             f, f"{SEG}/data", np.zeros((2, 4, 4), dtype=np.uint16)),
             "CalciumSeriesSegmentation/data' (MultiChannelVolumeSeries: incorrect shape for "

@@ -304,7 +304,12 @@ def reliability_evidence_cases(root: Path) -> list[Case]:
         _pair(folder, points * 1e300, points * 1e300)
         return folder
 
+    def complex_points(folder):  # read as their real parts before
+        _pair(folder, points, points + 1j)
+        return folder / "pts_tar.npy"
+
     case("huge_coordinates", huge, ["implausibly large"])
+    case("complex_coordinates", complex_points, ["real numbers, got complex128 (12, 3)"])
     case("all_nan", all_nan, ["at least 2 neurons present in both frames", "found 0"])
     case("one_point", one_point, ["at least 2 neurons present in both frames", "found 1"])
     case("zip_as_npy", zip_as_npy, ["a .npz archive, not a .npy array"])

@@ -291,6 +291,41 @@ def stage_cases(root: Path) -> list[Case]:
          "column 'value', row 1"),
     ]:
         add(stage, name, value, fragment, rel, role)
+    # Read as something else before: fly 0 of 1-based labels (picked the last fly), a visible
+    # keypoint without coordinates (dropped as if hidden).
+    labels = world["gt"]["labels.pkl"]
+    kp = np.load(io.BytesIO(world["gt"][f"{EXP}/keypoints_gt.npz"]))["keypoints"]
+    for stage, role, rel, name, value, fragment in [
+        ("walking", "gt", "labels.pkl", "labels_fly_zero", _pickled(
+            {**labels, "flies": [[0, *flies[1:]] for flies in labels["flies"]]}),
+         "flies[0][0] = 0: fly numbers are whole numbers from 1"),
+        ("walking", "gt", "labels.pkl", "labels_sample_outside", _pickled(
+            {**labels, "sampleDirs": ["../ref/" + labels["sampleDirs"][0]]}),
+         "sampleDirs[0] = '../ref/exp_1' is not the name of an experiment folder"),
+        ("keypoints", "gt", f"{EXP}/keypoints_gt.npz", "visible_nan", _npz(
+            keypoints=np.where((np.arange(len(kp))[:, None, None] == 2)
+                               & (np.arange(3) == 0), np.nan, kp)),
+         "row 3: keypoint 0 visible"),
+    ]:
+        add(stage, name, value, fragment, rel, role)
+    # Settings that empty a check or name a file outside the folder they belong to (exit 2).
+    world_dirs = {r: root / "stage_world" / r for r in ("sub", "ref", "gt")}
+    for stage, name, setting, fragment in [
+        ("stats", "alphas_empty", "alphas=,", "setting 'alphas' = ',' lists no value"),
+        ("keypoints", "percentiles_empty", "percentiles=", "setting 'percentiles' = '' lists"),
+        ("features", "wrapped_unknown", "wrapped_features=yew",
+         "setting 'wrapped_features': 'yew' is not a standard feature"),
+        ("walking", "predictions_outside", "predictions_file=../../ref/exp_1/walk_preds.pkl",
+         "setting 'predictions_file' names"),
+        ("walking", "labels_outside", "labels_file=../ref/exp_1/walk_preds.pkl",
+         "setting 'labels_file' names"),
+    ]:
+        case = f"stage_setting_{name}"
+        out = root / case / "out"
+        cases.append(Case(case, ["stage", stage, "--submission", str(world_dirs["sub"]),
+                                 "--reference", str(world_dirs["ref"]), "--ground-truth",
+                                 str(world_dirs["gt"]), "--out", str(out), "--set", setting],
+                          2, [fragment], out))
     for case in cases:
         case.known_bug = KNOWN_BUGS.get(case.name, "")
     return cases

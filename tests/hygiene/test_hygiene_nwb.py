@@ -1,5 +1,6 @@
 """WormID-layout NWB: reading hand-built files, round trips of both layouts, bad files."""
 
+import re
 import warnings
 from datetime import datetime, timezone
 
@@ -368,6 +369,62 @@ def test_per_character_labels_that_do_not_decode_are_named(tmp_path):
     _replace_labels(path, chars.view("S1"))
     with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs/labels' "
                                          "cannot be decoded as text"):
+        read_nwb(path)
+
+
+def _codes(names, dtype):
+    """``names`` as a ``[labels, characters]`` array of their UTF-8 bytes, NUL-padded."""
+    raw = [n.encode("utf-8") for n in names]
+    out = np.zeros((len(raw), max(map(len, raw))), dtype=dtype)
+    for i, b in enumerate(raw):
+        out[i, :len(b)] = list(b)
+    return out
+
+
+@pytest.mark.parametrize("store", ["bytes", "uint8", "ragged_uint8", "code_points"])
+def test_non_ascii_labels_stored_per_character_are_read(tmp_path, store):
+    # 'Ä' is the two UTF-8 bytes C3 84: per-byte cells are joined, then decoded (they were
+    # refused as S1 cells and read as 'Ã\x84' as uint8 codes); wider codes are code points.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    names = ["AVAÄ", "нейрон?", ""]
+    data = {"bytes": _codes(names, np.uint8).view("S1"), "uint8": _codes(names, np.uint8),
+            "code_points": np.array([[ord(c) for c in n.ljust(7, "\0")] for n in names],
+                                    dtype=np.uint32)}
+    if store == "ragged_uint8":
+        ragged = np.empty(3, dtype=object)
+        ragged[:] = [np.frombuffer(n.encode("utf-8"), dtype=np.uint8) for n in names]
+        _replace_labels(path, ragged, dtype=h5py.vlen_dtype(np.uint8))
+    else:
+        _replace_labels(path, data[store])
+    assert read_nwb(path)[0]["neuron_name"].tolist()[:3] == names
+
+
+@pytest.mark.parametrize("data, message", [
+    (np.full((3, 2), 0xD800, dtype=np.int32), "row 0 holds character code 55296"),
+    (np.array([[65, 0x110000]] * 3, dtype=np.int64), "row 0 holds character code 1114112"),
+    (np.array([[65, 66], [67, -1], [68, 69]], dtype=np.int16), "row 1 holds character code -1"),
+    (np.array([65, 66, 67]), "one int64 number per neuron, not text"),
+    (np.array([65.0, 66.0, 67.0]), "one float64 number per neuron, not text"),
+    (np.array([True, False, True]), "one bool number per neuron, not text"),
+])
+def test_labels_that_are_not_characters_are_named(tmp_path, data, message):
+    path = hand_built_rois(tmp_path / "w.nwb")
+    _replace_labels(path, data)
+    with pytest.raises(InputError, match=re.escape(
+            f"w.nwb: 'processing/CalciumActivity/NeuronIDs/labels' cannot be decoded as text "
+            f"({message}")):
+        read_nwb(path)
+
+
+def test_neuron_ids_that_are_not_segmentation_labels_are_refused(tmp_path):
+    # Without its NWB type the group was skipped and the names silently dropped.
+    path = hand_built_rois(tmp_path / "w.nwb")
+    with h5py.File(path, "a") as f:
+        group = f["processing/CalciumActivity/NeuronIDs"]
+        for key in list(group.attrs):
+            del group.attrs[key]
+    with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs' holds "
+                                         "no SegmentationLabels 'labels'"):
         read_nwb(path)
 
 

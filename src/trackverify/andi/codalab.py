@@ -69,12 +69,18 @@ def _max_single(problems, source, message):
         return when_error_single(message)
 
 
+#: A reference FOV file: ``traj_labs_fov_<M>.txt``. The official program counts every file
+#: whose name starts with ``traj_labs_``, so a stray ``traj_labs_fov_0.txt.bak`` added a FOV
+#: the submission cannot have (the track's single task then took the maximum errors).
+FOV_FILE = re.compile(r"traj_labs_fov_([0-9]+)\.txt")
+
+
 def _run_single(exp_nums, track, submit_dir, truth_dir, corrected, problems):
     rows = []
     for exp in exp_nums:
         path_pred = Path(submit_dir) / f"track_{track}" / f"exp_{exp}"
         path_true = Path(truth_dir) / f"track_{track}" / f"exp_{exp}"
-        fov_nums = sum(1 for f in os.listdir(path_true) if f.startswith("traj_labs_"))
+        fov_nums = sum(1 for f in os.listdir(path_true) if FOV_FILE.fullmatch(f))
         trues, preds, tg, pg, files = [], [], [], [], []
         for fov in range(fov_nums):
             pred_file = path_pred / f"fov_{fov}.txt"
@@ -236,9 +242,9 @@ def check_reference(truth_dir: Path) -> None:
             continue
         for name in sorted(listdir_nohidden(track_dir)):
             folder = track_dir / name
-            if not folder.is_dir() or not re.fullmatch(r"exp_\d+", name):
+            if not folder.is_dir() or not re.fullmatch(r"exp_[0-9]+", name):
                 continue
-            if not re.fullmatch(r"exp_(0|[1-9]\d*)", name):
+            if not EXPERIMENT_FOLDER.fullmatch(name):
                 raise InputError("an experiment folder must be named exp_<N> without leading "
                                  f"zeros (the submission's is looked up as exp_{int(name[4:])}) "
                                  f"{REFERENCE}", source=str(folder))
@@ -247,7 +253,7 @@ def check_reference(truth_dir: Path) -> None:
 
 def _check_reference_experiment(folder: Path, track: int) -> None:
     fovs = sorted(int(m.group(1)) for f in os.listdir(folder)
-                  if (m := re.fullmatch(r"traj_labs_fov_(\d+)\.txt", f)))
+                  if (m := FOV_FILE.fullmatch(f)))
     for fov in range(len(fovs)):
         wanted = folder / f"traj_labs_fov_{fov}.txt"
         if not wanted.is_file():
@@ -276,15 +282,24 @@ def _check_reference_experiment(folder: Path, track: int) -> None:
                          source=str(ensemble))
 
 
+#: An experiment folder of the reference: ``exp_<N>``, N a non-negative integer written
+#: without leading zeros (``check_reference`` refuses ``exp_01``).
+EXPERIMENT_FOLDER = re.compile(r"exp_(0|[1-9][0-9]*)")
+
+
 def _exp_numbers(track_dir: Path, problems):
+    """The experiments of a reference track: its folders named exactly ``exp_<N>``, in the
+    official program's (name) order. Any other entry (``exp_1_old``, ``exp_1.bak``, a file)
+    is ignored with a warning; the official program counted each name's first number, so a
+    stray ``exp_1_old`` scored experiment 1 twice."""
     nums = []
     for name in sorted(listdir_nohidden(track_dir)):
-        found = re.findall(r"\d+", name)
+        found = EXPERIMENT_FOLDER.fullmatch(name)
         if not found or not (track_dir / name).is_dir():
             problems.append(Problem(str(track_dir / name), None, "not an experiment folder; "
                                     "ignored", "warning"))
             continue
-        nums.append(int(found[0]))
+        nums.append(int(found.group(1)))
     return nums
 
 

@@ -125,7 +125,7 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
             frames, rows, voxels, columns, n_rows = (
                 _read_label_volume(seg, source) if _is_type(seg, "MultiChannelVolumeSeries")
                 else _read_rois(seg, source))
-            names = _read_names(module, n_rows, source)
+            names = _read_names(module, n_rows, path, source)
         except (OSError, RuntimeError, KeyError) as exc:  # e.g. a corrupt compressed chunk
             raise InputError(f"cannot read the file's data ({_first_line(exc)})",
                              source=source) from None
@@ -250,7 +250,7 @@ def _read_manager(path: Path):
                 cells = np.asarray(data[()])
                 try:  # one label per row, padding stripped
                     data = np.asarray(_decode_labels(cells), dtype=object)
-                except (UnicodeDecodeError, TypeError, ValueError):
+                except (UnicodeError, TypeError, ValueError):
                     data = np.empty(len(cells), dtype=object)  # rows: _read_names refuses them
                     data[:] = list(cells)
             return data
@@ -591,9 +591,9 @@ def _voxel_array(dataset, source: str, where: str) -> np.ndarray:
                   else np.ones(len(data)))
         return np.column_stack([data["x"], data["y"], data["z"], weight]).astype(np.float64)
     data = np.asarray(data)
-    if data.ndim != 2 or data.shape[1] not in (3, 4) or not np.issubdtype(data.dtype, np.number):
-        raise InputError(f"'{where}/voxel_mask' must be (voxels, 4) x, y, z, weight; found "
-                         f"shape {data.shape}", source=source)
+    if data.ndim != 2 or data.shape[1] not in (3, 4) or data.dtype.kind not in "iuf":
+        raise InputError(f"'{where}/voxel_mask' must be (voxels, 4) x, y, z, weight of real "
+                         f"numbers; found shape {data.shape}, {data.dtype}", source=source)
     data = data.astype(np.float64)
     return data if data.shape[1] == 4 else np.column_stack([data, np.ones(len(data))])
 
@@ -659,17 +659,24 @@ def _read_label_volume(seg, source: str):
             {"centre": np.concatenate(centres)}, n_rows)
 
 
-def _read_names(module, n_rows: int, source: str) -> np.ndarray | None:
-    """The ``NeuronIDs`` labels (SegmentationLabels) as text, one per row, or None."""
+def _read_names(module, n_rows: int, path: Path, source: str) -> np.ndarray | None:
+    """The ``NeuronIDs`` labels (SegmentationLabels) as text, one per row, or None when the
+    file has no ``NeuronIDs``; a ``NeuronIDs`` that is not a SegmentationLabels is refused."""
     labels = module.data_interfaces.get(LABELS.rsplit("/", 1)[1])
-    if labels is None:
-        return None
+    if labels is None or not _is_type(labels, "SegmentationLabels"):
+        with _h5py().File(path, "r") as f:
+            present = LABELS in f
+        if labels is None and not present:
+            return None
+        raise InputError(f"'{LABELS}' holds no SegmentationLabels 'labels' (found "
+                         f"{getattr(labels, 'neurodata_type', 'an untyped group')})",
+                         source=source)
     data = labels.labels
     if hasattr(_on_disk(data), "id"):
         data = _bounded(data, source)[()]
     try:
         names = _decode_labels(data)
-    except (UnicodeDecodeError, TypeError, ValueError) as exc:
+    except (UnicodeError, TypeError, ValueError) as exc:
         raise InputError(f"'{LABELS}/labels' cannot be decoded as text ({exc})",
                          source=source) from exc
     if len(names) < n_rows:
@@ -678,29 +685,67 @@ def _read_names(module, n_rows: int, source: str) -> np.ndarray | None:
     return np.asarray(names, dtype=object)
 
 
-def _decode_text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, str):
-        return value
-    if is_integer(value):
-        return chr(int(value)) if value else ""  # a character code; 0 is padding
-    if isinstance(value, (np.ndarray, list, tuple)):
-        return "".join(_decode_text(v) for v in np.asarray(value, dtype=object).ravel())
-    raise TypeError(f"label of type {type(value).__name__}")
+_MAX_CODE = 0x10FFFF
+_SURROGATES = (0xD800, 0xDFFF)
 
 
 def _decode_labels(data: Any) -> list[str]:
-    """Labels as a list of strings: text, UTF-8 bytes, or per-character arrays joined
-    (characters or integer character codes, ragged or padded with NUL / spaces)."""
+    """Labels as a list of strings (ValueError naming the row otherwise): text, UTF-8
+    bytes, or one row of per-character cells per label (a ``[labels, characters]`` array or
+    ragged rows, padding of NUL / spaces stripped at the end). Cells of one byte (``S1``,
+    ``uint8`` / ``int8`` codes) are the label's UTF-8 bytes, joined then decoded; wider
+    integer cells are Unicode code points (0 is padding; 1..0x10FFFF without surrogates).
+    Numbers one per label (1-D integers, floats, booleans) are not text."""
     array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
-    if array.ndim == 2 and (array.dtype.kind in "iu" or (array.dtype.kind in "SU"
-                                                          and array.dtype.itemsize <= 4)):
-        # One row of single characters (or character codes) per label, padding stripped.
-        return ["".join(_decode_text(c) for c in row).rstrip("\x00 ") for row in array]
+    if array.ndim == 2 and _character_cells(array.dtype):
+        return [_joined_cells(row, i) for i, row in enumerate(array)]
     if array.ndim != 1:
         raise ValueError(f"expected one label per neuron, found shape {array.shape}")
-    return [_decode_text(v) for v in array]
+    if array.dtype.kind not in "OSU":
+        raise ValueError(f"one {array.dtype} number per neuron, not text")
+    return [_decoded_label(value, i) for i, value in enumerate(array)]
+
+
+def _decoded_label(value: Any, row: int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"row {row}: {exc}") from None
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return _joined_cells(value, row)
+    raise ValueError(f"row {row} holds a {type(value).__name__}, not text")
+
+
+def _joined_cells(cells: Any, row: int) -> str:
+    """One label stored per character (rule in :func:`_decode_labels`)."""
+    cells = np.asarray(cells)
+    if cells.dtype == object:  # ragged rows of bytes or codes: their own dtype
+        cells = np.asarray(cells.tolist()) if cells.size else cells.astype("S1")
+    kind = cells.dtype.kind
+    if cells.ndim != 1 or kind not in "iuSU":
+        raise ValueError(f"row {row} holds {cells.dtype} values of shape {cells.shape}, "
+                         "not text or character codes")
+    if kind == "U":
+        return "".join(cells.tolist()).rstrip("\x00 ")
+    if kind in "iu":
+        codes = cells.astype(np.int64)
+        bad = (codes < 0) | (codes > (0xFF if cells.dtype.itemsize == 1 else _MAX_CODE)) | (
+            (codes >= _SURROGATES[0]) & (codes <= _SURROGATES[1]))
+        if bad.any():
+            raise ValueError(f"row {row} holds character code {codes[bad][0]}, not a Unicode "
+                             "character")
+        if cells.dtype.itemsize > 1:
+            return "".join(map(chr, codes[codes > 0].tolist())).rstrip(" ")
+        raw = codes[codes > 0].astype(np.uint8).tobytes()
+    else:
+        raw = b"".join(cells.tolist())
+    try:
+        return raw.decode("utf-8").rstrip("\x00 ")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"row {row}: {exc}") from None
 
 
 def _decode_values(values: np.ndarray) -> np.ndarray:

@@ -23,7 +23,6 @@ PARQUET_SUFFIXES = {".parquet", ".pq"}
 # pandas' default missing-value markers (read_csv ``na_values``), for every non-id column.
 NA_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
-CSV_SUFFIXES = {".csv", ".txt", ".tsv"}
 #: A CSV header line longer than this is refused before pandas sees the file (a header of
 #: 10**6 columns asked pandas for gigabytes); every reader of CSV headers keeps this bound.
 MAX_HEADER_LINE = 1 << 16
@@ -39,12 +38,55 @@ _TO_PANDAS_ERRORS = (pa.ArrowException, TypeError, ValueError, NotImplementedErr
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated."""
+    """Read a CSV (UTF-8, BOM tolerated), TSV or Parquet file into a DataFrame, unvalidated
+    (which one: :func:`table_kind`; an error about a ``.txt`` or extensionless file says how
+    it was read)."""
     path = regular_file(path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=str(path))
     suffix = path.suffix.lower()
+    kind = table_kind(path)
+    try:
+        return _read_kind(path, kind)
+    except InputError as exc:
+        if suffix in SNIFFED_SUFFIXES:  # say how a .txt / extensionless file was read
+            raise InputError(f"{exc.problem} (read as {SNIFFED_AS[kind]})", source=exc.source,
+                             column=exc.column, row=exc.row) from None
+        raise
+
+
+#: Suffixes whose content decides how the table is read (:func:`table_kind`).
+SNIFFED_SUFFIXES = {".txt", ""}
+SNIFFED_AS = {"parquet": "Parquet: the file starts with the bytes PAR1",
+              "csv": "CSV: the file does not start with Parquet's PAR1 and its header line "
+                     "holds a comma or no tab",
+              "tsv": "TSV: the file does not start with Parquet's PAR1 and its header line "
+                     "holds tabs and no comma"}
+
+
+def table_kind(path: Path) -> str | None:
+    """How :func:`read_table` reads ``path``: ``"parquet"``, ``"csv"`` or ``"tsv"`` by its
+    suffix (``.parquet`` / ``.pq``, ``.csv``, ``.tsv``), or None for another suffix. A
+    ``.txt`` or extensionless file is read by its content: Parquet when it starts with
+    Parquet's magic bytes ``PAR1``, else TSV when its first line holds a tab and no comma,
+    else CSV."""
+    suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
+        return "parquet"
+    if suffix in (".csv", ".tsv"):
+        return suffix[1:]
+    if suffix not in SNIFFED_SUFFIXES:
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(MAX_HEADER_LINE)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    line = head.split(b"\n", 1)[0]
+    return "tsv" if b"\t" in line and b"," not in line else "csv"
+
+
+def _read_kind(path: Path, kind: str | None) -> pd.DataFrame:
+    if kind == "parquet":
         try:
             metadata = pq.read_metadata(path)
             _check_parquet_rows(metadata, path)
@@ -63,14 +105,15 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             except _TO_PANDAS_ERRORS as exc:
                 raise InputError(f"a Parquet column cannot be read as a table column "
                                  f"({_first_line(exc)})", source=str(path)) from None
-    if suffix in CSV_SUFFIXES or suffix == "":
-        header = _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
+    if kind in ("csv", "tsv"):
+        sep = "\t" if kind == "tsv" else ","
+        header = _check_csv_header(path, sep)
         ids = [name for name in header if name in READ_AS_IDS]
         # Id columns are read as text (only a blank cell is missing), every other column
         # with pandas' usual missing-value markers; ids_as_written then decides int or str.
         na_values = {name: [""] if name in ids else list(NA_MARKERS) for name in header}
         try:
-            table = pd.read_csv(path, encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",",
+            table = pd.read_csv(path, encoding="utf-8-sig", sep=sep,
                                 skipinitialspace=True, dtype={name: str for name in ids},
                                 keep_default_na=False, na_values=na_values)
             for name in ids:
@@ -81,7 +124,9 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as exc:
             raise InputError(f"not a readable CSV file ({_first_line(exc)})",
                              source=str(path)) from exc
-    raise InputError(f"unknown table format '{suffix}' (use .csv or .parquet)", source=str(path))
+    raise InputError(f"unknown table format '{path.suffix.lower()}' (use .csv, .tsv or "
+                     ".parquet; a .txt or extensionless file is read by its content)",
+                     source=str(path))
 
 
 def _check_parquet_rows(metadata: pq.FileMetaData, path: Path) -> None:

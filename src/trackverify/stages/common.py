@@ -20,6 +20,7 @@ from trackverify.assignment import assign
 from trackverify.errors import ConfigError, InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import capped_mean, verdict
+from trackverify.values import is_real
 
 EXPERIMENT_GLOB = "exp_*"
 TRX_PER_TARGET = ("x", "y", "theta", "a", "b")
@@ -73,6 +74,43 @@ def check_confined(folder: Path, role: str = "submission") -> None:
                     raise InputError(f"a link that leads outside the {role} folder (to "
                                      f"{target}); every file must be inside it",
                                      source=str(path))
+
+
+def confined(folder: Path, *parts: str, what: str, error: type = ConfigError) -> Path:
+    """``folder / parts`` when, resolved (links followed), it stays inside ``folder``; else
+    ``error`` naming ``what``. A setting or a label naming a file (``predictions_file``,
+    a walking label's ``sampleDirs``) may not read one outside the folder it belongs to."""
+    root = Path(folder).resolve()
+    path = Path(folder).joinpath(*parts)
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise error(f"{what}: {path} cannot be resolved ({exc})") from None
+    if target != root and root in target.parents:
+        return path
+    raise error(f"{what} names {'/'.join(parts)!r}, which leads outside the folder {folder} "
+                f"(to {target}); it must name a file inside it")
+
+
+def list_setting(config: Any, name: str, low: float, high: float) -> list[str]:
+    """The items of the comma-separated numeric setting ``name`` (as written, blanks between
+    commas skipped): at least one, each a finite number within ``[low, high]``; else a
+    ConfigError. An empty list would leave the check nothing to compare (``alphas=,``
+    made every line "correct")."""
+    raw = str(getattr(config, name))
+    items = [item.strip() for item in raw.split(",") if item.strip()]
+    if not items:
+        raise ConfigError(f"setting '{name}' = {raw!r} lists no value; expected one or more "
+                          "comma-separated numbers")
+    for item in items:
+        try:
+            value = float(item)
+        except ValueError:
+            value = None
+        if value is None or not is_real(value, low, high):
+            raise ConfigError(f"setting '{name}': {item!r} is not a number within "
+                              f"[{low:g}, {high:g}]")
+    return items
 
 
 def check_complete(sub: dict[str, Any], against: dict[str, Any], source: str,
@@ -132,6 +170,8 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
                 elif isinstance(current, (int, float)) or current is None:
                     raw = float(raw) if current is None or isinstance(current, float) \
                         else int(raw)
+                    if raw != raw:  # NaN: every comparison with it is false (no check left)
+                        raise ValueError("not a number")
             values[key] = raw
         except ValueError as exc:
             raise ConfigError(f"setting '{key}': cannot use {raw!r} ({exc})") from exc

@@ -30,6 +30,7 @@ from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import tolerance_ratio
 from trackverify.stages.common import (
     StageResult, as_array, config_record, experiments, load_trx, summarise_ratios, wrapped)
+from trackverify.errors import ConfigError
 
 STANDARD = ("absdtheta", "dphi", "dtheta", "du_cor", "du_ctr", "dv_cor", "dv_ctr", "flipdv_cor",
             "phisideways", "velmag", "velmag_ctr", "velmag_nose", "yaw")
@@ -126,7 +127,7 @@ def score_experiment(sub_dir: Path, ref_dir: Path, gold_trx: dict[str, Any],
         except InputError as exc:
             sub[f] = None
             problems.append(str(exc))
-    angles = {s.strip() for s in config.wrapped_features.split(",") if s.strip()}
+    angles = wrapped_features(config)
     out: dict[str, dict[str, Any]] = {}
     missing = {"ratio": 0.0, "tolerance": None, "error": None, "note": "structural failure"}
     for f in STANDARD:
@@ -154,6 +155,18 @@ def score_experiment(sub_dir: Path, ref_dir: Path, gold_trx: dict[str, Any],
             out["corfrac"] = {"ratio": float(tolerance_ratio(config.eps_corfrac, excess)),
                               "tolerance": config.eps_corfrac, "error": excess}
     return out, problems
+
+
+def wrapped_features(config: FeaturesConfig) -> set[str]:
+    """The angle-valued features of the ``wrapped_features`` setting (comma-separated; empty:
+    none wrapped, OQ-A4.3's alternative). A name that is not a standard feature (a typo would
+    silently compare ``yaw`` unwrapped) is a ConfigError."""
+    names = {s.strip() for s in config.wrapped_features.split(",") if s.strip()}
+    unknown = sorted(names - set(STANDARD))
+    if unknown:
+        raise ConfigError(f"setting 'wrapped_features': {unknown[0]!r} is not a standard "
+                          f"feature; known: {', '.join(STANDARD)}")
+    return names
 
 
 def evaluate(submission: Path, reference: Path, ground_truth: Path | None,

@@ -27,7 +27,8 @@ import numpy as np
 from trackverify.errors import InputError
 from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy, parse_nested, read_text
 from trackverify.scoring import tolerance_ratio
-from trackverify.stages.common import StageResult, config_record, experiments, summarise_ratios
+from trackverify.stages.common import (StageResult, config_record, experiments, list_setting,
+                                       summarise_ratios)
 
 GT_FILE, GT_KEY = "keypoints_gt.npz", "keypoints"
 PRED_FILE, PRED_KEY = "keypoint_preds.npz", "pred"
@@ -67,7 +68,8 @@ def load_ground_truth(folder: Path, k: int) -> np.ndarray:
     """``(N, K, 3)`` annotations of one experiment: ``keypoints_gt.npz`` or, failing that,
     a COCO keypoint file ``labels.json`` (annotations in file order)."""
     if (folder / GT_FILE).is_file() or not (folder / COCO_FILE).is_file():
-        return load_npz_array(folder / GT_FILE, GT_KEY, (k, 3))
+        return checked_annotations(load_npz_array(folder / GT_FILE, GT_KEY, (k, 3)),
+                                   folder / GT_FILE)
     path = folder / COCO_FILE
     try:
         anns = parse_nested(json.loads, read_text(path), source=str(path),
@@ -77,7 +79,25 @@ def load_ground_truth(folder: Path, k: int) -> np.ndarray:
         raise InputError(f"not a COCO keypoint file ({exc})", source=str(path)) from exc
     if arr.ndim != 2 or arr.shape[1] != 3 * k:
         raise InputError(f"each annotation needs {3 * k} keypoint values", source=str(path))
-    return arr.reshape(-1, k, 3)
+    return checked_annotations(arr.reshape(-1, k, 3), path)
+
+
+def checked_annotations(gt: np.ndarray, path: Path) -> np.ndarray:
+    """``gt`` ``(N, K, 3)`` when every visibility is COCO's 0, 1 or 2 and every visible
+    keypoint (v > 0) has finite x, y; else an InputError naming the annotation (row,
+    1-based) and keypoint. A visible keypoint without coordinates used to be dropped from
+    the errors as if not visible."""
+    v = gt[..., 2]
+    bad_v = ~np.isin(v, (0, 1, 2))
+    bad_xy = (v > 0) & ~np.isfinite(gt[..., :2]).all(axis=-1)
+    for bad, what in ((bad_v, "visibility {v!r} is not 0, 1 or 2 (COCO)"),
+                      (bad_xy, "visible (v = {v!r}) without finite x, y ({x!r}, {y!r})")):
+        if bad.any():
+            i, j = (int(a[0]) for a in np.nonzero(bad))
+            x, y, vis = gt[i, j].tolist()
+            raise InputError(f"keypoint {j} " + what.format(v=vis, x=x, y=y),
+                             source=str(path), row=i + 1)
+    return gt
 
 
 def keypoint_errors(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
@@ -117,7 +137,7 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
     gts = [load_ground_truth(ground_truth / e, k) for e in names]
     counts = [g.shape[0] for g in gts]
     gt = np.concatenate(gts)
-    pcts = [float(p) for p in config.percentiles.split(",")]
+    pcts = [float(p) for p in list_setting(config, "percentiles", 0.0, 100.0)]
     eps_ref, _ = mean_percentile_error(
         keypoint_errors(_load_predictions(reference, names, counts, k), gt), pcts)
     problems, per_exp = [], {}

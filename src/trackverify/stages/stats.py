@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from trackverify.errors import InputError
-from trackverify.stages.common import StageResult, config_record, natural_key
+from trackverify.stages.common import StageResult, config_record, list_setting, natural_key
 from trackverify.scoring import verdict
 
 SPEEDS = ("slow", "fast")
@@ -105,7 +105,7 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
     lines = sorted((p.stem for p in Path(reference).glob("*.csv")), key=natural_key)
     if not lines:
         raise InputError("no <line>.csv files in the reference folder", source=str(reference))
-    alphas = [a.strip() for a in config.alphas.split(",") if a.strip()]
+    alphas = list_setting(config, "alphas", 0.0, 1.0)
     per_line, problems, ok, cells = {}, [], [], []
     for line in lines:
         ref = read_stats_csv(reference / f"{line}.csv")

@@ -25,7 +25,9 @@ import numpy as np
 from trackverify.errors import InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import balanced_accuracy, pass_relative, tolerance_ratio
-from trackverify.stages.common import StageResult, as_array, config_record, summarise_ratios
+from trackverify.stages.common import (StageResult, as_array, config_record, confined,
+                                       summarise_ratios)
+from trackverify.values import is_real
 
 LABEL_KEYS = ("sampleDirs", "flies", "t0s", "t1s", "labels")
 
@@ -55,9 +57,11 @@ def load_labels(path: Path) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
     out = []
     try:
         for s, sample in enumerate(raw["sampleDirs"]):
+            sample = _sample_dir(sample, s, path)
             flies = raw["flies"][s]
             for j, fly in enumerate(flies):
-                t0, t1, lab = (np.asarray(raw[k][s][j], dtype=np.int64).reshape(-1)
+                fly = _fly_number(fly, f"flies[{s}][{j}]", path)
+                t0, t1, lab = (_whole(raw[k][s][j], f"{k}[{s}][{j}]", path)
                                for k in ("t0s", "t1s", "labels"))
                 if not (t0.size == t1.size == lab.size) or np.any(t1 < t0) or np.any(t0 < 0):
                     raise InputError(f"sample {s} fly {fly}: t0s/t1s/labels disagree",
@@ -66,11 +70,41 @@ def load_labels(path: Path) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
                     raise InputError(f"sample {s} fly {fly}: labels must be 0 or 1",
                                      source=str(path))
                 frames, y = expand_bouts(t0, t1, lab)
-                out.append((str(sample), int(fly) - 1, frames, y))
+                out.append((sample, fly - 1, frames, y))
     except (TypeError, IndexError, KeyError, ValueError, OverflowError) as exc:
         raise InputError(f"malformed walking labels ({type(exc).__name__}: {exc})",
                          source=str(path)) from exc
     return out
+
+
+def _sample_dir(sample: Any, s: int, path: Path) -> str:
+    """``sampleDirs[s]``: the name of one experiment folder (one plain path component)."""
+    name = str(sample)
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise InputError(f"sampleDirs[{s}] = {name!r} is not the name of an experiment folder",
+                         source=str(path))
+    return name
+
+
+def _fly_number(fly: Any, where: str, path: Path) -> int:
+    """A 1-based fly number (a whole number >= 1; 0 would index the last fly)."""
+    if not is_real(fly) or float(fly) != int(fly) or int(fly) < 1:
+        raise InputError(f"{where} = {fly}: fly numbers are whole numbers from 1 (1-based)",
+                         source=str(path))
+    return int(fly)
+
+
+def _whole(values: Any, where: str, path: Path) -> np.ndarray:
+    """``values`` as a 1-D int64 array; a fractional or non-finite value (which ``astype``
+    would truncate or wrap) is an InputError naming ``where``."""
+    arr = np.asarray(values).reshape(-1)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) >= 2.0**63)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{where}[{first}] = {float(arr[first])!r} is not a whole number",
+                             source=str(path))
+    return np.asarray(arr, dtype=np.int64)  # other kinds: ValueError / OverflowError named
 
 
 def load_predictions(path: Path, needed_flies: int) -> list[np.ndarray]:
@@ -94,7 +128,9 @@ def collect(folder: Path, labelled, config: WalkingConfig) -> tuple[np.ndarray, 
     need: dict[str, int] = {}
     for sample, fly, _, _ in labelled:
         need[sample] = max(need.get(sample, 0), fly + 1)
-    preds = {s: load_predictions(folder / s / config.predictions_file, n) for s, n in need.items()}
+    preds = {s: load_predictions(confined(folder, s, config.predictions_file,
+                                          what="setting 'predictions_file'"), n)
+             for s, n in need.items()}
     ys, yhats, per_exp = [], [], {}
     for sample, fly, frames, y in labelled:
         p = preds[sample][fly]
@@ -120,9 +156,10 @@ def evaluate(submission: Path, reference: Path, ground_truth: Path | None,
              config: WalkingConfig) -> StageResult:
     if ground_truth is None:
         raise InputError("the walking stage needs --ground-truth (the folder of labels.pkl)")
-    labelled = load_labels(ground_truth / config.labels_file)
+    labels_path = confined(ground_truth, config.labels_file, what="setting 'labels_file'")
+    labelled = load_labels(labels_path)
     if not labelled:
-        raise InputError("no labelled frames", source=str(ground_truth / config.labels_file))
+        raise InputError("no labelled frames", source=str(labels_path))
     y_ref, yhat_ref, ref_exp = collect(reference, labelled, config)
     ba_ref = balanced_accuracy(y_ref, yhat_ref)
     problems = []

@@ -156,8 +156,10 @@ def detect_format(path: str | os.PathLike) -> str:
     by_suffix = [f for f in FORMATS.values() if _suffix_matches(path, f)]
     candidates = by_suffix or list(FORMATS.values())
     matches = [f.name for f in candidates if f.name != "table" and f.sniff(path)]
-    if not matches and any(f.name == "table" for f in by_suffix) and path.is_file():
-        matches = ["table"]  # a .csv / .parquet that is no tracker's layout
+    if not matches and path.is_file() and (any(f.name == "table" for f in by_suffix)
+                                           or path.suffix.lower() in (".txt", "")):
+        matches = ["table"]  # a .csv / .parquet (or a .txt / extensionless file: read_table
+        #                      reads it by its content) that is no tracker's layout
     if len(matches) == 1:
         return matches[0]
     if not matches:
