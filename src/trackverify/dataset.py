@@ -151,7 +151,8 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
         observations["recording"], recordings["recording"] = common_id_type(
-            observations["recording"], recordings["recording"])
+            observations["recording"], recordings["recording"], "recording",
+            (str(table_path), str(recordings_path)))
         present = pd.unique(observations["recording"])
         unknown = ~pd.Series(present).isin(recordings["recording"]).to_numpy()
         if unknown.any():
@@ -200,13 +201,11 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
         raise InputError(f"the detection table is {len(coordinate_columns(detections))}-D but the "
                          f"observations are {len(coords)}-D", source=source, column="z_um")
     keys = ["recording", "frame", "detection"]
+    left, right = observations[keys + coords].copy(), detections[keys + coords].copy()
     for key in ("recording", "detection"):  # one id type on both sides, or the join misses
-        if (pd.api.types.is_integer_dtype(observations[key].dtype)
-                != pd.api.types.is_integer_dtype(detections[key].dtype)):
-            raise InputError(f"'{key}' is {observations[key].dtype} in the observations but "
-                             f"{detections[key].dtype} here", source=source, column=key)
-    joined = observations[keys + coords].merge(detections[keys + coords], on=keys, how="left",
-                                               suffixes=("", "_detection"), indicator=True)
+        left[key], right[key] = common_id_type(left[key], right[key], key,
+                                               ("the observations", source))
+    joined = left.merge(right, on=keys, how="left", suffixes=("", "_detection"), indicator=True)
     missing = (joined["_merge"] == "left_only").to_numpy()
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
@@ -252,7 +251,8 @@ def tracker_predictions(observations: pd.DataFrame, tracker: pd.DataFrame, first
         tracker["pred_id"] = tracker["pred_id"].astype("Int64")
     table = observations.drop(columns=["pred_id", "pred_valid"])
     for key in ("recording", "detection"):  # one id type on both sides, or the join misses
-        table[key], tracker[key] = common_id_type(table[key], tracker[key])
+        table[key], tracker[key] = common_id_type(table[key], tracker[key], key,
+                                                  ("the observations", source))
     joined = table.merge(tracker, on=keys, how="left", validate="one_to_one")
     valid = joined["pred_valid"].fillna(False).astype(bool) & joined["pred_id"].notna()
     joined["pred_valid"] = valid.to_numpy()
