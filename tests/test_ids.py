@@ -299,3 +299,78 @@ def test_evaluate_matches_integer_and_text_recording_ids(tmp_path):
     # One recording; both observations are matched by their detection (2 of 2 correct).
     assert list(results) == ["1", "pooled"]
     assert results["1"]["correct_observations"] == 2 and results["1"]["clr_fn"] == 0
+
+
+# ------------------------------------------------------------ ids of one meaning, two files
+
+def _reference_and_predictions(pred_detection):
+    reference = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": [5, 6],
+                              "detection": [1, 2], "x_um": [0.0, 10.0], "y_um": 0.0})
+    predictions = pd.DataFrame({"recording": "r", "frame": [0, 0], "pred_id": [9, 8],
+                                "detection": pred_detection})
+    return reference, predictions
+
+
+@pytest.mark.parametrize("written", [["a", "b"], ["01", "02"], ["1.0", "2.0"]])
+def test_integer_and_text_ids_none_written_as_an_integer_are_refused(written):
+    # Today's join would match nothing and score every prediction as a miss (exit 0).
+    from trackverify.tracking_gt import evaluate_tracking
+
+    reference, predictions = _reference_and_predictions(written)
+    with pytest.raises(InputError) as info:
+        evaluate_tracking(reference, predictions, 1.0, reference_source="ref.csv",
+                          predictions_source="pred.parquet")
+    assert str(info.value) == (
+        f"pred.parquet, column 'detection', row 1: the detection ids are integers in ref.csv "
+        f"but text here ({written[0]!r}), and none is written as an integer, so no id can be "
+        "the same in both; write the detection ids one way in both files")
+
+
+def test_an_integer_id_meets_the_text_that_writes_it_and_no_other():
+    from trackverify.tracking_gt import evaluate_tracking
+
+    # '1' is detection 1; 'x' is a detection the reference does not have (an extra).
+    reference, predictions = _reference_and_predictions(["1", "x"])
+    result = evaluate_tracking(reference, predictions, 1.0)["r"]
+    assert (result["correct_observations"], result["extra_predicted_observations"]) == (1, 1)
+
+
+def test_detections_join_observations_by_the_same_rule():
+    from trackverify.dataset import check_detections
+
+    observations = pd.DataFrame({"recording": "r", "frame": [0, 0], "detection": [1, 2],
+                                 "x_um": [0.0, 1.0], "y_um": 0.0})
+    detections = observations.assign(detection=["1", "2"])
+    check_detections(observations, detections, "detections.parquet")  # the same detections
+    assert observations["detection"].tolist() == [1, 2]  # the input is not modified
+    with pytest.raises(InputError, match=r"detections.parquet, column 'detection', row 1: the "
+                       r"detection ids are integers in the observations but text here \('d1'\)"):
+        check_detections(observations, observations.assign(detection=["d1", "d2"]),
+                         "detections.parquet")
+
+
+def _split(tmp_path, recordings: str, candidates: str):
+    from tests.conftest import run_cli
+
+    (tmp_path / "recordings.csv").write_text("recording,animal_id,provenance_group\n"
+                                             + recordings, encoding="utf-8")
+    (tmp_path / "pairs.csv").write_text("recording_a,recording_b\n" + candidates,
+                                        encoding="utf-8")
+    out = tmp_path / "p.json"
+    done = run_cli("split", "--recordings", tmp_path / "recordings.csv",
+                   "--same-animal-candidates", tmp_path / "pairs.csv", "--out", out)
+    return (done.returncode, done.stdout, done.stderr), out
+
+
+def test_split_candidates_follow_the_id_rule(tmp_path):
+    # 1.0 as pandas writes an integer is recording 1; the pair is quarantined.
+    (code, _, _), out = _split(tmp_path, "1,a,g\n2,b,g\n3,c,g\n", "1.0,3\n")
+    assert code == 0
+    assert [q["recording"] for q in load_partitions(out).quarantine] == ["1", "3"]
+    # '01' is not recording 1 (and before, '1.0' beside a text id was not either).
+    (code, _, err), _ = _split(tmp_path, "1,a,g\nr2,b,g\n3,c,g\n", "01,3\n")
+    assert code == 2 and "pairs.csv, column 'recording_a', row 1: recording '01' is not in " \
+        "the recording table" in err
+    (code, _, err), _ = _split(tmp_path, "1,a,g\nr2,b,g\n3,c,g\n", "3,NA\n")
+    assert code == 2 and "pairs.csv, column 'recording_b', row 1: the id 'NA' is a " \
+        "missing-value marker" in err
