@@ -39,9 +39,14 @@ Validation errors name the file, the column and the first offending row; a table
 required columns gets one error naming every missing column and, for each, the closest
 present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
-Ids may be integers or strings but not a mixture of both within one column; a text id
-is at most :data:`MAX_ID_CHARACTERS` characters and holds no control character (C0 or DEL:
-a line break, NUL or CR in an id would break one-line messages, file names and reports).
+Ids follow one rule (:func:`id_column`; docs/robustness.md, "Ids as written"): integers
+(exact int64; whole-valued floats and decimals such as ``45.0`` are integers, fractional
+ones, floats above 2^53 and integers beyond int64 are refused) or text, not a mixture of
+both within one column; missing only as a blank cell, never a missing-value marker such as
+``NA`` (:data:`MISSING_MARKERS`); a text id is at most :data:`MAX_ID_CHARACTERS` characters
+and holds no control character (C0 or DEL: a line break, NUL or CR in an id would break
+one-line messages, file names and reports). Ids of one meaning from two inputs meet by
+:func:`common_id_type`.
 Categorical (Parquet dictionary-encoded) columns are read as their values.
 """
 
@@ -367,8 +372,9 @@ def common_id_type(a: pd.Series, b: pd.Series, column: str = "id",
     and of a prediction table) with one type, by the rule of docs/robustness.md ("Ids as
     written"): an integer id is the same id as the text that writes it canonically (``7``
     and ``'7'``; never ``'07'`` nor ``'7.0'``), so when one column is integer and the other
-    text, the integers become their decimal text. Lossless and one-to-one: a CSV cell is an
-    integer only when written as a canonical integer, whose decimal text is what was written.
+    text, the integers become their decimal text. One-to-one: distinct integers have
+    distinct canonical texts, and a CSV reads the same written id ``1`` as the integer 1 or
+    as the text ``'1'`` depending on the other cells of its column.
 
     When no text id of the other column is written as an integer, no id can be the same
     in both: an :class:`InputError` naming both inputs, the column and the first text id's
