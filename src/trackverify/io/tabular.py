@@ -38,8 +38,11 @@ PARQUET_ALWAYS_READ = 1 << 28
 _TO_PANDAS_ERRORS = (pa.ArrowException, TypeError, ValueError, NotImplementedError, KeyError)
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated."""
+def read_table(path: str | os.PathLike, id_columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a CSV (UTF-8, BOM tolerated) or Parquet file into a DataFrame, unvalidated.
+
+    A CSV's id columns (:data:`~trackverify.tables.READ_AS_IDS`, and ``id_columns``: the
+    file's names of columns a mapping makes ids) are typed as written (:func:`ids_as_written`)."""
     path = regular_file(path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=str(path))
@@ -65,7 +68,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
                                  f"({_first_line(exc)})", source=str(path)) from None
     if suffix in CSV_SUFFIXES or suffix == "":
         header = _check_csv_header(path, "\t" if suffix == ".tsv" else ",")
-        ids = [name for name in header if name in READ_AS_IDS]
+        ids = [name for name in header if name in READ_AS_IDS or name in id_columns]
         # Id columns are read as text (only a blank cell is missing), every other column
         # with pandas' usual missing-value markers; ids_as_written then decides int or str.
         na_values = {name: [""] if name in ids else list(NA_MARKERS) for name in header}

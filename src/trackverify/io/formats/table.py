@@ -20,7 +20,8 @@ import numpy as np
 
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
-from trackverify.tables import OBSERVATIONS, PREDICTIONS, REFERENCE, closest_hint, validate
+from trackverify.tables import (OBSERVATIONS, PREDICTIONS, READ_AS_IDS, REFERENCE, closest_hint,
+                                validate)
 
 SCHEMAS = {"reference": REFERENCE, "predictions": PREDICTIONS, "observations": OBSERVATIONS}
 
@@ -50,7 +51,8 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
     from trackverify.io.formats.units import expand_scale, plausibility_warnings
 
     source = str(path)
-    df = apply_mapping(read_table(path), mapping, source)
+    mapped_ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
+    df = apply_mapping(read_table(path, id_columns=mapped_ids), mapping, source)
     if recording is not None and "recording" not in df.columns:
         df = df.assign(recording=recording)
     try:
