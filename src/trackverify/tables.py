@@ -327,15 +327,12 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     right-to-left override, a zero-width space, a line separator, ...). Checked on the Arrow
     data (pyarrow compute) or on the distinct values joined into one text; the first
     offending row is looked for only when there is one."""
-    marker = series.isin(MISSING_MARKERS).to_numpy(dtype=bool, na_value=False)
-    if marker.any():
-        raise InputError(f"the id {series.iloc[_first(marker) - 1]!r} is a missing-value marker: "
-                         "leave the cell blank where the id is missing, or give the object "
-                         "another id", source=source, column=column, row=_first(marker))
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         arrow = series.array.__arrow_array__()
+        marker = bool(pc.any(pc.is_in(arrow, value_set=pa.array(MISSING_MARKERS))).as_py())
         longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
         control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
         ascii_only = pc.all(pc.string_is_ascii(arrow)).as_py() is not False
@@ -346,6 +343,12 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
         distinct = list(series.dropna().unique())
         longest = max(map(len, distinct), default=0)
         control = re.search(_CONTROL, "".join(distinct)) is not None
+        marker = not set(MISSING_MARKERS).isdisjoint(distinct)
+    if marker:
+        rows = series.isin(MISSING_MARKERS).to_numpy(dtype=bool, na_value=False)
+        raise InputError(f"the id {series.iloc[_first(rows) - 1]!r} is a missing-value marker: "
+                         "leave the cell blank where the id is missing, or give the object "
+                         "another id", source=source, column=column, row=_first(rows))
     if longest > MAX_ID_CHARACTERS:
         long = (series.str.len() > MAX_ID_CHARACTERS).to_numpy(dtype=bool, na_value=False)
         raise InputError(f"an id of {int(series.str.len().iloc[_first(long) - 1])} characters "

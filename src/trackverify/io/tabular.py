@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -174,7 +175,8 @@ def ids_as_written(text: pd.Series) -> pd.Series:
     """
     null = text.isna().to_numpy()
     present = text[~null]
-    if present.empty:
+    numbers = f"{CANONICAL_INTEGER}|{DECIMAL_NUMBER}"
+    if present.empty or re.fullmatch(numbers, present.iloc[0]) is None:  # text at a glance
         return text.astype(object)
     if present.str.fullmatch(CANONICAL_INTEGER).all():
         try:
@@ -187,7 +189,7 @@ def ids_as_written(text: pd.Series) -> pd.Series:
         full = np.zeros(len(text), dtype=np.int64)
         full[~null] = values
         return pd.Series(pd.arrays.IntegerArray(full, null), index=text.index, name=text.name)
-    if present.str.fullmatch(f"{CANONICAL_INTEGER}|{DECIMAL_NUMBER}").all():
+    if present.str.fullmatch(numbers).all():
         return pd.to_numeric(text).astype(np.float64)
     return text.astype(object)
 
