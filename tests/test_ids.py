@@ -6,12 +6,14 @@ int64; otherwise it is the text itself. Expected values are the literal strings 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from trackverify.values import hidden_character
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from trackverify.dataset import load_dataset
@@ -19,7 +21,8 @@ from trackverify.errors import InputError
 from trackverify.io.nwb import convert
 from trackverify.io.tabular import load_table, read_table, write_table
 from trackverify.partitions import load_partitions, make_partitions, write_partitions
-from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
+from trackverify.tables import (CANONICAL_INTEGER, DECIMAL_NUMBER, MISSING_MARKERS, OBSERVATIONS,
+                                RECORDINGS, validate)
 
 HEADER = "recording,frame,track,detection,x_um,y_um,pred_id,pred_valid\n"
 
@@ -45,17 +48,39 @@ def test_canonical_integers_are_int64_and_others_text(tmp_path):
         assert load_table(path, OBSERVATIONS)["pred_id"].tolist() == [text.lstrip(), "8"]
 
 
-def test_ids_beyond_int64_stay_exact(tmp_path):
-    top = str(2 ** 64 - 1)
-    path = _csv(tmp_path, [f"r,0,{top},1,0,0,{2 ** 63},true", "r,0,2,2,1,0,3,true"])
-    obs = load_table(path, OBSERVATIONS)
-    assert obs["track"].tolist() == [top, "2"]
-    assert obs["pred_id"].tolist() == [str(2 ** 63), "3"]
-    # The same id as an unsigned Parquet column: text, not -1.
+def _refusal(path, schema=OBSERVATIONS) -> str:
+    with pytest.raises(InputError) as info:
+        load_table(path, schema)
+    return str(info.value).replace(str(path), "FILE")
+
+
+BEYOND = ("an integer id beyond the 64-bit range ({}; ids lie within -2^63 .. 2^63 - 1): "
+          "number the ids within it, or write them as text with a letter (e.g. a prefix)")
+
+
+@pytest.mark.parametrize("big", [2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 63 - 1])
+def test_integer_ids_beyond_int64_are_refused_naming_column_and_row(tmp_path, big):
+    path = _csv(tmp_path, ["r,0,1,1,0,0,3,true", f"r,0,{big},2,1,0,3,true"])
+    assert _refusal(path) == f"FILE, column 'track', row 2: {BEYOND.format(big)}"
+    # Beside a blank cell (nullable column) too.
+    path = _csv(tmp_path, [f"r,0,1,1,0,0,{big},true", "r,0,2,2,1,0,,false"])
+    assert _refusal(path) == f"FILE, column 'pred_id', row 1: {BEYOND.format(big)}"
+
+
+def test_unsigned_parquet_ids_beyond_int64_are_refused(tmp_path):
     table = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": np.array(
-        [2 ** 64 - 1, 2], dtype=np.uint64), "detection": [1, 2], "x_um": 0.0, "y_um": 0.0,
+        [2, 2 ** 64 - 1], dtype=np.uint64), "detection": [1, 2], "x_um": 0.0, "y_um": 0.0,
         "pred_id": [1, 2], "pred_valid": True})
-    assert validate(table, OBSERVATIONS)["track"].tolist() == [top, "2"]
+    table.to_parquet(tmp_path / "t.parquet")
+    assert _refusal(tmp_path / "t.parquet") == (
+        f"FILE, column 'track', row 2: {BEYOND.format(2 ** 64 - 1)}")
+    # Python ints in a DataFrame: the same rule, the same words.
+    table["track"] = pd.Series([2, 2 ** 64 - 1], dtype=object)
+    with pytest.raises(InputError, match=r"column 'track', row 2: an integer id beyond"):
+        validate(table, OBSERVATIONS, source="df")
+    # Beyond int64 beside a letter the column is text: kept exactly as written.
+    path = _csv(tmp_path, [f"r,0,{2 ** 64},1,0,0,3,true", "r,0,A,2,1,0,3,true"])
+    assert load_table(path, OBSERVATIONS)["track"].tolist() == [str(2 ** 64), "A"]
 
 
 def test_ids_above_2_53_beside_a_blank_keep_precision(tmp_path):
@@ -73,10 +98,70 @@ def test_float_ids_above_2_53_are_refused():
         validate(table, OBSERVATIONS, source="t.parquet")
 
 
-def test_missing_marker_words_are_ids_not_blanks(tmp_path):
-    path = _csv(tmp_path, ["NA,0,None,1,0,0,null,true"])
+MARKER = ("the id {!r} is a missing-value marker: leave the cell blank where the id is "
+          "missing, or give the object another id")
+
+
+@pytest.mark.parametrize("marker", ["NA", "None", "nan", "null", "NaN", "N/A", "<NA>"])
+@pytest.mark.parametrize("column", ["recording", "track", "detection", "pred_id"])
+def test_missing_value_markers_as_ids_are_refused_naming_column_and_row(tmp_path, marker,
+                                                                        column):
+    cells = {"recording": "r", "track": "1", "detection": "1", "pred_id": "p"}
+    second = ",".join([{**cells, column: marker}[c] if c in cells else v for c, v in
+                       zip(HEADER.strip().split(","), ["", "1", "", "", "0", "0", "", "true"])])
+    path = _csv(tmp_path, ["r,0,2,2,5,0,q,true", second])
+    assert _refusal(path) == f"FILE, column '{column}', row 2: {MARKER.format(marker)}"
+    # The same text ids in a DataFrame (or a Parquet text column): the same refusal.
+    table = read_table(path).astype({column: str})
+    with pytest.raises(InputError, match=f"column '{column}', row 2: the id '{marker}' is a"):
+        validate(table, OBSERVATIONS, source="df")
+
+
+def test_a_marker_word_inside_a_longer_id_is_an_id(tmp_path):
+    path = _csv(tmp_path, ["NA1,0,None2,1,0,0,nullable,true", "nan-,0,NAN,2,1,0,na,true"])
     obs = load_table(path, OBSERVATIONS)
-    assert obs[["recording", "track", "pred_id"]].iloc[0].tolist() == ["NA", "None", "null"]
+    assert obs[["recording", "track", "pred_id"]].values.tolist() == [
+        ["NA1", "None2", "nullable"], ["nan-", "NAN", "na"]]
+
+
+def test_integer_valued_decimals_are_integers_as_in_a_dataframe(tmp_path):
+    # pandas writes an integer column holding a blank as 45.0, 7.0 and an empty cell.
+    path = _csv(tmp_path, ["r,0,45.0,1,0,0,3.0,true", "r,0,7,2,1,0,,false",
+                           "r,1,45.0,1,0,0,-0.0,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["track"].dtype == np.int64 and obs["track"].tolist() == [45, 7, 45]
+    assert str(obs["pred_id"].dtype) == "Int64" and obs["pred_id"].tolist() == [3, pd.NA, 0]
+    frame = pd.DataFrame({"recording": "r", "frame": [0, 0, 1], "track": [45.0, 7.0, 45.0],
+                          "detection": [1, 2, 1], "x_um": [0.0, 1.0, 0.0], "y_um": 0.0,
+                          "pred_id": [3.0, np.nan, -0.0], "pred_valid": [True, False, True]})
+    api = validate(frame, OBSERVATIONS)
+    for column in ("track", "detection", "pred_id"):
+        pd.testing.assert_series_equal(obs[column], api[column])
+
+
+@pytest.mark.parametrize("cell", ["1.5", "-0.25", "2.5e-3"])
+def test_a_fractional_id_in_a_numeric_column_is_refused(tmp_path, cell):
+    path = _csv(tmp_path, ["r,0,1,1,0,0,3,true", f"r,0,{cell},2,1,0,4.0,true"])
+    assert _refusal(path) == (f"FILE, column 'track', row 2: an id must be a whole number or "
+                              f"a text, found the fractional number {float(cell)!r}")
+
+
+def test_decimal_ids_above_2_53_are_refused_as_floats_are(tmp_path):
+    path = _csv(tmp_path, ["r,0,1.0,1,0,0,3,true", "r,0,1e+16,2,1,0,4,true"])
+    assert _refusal(path) == (
+        "FILE, column 'track', row 2: an id stored as a floating-point number (or written as a "
+        "decimal) above 2^53 has lost its exact value; store ids as integers or text")
+
+
+def test_text_ids_that_look_like_numbers_stay_text(tmp_path):
+    # A column with one text id is text: 1.5 beside AVAL, 7.0 beside 007, 1e3 (no sign).
+    path = _csv(tmp_path, ["r,0,AVAL,1,0,0,1e3,true", "r,0,1.5,2,1,0,8,true",
+                           "r,1,AVAL,1,0,0,1e3,true"])
+    obs = load_table(path, OBSERVATIONS)
+    assert obs["track"].tolist() == ["AVAL", "1.5", "AVAL"]
+    assert obs["pred_id"].tolist() == ["1e3", "8", "1e3"]
+    path = _csv(tmp_path, ["r,0,007,1,0,0,p,true", "r,0,7.0,2,1,0,q,true"])
+    assert load_table(path, OBSERVATIONS)["track"].tolist() == ["007", "7.0"]
 
 
 def test_empty_text_id_is_refused():
@@ -123,15 +208,26 @@ def test_ids_that_start_with_a_space_round_trip_through_csv(tmp_path):
 
 # ----------------------------------------------------------------------- the property
 
-# generated from the rule the readers enforce (values.hidden_character), not a copy of it
+# generated from the rules the readers enforce (values.hidden_character, the missing-value
+# markers, decimal numbers read as numbers), not a copy of them
 _text_id = st.text(st.characters(), min_size=1, max_size=8).filter(
-    lambda t: hidden_character(t) is None)
+    lambda t: hidden_character(t) is None and t not in MISSING_MARKERS
+    and re.fullmatch(DECIMAL_NUMBER, t.strip()) is None)
 _int_id = st.integers(-2 ** 63, 2 ** 63 - 1)
 _big_id = st.integers(2 ** 63, 2 ** 64 - 1).map(str)
 _padded = st.integers(0, 999).map(lambda n: f"0{n}")
+
+
+def _text_column(values: list[str]) -> bool:
+    """Text a CSV keeps as text: ids beyond int64 only beside an id that is not an integer
+    (a column of integers only, one beyond int64, is refused)."""
+    return not all(re.fullmatch(CANONICAL_INTEGER, v) for v in values) or \
+        all(-2 ** 63 <= int(v) < 2 ** 63 for v in values)
+
+
 _column = st.one_of(st.lists(_int_id, min_size=1, max_size=6, unique=True),
                     st.lists(st.one_of(_text_id, _padded, _big_id, _int_id.map(str)),
-                             min_size=1, max_size=6, unique=True))
+                             min_size=1, max_size=6, unique=True).filter(_text_column))
 
 
 def _written(values: list) -> list[str]:
@@ -143,6 +239,8 @@ def _written(values: list) -> list[str]:
 def test_every_written_table_round_trips_its_ids(tmp_path, tracks, preds, recordings, suffix):
     n = len(tracks)
     preds = (preds * n)[:n]
+    # the observations' columns as written (pred_id cut to the tracks, one recording)
+    assume(_text_column([str(recordings[0])]) and _text_column([str(p) for p in preds]))
     obs = pd.DataFrame({"recording": [recordings[0]] * n, "frame": 0, "track": tracks,
                         "detection": tracks, "x_um": np.arange(n, dtype=float), "y_um": 0.0,
                         "pred_id": preds, "pred_valid": True})
@@ -201,3 +299,95 @@ def test_evaluate_matches_integer_and_text_recording_ids(tmp_path):
     # One recording; both observations are matched by their detection (2 of 2 correct).
     assert list(results) == ["1", "pooled"]
     assert results["1"]["correct_observations"] == 2 and results["1"]["clr_fn"] == 0
+
+
+# ------------------------------------------------------------ ids of one meaning, two files
+
+def _reference_and_predictions(pred_detection):
+    reference = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": [5, 6],
+                              "detection": [1, 2], "x_um": [0.0, 10.0], "y_um": 0.0})
+    predictions = pd.DataFrame({"recording": "r", "frame": [0, 0], "pred_id": [9, 8],
+                                "detection": pred_detection})
+    return reference, predictions
+
+
+@pytest.mark.parametrize("written", [["a", "b"], ["01", "02"], ["1.0", "2.0"]])
+def test_integer_and_text_ids_none_written_as_an_integer_are_refused(written):
+    # Today's join would match nothing and score every prediction as a miss (exit 0).
+    from trackverify.tracking_gt import evaluate_tracking
+
+    reference, predictions = _reference_and_predictions(written)
+    with pytest.raises(InputError) as info:
+        evaluate_tracking(reference, predictions, 1.0, reference_source="ref.csv",
+                          predictions_source="pred.parquet")
+    assert str(info.value) == (
+        f"pred.parquet, column 'detection', row 1: the detection ids are integers in ref.csv "
+        f"but text here ({written[0]!r}), and none is written as an integer, so no id can be "
+        "the same in both; write the detection ids one way in both files")
+
+
+def test_an_integer_id_meets_the_text_that_writes_it_and_no_other():
+    from trackverify.tracking_gt import evaluate_tracking
+
+    # '1' is detection 1; 'x' is a detection the reference does not have (an extra).
+    reference, predictions = _reference_and_predictions(["1", "x"])
+    result = evaluate_tracking(reference, predictions, 1.0)["r"]
+    assert (result["correct_observations"], result["extra_predicted_observations"]) == (1, 1)
+
+
+def test_detections_join_observations_by_the_same_rule():
+    from trackverify.dataset import check_detections
+
+    observations = pd.DataFrame({"recording": "r", "frame": [0, 0], "detection": [1, 2],
+                                 "x_um": [0.0, 1.0], "y_um": 0.0})
+    detections = observations.assign(detection=["1", "2"])
+    check_detections(observations, detections, "detections.parquet")  # the same detections
+    assert observations["detection"].tolist() == [1, 2]  # the input is not modified
+    with pytest.raises(InputError, match=r"detections.parquet, column 'detection', row 1: the "
+                       r"detection ids are integers in the observations but text here \('d1'\)"):
+        check_detections(observations, observations.assign(detection=["d1", "d2"]),
+                         "detections.parquet")
+
+
+def _split(tmp_path, recordings: str, candidates: str):
+    from tests.conftest import run_cli
+
+    (tmp_path / "recordings.csv").write_text("recording,animal_id,provenance_group\n"
+                                             + recordings, encoding="utf-8")
+    (tmp_path / "pairs.csv").write_text("recording_a,recording_b\n" + candidates,
+                                        encoding="utf-8")
+    out = tmp_path / "p.json"
+    done = run_cli("split", "--recordings", tmp_path / "recordings.csv",
+                   "--same-animal-candidates", tmp_path / "pairs.csv", "--out", out)
+    return (done.returncode, done.stdout, done.stderr), out
+
+
+def test_split_candidates_follow_the_id_rule(tmp_path):
+    # 1.0 as pandas writes an integer is recording 1; the pair is quarantined.
+    (code, _, _), out = _split(tmp_path, "1,a,g\n2,b,g\n3,c,g\n", "1.0,3\n")
+    assert code == 0
+    assert [q["recording"] for q in load_partitions(out).quarantine] == ["1", "3"]
+    # '01' is not recording 1 (and before, '1.0' beside a text id was not either).
+    (code, _, err), _ = _split(tmp_path, "1,a,g\nr2,b,g\n3,c,g\n", "01,3\n")
+    assert code == 2 and "pairs.csv, column 'recording_a', row 1: recording '01' is not in " \
+        "the recording table" in err
+    (code, _, err), _ = _split(tmp_path, "1,a,g\nr2,b,g\n3,c,g\n", "3,NA\n")
+    assert code == 2 and "pairs.csv, column 'recording_b', row 1: the id 'NA' is a " \
+        "missing-value marker" in err
+
+
+def test_columns_mapped_to_ids_are_read_as_written(tmp_path):
+    # --columns track=trk,pred_id=id: the file's 'trk' and 'id' are id columns too (before,
+    # pandas read them: 007 and 7 became one track, 'NA' a missing prediction).
+    from trackverify.io.formats import load
+
+    (tmp_path / "ref.csv").write_text("recording,frame,trk,x_um,y_um\nr,0,007,0,0\nr,0,7,5,0\n",
+                                      encoding="utf-8")
+    ref = load(tmp_path / "ref.csv", "reference", fmt="table", columns={"trk": "track"})
+    assert ref.table["track"].tolist() == ["007", "7"]
+    (tmp_path / "pred.csv").write_text("recording,frame,id,x_um,y_um,pred_valid\n"
+                                       "r,0,1,5,0,true\nr,0,NA,0,0,false\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load(tmp_path / "pred.csv", "predictions", fmt="table", columns={"id": "pred_id"})
+    assert str(info.value) == f"{tmp_path / 'pred.csv'}, column 'pred_id', row 2: " + \
+        MARKER.format("NA")

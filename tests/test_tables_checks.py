@@ -113,16 +113,17 @@ def test_boolean_ids_are_refused():
         "t.csv, column 'track', row 1: ids must be integers or strings, not booleans")
 
 
-def test_integer_ids_become_int64_and_unsigned_ones_beyond_int64_their_exact_text():
+def test_integer_ids_become_int64_and_unsigned_ones_beyond_int64_are_refused():
     out = validate(observations(track=np.array([7, 8, 7], dtype=np.int32),
                                 detection=np.array([0, 1, 0], dtype=np.uint64)),
                    OBSERVATIONS, "t.csv")
     assert out["track"].dtype == np.int64 and out["track"].tolist() == [7, 8, 7]
     assert out["detection"].dtype == np.int64
-    big = np.array([2**63, 2**64 - 1, 2**63], dtype=np.uint64)  # int64 max is 2^63 - 1
-    out = validate(observations(track=big), OBSERVATIONS, "t.csv")
-    assert out["track"].tolist() == ["9223372036854775808", "18446744073709551615",
-                                     "9223372036854775808"]
+    big = np.array([5, 2**64 - 1, 2**63], dtype=np.uint64)  # int64 max is 2^63 - 1
+    assert message(observations(track=big)) == (
+        "t.csv, column 'track', row 2: an integer id beyond the 64-bit range "
+        "(18446744073709551615; ids lie within -2^63 .. 2^63 - 1): number the ids within it, "
+        "or write them as text with a letter (e.g. a prefix)")
     edge = np.array([2**63 - 1, 0, 2**63 - 1], dtype=np.uint64)  # fits int64 exactly
     out = validate(observations(track=edge), OBSERVATIONS, "t.csv")
     assert out["track"].dtype == np.int64 and out["track"].tolist() == [2**63 - 1, 0, 2**63 - 1]
@@ -137,11 +138,10 @@ def test_whole_float_ids_become_int64_up_to_2_53():
 
 def test_fractional_and_inexact_float_ids_name_their_row():
     assert message(observations(track=[1.0, 2.0, 1.5])) == (
-        "t.csv, column 'track', row 3: ids must be integers or strings, found a fractional "
-        "number")
-    inexact = ("ids must be integers or strings, found a fractional number",
-               "an id stored as a floating-point number above 2^53 has lost its exact value; "
-               "store ids as integers or text")
+        "t.csv, column 'track', row 3: an id must be a whole number or a text, found the "
+        "fractional number 1.5")
+    inexact = ("", "an id stored as a floating-point number (or written as a decimal) above "
+               "2^53 has lost its exact value; store ids as integers or text")
     assert message(observations(track=[1.0, 2.0**53 + 2, 1.0])) == (
         f"t.csv, column 'track', row 2: {inexact[1]}")
     assert message(observations(track=[-2.0**53 - 2, 2.0, 1.0])) == (
@@ -170,12 +170,15 @@ def test_a_null_prediction_id_on_a_valid_prediction_is_refused():
         "pred_valid = false)")
 
 
-def test_python_integer_ids_are_int64_and_beyond_int64_their_text():
+def test_python_integer_ids_are_int64_and_beyond_int64_refused():
     out = validate(observations(track=pd.Series([3, 4, 3], dtype=object)), OBSERVATIONS, "t.csv")
     assert out["track"].dtype == np.int64 and out["track"].tolist() == [3, 4, 3]
-    out = validate(observations(track=pd.Series([2**70, 4, 2**70], dtype=object)),
-                   OBSERVATIONS, "t.csv")
-    assert out["track"].tolist() == [str(2**70), "4", str(2**70)]
+    assert message(observations(track=pd.Series([4, 2**70, -2**63 - 1], dtype=object))) == (
+        "t.csv, column 'track', row 2: an integer id beyond the 64-bit range "
+        f"({2**70}; ids lie within -2^63 .. 2^63 - 1): number the ids within it, or write "
+        "them as text with a letter (e.g. a prefix)")
+    assert message(observations(track=pd.Series([4, -2**63 - 1, 4], dtype=object))).startswith(
+        f"t.csv, column 'track', row 2: an integer id beyond the 64-bit range ({-2**63 - 1};")
     out = validate(observations(pred_id=pd.Series([9, None, 9], dtype=object),
                                 pred_valid=[True, False, True]), OBSERVATIONS, "t.csv")
     assert str(out["pred_id"].dtype) == "Int64" and out["pred_id"].tolist() == [9, pd.NA, 9]

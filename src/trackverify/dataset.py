@@ -151,7 +151,8 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
     if recordings_path is not None and recordings_path.exists():
         recordings = validate(read_table(recordings_path), RECORDINGS, source=str(recordings_path))
         observations["recording"], recordings["recording"] = common_id_type(
-            observations["recording"], recordings["recording"])
+            observations["recording"], recordings["recording"], "recording",
+            (str(table_path), str(recordings_path)))
         present = pd.unique(observations["recording"])
         unknown = ~pd.Series(present).isin(recordings["recording"]).to_numpy()
         if unknown.any():
@@ -200,9 +201,8 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
         raise InputError(f"the detection table is {len(coordinate_columns(detections))}-D but the "
                          f"observations are {len(coords)}-D", source=source, column="z_um")
     keys = ["recording", "frame", "detection"]
-    same_id_types(observations, detections, source)
-    joined = observations[keys + coords].merge(detections[keys + coords], on=keys, how="left",
-                                               suffixes=("", "_detection"), indicator=True)
+    left, right = one_id_type(observations[keys + coords], detections[keys + coords], source)
+    joined = left.merge(right, on=keys, how="left", suffixes=("", "_detection"), indicator=True)
     missing = (joined["_merge"] == "left_only").to_numpy()
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
@@ -220,14 +220,17 @@ def check_detections(observations: pd.DataFrame, detections: pd.DataFrame, sourc
                          "position (detections are fixed)", source=source, column="x_um")
 
 
-def same_id_types(observations: pd.DataFrame, detections: pd.DataFrame, source: str) -> None:
-    """``recording`` and ``detection`` are integers on both sides or on neither (else a join
-    on them misses every row): an :class:`InputError` naming ``source`` (the detections)."""
-    for key in ("recording", "detection"):
-        if (pd.api.types.is_integer_dtype(observations[key].dtype)
-                != pd.api.types.is_integer_dtype(detections[key].dtype)):
-            raise InputError(f"'{key}' is {observations[key].dtype} in the observations but "
-                             f"{detections[key].dtype} here", source=source, column=key)
+def one_id_type(observations: pd.DataFrame, detections: pd.DataFrame,
+                source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``observations`` and ``detections`` with ``recording`` and ``detection`` in one id type
+    on both sides (:func:`~trackverify.tables.common_id_type`: an integer meets the text that
+    writes it; integers beside text that never does are refused, naming ``source``), so a
+    join on them meets; new frames, the inputs untouched."""
+    pairs = {key: common_id_type(observations[key], detections[key], key,
+                                 ("the observations", source))
+             for key in ("recording", "detection")}
+    return (observations.assign(**{k: a for k, (a, _) in pairs.items()}),
+            detections.assign(**{k: b for k, (_, b) in pairs.items()}))
 
 
 def tracker_predictions(observations: pd.DataFrame, tracker: pd.DataFrame, first_frame: int = 0,
@@ -258,7 +261,8 @@ def tracker_predictions(observations: pd.DataFrame, tracker: pd.DataFrame, first
         tracker["pred_id"] = tracker["pred_id"].astype("Int64")
     table = observations.drop(columns=["pred_id", "pred_valid"])
     for key in ("recording", "detection"):  # one id type on both sides, or the join misses
-        table[key], tracker[key] = common_id_type(table[key], tracker[key])
+        table[key], tracker[key] = common_id_type(table[key], tracker[key], key,
+                                                  ("the observations", source))
     joined = table.merge(tracker, on=keys, how="left", validate="one_to_one")
     valid = joined["pred_valid"].fillna(False).astype(bool) & joined["pred_id"].notna()
     joined["pred_valid"] = valid.to_numpy()

@@ -52,7 +52,7 @@ from trackverify.io.atomic import dumps_json, to_jsonable, write_text_atomic
 from trackverify.report.numbers import fmt
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.selective import risk_coverage_curve
-from trackverify.tables import RECORDINGS, plain, validate
+from trackverify.tables import RECORDINGS, id_column, ids_as_text, plain, validate
 from trackverify.values import is_integer
 
 PARTITION_NAMES = ("train", "calibration", "validation", "test", "development")
@@ -437,27 +437,22 @@ def _units(ids: list, animals: list, groups: list | None) -> list[int]:
 def _candidate_pairs(candidates, known: set, source: str) -> list[tuple[Recording, Recording]]:
     if candidates is None:
         return []
+    columns = ["recording_a", "recording_b"]
     if isinstance(candidates, pd.DataFrame):
-        missing = [c for c in ("recording_a", "recording_b") if c not in candidates.columns]
+        missing = [c for c in columns if c not in candidates.columns]
         if missing:
             raise InputError("missing required column of the same-animal candidate table; found "
                              f"columns {[str(c) for c in candidates.columns]}", source=source,
                              column=missing[0])
-        rows = list(zip(candidates["recording_a"], candidates["recording_b"]))
     else:
-        rows = [tuple(p) for p in candidates]
-    # Recording ids read from CSV may be int while the candidates are str or vice versa:
-    # match on the text form when the exact value is unknown.
-    by_text = {str(r): r for r in known}
+        candidates = pd.DataFrame([tuple(p) for p in candidates], columns=columns)
+    # The recording table's ids are text (tables.validate); the candidates' are read by the
+    # same id rule and compared as written (docs/robustness.md, "Ids as written").
+    written = [ids_as_text(id_column(candidates[c], c, source)) for c in columns]
     pairs = set()
-    for row, pair in enumerate(rows, start=1):
+    for row, pair in enumerate(zip(*written), start=1):
         resolved = []
-        for column, value in zip(("recording_a", "recording_b"), pair):
-            if pd.isna(value):
-                raise InputError("missing recording id", source=source, column=column, row=row)
-            value = _plain(value)
-            if value not in known:
-                value = by_text.get(str(value), value)
+        for column, value in zip(columns, pair):
             if value not in known:
                 raise InputError(f"recording {value!r} is not in the recording table",
                                  source=source, column=column, row=row)

@@ -39,9 +39,14 @@ Validation errors name the file, the column and the first offending row; a table
 required columns gets one error naming every missing column and, for each, the closest
 present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
-Ids may be integers or strings but not a mixture of both within one column; a text id
-is at most :data:`MAX_ID_CHARACTERS` characters and holds no control character (C0 or DEL:
-a line break, NUL or CR in an id would break one-line messages, file names and reports).
+Ids follow one rule (:func:`id_column`; docs/robustness.md, "Ids as written"): integers
+(exact int64; whole-valued floats and decimals such as ``45.0`` are integers, fractional
+ones, floats above 2^53 and integers beyond int64 are refused) or text, not a mixture of
+both within one column; missing only as a blank cell, never a missing-value marker such as
+``NA`` (:data:`MISSING_MARKERS`); a text id is at most :data:`MAX_ID_CHARACTERS` characters
+and holds no control character (C0 or DEL: a line break, NUL or CR in an id would break
+one-line messages, file names and reports). Ids of one meaning from two inputs meet by
+:func:`common_id_type`.
 Categorical (Parquet dictionary-encoded) columns are read as their values.
 """
 
@@ -64,6 +69,16 @@ READ_AS_IDS = (*ID_COLUMNS, "animal_id", "provenance_group", "recording_a", "rec
 #: The longest text id, in characters (a 500 MB recording id ran a run out of memory).
 MAX_ID_CHARACTERS = 1000
 _CONTROL = r"[\x00-\x1f\x7f]"  # a regular expression: one C0 control character or DEL
+#: How an integer id is written: ``-?(0|[1-9][0-9]*)`` (no '+', no leading zero, ASCII digits).
+CANONICAL_INTEGER = r"-?(?:0|[1-9][0-9]*)"
+#: A number as pandas and spreadsheets write a float: digits, a point and digits (``45.0``,
+#: ``1.5``, ``4.5e+20``), or an exponent with its sign (``1e+16``). An id column written so
+#: is read as numbers (docs/robustness.md, "Ids as written").
+DECIMAL_NUMBER = CANONICAL_INTEGER + r"(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+][0-9]+)"
+#: pandas' missing-value markers (``read_csv`` ``na_values``): a missing number in every
+#: other column; as a whole id they are refused (a missing id is a blank cell).
+MISSING_MARKERS = ("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                   "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
 DEFAULT_RECORDING = "default"
@@ -143,17 +158,17 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
             out[column] = _decoded(out[column])
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
-            out[column] = _id_column(out[column], column, source)
-        out["recording"] = _ids_as_text(out["recording"])
+            out[column] = id_column(out[column], column, source)
+        out["recording"] = ids_as_text(out["recording"])
         _check_unique(out, schema, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
         raise InputError(f"the {schema.name} has no rows", source=source)
     for column in ID_COLUMNS:
         if column in out.columns:
-            out[column] = _id_column(out[column], column, source,
+            out[column] = id_column(out[column], column, source,
                                      allow_null=_null_allowed(out, column))
-    out["recording"] = _ids_as_text(out["recording"])
+    out["recording"] = ids_as_text(out["recording"])
     out["frame"] = _frame_column(out["frame"], source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
         _check_coordinate_set(out, schema, source)
@@ -215,7 +230,24 @@ def _null_allowed(df: pd.DataFrame, column: str) -> bool:
     return column == "pred_id" and "pred_valid" in df.columns
 
 
-def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = False) -> pd.Series:
+def id_column(series: pd.Series, column: str, source: str, allow_null: bool = False) -> pd.Series:
+    """An id column checked and typed by the one id rule (docs/robustness.md, "Ids as
+    written"), the same for a CSV file (whose cells :func:`trackverify.io.tabular.ids_as_written`
+    types as written) and a DataFrame: int64 (``Int64`` with nulls) or text, never both.
+
+    Missing only as null (a blank cell), and only where ``allow_null``; whole-valued
+    floats (``45.0``) are integers; a fractional number, a float above 2^53, an integer
+    outside int64, a bool, an empty text, a text that is a missing-value marker
+    (:data:`MISSING_MARKERS`: ``NA``, ``None``, ``nan``, ``null``, ...) and text with a
+    control or invisible character are refused with an :class:`InputError` naming
+    ``source``, ``column`` and the first offending 1-based row.
+
+    >>> id_column(pd.Series([45.0, 7.0]), "track", "t.csv").tolist()
+    [45, 7]
+    >>> id_column(pd.Series(["NA"]), "track", "t.csv")
+    Traceback (most recent call last):
+    trackverify.errors.InputError: t.csv, column 'track', row 1: the id 'NA' is a missing-value marker: leave the cell blank where the id is missing, or give the object another id
+    """
     null = pd.isna(series).to_numpy()
     if null.any() and not allow_null:
         raise InputError("missing id", source=source, column=column, row=_first(null))
@@ -223,21 +255,22 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         raise InputError("ids must be integers or strings, not booleans",
                          source=source, column=column, row=1)
     if pd.api.types.is_integer_dtype(series.dtype):
-        if series.dtype.kind == "u" and not null.all() and \
-                int(series.max()) > np.iinfo(np.int64).max:
-            return _as_text(series, null)  # exact: an unsigned id beyond int64 never wraps
+        if series.dtype.kind == "u" and not null.all() and int(series.max()) > _INT64_MAX:
+            _refuse_beyond_int64(series, column, source)
         return series.astype("Int64" if null.any() else np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
-        values = series.to_numpy(dtype=np.float64)
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         fractional = ~null & (values != np.round(values))
         if fractional.any():
-            raise InputError("ids must be integers or strings, found a fractional number",
-                             source=source, column=column, row=_first(fractional))
+            raise InputError(f"an id must be a whole number or a text, found the fractional "
+                             f"number {float(values[_first(fractional) - 1])!r}", source=source,
+                             column=column, row=_first(fractional))
         inexact = ~null & (np.abs(values) > 2.0 ** 53)
         if inexact.any():
-            raise InputError("an id stored as a floating-point number above 2^53 has lost its "
-                             "exact value; store ids as integers or text", source=source,
-                             column=column, row=_first(inexact))
+            raise InputError("an id stored as a floating-point number (or written as a "
+                             "decimal) above 2^53 has lost its exact value; store ids as "
+                             "integers or text", source=source, column=column,
+                             row=_first(inexact))
         return series.astype("Int64" if null.any() else np.int64)
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind == "empty":
@@ -246,7 +279,7 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
         try:
             return series.astype("Int64" if null.any() else np.int64)
         except (OverflowError, TypeError, ValueError):
-            return _as_text(series, null)  # Python ints beyond int64: kept exact, as text
+            _refuse_beyond_int64(series, column, source)
     if kind == "string":
         if isinstance(series.dtype, pd.StringDtype):  # Arrow / pandas strings: no objects
             empty = _empty_text(series)
@@ -270,16 +303,36 @@ def _id_column(series: pd.Series, column: str, source: str, allow_null: bool = F
                      source=source, column=column, row=_first(minority))
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _refuse_beyond_int64(series: pd.Series, column: str, source: str) -> None:
+    """Refuse an integer id outside int64, naming its row (error path only)."""
+    values = series.to_numpy(dtype=object)
+    beyond = np.fromiter((v is not None and not pd.isna(v) and not
+                          -_INT64_MAX - 1 <= int(v) <= _INT64_MAX for v in values),
+                         bool, len(values))
+    if not beyond.any():
+        raise InputError("ids must be integers or strings", source=source, column=column, row=1)
+    raise InputError(f"an integer id beyond the 64-bit range ({values[_first(beyond) - 1]}; "
+                     "ids lie within -2^63 .. 2^63 - 1): number the ids within it, or write "
+                     "them as text with a letter (e.g. a prefix)", source=source, column=column,
+                     row=_first(beyond))
+
+
 def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
-    """Refuse a text id longer than :data:`MAX_ID_CHARACTERS`, holding a control character
+    """Refuse a text id that is a missing-value marker (:data:`MISSING_MARKERS`), one longer
+    than :data:`MAX_ID_CHARACTERS`, holding a control character
     or another character that does not show as itself (:func:`values.hidden_character`: a
     right-to-left override, a zero-width space, a line separator, ...). Checked on the Arrow
     data (pyarrow compute) or on the distinct values joined into one text; the first
     offending row is looked for only when there is one."""
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         arrow = series.array.__arrow_array__()
+        marker = bool(pc.any(pc.is_in(arrow, value_set=pa.array(MISSING_MARKERS))).as_py())
         longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
         control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
         ascii_only = pc.all(pc.string_is_ascii(arrow)).as_py() is not False
@@ -290,6 +343,12 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
         distinct = list(series.dropna().unique())
         longest = max(map(len, distinct), default=0)
         control = re.search(_CONTROL, "".join(distinct)) is not None
+        marker = not set(MISSING_MARKERS).isdisjoint(distinct)
+    if marker:
+        rows = series.isin(MISSING_MARKERS).to_numpy(dtype=bool, na_value=False)
+        raise InputError(f"the id {series.iloc[_first(rows) - 1]!r} is a missing-value marker: "
+                         "leave the cell blank where the id is missing, or give the object "
+                         "another id", source=source, column=column, row=_first(rows))
     if longest > MAX_ID_CHARACTERS:
         long = (series.str.len() > MAX_ID_CHARACTERS).to_numpy(dtype=bool, na_value=False)
         raise InputError(f"an id of {int(series.str.len().iloc[_first(long) - 1])} characters "
@@ -309,18 +368,36 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
                          source=source, column=column, row=row)
 
 
-def common_id_type(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Two id columns of one meaning (e.g. ``recording`` of the observation and recording
-    tables) with one type: when one is integer and the other text, the integers become
-    their decimal text. Lossless: a CSV id is an integer only when it was written as a
-    canonical integer, whose decimal text is exactly what was written."""
+def common_id_type(a: pd.Series, b: pd.Series, column: str = "id",
+                   sources: tuple[str, str] = ("<first table>", "<second table>")
+                   ) -> tuple[pd.Series, pd.Series]:
+    """Two id columns of one meaning read from two inputs (e.g. ``detection`` of a reference
+    and of a prediction table) with one type, by the rule of docs/robustness.md ("Ids as
+    written"): an integer id is the same id as the text that writes it canonically (``7``
+    and ``'7'``; never ``'07'`` nor ``'7.0'``), so when one column is integer and the other
+    text, the integers become their decimal text. One-to-one: distinct integers have
+    distinct canonical texts, and a CSV reads the same written id ``1`` as the integer 1 or
+    as the text ``'1'`` depending on the other cells of its column.
+
+    When no text id of the other column is written as an integer, no id can be the same
+    in both: an :class:`InputError` naming both inputs, the column and the first text id's
+    row (the ids were written one way in one file and another way in the other).
+    """
     a_int, b_int = (pd.api.types.is_integer_dtype(s.dtype) for s in (a, b))
     if a_int == b_int:
         return a, b
-    return (_ids_as_text(a), b) if a_int else (a, _ids_as_text(b))
+    text, (int_source, text_source) = (b, sources) if a_int else (a, sources[::-1])
+    written = text.dropna().astype(str)
+    if len(written) and not written.str.fullmatch(CANONICAL_INTEGER).any():
+        row = _first(text.notna().to_numpy())
+        raise InputError(f"the {column} ids are integers in {int_source} but text here "
+                         f"({text.iloc[row - 1]!r}), and none is written as an integer, so no "
+                         f"id can be the same in both; write the {column} ids one way in both "
+                         "files", source=text_source, column=column, row=row)
+    return (ids_as_text(a), b) if a_int else (a, ids_as_text(b))
 
 
-def _ids_as_text(ids: pd.Series) -> pd.Series:
+def ids_as_text(ids: pd.Series) -> pd.Series:
     """Integer ids as their decimal text (integer 7 becomes '7'); other ids as they are.
     Recording ids are always text: they name files and JSON keys."""
     if pd.api.types.is_integer_dtype(ids.dtype):
@@ -661,7 +738,8 @@ def validate_pair(reference: pd.DataFrame, predictions: pd.DataFrame,
     check_same_dimensionality(ref, pred, predictions_source)
     by_detection = "detection" in ref.columns and "detection" in pred.columns
     for column in ("recording", "detection") if by_detection else ("recording",):
-        ref[column], pred[column] = common_id_type(ref[column], pred[column])
+        ref[column], pred[column] = common_id_type(ref[column], pred[column], column,
+                                                   (reference_source, predictions_source))
     if not by_detection and not coordinate_columns(pred):
         raise InputError("predictions need either a 'detection' column (with one in the "
                          "reference too) or coordinates x_um, y_um[, z_um]",

@@ -597,3 +597,24 @@ def test_the_report_draws_the_twelve_most_flagged_recordings(tmp_path):
     assert "The 12 recordings with the most flagged observations of 20 are drawn." in report
     drawn = [k for k in range(20) if f"r{k:02d}: identity timeline" in report]
     assert drawn == list(range(8, 20))
+
+
+def test_decimal_ids_written_by_pandas_audit_as_the_dataframe_does(tmp_path):
+    # pandas writes an integer id column holding a blank as 10.0, 9.0, ...: through the
+    # command they are the integers the DataFrame's floats are, in numeric order (as text,
+    # '10.0' < '100.0' < '2.0').
+    tracks = six_neurons(frames=12, swap=(5, 8))
+    tracks["pred_id"] = tracks["pred_id"].map({0: 10, 1: 9, 2: 100, 3: 2, 4: 45, 5: 7})
+    tracks["pred_id"] = tracks["pred_id"].astype(float).where(tracks.index < len(tracks) - 1)
+    tracks["pred_valid"] = tracks["pred_id"].notna()
+    tracks.to_csv(tmp_path / "tracks.csv", index=False)
+    assert "worm,0,0,10.0," in (tmp_path / "tracks.csv").read_text()
+    api = trackverify.audit(tracks)
+    done = run_cli("audit", tmp_path / "tracks.csv", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    cli_tracks = pd.read_csv(tmp_path / "out" / "tracks.csv")
+    assert cli_tracks["pred_id"].tolist() == api.tracks["pred_id"].tolist() == [2, 7, 9, 10, 45,
+                                                                                100]
+    cli_segments = pd.read_csv(tmp_path / "out" / "segments.csv")
+    assert cli_segments[["pred_id", "lookalike_id"]].values.tolist() == \
+        api.segments[["pred_id", "lookalike_id"]].astype(int).values.tolist() == [[9, 10], [10, 9]]

@@ -50,7 +50,8 @@ READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.andi_cases", "tests.corpus.conversion_cases",
                   "tests.corpus.evaluate_cases", "tests.corpus.pickle_attacks",
                   "tests.corpus.reliability_cases", "tests.corpus.bounded_cases",
-                  "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases")
+                  "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases",
+                  "tests.corpus.id_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
@@ -162,8 +163,6 @@ def table_cases(root: Path) -> list[Case]:
                                                  "null_track"):
                 # Parquet columns have one type: write these as typed-wrong whole columns below.
                 continue
-            if suffix == ".csv" and name == "fractional_track_id":
-                continue  # in CSV, '2.5' is a text id like any other (ids are kept as written)
             case_name = f"table_{name}{suffix.replace('.', '_')}"
             path = _write(mutate(clean_observations()), root / case_name / f"obs{suffix}")
             fragments = [str(path)] + ([f"column '{column}'"] if column else []) + (

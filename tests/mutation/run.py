@@ -172,7 +172,7 @@ DEFINITIONS = {
     "run.py": ["over_draws"],
     # the table checks: required columns, each column's type, ids, duplicate rows and the
     # schema's rules (validate); not the key coding or the ordering helpers
-    "tables.py": ["validate", "_check_columns", "_id_column", "_frame_column",
+    "tables.py": ["validate", "_check_columns", "id_column", "_frame_column",
                   "_check_coordinate_set", "_coordinate_column", "_bool_column",
                   "_check_unique"],
 }

@@ -184,7 +184,7 @@ def _positions(table: pd.DataFrame, dets: pd.DataFrame | None, source: str,
                detections_source: str) -> tuple[pd.DataFrame, str]:
     """``table`` with positions and a ``detection`` column, and where its positions came from
     (module docstring); every row then one of ``dets``' detections, at its position."""
-    from trackverify.dataset import check_detections, same_id_types
+    from trackverify.dataset import check_detections, one_id_type
 
     has_positions, has_detection = bool(coordinate_columns(table)), "detection" in table.columns
     if dets is None:
@@ -199,7 +199,7 @@ def _positions(table: pd.DataFrame, dets: pd.DataFrame | None, source: str,
             table["detection"] = table.groupby(["recording", "frame"], sort=False).cumcount()
         return table, "tracks"
     if has_detection and not has_positions:
-        same_id_types(table, dets, detections_source)
+        table, dets = one_id_type(table, dets, detections_source)
         table, how = _joined(table, dets, source, detections_source), (
             "detections: joined on recording, frame, detection")
     elif not has_detection and has_positions:

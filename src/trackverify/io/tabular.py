@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +18,12 @@ from trackverify.errors import InputError
 from trackverify.io.atomic import (commit_temporary, missing_folders, remove_empty,
                                    temporary_beside, write_atomic)
 from trackverify.io.bounded import regular_file
-from trackverify.tables import READ_AS_IDS, Schema, validate
+from trackverify.tables import (CANONICAL_INTEGER, DECIMAL_NUMBER, MISSING_MARKERS, READ_AS_IDS,
+                                Schema, validate)
 
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 # pandas' default missing-value markers (read_csv ``na_values``), for every non-id column.
-NA_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-              "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+NA_MARKERS = ("", *MISSING_MARKERS)
 #: A CSV header line longer than this is refused before pandas sees the file (a header of
 #: 10**6 columns asked pandas for gigabytes); every reader of CSV headers keeps this bound.
 MAX_HEADER_LINE = 1 << 16
@@ -37,17 +38,20 @@ PARQUET_ALWAYS_READ = 1 << 28
 _TO_PANDAS_ERRORS = (pa.ArrowException, TypeError, ValueError, NotImplementedError, KeyError)
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
+def read_table(path: str | os.PathLike, id_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     """Read a CSV (UTF-8, BOM tolerated), TSV or Parquet file into a DataFrame, unvalidated
     (which one: :func:`table_kind`; an error about a ``.txt`` or extensionless file says how
-    it was read)."""
+    it was read).
+
+    A CSV's id columns (:data:`~trackverify.tables.READ_AS_IDS`, and ``id_columns``: the
+    file's names of columns a mapping makes ids) are typed as written (:func:`ids_as_written`)."""
     path = regular_file(path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", source=str(path))
     suffix = path.suffix.lower()
     kind = table_kind(path)
     try:
-        return _read_kind(path, kind)
+        return _read_kind(path, kind, id_columns)
     except InputError as exc:
         if suffix in SNIFFED_SUFFIXES:  # say how a .txt / extensionless file was read
             raise InputError(f"{exc.problem} (read as {SNIFFED_AS[kind]})", source=exc.source,
@@ -85,7 +89,7 @@ def table_kind(path: Path) -> str | None:
     return "tsv" if b"\t" in line and b"," not in line else "csv"
 
 
-def _read_kind(path: Path, kind: str | None) -> pd.DataFrame:
+def _read_kind(path: Path, kind: str | None, id_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     if kind == "parquet":
         try:
             metadata = pq.read_metadata(path)
@@ -108,7 +112,7 @@ def _read_kind(path: Path, kind: str | None) -> pd.DataFrame:
     if kind in ("csv", "tsv"):
         sep = "\t" if kind == "tsv" else ","
         header = _check_csv_header(path, sep)
-        ids = [name for name in header if name in READ_AS_IDS]
+        ids = [name for name in header if name in READ_AS_IDS or name in id_columns]
         # Id columns are read as text (only a blank cell is missing), every other column
         # with pandas' usual missing-value markers; ids_as_written then decides int or str.
         na_values = {name: [""] if name in ids else list(NA_MARKERS) for name in header}
@@ -197,32 +201,42 @@ def _check_unique_names(names: list[str], path: Path, where: str = "header") -> 
         seen.add(name)
 
 
-_CANONICAL_INTEGER = r"-?(?:0|[1-9][0-9]*)"
 _TEXTUAL = ("string", "mixed", "mixed-integer")
 
 
 def ids_as_written(text: pd.Series) -> pd.Series:
-    """An id column read as text, typed the way it was written.
+    """An id column read as text, typed the way it was written (the rule is
+    :func:`trackverify.tables.validate`'s; docs/robustness.md, "Ids as written").
 
-    int64 (nullable ``Int64`` when a cell is blank) when every non-blank value is a
-    canonical integer (regular expression ``-?(0|[1-9][0-9]*)``: no sign '+', no leading
-    zero, no space) that fits int64; otherwise the text itself, so ``'7'``, ``'07'`` and
-    ``'007'`` stay three ids and ``18446744073709551615`` stays exact. The conversion is
-    exact (no float passes), so ids above 2^53 beside a blank cell keep every digit.
+    * every non-blank value a canonical integer (:data:`~trackverify.tables.CANONICAL_INTEGER`:
+      no sign '+', no leading zero, no space): int64 (nullable ``Int64`` when a cell is
+      blank), converted exactly (no float passes), so ids above 2^53 beside a blank cell
+      keep every digit; beyond int64, Python ints, which validation refuses naming the row;
+    * every non-blank value a canonical integer or a decimal number
+      (:data:`~trackverify.tables.DECIMAL_NUMBER`, ``45.0`` as pandas writes an integer
+      column holding blanks): float64, which validation makes integers or refuses (a
+      fractional id, one above 2^53), exactly as it treats a DataFrame's float ids;
+    * otherwise the text itself, so ``'7'``, ``'07'`` and ``'007'`` stay three ids.
     """
     null = text.isna().to_numpy()
     present = text[~null]
-    if present.empty or not present.str.fullmatch(_CANONICAL_INTEGER).all():
+    numbers = f"{CANONICAL_INTEGER}|{DECIMAL_NUMBER}"
+    if present.empty or re.fullmatch(numbers, present.iloc[0]) is None:  # text at a glance
         return text.astype(object)
-    try:
-        values = present.to_numpy(dtype=object).astype(np.int64)
-    except OverflowError:
-        return text.astype(object)
-    if not null.any():
-        return pd.Series(values, index=text.index, name=text.name)
-    full = np.zeros(len(text), dtype=np.int64)
-    full[~null] = values
-    return pd.Series(pd.arrays.IntegerArray(full, null), index=text.index, name=text.name)
+    if present.str.fullmatch(CANONICAL_INTEGER).all():
+        try:
+            values = present.to_numpy(dtype=object).astype(np.int64)
+        except OverflowError:  # beyond int64: exact Python ints, refused by validation
+            exact = [None if blank else int(v) for v, blank in zip(text, null)]
+            return pd.Series(exact, index=text.index, name=text.name, dtype=object)
+        if not null.any():
+            return pd.Series(values, index=text.index, name=text.name)
+        full = np.zeros(len(text), dtype=np.int64)
+        full[~null] = values
+        return pd.Series(pd.arrays.IntegerArray(full, null), index=text.index, name=text.name)
+    if present.str.fullmatch(numbers).all():
+        return pd.to_numeric(text).astype(np.float64)
+    return text.astype(object)
 
 
 def cell_numbers(cells: pd.DataFrame, column: str, where: str, whole: bool = False,

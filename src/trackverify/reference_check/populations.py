@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.reference_check.core import ReferenceCheck
+from trackverify.tables import common_id_type
 
 KEYS = ["recording", "frame", "detection"]
 
@@ -23,7 +24,12 @@ def unquestioned(reference: pd.DataFrame, predictions: pd.DataFrame,
     if "detection" not in keys:
         return ref, predictions.copy()
     gone = reference.loc[~kept, keys].drop_duplicates()
-    hit = predictions[keys].merge(gone.assign(_gone=True), on=keys, how="left")["_gone"]
+    mine = predictions[keys].copy()
+    for key in ("recording", "detection"):  # one id type on both sides (tables.common_id_type)
+        if key in keys:
+            mine[key], gone[key] = common_id_type(mine[key], gone[key], key,
+                                                  ("the predictions", "the reference"))
+    hit = mine.merge(gone.assign(_gone=True), on=keys, how="left")["_gone"]
     return ref, predictions[~hit.fillna(False).to_numpy(dtype=bool)].copy()
 
 

@@ -24,7 +24,8 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
-from trackverify.tables import OBSERVATIONS, PREDICTIONS, REFERENCE, closest_hint, validate
+from trackverify.tables import (OBSERVATIONS, PREDICTIONS, READ_AS_IDS, REFERENCE, closest_hint,
+                                validate)
 
 SCHEMAS = {"reference": REFERENCE, "predictions": PREDICTIONS, "observations": OBSERVATIONS}
 #: A column name that says its values are pixels: ``px``, ``pix`` or ``pixel(s)`` as a word.
@@ -55,7 +56,8 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
     from trackverify.io.formats import Loaded
 
     source = str(path)
-    df = apply_mapping(read_table(path), mapping, source)
+    mapped_ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
+    df = apply_mapping(read_table(path, id_columns=mapped_ids), mapping, source)
     if recording is not None and "recording" not in df.columns:
         df = df.assign(recording=recording)
     check_axes(df, mapping, source)
