@@ -215,6 +215,87 @@ def test_evaluate_gives_metrics_on_all_and_on_unquestioned_rows(tmp_path, capsys
             f"{fmt((n - 6) / (n - 2))}") in check["note"]  # the six planted wrong labels; the crossed pair's two gone
 
 
+def displaced_case(tmp_path):
+    """The clean scene with one label moved for one frame: in frame 6 label 12 sits on an
+    unlabelled detection 4 um along each axis from neuron 12 (on no neuron's place), neuron 12's
+    own detection left unlabelled. Writes reference.csv (the labels), predictions.csv (the
+    true neurons) and detections.csv (every detection, the stray one too)."""
+    truth = scene()
+    obs = truth.copy()
+    stray = position(truth, 6, 12) + [4.0, 4.0, 4.0]
+    move(obs, 6, 12, stray)
+    detections = truth[["recording", "frame", "detection", "x_um", "y_um", "z_um"]].copy()
+    detections.loc[len(detections)] = ["hand", 6, 998, *stray]
+    obs.drop(columns="detection").to_csv(tmp_path / "reference.csv", index=False)
+    truth.drop(columns="detection").rename(columns={"track": "pred_id"}).to_csv(
+        tmp_path / "predictions.csv", index=False)
+    detections.to_csv(tmp_path / "detections.csv", index=False)
+    return obs, detections
+
+
+def test_evaluate_detections_let_the_check_find_a_displaced_label(tmp_path, capsys):
+    """Only the detection table shows that neuron 12's place in frame 6 holds a detection while
+    its label sits elsewhere: the finding appears with --detections and not without."""
+    import json
+
+    obs, detections = displaced_case(tmp_path)
+    pair = ["evaluate", "--reference", str(tmp_path / "reference.csv"), "--predictions",
+            str(tmp_path / "predictions.csv"), "--check-reference"]
+    code, output = run(pair + ["--out", str(tmp_path / "alone")], capsys)
+    assert code == 0, output
+    alone = json.loads((tmp_path / "alone" / "results.json").read_text())["reference_check"]
+    assert alone["detections"] is None
+    assert alone["summary"]["findings"] == 0 and alone["findings"] == []
+
+    code, output = run(pair + ["--detections", str(tmp_path / "detections.csv"),
+                               "--out", str(tmp_path / "with")], capsys)
+    assert code == 0, output
+    checked = json.loads((tmp_path / "with" / "results.json").read_text())["reference_check"]
+    assert checked["detections"] == {"path": str(tmp_path / "detections.csv"), "rows": len(detections)}
+    assert [(f["kind"], f["frames"], f["tracks"]) for f in checked["findings"]] == [("displaced", "6", "12")]
+    assert checked["summary"]["rows_questioned"] == 1
+    kept = checked["tracking_gt_unquestioned"]["hand"]
+    assert kept["reference_observations"] == len(obs) - 1
+    # The displaced label is the one wrong row on all rows (the prediction there is 6.9 um away);
+    # without it every row is right.
+    assert kept["correct_observation_rate"] == 1.0
+
+
+def test_detections_without_a_recording_column_belong_to_the_one_recording(tmp_path, capsys):
+    """A detection table without ``recording`` is the reference's one recording's (it was read
+    under the default recording and matched none, so the displaced label went unseen)."""
+    _, detections = displaced_case(tmp_path)
+    detections.drop(columns="recording").to_csv(tmp_path / "plain.csv", index=False)
+    code, output = run(["check-reference", str(tmp_path / "reference.csv"), "--detections",
+                        str(tmp_path / "plain.csv"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 0, output
+    assert pd.read_csv(tmp_path / "o" / "reference_issues.csv")["kind"].tolist() == ["displaced"]
+
+
+def test_evaluate_refuses_detections_without_the_check_and_bad_detections(tmp_path, capsys):
+    _, detections = displaced_case(tmp_path)
+    pair = ["evaluate", "--reference", str(tmp_path / "reference.csv"), "--predictions",
+            str(tmp_path / "predictions.csv")]
+    code, output = run(pair + ["--detections", str(tmp_path / "detections.csv")], capsys)
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1
+    assert "--detections" in output and "--check-reference" in output
+    cases = [("x_um", float("nan"), "bad.csv, column 'x_um', row 3"),
+             ("frame", 1.5, "bad.csv, column 'frame', row 3"),
+             ("recording", "elsewhere", "bad.csv, column 'recording', row 3")]
+    for column, value, words in cases:
+        bad = detections.astype({column: object if column == "recording" else float})
+        bad.loc[2, column] = value
+        bad.to_csv(tmp_path / "bad.csv", index=False)
+        code, output = run(pair + ["--check-reference", "--detections", str(tmp_path / "bad.csv"),
+                                   "--out", str(tmp_path / "o")], capsys)
+        assert code == 2 and words in output and "Traceback" not in output, output
+        assert len(output.strip().splitlines()) == 1 and not (tmp_path / "o" / "results.json").exists()
+    # --out may not hold the detection table
+    code, output = run(pair + ["--check-reference", "--detections", str(tmp_path / "detections.csv"),
+                               "--out", str(tmp_path)], capsys)
+    assert code == 2 and "Traceback" not in output
+
+
 def test_anchor_contradictions_on_a_tracker_output():
     """The audit's view: a tracker's ids whose anchor frame (frame 0) holds id 25 on neuron
     27's detection (27 absent there); frames 1 and 2 place 25 elsewhere."""
