@@ -234,7 +234,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
         write_table(results.tracks, Path(out) / "tracks.csv")
         write_table(results.events, Path(out) / "events.csv")
         write_text_atomic(Path(out) / "report.html", render_tracking_report(
-            results, settings, {"reference": str(reference), "predictions": str(predictions)},
+            results, settings, {"reference": str(reference), "predictions": str(predictions),
+                                **({"detections": str(detections)} if dets is not None else {})},
             checked))
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,

@@ -256,6 +256,7 @@ def test_evaluate_detections_let_the_check_find_a_displaced_label(tmp_path, caps
     assert checked["summary"]["rows_questioned"] == 1
     kept = checked["tracking_gt_unquestioned"]["hand"]
     assert kept["reference_observations"] == len(obs) - 1
+    assert f"detections <code>{tmp_path / 'detections.csv'}</code>" in (tmp_path / "with" / "report.html").read_text()
     # The displaced label is the one wrong row on all rows (the prediction there is 6.9 um away);
     # without it every row is right.
     assert kept["correct_observation_rate"] == 1.0
