@@ -53,6 +53,7 @@ from trackverify.protocols.anatomical_consistency import consistency
 from trackverify.protocols.anatomical_verification import (
     ALL, SIX_CORRUPTIONS, condition_metrics, error_array, score_conditions, score_stacked)
 from trackverify.report.html import render_report
+from trackverify.selective import auroc_abstain_as_error
 from trackverify.report.timeline import Timeline, control_states, reference_timeline
 from trackverify.tracking_gt import stack_by_recording
 from trackverify.verifiers import ABSTENTION_COUNTS, add_counts, load_verifier, recorded_options
@@ -147,9 +148,14 @@ def process_recording(task: tuple) -> RecordingResult:
     conditions = list(scored["condition"].cat.categories)
     codes = scored["condition"].cat.codes.to_numpy().astype(np.int8)
     error = error_array(scored)
+    checked = None
+    if config.check_reference:
+        checked, kept = reference_check_block(observations, detections, scored, config)
+        codes = np.where(kept, codes, codes + QUESTIONED).astype(np.int8)
     chunk = None
     if work is not None:
-        path, populations = chunk_path(*work), _populations(conditions, verifier.name, list(scores))
+        path, populations = chunk_path(*work), _populations(conditions, verifier.name, list(scores),
+                                                         config.check_reference)
         chunk = (path, populations, spill_chunk(path, error, scores, codes, populations,
                                                 config.threshold_um))
     return RecordingResult(
@@ -169,20 +175,24 @@ def process_recording(task: tuple) -> RecordingResult:
         clean_errors=clean_prediction_errors(control, source.first_frame),
         timeline=control_timeline(name, control, tracking.identity.events, source.first_frame),
         identity=_in_input_frames(tracking.identity, source.first_frame),
-        reference_check=(reference_check_block(observations, detections, scored, config)
-                         if config.check_reference else None),
+        reference_check=checked,
     )
 
 
 #: The verification numbers given for both populations of ``check_reference``.
 CHECKED_METRICS = ("n_rows", "n_labelled", "n_errors", "auroc", "auroc_abstain_as_error",
                    "correct_coverage_at_fcr", "false_certification_rate", "certified_coverage")
+#: A scored row whose reference label the check questions is spilled with its condition's code
+#: plus QUESTIONED, so the pooled populations can hold or leave it (conditions < QUESTIONED).
+QUESTIONED = 64
+_UNQUESTIONED_KEY = "unquestioned:"  # pool keys of the rows the check does not question
 
 
 def reference_check_block(observations: pd.DataFrame, detections: pd.DataFrame | None,
-                          scored: pd.DataFrame, config: RunConfig) -> dict:
+                          scored: pd.DataFrame, config: RunConfig) -> tuple[dict, np.ndarray]:
     """The reference check of one recording, and every condition's verification numbers on all
-    its rows and on the rows whose reference observation the check does not question."""
+    its rows and on the rows whose reference observation the check does not question; with
+    each scored row's mask of not questioned."""
     from trackverify.reference_check import check_reference
     from trackverify.reference_check.populations import rows_note
 
@@ -192,11 +202,42 @@ def reference_check_block(observations: pd.DataFrame, detections: pd.DataFrame |
     kept = flag["_questioned"].isna().to_numpy()
 
     def numbers(rows: pd.DataFrame) -> dict:
-        return {c: {k: m[k] for k in CHECKED_METRICS if k in m}
-                for c, m in condition_metrics(rows, config, MAX_FCR).items()}
+        error, score = error_array(rows), rows["score"].to_numpy()
+        codes = rows["condition"].cat.codes.to_numpy()
+        out = {}
+        for c, m in condition_metrics(rows, config, MAX_FCR).items():
+            at = slice(None) if c == ALL else codes == rows["condition"].cat.categories.get_loc(c)
+            m["auroc_abstain_as_error"] = auroc_abstain_as_error(error[at], score[at])
+            out[c] = {k: m[k] for k in CHECKED_METRICS}
+        return out
 
-    return {"summary": check.summary(), "note": rows_note(check),
-            "all_rows": numbers(scored), "unquestioned_rows": numbers(scored[kept])}
+    block = {"summary": check.summary(), "note": rows_note(check),
+             "all_rows": numbers(scored), "unquestioned_rows": numbers(scored[kept])}
+    return block, kept
+
+
+def pooled_reference_check(populations: dict, primary: str, conditions: list[str],
+                           per_recording: dict) -> dict:
+    """``run --check-reference`` over every recording: each condition's verification numbers on
+    all pooled rows and on the pooled rows the check does not question (the same two-pass pools
+    as the run's pooled metrics, not averages of recordings), the rows and errors the second
+    leaves out, and the check's counts summed over recordings."""
+    def numbers(key: str) -> dict:
+        m = populations[primary, key].metrics()
+        return {k: m[k] for k in CHECKED_METRICS}
+
+    all_rows = {c: numbers(c) for c in conditions}
+    kept = {c: numbers(_UNQUESTIONED_KEY + c) for c in conditions}
+    summaries = [b["summary"] for b in per_recording.values()]
+    return {
+        "summary": {"recordings": len(summaries),
+                    **{k: sum(s[k] for s in summaries)
+                       for k in ("rows", "rows_questioned", "rows_kept", "findings")}},
+        "all_rows": all_rows, "unquestioned_rows": kept,
+        "dropped": {c: {"rows": all_rows[c]["n_rows"] - kept[c]["n_rows"],
+                        "errors": all_rows[c]["n_errors"] - kept[c]["n_errors"]}
+                    for c in conditions},
+    }
 
 
 def _in_input_frames(identity, first_frame: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -534,9 +575,12 @@ def _evaluate(config: RunConfig, dataset: Dataset, names: list[str], out: Path,
     tracking["pooled"]["intervals"] = _intervals(
         {"correct_observation_rate": ("correct_observations", "reference_observations")},
         [tracking[n] for n in names], animals, config.seed)
-    conditions = [c for (v, c) in populations if v == primary and not c.startswith(_EVIDENCE_KEY)]
+    conditions = [c for (v, c) in populations if v == primary
+                  and not c.startswith((_EVIDENCE_KEY, _UNQUESTIONED_KEY))]
     verification["pooled"] = _pooled_verification(populations, primary, conditions, verification,
                                                   names, animals, config.seed)
+    if checked:
+        checked["pooled"] = pooled_reference_check(populations, primary, conditions, checked)
     return {
         "recordings": summaries,
         "verifier": {"name": primary, "evidence": kinds[primary],
@@ -565,17 +609,29 @@ EVIDENCE = ("six_corruptions", "nearby_swap")  # populations of the side-by-side
 _EVIDENCE_KEY = "evidence:"  # their pool keys, apart from the conditions' (nearby_swap is both)
 
 
-def _populations(conditions: list[str], primary: str, verifiers: list[str]) -> dict:
-    """(verifier, population) -> the condition codes it pools: every condition and all of them
-    for the run's verifier; the evidence populations for every verifier."""
+def _populations(conditions: list[str], primary: str, verifiers: list[str],
+                 check_reference: bool = False) -> dict:
+    """(verifier, population) -> the spilled codes it pools: every condition and all of them
+    for the run's verifier, on all rows (its code and its code + QUESTIONED), and with
+    ``check_reference`` also on the rows the check does not question (its code alone); the
+    evidence populations, on all rows, for every verifier."""
+    if len(conditions) > QUESTIONED:
+        raise ValueError(f"at most {QUESTIONED} conditions, not {len(conditions)}")
     codes = {c: k for k, c in enumerate(conditions)}
-    out = {(primary, c): (k,) for c, k in codes.items()}
-    out[primary, ALL] = tuple(codes.values())
+
+    def all_rows(kept: tuple[int, ...]) -> tuple[int, ...]:
+        return kept + tuple(k + QUESTIONED for k in kept)
+
+    out = {(primary, c): all_rows((k,)) for c, k in codes.items()}
+    out[primary, ALL] = all_rows(tuple(codes.values()))
+    if check_reference:
+        out.update({(primary, _UNQUESTIONED_KEY + c): (k,) for c, k in codes.items()})
+        out[primary, _UNQUESTIONED_KEY + ALL] = tuple(codes.values())
     for verifier in verifiers:
-        out[verifier, _EVIDENCE_KEY + "six_corruptions"] = tuple(
-            codes[c] for c in SIX_CORRUPTIONS if c in codes)
+        out[verifier, _EVIDENCE_KEY + "six_corruptions"] = all_rows(tuple(
+            codes[c] for c in SIX_CORRUPTIONS if c in codes))
         out[verifier, _EVIDENCE_KEY + "nearby_swap"] = (
-            (codes["nearby_swap"],) if "nearby_swap" in codes else ())
+            all_rows((codes["nearby_swap"],)) if "nearby_swap" in codes else ())
     return out
 
 

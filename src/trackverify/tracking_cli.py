@@ -59,16 +59,17 @@ def metrics_table(results, title: str):
 
 
 def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
-                          reference_source: str, predictions_source: str) -> dict:
-    """The reference check, the tracking_gt metrics on the rows it does not question, and a
-    note of what it found and what leaving those rows out changes (``all_rows``: the metrics
-    on all rows)."""
+                          reference_source: str, predictions_source: str,
+                          detections=None) -> dict:
+    """The reference check (with ``detections``, every detection of each frame, when given),
+    the tracking_gt metrics on the rows it does not question, and a note of what it found and
+    what leaving those rows out changes (``all_rows``: the metrics on all rows)."""
     from trackverify.reference_check.core import check_reference
     from trackverify.reference_check.populations import changes_note, rows_note, unquestioned
     from trackverify.reference_check.write import issues_table
     from trackverify.tracking_gt import evaluate_tracking
 
-    check = check_reference(reference)
+    check = check_reference(reference, detections)
     ref, pred = unquestioned(reference, predictions, check)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
                                 predictions_source=predictions_source)
@@ -111,11 +112,16 @@ def reference_populations(reference, predictions, all_rows, zero_distance_um: fl
 @click.option("--check-reference", is_flag=True, default=False,
               help="Check the reference for likely label errors first (docs/guide/reference-check.md) "
                    "and give the tracking metrics on all rows and on the rows it does not question.")
+@click.option("--detections", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="With --check-reference: every detection of each frame "
+              "(recording, frame, x_um, y_um[, z_um]), labelled or not, so the check can see a "
+              "label moved onto an unlabelled detection. Used by the check only.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for results.json, tracks.csv, events.csv and report.html (each "
                    "written atomically). Without it, print only.")
 def evaluate(reference, predictions, zero_distance_um, match_distance_um, definition,
-             sparse_reference, protocols, division_frame_buffer, check_reference, out, **options):
+             sparse_reference, protocols, division_frame_buffer, check_reference, detections, out,
+             **options):
     """Score predictions against reference tracks (protocol tracking_gt).
 
     Prints the oracle-association diagnostics (SPEC section 3; not HOTA/IDF1) and, beside
@@ -136,12 +142,17 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     from trackverify.graph.evaluate import evaluate_graph
     from trackverify.io.formats import load_pair
     from trackverify.io.paths import check_out_dir
+    from trackverify.errors import ConfigError
+    from trackverify.reference_check.cli import read_detections
     from trackverify.tracking_gt import evaluate_tracking
 
+    if detections is not None and not check_reference:
+        raise ConfigError("--detections is read by the reference check only: add --check-reference")
     if out is not None:
-        check_out_dir(out, [reference, predictions])
+        check_out_dir(out, [reference, predictions, detections])
     ref, pred, warnings = load_pair(reference, predictions, **options)
     echo_warnings(warnings)
+    dets = None if detections is None else read_detections(detections, ref.table)
     results = evaluate_tracking(ref.table, pred.table, zero_distance_um,
                                 reference_source=str(reference), predictions_source=str(predictions))
     match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
@@ -172,7 +183,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     checked = None
     if check_reference:
         checked = reference_populations(ref.table, pred.table, results, zero_distance_um,
-                                        str(reference), str(predictions))
+                                        str(reference), str(predictions), dets)
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
@@ -223,7 +234,8 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
         write_table(results.tracks, Path(out) / "tracks.csv")
         write_table(results.events, Path(out) / "events.csv")
         write_text_atomic(Path(out) / "report.html", render_tracking_report(
-            results, settings, {"reference": str(reference), "predictions": str(predictions)},
+            results, settings, {"reference": str(reference), "predictions": str(predictions),
+                                **({"detections": str(detections)} if dets is not None else {})},
             checked))
         path = write_json_atomic(Path(out) / "results.json", {
             "tracking_gt": results,
@@ -232,7 +244,9 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
             "settings": settings,
             "inputs": {"reference": ref.info, "predictions": pred.info},
             "warnings": warnings,
-            **({"reference_check": {"summary": checked["summary"], "note": checked["note"],
+            **({"reference_check": {"detections": None if dets is None else {
+                                        "path": str(detections), "rows": len(dets)},
+                                    "summary": checked["summary"], "note": checked["note"],
                                     "findings": checked["findings"],
                                     "tracking_gt_unquestioned": checked["results"]}}
                if checked else {}),

@@ -215,6 +215,88 @@ def test_evaluate_gives_metrics_on_all_and_on_unquestioned_rows(tmp_path, capsys
             f"{fmt((n - 6) / (n - 2))}") in check["note"]  # the six planted wrong labels; the crossed pair's two gone
 
 
+def displaced_case(tmp_path):
+    """The clean scene with one label moved for one frame: in frame 6 label 12 sits on an
+    unlabelled detection 4 um along each axis from neuron 12 (on no neuron's place), neuron 12's
+    own detection left unlabelled. Writes reference.csv (the labels), predictions.csv (the
+    true neurons) and detections.csv (every detection, the stray one too)."""
+    truth = scene()
+    obs = truth.copy()
+    stray = position(truth, 6, 12) + [4.0, 4.0, 4.0]
+    move(obs, 6, 12, stray)
+    detections = truth[["recording", "frame", "detection", "x_um", "y_um", "z_um"]].copy()
+    detections.loc[len(detections)] = ["hand", 6, 998, *stray]
+    obs.drop(columns="detection").to_csv(tmp_path / "reference.csv", index=False)
+    truth.drop(columns="detection").rename(columns={"track": "pred_id"}).to_csv(
+        tmp_path / "predictions.csv", index=False)
+    detections.to_csv(tmp_path / "detections.csv", index=False)
+    return obs, detections
+
+
+def test_evaluate_detections_let_the_check_find_a_displaced_label(tmp_path, capsys):
+    """Only the detection table shows that neuron 12's place in frame 6 holds a detection while
+    its label sits elsewhere: the finding appears with --detections and not without."""
+    import json
+
+    obs, detections = displaced_case(tmp_path)
+    pair = ["evaluate", "--reference", str(tmp_path / "reference.csv"), "--predictions",
+            str(tmp_path / "predictions.csv"), "--check-reference"]
+    code, output = run(pair + ["--out", str(tmp_path / "alone")], capsys)
+    assert code == 0, output
+    alone = json.loads((tmp_path / "alone" / "results.json").read_text())["reference_check"]
+    assert alone["detections"] is None
+    assert alone["summary"]["findings"] == 0 and alone["findings"] == []
+
+    code, output = run(pair + ["--detections", str(tmp_path / "detections.csv"),
+                               "--out", str(tmp_path / "with")], capsys)
+    assert code == 0, output
+    checked = json.loads((tmp_path / "with" / "results.json").read_text())["reference_check"]
+    assert checked["detections"] == {"path": str(tmp_path / "detections.csv"), "rows": len(detections)}
+    assert [(f["kind"], f["frames"], f["tracks"]) for f in checked["findings"]] == [("displaced", "6", "12")]
+    assert checked["summary"]["rows_questioned"] == 1
+    kept = checked["tracking_gt_unquestioned"]["hand"]
+    assert kept["reference_observations"] == len(obs) - 1
+    assert f"detections <code>{tmp_path / 'detections.csv'}</code>" in (tmp_path / "with" / "report.html").read_text()
+    # The displaced label is the one wrong row on all rows (the prediction there is 6.9 um away);
+    # without it every row is right.
+    assert kept["correct_observation_rate"] == 1.0
+
+
+def test_detections_without_a_recording_column_belong_to_the_one_recording(tmp_path, capsys):
+    """A detection table without ``recording`` is the reference's one recording's (it was read
+    under the default recording and matched none, so the displaced label went unseen)."""
+    _, detections = displaced_case(tmp_path)
+    detections.drop(columns="recording").to_csv(tmp_path / "plain.csv", index=False)
+    code, output = run(["check-reference", str(tmp_path / "reference.csv"), "--detections",
+                        str(tmp_path / "plain.csv"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 0, output
+    assert pd.read_csv(tmp_path / "o" / "reference_issues.csv")["kind"].tolist() == ["displaced"]
+
+
+def test_evaluate_refuses_detections_without_the_check_and_bad_detections(tmp_path, capsys):
+    _, detections = displaced_case(tmp_path)
+    pair = ["evaluate", "--reference", str(tmp_path / "reference.csv"), "--predictions",
+            str(tmp_path / "predictions.csv")]
+    code, output = run(pair + ["--detections", str(tmp_path / "detections.csv")], capsys)
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1
+    assert "--detections" in output and "--check-reference" in output
+    cases = [("x_um", float("nan"), "bad.csv, column 'x_um', row 3"),
+             ("frame", 1.5, "bad.csv, column 'frame', row 3"),
+             ("recording", "elsewhere", "bad.csv, column 'recording', row 3")]
+    for column, value, words in cases:
+        bad = detections.astype({column: object if column == "recording" else float})
+        bad.loc[2, column] = value
+        bad.to_csv(tmp_path / "bad.csv", index=False)
+        code, output = run(pair + ["--check-reference", "--detections", str(tmp_path / "bad.csv"),
+                                   "--out", str(tmp_path / "o")], capsys)
+        assert code == 2 and words in output and "Traceback" not in output, output
+        assert len(output.strip().splitlines()) == 1 and not (tmp_path / "o" / "results.json").exists()
+    # --out may not hold the detection table
+    code, output = run(pair + ["--check-reference", "--detections", str(tmp_path / "detections.csv"),
+                               "--out", str(tmp_path)], capsys)
+    assert code == 2 and "Traceback" not in output
+
+
 def test_anchor_contradictions_on_a_tracker_output():
     """The audit's view: a tracker's ids whose anchor frame (frame 0) holds id 25 on neuron
     27's detection (27 absent there); frames 1 and 2 place 25 elsewhere."""
@@ -324,6 +406,99 @@ def test_run_gives_verification_on_all_and_on_unquestioned_rows(tmp_path):
     assert f"<td>{checked['all_rows']['all_conditions']['n_errors']}</td>" in row and f"<td>{errors}</td>" in row
     answer = report[report.index('<section class="answer">'):report.index("</section>")]
     assert "the check questions 2 of" in answer
+
+
+def _brute_coverage_at_fcr(error, score, max_fcr=0.01):
+    """Largest share of correct rows accepted by a threshold that accepts at most max_fcr of the
+    errors, by trying every threshold (accept nothing, or every finite score)."""
+    finite = np.isfinite(score)
+    n_errors = int((error == 1).sum())
+    best = 0.0
+    for t in np.r_[-np.inf, np.unique(score[finite])]:
+        accepted = finite & (score <= t)
+        if (accepted & (error == 1)).sum() / n_errors <= max_fcr:
+            best = max(best, (accepted & (error == 0)).sum() / len(error))
+    return best
+
+
+def test_run_pools_both_populations_over_recordings(tmp_path, capsys):
+    """``run --check-reference`` on two recordings, each with one crossed pair in its labels
+    (hand: 17 and 19 in frame 14; other: 2 and 4 in frame 8) that the clean predictions do not
+    follow (they name the true neurons, so the pair's rows are wrong in the control). The pooled
+    block is checked against numbers computed here from observations.parquet (every scored
+    row), the questioned rows named by construction, sklearn's roc_auc_score and a brute-force
+    operating point."""
+    import json
+
+    from sklearn.metrics import roc_auc_score
+
+    hand, _ = with_errors()
+    other = scene(8).assign(recording="other")
+    p2, p4 = position(other, 8, 2), position(other, 8, 4)
+    move(other, 8, 2, p4)
+    move(other, 8, 4, p2)
+    crossed = {("hand", 14, 17): 19, ("hand", 14, 19): 17, ("other", 8, 2): 4, ("other", 8, 4): 2}
+    obs = pd.concat([hand, other], ignore_index=True)
+    keys = list(zip(obs["recording"], obs["frame"], obs["track"]))
+    obs["pred_id"] = [crossed.get(k, k[2]) for k in keys]
+    obs["pred_valid"] = True
+    path = tmp_path / "observations.csv"
+    obs.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, output = run(["run", "--data", str(path), "--start", "4", "--recovery-end", "16",
+                        "--check-reference", "--out", str(out)], capsys)
+    assert code == 0, output
+    checked = json.loads((out / "results.json").read_text())["reference_check"]
+    assert {n: checked[n]["summary"]["rows_questioned"] for n in ("hand", "other")} == {"hand": 2, "other": 2}
+    pooled = checked["pooled"]
+    assert pooled["summary"] == {"recordings": 2, "rows": len(obs), "rows_questioned": 4,
+                                 "rows_kept": len(obs) - 4, "findings": 2}
+
+    rows = pd.read_parquet(out / "observations.parquet")
+    questioned = pd.Series([k in crossed for k in zip(rows["recording"], rows["frame"], rows["track"])])
+    error = rows["error"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    score = rows["score"].to_numpy(dtype=float)
+
+    def expected(at: np.ndarray) -> dict:
+        e, s = error[at], score[at]
+        labelled, finite = ~np.isnan(e), np.isfinite(s)
+        n_errors = int((e == 1).sum())
+        accepted = finite & (s <= 5.0)  # the run's declared threshold
+        y = e[labelled & finite] == 1
+        auroc = roc_auc_score(y, s[labelled & finite]) if 0 < y.sum() < len(y) else None
+        top = s[finite].max() + 1
+        y_all = e[labelled] == 1
+        star = (roc_auc_score(y_all, np.where(finite, s, top)[labelled])
+                if 0 < y_all.sum() < len(y_all) else None)
+        return {"n_rows": int(at.sum()), "n_labelled": int(labelled.sum()), "n_errors": n_errors,
+                "auroc": auroc, "auroc_abstain_as_error": star,
+                "certified_coverage": accepted.sum() / len(e),
+                "false_certification_rate": (accepted & (e == 1)).sum() / n_errors if n_errors else None,
+                "correct_coverage_at_fcr": _brute_coverage_at_fcr(e, s) if n_errors else None}
+
+    conditions = list(rows["condition"].astype(str).unique())
+    everywhere = np.ones(len(rows), bool)
+    for condition in conditions + ["all_conditions"]:
+        at = everywhere if condition == "all_conditions" else (rows["condition"] == condition).to_numpy()
+        for population, mask in (("all_rows", at), ("unquestioned_rows", at & ~questioned.to_numpy())):
+            want, got = expected(mask), pooled[population][condition]
+            assert set(got) == set(want), (condition, population)
+            for key, value in want.items():
+                assert got[key] == (None if value is None else pytest.approx(value)), (condition, population, key)
+        gone = at & questioned.to_numpy()
+        assert pooled["dropped"][condition] == {"rows": int(gone.sum()),
+                                                "errors": int((error[gone] == 1).sum())}
+    # The pair's rows are wrong in the control: each recording's two, four pooled, all dropped.
+    assert pooled["dropped"]["control"] == {"rows": 4, "errors": 4}
+    assert pooled["all_rows"]["control"]["n_errors"] == 4
+    assert pooled["unquestioned_rows"]["control"]["n_errors"] == 0
+    # The report gives the pooled block first.
+    report = (out / "report.html").read_text()
+    section = report[report.index("The reference check: what the reference can support"):]
+    assert section.index("All recordings, pooled") < section.index("<h3>hand</h3>")
+    assert "The check questions 4 of" in section
+    answer = report[report.index('<section class="answer">'):report.index("</section>")]
+    assert f"the check questions 4 of its {len(obs):,} rows" in answer
 
 
 def test_audit_reports_the_anchor_frame_contradiction():

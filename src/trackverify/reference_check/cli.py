@@ -32,19 +32,37 @@ def check_reference_command(tracks, detections, out, **options):
     check_out_dir(out, [tracks, detections])
     loaded = load(tracks, "reference", **options)
     echo_warnings(loaded.warnings)
-    dets = None if detections is None else read_detections(detections)
+    dets = None if detections is None else read_detections(detections, loaded.table)
     result = check_reference(loaded.table, dets)
     write_outputs(result, loaded.table, dets, out)
     s = result.summary()
     click.echo(f"{s['findings']} findings on {s['rows_questioned']} of {s['rows']} rows; wrote {out}")
 
 
-def read_detections(path: Path):
+def read_detections(path: Path, reference):
     """The detection table, validated like every table (columns, integral frames, finite
-    coordinates: one error naming the file, column and row); a detection id is optional."""
+    coordinates: one error naming the file, column and row); a detection id is optional.
+    Without a ``recording`` column it belongs to the reference's one recording (refused when
+    the reference holds several); a recording the reference does not hold is refused."""
+    import numpy as np
+
+    from trackverify.errors import InputError
     from trackverify.io.tabular import read_table
-    from trackverify.tables import Schema, validate
+    from trackverify.tables import Schema, common_id_type, validate
 
     schema = Schema("detection table", required=("frame", "x_um", "y_um"),
                     optional=("recording", "detection", "z_um"))
-    return validate(read_table(path), schema, source=str(path))
+    table = read_table(path)
+    detections = validate(table, schema, source=str(path))
+    recordings = reference["recording"].drop_duplicates()
+    if "recording" not in table.columns:
+        if len(recordings) > 1:
+            raise InputError(f"no column 'recording', and the reference holds {len(recordings)} "
+                             "recordings: say which each detection belongs to", source=str(path))
+        return detections.assign(recording=recordings.iat[0] if len(recordings) else "")
+    own, known = common_id_type(detections["recording"], recordings)
+    unknown = np.flatnonzero(~own.isin(known).to_numpy())
+    if len(unknown):
+        raise InputError(f"recording {own.iat[unknown[0]]!r} is not in the reference",
+                         source=str(path), column="recording", row=int(unknown[0]) + 1)
+    return detections.assign(recording=own)

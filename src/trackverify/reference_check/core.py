@@ -353,14 +353,17 @@ def evidence_sentence(finding: pd.Series) -> str:
     partner = finding["partner"]
     if not np.isfinite(finding["strength"]):
         return f"In frame {frames}, label {track} is on {len(finding['rows'])} rows (detections {finding['detections']})."
-    tail = {"one_sided": f"; the label is on neuron {partner}'s place "
-                         f"({finding['label_to_partner_prediction_um']:.1f} um), and {partner} is unlabelled there",
-            "duplicate": f"; the label is on neuron {partner}'s place "
-                         f"({finding['label_to_partner_prediction_um']:.1f} um), which is labelled elsewhere too",
-            "crossed": f"; labels {track} are exchanged",
-            "displaced": "; the label is on no tracked neuron's place (an unlabelled detection)"}
+    pattern = finding["pattern"]
+    if pattern in ("one_sided", "duplicate"):  # only these have a partner (a displaced label none)
+        tail = (f"; the label is on neuron {partner}'s place "
+                f"({finding['label_to_partner_prediction_um']:.1f} um), "
+                + (f"and {partner} is unlabelled there" if pattern == "one_sided"
+                   else "which is labelled elsewhere too"))
+    else:
+        tail = {"crossed": f"; labels {track} are exchanged",
+                "displaced": "; the label is on no tracked neuron's place (an unlabelled detection)"}[pattern]
     anchor = " (the anchor frame: the following frames contradict it)" if finding["kind"] == "anchor" else ""
-    return head + tail[finding["pattern"]] + anchor + "."
+    return head + tail + anchor + "."
 
 
 def anchor_contradictions(table: pd.DataFrame, detections: pd.DataFrame | None = None,

@@ -301,8 +301,8 @@ def _verifiers_sentence(results: dict) -> str:
 def _reference_sentence(checked: dict) -> str:
     if not checked:
         return ""
-    questioned = sum(b["summary"]["rows_questioned"] for b in checked.values())
-    rows = sum(b["summary"]["rows"] for b in checked.values())
+    pooled = checked["pooled"]["summary"]
+    questioned, rows = pooled["rows_questioned"], pooled["rows"]
     if not questioned:
         return f"<p><b>The reference</b>: the check questions none of its {rows:,} rows.</p>"
     return (f"<p><b>The reference</b> has likely label errors: the check questions {questioned:,} of "
@@ -339,14 +339,31 @@ def _reference_check_section(checked: dict) -> str:
         return ""
     header = ["condition"] + [f"{label}, {population}" for population in ("all rows", "unquestioned")
                               for _, label, _ in CHECKED]
-    parts = []
-    for name, block in checked.items():
-        rows = [[html.escape(c)] + [cell(block[population][c].get(k), f)
+
+    def numbers(block: dict) -> list[list[str]]:
+        return [[html.escape(c)] + [cell(block[population][c].get(k), f)
                                     for population in ("all_rows", "unquestioned_rows")
                                     for k, _, f in CHECKED]
                 for c in block["all_rows"]]
-        parts.append(f"<h3>{html.escape(str(name))}</h3><p>{html.escape(block['note'])}</p>"
-                     + table(header, rows))
+
+    pooled = checked["pooled"]
+    s = pooled["summary"]
+    dropped = table(["condition", "rows, all", "rows, unquestioned", "rows dropped", "errors, all",
+                     "errors, unquestioned", "errors dropped"],
+                    [[html.escape(c)] + [cell(v, "d") for v in (
+                        pooled["all_rows"][c]["n_rows"], pooled["unquestioned_rows"][c]["n_rows"],
+                        gone["rows"], pooled["all_rows"][c]["n_errors"],
+                        pooled["unquestioned_rows"][c]["n_errors"], gone["errors"])]
+                     for c, gone in pooled["dropped"].items()])
+    parts = [f"<h3>All recordings, pooled</h3><p>The check questions {s['rows_questioned']:,} of "
+             f"{s['rows']:,} reference rows ({s['findings']:,} findings) in {s['recordings']} "
+             "recording(s). Each number is computed over the pooled rows, as the run's pooled "
+             "metrics are, not averaged over recordings.</p>" + table(header, numbers(pooled))
+             + dropped]
+    for name, block in checked.items():
+        if name != "pooled":
+            parts.append(f"<h3>{html.escape(str(name))}</h3><p>{html.escape(block['note'])}</p>"
+                         + table(header, numbers(block)))
     return ("<h2>The reference check: what the reference can support</h2><p>Rows whose reference "
             "label the check questions (docs/guide/reference-check.md) are left out of the second "
             "population; a number that moves between the two rests on labels that may be wrong.</p>"
