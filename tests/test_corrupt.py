@@ -468,3 +468,12 @@ def test_composed_conditions_keep_each_condition_s_errors(table):
     assert out["error"].isna().to_numpy().tolist() == invalid.tolist()
     assert out.loc[~invalid, "error"].astype(int).tolist() == wrong[~invalid].astype(int).tolist()
     assert wrong.sum() > 0 and invalid.sum() > 0  # the draw exercises both
+
+
+def test_composing_no_condition_is_the_clean_table_labelled(table):
+    before = table.copy()
+    out, plans = compose_corruptions(table, (), 1, START, END)
+    pd.testing.assert_frame_equal(table, before)  # no column added to the caller's table
+    assert plans == {}
+    assert out["pred_id"].tolist() == before["pred_id"].tolist()
+    assert out["error"].tolist() == [0] * len(before)
