@@ -9,8 +9,8 @@ import pytest
 from tests.conftest import observation_table
 from trackverify.associate import association_diagnostics
 from trackverify.config import CONDITIONS
-from trackverify.corrupt import (corrupt_recording, equal_ids, plan_corruptions, scaled_window,
-                                 usable_start)
+from trackverify.corrupt import (compose_corruptions, corrupt_recording, equal_ids,
+                                 plan_corruptions, scaled_window, usable_start)
 from trackverify.errors import InputError
 
 START, END = 3, 6
@@ -438,3 +438,42 @@ def test_a_redraw_comes_from_the_second_generator_of_the_seed(table):
                                  START, END, "r")
         assert plans["fragmentation"].tracks == (first,), seed
     assert redrawn > 0
+
+
+def test_composed_swaps_undo_each_other_where_both_apply():
+    # Two tracks: persistent_swap and nearby_swap both exchange A and B, on [3, 10) and
+    # [3, 6); applied one after the other the ids are right again on [3, 6), swapped on
+    # [6, 10).
+    two = observation_table(tracks=("A", "B"), frames=10)
+    before = two.copy()
+    out, plans = compose_corruptions(two, ("persistent_swap", "nearby_swap"), 1, START, END)
+    pd.testing.assert_frame_equal(two, before)  # the input is not modified
+    assert plans == {"persistent_swap": {"tracks": ["A", "B"], "frames": [3, 10]},
+                     "nearby_swap": {"tracks": ["A", "B"], "frames": [3, 6]}}
+    for track, other in (("A", "B"), ("B", "A")):
+        rows = out[out["track"] == track].sort_values("frame")
+        assert rows["pred_id"].tolist() == [f"p{track}"] * 6 + [f"p{other}"] * 4
+        assert rows["error"].tolist() == [0] * 6 + [1] * 4
+
+
+def test_composed_conditions_keep_each_condition_s_errors(table):
+    # swap_and_recovery (a random pair on [3, 6)) with dropout (a random track invalid on
+    # [3, 10)): a row is wrong where the swap moved it and its prediction is still valid,
+    # unlabelled where dropout made it invalid, right elsewhere.
+    out, plans = compose_corruptions(table, ("swap_and_recovery", "dropout"), 20261007, START, END)
+    swapped, dropped = set(plans["swap_and_recovery"]["tracks"]), plans["dropout"]["tracks"][0]
+    frame, track = out["frame"].to_numpy(), out["track"].to_numpy()
+    invalid = (track == dropped) & (frame >= START)
+    wrong = np.isin(track, list(swapped)) & (frame >= START) & (frame < END) & ~invalid
+    assert out["error"].isna().to_numpy().tolist() == invalid.tolist()
+    assert out.loc[~invalid, "error"].astype(int).tolist() == wrong[~invalid].astype(int).tolist()
+    assert wrong.sum() > 0 and invalid.sum() > 0  # the draw exercises both
+
+
+def test_composing_no_condition_is_the_clean_table_labelled(table):
+    before = table.copy()
+    out, plans = compose_corruptions(table, (), 1, START, END)
+    pd.testing.assert_frame_equal(table, before)  # no column added to the caller's table
+    assert plans == {}
+    assert out["pred_id"].tolist() == before["pred_id"].tolist()
+    assert out["error"].tolist() == [0] * len(before)

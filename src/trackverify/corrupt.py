@@ -538,3 +538,28 @@ def corrupt_recording(table: pd.DataFrame, conditions: tuple[str, ...], seed: in
     stacked = pd.concat(parts, ignore_index=True)
     stacked["condition"] = pd.Categorical(stacked["condition"], categories=list(plans))
     return stacked, {c: p.to_manifest() for c, p in plans.items()}
+
+
+def compose_corruptions(table: pd.DataFrame, conditions: tuple[str, ...], seed: int, start: int,
+                        recovery_end: int, recording: str = "") -> tuple[pd.DataFrame, dict]:
+    """One recording carrying every condition at once: a tracker output with identity errors
+    of known place (the error-rate benchmark's specimen tracker).
+
+    The plans are :func:`plan_corruptions`'s (the same draws as :func:`corrupt_recording`);
+    they are applied one after the other, in ``conditions`` order, each to the previous one's
+    output, so a swap transposes the anchor identities the rows carry at that point (a row an
+    earlier condition moved to another id is left as it is). ``error`` is
+    :func:`label_errors` against the clean table's anchor identities: 1 where the valid
+    predicted id differs from the track's anchor identity, 0 where it equals it, null where the
+    prediction is invalid or the track has none. ``table`` is not modified. Returns the table
+    and the manifest entry ``condition -> {tracks, frames}``.
+    """
+    plans = plan_corruptions(table, conditions, seed, start, recovery_end, recording)
+    anchors = anchor_identities(table)
+    new_id = brand_new_id(table["pred_id"])
+    out = table
+    for plan in plans.values():
+        out = apply_corruption(out, plan, anchors, lambda: new_id)
+    out = out.copy()
+    out["error"] = label_errors(out, anchors)
+    return out, {c: p.to_manifest() for c, p in plans.items()}

@@ -5,6 +5,7 @@ synthetic swap."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,9 @@ import pytest
 import trackverify
 from trackverify.audit.events import find_events
 from tests.audit.test_audit import six_neurons
+from tests.conftest import CHROMIUM, chromium_layout, run_cli
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "real-tracker"
 
 IDS = tuple(range(1, 11))  # ten ids
 FRAMES = 20  # audited frames 1..20: 200 scored observations
@@ -166,3 +170,32 @@ def test_the_audit_finds_a_synthetic_swap_as_one_event_and_writes_it(tmp_path):
     row = obs[(obs["frame"] == 30) & (obs["pred_id"] == 0)].iloc[0]
     assert np.hypot(row["x_um"] - row["expected_x_um"], row["y_um"] - row["expected_y_um"]) \
         == pytest.approx(8.0, abs=0.5)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian package 'chromium')")
+@pytest.mark.parametrize("width", [900, 1400])
+def test_the_audit_report_fits_900_and_1400_px(real_audit, tmp_path, width):
+    layout = chromium_layout(real_audit / "report.html", width, tmp_path)
+    assert layout["tables"] >= 2  # the verdicts and the ids, worst first
+    assert layout["wide"] == [] and layout["page"] <= layout["view"], layout
+
+
+@pytest.fixture(scope="module")
+def real_audit(tmp_path_factory) -> Path:
+    """The audit of the shipped real tracker output (examples/real-tracker)."""
+    out = tmp_path_factory.mktemp("real-audit")
+    done = run_cli("audit", EXAMPLE / "tracker_cpd.parquet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_the_real_tracker_audit_lists_its_events_and_draws_twenty(real_audit):
+    events = pd.read_csv(real_audit / "events.csv")
+    report = (real_audit / "report.html").read_text()
+    assert 0 < len(events) < 1000 and events["rank"].tolist() == list(range(1, len(events) + 1))
+    assert report.count("<figure class='event'>") == min(20, len(events))
+    # every observation an event covers says so in audit.parquet, and the counts agree
+    audit = pd.read_parquet(real_audit / "audit.parquet")
+    covered = audit["event"].value_counts().sort_index()
+    assert covered.index.astype(int).tolist() == events["rank"].tolist()
+    assert covered.to_numpy().tolist() == events["observations"].tolist()
