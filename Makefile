@@ -1,6 +1,6 @@
 # Everything a fresh machine with only python3 (3.11+) needs. See README.md.
 #   make run   set up .venv and run the benchmark on the built-in development specimen
-#   make test  set up .venv with every extra (bench too), the reference-library environments, and run the tests
+#   make test  set up .venv with every extra, the reference-library environments, and run the tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -30,7 +30,7 @@ $(STAMP)/core: $(STAMP)/venv pyproject.toml
 	touch $@
 
 $(STAMP)/test: $(STAMP)/venv pyproject.toml
-	$(PIP) install --quiet -e '.[test,all,bench]'
+	$(PIP) install --quiet -e '.[test,all]'
 	touch $@ $(STAMP)/core
 
 clean:

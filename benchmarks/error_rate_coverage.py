@@ -31,7 +31,7 @@ one-sided 95 % bound; beside simple random sampling of the same N scored by the 
 interval (one stratum).
 
 ``--ppi`` adds prediction-powered inference (Angelopoulos et al., Science 2023; ``ppi_py``
-0.2.3, extra ``bench``): per draw a simple random sample of N audited observations (labelled:
+0.2.3 in its own environment, ``make .venv-ppi``, mk/ppi.mk): per draw a simple random sample of N audited observations (labelled:
 Y = wrong), the audit's prediction Yhat = 1 for ``flagged_on_other`` (the audit's statement
 that the observation sits on another identity's place), 0 otherwise, and the unlabelled
 rest (``--ppi-prediction not_certified``: Yhat = 1 for every row not certified, flagged or
@@ -51,6 +51,7 @@ coverage over the draws that have one.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "real-tracker"
 REFERENCE = REPO.parent / "shared" / "data" / "fdnc-nerve-freely-moving" / "observations.parquet"
 KEYS = ["recording", "frame", "detection"]
+PPI_VENV = ".venv-ppi"  # ppi_py's own environment (mk/ppi.mk)
 #: The corruption suite's seed and SPEC's window for the specimen tracker.
 SPECIMEN_SEED, START, RECOVERY_END = 20261007, 300, 700
 
@@ -136,10 +138,8 @@ PREDICTIONS = {"on_other": lambda kind: kind == "flagged_on_other",
 
 def ppi_table(rows: pd.DataFrame, sizes: list[int], draws: int, seed: int,
               prediction: str = "on_other") -> list[dict]:
-    """Prediction-powered intervals from simple random samples (module docstring)."""
-    from trackverify.extras import require
-
-    ppi_mean_ci = require("ppi_py", "bench", "the PPI comparison").ppi_mean_ci
+    """Prediction-powered intervals from simple random samples (module docstring), by
+    ppi_py in its own environment (:func:`ppi_intervals`)."""
     kind = kinds(rows)
     y = rows["wrong"].to_numpy(dtype=bool)
     yhat = PREDICTIONS[prediction](kind)
@@ -154,22 +154,28 @@ def ppi_table(rows: pd.DataFrame, sizes: list[int], draws: int, seed: int,
         picked = rng.multivariate_hypergeometric(totals, n, size=draws)
         for name, cells in (("all", np.arange(8)), ("certified", np.arange(4, 8))):
             truth = (totals[cells] * cell_y[cells]).sum() / totals[cells].sum()
-            cache: dict[tuple, tuple[float, float]] = {}
-            out = np.empty((draws, 2))
-            for d, counts in enumerate(picked[:, cells]):
-                key = tuple(counts)
-                if key not in cache:
-                    low, high = ppi_mean_ci(np.repeat(cell_y[cells], counts).astype(float),
-                                            np.repeat(cell_yhat[cells], counts).astype(float),
-                                            np.repeat(cell_yhat[cells],
-                                                      totals[cells] - counts).astype(float),
-                                            alpha=0.05)
-                    cache[key] = (float(low[0]), float(high[0]))
-                out[d] = cache[key]
+            # each distinct sample once (Y and Yhat are 0/1: the counts are the sample)
+            distinct, inverse = np.unique(picked[:, cells], axis=0, return_inverse=True)
+            found = ppi_intervals(cell_y[cells], cell_yhat[cells], totals[cells], distinct)
+            out = found[inverse.ravel()]
             table.append({"N": n, "population": name,
                           "n_labelled": float(picked[:, cells].sum(1).mean()),
                           "true_rate": float(truth), **ppi_summary(out, truth, z)})
     return table
+
+
+def ppi_intervals(y, yhat, totals, counts) -> np.ndarray:
+    """``ppi_mean_ci`` (alpha 0.05) of each row of ``counts``, ``(len(counts), 2)``, NaN where
+    ppi_py gives none: ``benchmarks/ppi_reference.py`` run by ``.venv-ppi`` (``make
+    .venv-ppi``; mk/ppi.mk)."""
+    python = REPO / PPI_VENV / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"--ppi needs ppi_py in {PPI_VENV}: run `make {PPI_VENV}` (mk/ppi.mk)")
+    job = {"y": np.asarray(y).tolist(), "yhat": np.asarray(yhat).tolist(),
+           "totals": np.asarray(totals).tolist(), "counts": np.asarray(counts).tolist()}
+    done = subprocess.run([python, REPO / "benchmarks" / "ppi_reference.py"], input=json.dumps(job),
+                          capture_output=True, text=True, check=True)
+    return np.array(json.loads(done.stdout), dtype=float)
 
 
 def ppi_summary(intervals: np.ndarray, truth: float, z: float) -> dict:
