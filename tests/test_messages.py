@@ -79,7 +79,7 @@ BIG = "1" + "0" * 400  # beyond the float range
 @pytest.mark.parametrize("setting, message", [
     (f"[run]\nthreshold_um = {BIG}", "[run]: 'threshold_um' must be a number within the float "
                                       "range, got an integer of 401 digits"),
-    ("[run]\nrepeats = 1001", "repeats must be between 1 and 1000, got 1001"),
+    ("[run]\nrepeats = 51", "repeats must be between 1 and 50, got 51"),
     ("[specimen]\nneurons = 190", "neurons must be between 2 and 189 (the head ganglion's "
                                    "neurons), got 190"),
     ("[specimen]\nneurons = 1", "neurons must be between 2 and 189"),
@@ -138,7 +138,7 @@ def test_a_long_value_in_a_click_error_is_cut_too(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "5" * 21 not in err
     assert err == ("trackverify: error: Invalid value for '--draws': 1234...(401 digits)...789 "
-                   "is not in the range 1<=x<=1000. Try 'trackverify evidence --help' for help.\n")
+                   "is not in the range 1<=x<=50. Try 'trackverify evidence --help' for help.\n")
 
 
 def test_short_values_keeps_numbers_up_to_20_digits():

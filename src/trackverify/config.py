@@ -47,9 +47,12 @@ DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_a
 CONDITIONS = DEFAULT_CONDITIONS + ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
 
 
-#: The most draws of the corruption suite a run takes: over 1,000 draws the standard error of
-#: a mean is 3 % of the between-draw spread; more only lengthens the run.
-MAX_REPEATS = 1000
+#: The most draws of the corruption suite a run takes (and ``evidence --draws``): the largest
+#: 1-2-5 number whose run on the 40-frame, 189-neuron specimen takes at most 30 s of CPU, half
+#: of a 60 s budget on a shared core (a draw costs about 0.35 s there: 100 draws took 34 s of
+#: CPU and 99 s of wall time at load 5; docs/evidence/robustness.md). Over 50 draws the
+#: standard error of a mean is 14 % of the between-draw spread.
+MAX_REPEATS = 50
 
 
 @dataclass(frozen=True)

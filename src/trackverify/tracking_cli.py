@@ -63,12 +63,14 @@ def reference_populations(reference, predictions, all_rows, zero_distance_um: fl
     """The reference check, the tracking_gt metrics on the rows it does not question, and a
     note of what it found and what leaving those rows out changes (``all_rows``: the metrics
     on all rows)."""
+    from trackverify.errors import naming_input
     from trackverify.reference_check.core import check_reference
     from trackverify.reference_check.populations import changes_note, rows_note, unquestioned
     from trackverify.reference_check.write import issues_table
     from trackverify.tracking_gt import evaluate_tracking
 
-    check = check_reference(reference)
+    with naming_input(reference_source):
+        check = check_reference(reference)
     ref, pred = unquestioned(reference, predictions, check)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
                                 predictions_source=predictions_source)

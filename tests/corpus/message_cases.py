@@ -27,7 +27,8 @@ def setting_cases(root: Path) -> list[Case]:
             ("jobs_zero", ["--jobs", "0"], ["'--jobs': 0 is not in the range 1<=x<=1000"]),
             ("jobs_negative", ["--jobs", "-1"], ["'--jobs': -1 is not in the range"]),
             ("jobs_million", ["--jobs", str(10**6)], ["'--jobs': 1000000 is not in the range"]),
-            ("repeats_past_bound", ["--repeats", "1001"], ["repeats must be between 1 and 1000"]),
+            ("repeats_past_bound", ["--repeats", "51"], ["repeats must be between 1 and 50"]),
+            ("repeats_old_bound", ["--repeats", "1000"], ["repeats must be between 1 and 50"]),
             ("seed_past_int64", ["--seed", INT64_PAST], ["--seed must be a 64-bit integer",
                                                         INT64_PAST]),
             ("start_past_int64", ["--start", INT64_PAST], ["--start must be a 64-bit integer"]),
@@ -110,4 +111,40 @@ def message_file_cases(root: Path) -> list[Case]:
         cases.append(Case(f"message_conversion_out_{name}_submission",
                           ["conversion", "check", str(submission), "--out", str(out)], 2,
                           [f"--out {out}", str(submission), "write outputs elsewhere"]))
+    return cases
+
+
+@generator
+def audit_bound_cases(root: Path) -> list[Case]:
+    """Audits past their stated bounds, refused before any recording is scored: more
+    recordings than one audit takes (10^5 one-row recordings ran past an hour), and two
+    frames of 5,001 identities, whose reference check laid out every pair (10^4: 4.9 GB)."""
+    import numpy as np
+    import pandas as pd
+
+    from trackverify.audit.core import MAX_RECORDINGS
+
+    n = MAX_RECORDINGS + 1
+    many = _write(pd.DataFrame({"recording": [f"r{i}" for i in range(n)], "frame": 0,
+                                "pred_id": 1, "x_um": np.arange(n, dtype=float), "y_um": 0.0}),
+                  root / "bound_audit_recordings" / "tracks.csv")
+    rng = np.random.default_rng(5)
+    points = rng.uniform(0, 2000, (5001, 2))
+    frames = pd.DataFrame({"frame": np.repeat([0, 1], 5001), "x_um": np.r_[points[:, 0],
+                                                                          points[:, 0] + 0.5],
+                           "y_um": np.r_[points[:, 1], points[:, 1]]})
+    ids = np.tile(np.arange(5001), 2)
+    crowded = _write(frames.assign(pred_id=ids), root / "bound_crowded_frames" / "tracks.csv")
+    reference = _write(frames.assign(track=ids), root / "bound_crowded_frames" / "reference.csv")
+    layout = "has 5001 identities in frame "
+    cases = []
+    for name, args, path, fragments in (
+            ("audit_recordings", ["audit", "--threshold-um", "1"], many,
+             ["column 'recording'", f"{n} recordings, more than the {MAX_RECORDINGS}"]),
+            ("audit_crowded_frames", ["audit", "--verifier", "fixed_distance", "--threshold-um",
+                                      "1"], crowded, [layout, "(5001 x 5001 x 2)"]),
+            ("check_reference_crowded_frames", ["check-reference"], reference, [layout])):
+        out = path.parent / f"out_{name}"
+        cases.append(Case(f"bound_{name}", [*args, str(path), "--out", str(out)], 2,
+                          [str(path), *fragments], out))
     return cases

@@ -24,6 +24,7 @@ def check_reference_command(tracks, detections, out, **options):
     file the readers take. Writes reference_issues.csv (ranked findings), check.json and
     report.html to --out (docs/guide/reference-check.md).
     """
+    from trackverify.errors import naming_input
     from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
     from trackverify.reference_check.core import check_reference
@@ -33,7 +34,8 @@ def check_reference_command(tracks, detections, out, **options):
     loaded = load(tracks, "reference", **options)
     echo_warnings(loaded.warnings)
     dets = None if detections is None else read_detections(detections)
-    result = check_reference(loaded.table, dets)
+    with naming_input(tracks):  # a refusal about a recording names the file
+        result = check_reference(loaded.table, dets)
     write_outputs(result, loaded.table, dets, out)
     s = result.summary()
     click.echo(f"{s['findings']} findings on {s['rows_questioned']} of {s['rows']} rows; wrote {out}")

@@ -108,6 +108,31 @@ def _offsets(n_frames: int, window: int) -> list[int]:
     return [o for k in range(1, window + 1) for o in (-k, k) if k < n_frames]
 
 
+def _check_layout(P: np.ndarray, frames: np.ndarray, settings: CheckSettings,
+                  obs: pd.DataFrame) -> None:
+    """Refuse, before any prediction, a recording whose :func:`predict_from` would lay out
+    more than :data:`~trackverify.io.bounded.MAX_LAYOUT_CELLS` distances: for each frame ``b``
+    and frame ``a`` within the window, the tracks present in ``b`` x those present in both
+    (x axes). One frame of 10^4 tracks beside another asked for 1.6 GB; 10^5, for 149 GiB."""
+    from trackverify.io.bounded import check_pair_layout
+
+    present = ~np.isnan(P[:, :, 0])
+    here = present.sum(axis=1)
+    worst = (0, 0, 0)  # cells, frame index b, tracks in both
+    for o in _offsets(len(P), settings.window):
+        a = np.arange(max(0, -o), min(len(P), len(P) - o))
+        both = (present[a] & present[a + o]).sum(axis=1)
+        cells = here[a + o] * both
+        if len(cells) and int(cells.max()) > worst[0]:
+            k = int(np.argmax(cells))
+            worst = (int(cells[k]), int(a[k] + o), int(both[k]))
+    if worst[0]:
+        name = obs["recording"].iloc[0] if "recording" in obs.columns and len(obs) else None
+        check_pair_layout(int(here[worst[1]]), P.shape[2], partners=worst[2],
+                          where=f"frame {frames[worst[1]]}", recording=name,
+                          what="the reference check (each track's nearest neighbours)")
+
+
 def residuals(P: np.ndarray, settings: CheckSettings) -> tuple[np.ndarray, np.ndarray]:
     """``(r, prediction)``: each (frame, track)'s residual (NaN where undefined) and its
     predicted place (the median of its predictions from the frames around)."""
@@ -183,6 +208,7 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
     frames = np.unique(obs["frame"].to_numpy())
     tracks = np.unique(obs["track"].to_numpy())
     P = _cube(obs, frames, tracks, obs[coords].to_numpy(dtype=np.float64))
+    _check_layout(P, frames, settings, obs)
     r, prediction = residuals(P, settings)
     z = robust_z(r)
     spacing = median_spacing(P)
