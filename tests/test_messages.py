@@ -266,3 +266,20 @@ def test_an_hdf5_file_of_no_tracker_layout_names_what_was_expected(tmp_path):
         f"{path}: cannot tell the format: not the layout of btrack, btrack HDF5 (objects + "
         "tracks); nor of zephir, ZephIR annotations.h5 (+ worldlines.h5, metadata.json); give "
         "--format, one of: ")
+
+
+def test_a_tracker_csv_read_cell_by_cell_names_semicolons_and_long_rows_too(tmp_path, capsys):
+    # before: "column 'frame': missing column"; "row 2: 5 cells where the header has 4"
+    semi = tmp_path / "semi.csv"
+    semi.write_text("frame;particle;x;y\n0;1;2,5;3,0\n", encoding="utf-8")
+    err = _refused(capsys, ["audit", str(semi), "--format", "trackpy", "--pixel-size", "1",
+                            "--out", str(tmp_path / "out")])
+    assert err.startswith(f"trackverify: error: {semi}: the header holds ';' -- save as "
+                          "comma-separated"), err
+    long = tmp_path / "long.csv"
+    long.write_text("frame,particle,x,y\n0,1,2.5,3\n1,1,1,234.5,3\n", encoding="utf-8")
+    err = _refused(capsys, ["audit", str(long), "--format", "trackpy", "--pixel-size", "1",
+                            "--out", str(tmp_path / "out")])
+    assert err == (f"trackverify: error: {long}, row 2: 5 cells where the header has 4 (an "
+                   "unquoted comma inside a value, such as a thousands separator in 1,234.5, "
+                   "splits it: quote the value or drop the separator)\n")

@@ -88,6 +88,18 @@ def message_file_cases(root: Path) -> list[Case]:
         out = path.parent / "out"
         cases.append(Case(f"message_{name}", ["verify", "--observations", str(path), "--out",
                                               str(out)], 2, [str(path), *fragments], out))
+    trackpy = "frame,particle,x,y\n" + "".join(f"{t},{i},{10.0 * i},{t * 0.5}\n"
+                                                  for t in range(3) for i in range(3))
+    rows = trackpy.splitlines()
+    for name, text, fragments in (
+            ("trackpy_semicolons", trackpy.replace(",", ";"), ["the header holds ';'"]),
+            ("trackpy_thousands_separator", "\n".join([*rows[:4], "1,0,1,234.5,0.5", *rows[5:]])
+             + "\n", ["row 4: 5 cells where the header has 4", "thousands separator"])):
+        path = _raw(root, f"message_{name}", "tracks.csv", text.encode())
+        out = path.parent / "out"
+        cases.append(Case(f"message_{name}", ["audit", str(path), "--format", "trackpy",
+                                              "--pixel-size", "1", "--out", str(out)], 2,
+                          [str(path), *fragments], out))
     import h5py
 
     for name, filename, args, fragments in (
