@@ -58,6 +58,18 @@ def metrics_table(results, title: str):
     return table
 
 
+def _check_distances(**distances) -> None:
+    """Each distance flag given (not None) a positive finite number, else a ConfigError naming
+    the flag (before any file is read; ``1e400`` reads as inf)."""
+    from trackverify.errors import ConfigError
+    from trackverify.values import is_real
+
+    for name, value in distances.items():
+        if value is not None and not is_real(value, 0, strict=True):
+            raise ConfigError(f"--{name.replace('_', '-')}: {name} must be a positive number, "
+                              f"got {value!r}")
+
+
 def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
                           reference_source: str, predictions_source: str) -> dict:
     """The reference check, the tracking_gt metrics on the rows it does not question, and a
@@ -140,6 +152,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     from trackverify.io.paths import check_out_dir
     from trackverify.tracking_gt import evaluate_tracking
 
+    _check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
     if out is not None:
         check_out_dir(out, [reference, predictions])
     ref, pred, warnings = load_pair(reference, predictions, **options)
