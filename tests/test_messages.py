@@ -283,3 +283,32 @@ def test_a_tracker_csv_read_cell_by_cell_names_semicolons_and_long_rows_too(tmp_
     assert err == (f"trackverify: error: {long}, row 2: 5 cells where the header has 4 (an "
                    "unquoted comma inside a value, such as a thousands separator in 1,234.5, "
                    "splits it: quote the value or drop the separator)\n")
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("alpha=2", "--set alpha: unknown setting 'alpha' for this stage; known: ['alphas', "
+                "'delta_p', 'partial_threshold']"),
+    ("delta_p=nan", "--set delta_p: cannot use nan (not a number)"),
+    ("delta_p=x", "--set delta_p: cannot use 'x' (could not convert string to float: 'x')"),
+])
+def test_a_stage_setting_names_the_set_option(setting, message):
+    from trackverify.errors import ConfigError
+    from trackverify.stages import default_config
+    from trackverify.stages.common import apply_overrides
+
+    key, value = setting.split("=")
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(default_config("stats"), {key: value})
+    assert str(info.value) == message
+
+
+def test_a_stage_integer_setting_stops_at_int64():
+    from trackverify.errors import ConfigError
+    from trackverify.stages import default_config
+    from trackverify.stages.common import apply_overrides
+
+    config = default_config("keypoints")
+    key = next(k for k, v in vars(config).items() if type(v) is int)
+    assert getattr(apply_overrides(config, {key: str(2**63 - 1)}), key) == 2**63 - 1
+    with pytest.raises(ConfigError, match=rf"^--set {key}: cannot use {2**63} \(not a 64-bit"):
+        apply_overrides(config, {key: str(2**63)})

@@ -66,6 +66,17 @@ def setting_cases(root: Path) -> list[Case]:
             ("audit_missing_tracks", ["audit"], ["Missing argument 'TRACKS'"])):
         out = root / f"setting_{name}" / "out"
         cases.append(Case(f"setting_{name}", [*args, "--out", str(out)], 2, fragments, out))
+    for name, setting, fragments in (  # refused before any file of the stage is read
+            ("stage_set_unknown", "alpha=2", ["--set alpha: unknown setting 'alpha'"]),
+            ("stage_set_nan", "delta_p=nan", ["--set delta_p: cannot use nan (not a number)"])):
+        folder = root / f"setting_{name}"
+        (folder / "submission").mkdir(parents=True, exist_ok=True)
+        (folder / "reference").mkdir(exist_ok=True)
+        cases.append(Case(f"setting_{name}", ["stage", "stats", "--submission",
+                                              str(folder / "submission"), "--reference",
+                                              str(folder / "reference"), "--set", setting,
+                                              "--out", str(folder / "out")], 2, fragments,
+                          folder / "out"))
     return cases
 
 

@@ -20,6 +20,7 @@ from trackverify.assignment import assign
 from trackverify.errors import ConfigError, InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import capped_mean, verdict
+from trackverify.values import INT64_MAX, INT64_MIN, is_integer
 
 EXPERIMENT_GLOB = "exp_*"
 TRX_PER_TARGET = ("x", "y", "theta", "a", "b")
@@ -121,7 +122,8 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
     values = {}
     for key, raw in overrides.items():
         if key not in fields:
-            raise ConfigError(f"unknown setting '{key}' for this stage; known: {sorted(fields)}")
+            raise ConfigError(f"--set {key}: unknown setting '{key}' for this stage; known: "
+                              f"{sorted(fields)}")
         current = getattr(config, key)
         try:
             if isinstance(raw, str):
@@ -132,9 +134,13 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
                 elif isinstance(current, (int, float)) or current is None:
                     raw = float(raw) if current is None or isinstance(current, float) \
                         else int(raw)
+                    if raw != raw:  # NaN passes no comparison a stage makes
+                        raise ValueError("not a number")
+                    if isinstance(raw, int) and not is_integer(raw, INT64_MIN, INT64_MAX):
+                        raise ValueError("not a 64-bit integer")
             values[key] = raw
         except ValueError as exc:
-            raise ConfigError(f"setting '{key}': cannot use {raw!r} ({exc})") from exc
+            raise ConfigError(f"--set {key}: cannot use {raw!r} ({exc})") from exc
     return dataclasses.replace(config, **values)
 
 
