@@ -312,3 +312,13 @@ def test_a_stage_integer_setting_stops_at_int64():
     assert getattr(apply_overrides(config, {key: str(2**63 - 1)}), key) == 2**63 - 1
     with pytest.raises(ConfigError, match=rf"^--set {key}: cannot use {2**63} \(not a 64-bit"):
         apply_overrides(config, {key: str(2**63)})
+
+
+@pytest.mark.parametrize("args, head", [([], "Usage: trackverify [OPTIONS] COMMAND"),
+                                        (["conversion"], "Usage: trackverify conversion")])
+def test_a_group_without_a_command_prints_its_help_not_an_error(capsys, args, head):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.startswith(head) and "trackverify: error" not in err
+    assert "Commands:" in err

@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("trackverify: aborted", err=True)
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
+        exc.show()
+        sys.exit(2)
     except click.exceptions.ClickException as exc:  # one line too, not click's usage block
         click.echo(f"trackverify: error: {click_problem(exc)}", err=True)
         sys.exit(2)
