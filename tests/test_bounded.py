@@ -158,7 +158,7 @@ def test_audit_takes_at_most_its_stated_count_of_recordings(tmp_path):
         return pd.DataFrame({"recording": [f"r{i}" for i in range(n)], "frame": 0,
                              "pred_id": 1, "x_um": np.arange(n, dtype=float), "y_um": 0.0})
 
-    _check_recordings(one_row_each(MAX_RECORDINGS), "t.csv")  # the bound itself is taken
+    _check_recordings(MAX_RECORDINGS, "t.csv")  # the bound itself is taken
     with pytest.raises(InputError) as info:
         audit(one_row_each(MAX_RECORDINGS + 1), threshold_um=1.0, source="t.csv",
               out=tmp_path / "out")
@@ -166,3 +166,24 @@ def test_audit_takes_at_most_its_stated_count_of_recordings(tmp_path):
                                "one audit takes (each is scored on its own, about 40 ms each "
                                "even for one row): audit the recordings in parts")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_anchor_layout_is_bounded_from_row_counts_as_the_check_lays_it_out():
+    import pandas as pd
+
+    from trackverify.reference_check.core import check_anchor_layout
+
+    # the anchor frame holds 10 ids, the next 10^4: at most 10^4 x 10 x 2 distances, taken
+    rows = pd.DataFrame({"frame": np.r_[np.zeros(10), np.ones(10**4)].astype(int),
+                         "pred_id": np.r_[np.arange(10), np.arange(10**4)],
+                         "x_um": np.arange(10**4 + 10, dtype=float), "y_um": 0.0})
+    check_anchor_layout(rows, "pred_id")
+    # frames past the anchor window (the anchor frame and the 2 present frames after it) are
+    # not counted; from a later anchor_frame they are
+    small = pd.DataFrame({"frame": [0, 0, 1, 1, 2, 2], "pred_id": [1, 2] * 3,
+                          "x_um": [0.0, 9.0] * 3, "y_um": 0.0})
+    late = pd.concat([small, _crowded(5001, "pred_id").drop(columns="recording").assign(
+        frame=lambda t: t["frame"] + 5)])
+    check_anchor_layout(late, "pred_id")
+    with pytest.raises(InputError, match=r"^recording '' has 5001 identities in frame 5: "):
+        check_anchor_layout(late, "pred_id", anchor_frame=5)

@@ -553,11 +553,11 @@ def test_identities_stacked_on_one_point_are_not_certified():
 
 
 def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel(tmp_path):
-    """registered_distance's deformation kernel, and before it the check of the anchor
-    frame's labels (the reference check's neighbour search), lay out every pair of anchor
-    identities (identities x identities x axes); beyond io.bounded.MAX_LAYOUT_CELLS (5e7:
-    4,082 identities in 3-D) the audit says so in one line, at once, before any verifier
-    runs, instead of asking for 9 GiB (20,000 identities) and running out of memory."""
+    """registered_distance's deformation kernel, and the check of the anchor frame's labels
+    (the reference check's neighbour search), lay out every pair of anchor identities
+    (identities x identities x axes); beyond io.bounded.MAX_LAYOUT_CELLS (5e7: 4,082
+    identities in 3-D) the audit says so in one line, at once, before any verifier runs,
+    instead of asking for 9 GiB (20,000 identities) and running out of memory."""
     import subprocess
     import sys
 

@@ -70,14 +70,14 @@ from trackverify.errors import ConfigError, InputError, naming_input
 from trackverify.tables import DETECTIONS, Schema, coordinate_columns, validate
 from trackverify.values import is_integer, is_real
 
+#: Most recordings one audit takes. Each recording is registered and scored on its own, at a
+#: fixed cost of about 20 ms of CPU (40 ms of wall time on a loaded 2-core machine) even when
+#: it holds one row; the bound keeps that cost under 30 s of CPU (docs/evidence/robustness.md:
+#: 10^5 one-row recordings ran past an hour). Larger cohorts are audited in parts.
+MAX_RECORDINGS = 1000
 #: Default threshold in units of each identity's own anchor spacing ``s_p`` (uncalibrated).
 DEFAULT_THRESHOLD_SPACINGS = 0.5
 VERDICTS = ("certified", "flagged", "abstained")
-#: Most recordings one audit takes. Each recording is registered and scored on its own, at a
-#: fixed cost of about 20 ms of CPU (40 ms of wall time on a loaded 2-core machine) even when
-#: it holds one row; the bound keeps that cost under 60 s (docs/evidence/robustness.md: 10^5
-#: one-row recordings ran past an hour). Larger cohorts are audited in parts.
-MAX_RECORDINGS = 1000
 SINGLE_RECORDING = "recording"
 
 TRACKER_OUTPUT = Schema(
@@ -182,14 +182,13 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
                          source="--anchor-frame")
     threshold, scorer = _choose(threshold_um, calibration, verifier)
     table = _prepare_tracks(tracks, source)
-    _check_recordings(table, source)
     dets = None if detections is None else _prepare_detections(detections, table, detections_source)
-    from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
-    with naming_input(source):  # before the verifiers: a frame too crowded to check is refused
-        contradictions = anchor_contradictions(table, dets, id_column="pred_id",
-                                               anchor_frame=anchor_frame)
     parts, thresholds = [], {}
     recordings = pd.unique(table["recording"])
+    _check_recordings(len(recordings), source)
+    from trackverify.reference_check.core import check_anchor_layout
+    with naming_input(source):  # before any verifier: a frame too crowded to check its labels
+        check_anchor_layout(table, "pred_id", anchor_frame)
     for i, (recording, rows) in enumerate(table.groupby("recording", sort=False)):
         if progress is not None:
             progress(str(recording), i, len(recordings))
@@ -207,7 +206,9 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
     summary["inputs"] = inputs
-    summary["anchor_contradictions"] = contradictions.to_dict("records")
+    from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
+    summary["anchor_contradictions"] = anchor_contradictions(
+        table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary)
     if out is not None:  # checked above, before any work
         from trackverify.audit.write import write_outputs
@@ -290,15 +291,6 @@ def _prepare_detections(detections: pd.DataFrame, table: pd.DataFrame, source: s
     return dets
 
 
-def _check_recordings(table: pd.DataFrame, source: str) -> None:
-    """Refuse more than :data:`MAX_RECORDINGS` recordings before any of them is scored."""
-    count = int(table["recording"].nunique())
-    if count > MAX_RECORDINGS:
-        raise InputError(f"{count} recordings, more than the {MAX_RECORDINGS} one audit takes "
-                         "(each is scored on its own, about 40 ms each even for one row): "
-                         "audit the recordings in parts", source=source, column="recording")
-
-
 def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anchor_frame,
                      threshold: Threshold, source: str) -> tuple[pd.DataFrame, float]:
     from trackverify.verifiers import run_verifier
@@ -359,6 +351,14 @@ def _audit_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, anch
          "lookalike_um": lookalike_um, "threshold_um": limit,
          "relative_score": relative}, index=audited.index)
     return rows, float(value)
+
+
+def _check_recordings(count: int, source: str) -> None:
+    """Refuse more than :data:`MAX_RECORDINGS` recordings before any of them is scored."""
+    if count > MAX_RECORDINGS:
+        raise InputError(f"{count} recordings, more than the {MAX_RECORDINGS} one audit takes "
+                         "(each is scored on its own, about 40 ms each even for one row): "
+                         "audit the recordings in parts", source=source, column="recording")
 
 
 @dataclass(frozen=True)

@@ -389,6 +389,38 @@ def evidence_sentence(finding: pd.Series) -> str:
     return head + tail[finding["pattern"]] + anchor + "."
 
 
+def check_anchor_layout(table: pd.DataFrame, id_column: str = "track",
+                        anchor_frame: int | None = None,
+                        settings: CheckSettings = CheckSettings()) -> None:
+    """Refuse, before any work, a recording whose :func:`anchor_contradictions` would lay out
+    more than :data:`~trackverify.io.bounded.MAX_LAYOUT_CELLS` distances, from the counts of
+    rows per frame alone: over the frames ``a``, ``b`` of its anchor window, ``n_b x min(n_a,
+    n_b)`` x axes, at least the layout :func:`predict_from` makes (the tracks present in ``b``
+    x those present in both)."""
+    from trackverify.io.bounded import check_pair_layout
+
+    data = table if "recording" in table.columns else table.assign(recording="")
+    if "pred_valid" in data.columns:
+        data = data[data["pred_valid"].to_numpy(dtype=bool)]
+    axes = sum(c in data.columns for c in COORDS)
+    counts = data.groupby(["recording", "frame"], sort=True).size()
+    for name, per_frame in counts.groupby(level=0, sort=True):
+        frames = per_frame.index.get_level_values(1).to_numpy()
+        first = frames[0] if anchor_frame is None else anchor_frame
+        kept = frames >= first
+        window = slice(0, settings.window + 1)
+        frames, n = frames[kept][window], per_frame.to_numpy()[kept][window]
+        if len(n) < 2:
+            continue
+        pairs = np.minimum(n[:, None], n[None, :])  # at most the tracks present in both
+        np.fill_diagonal(pairs, 0)
+        cells = n[:, None] * pairs.max(axis=1, keepdims=True)
+        b = int(np.argmax(cells))
+        check_pair_layout(int(n[b]), axes, partners=int(pairs[b].max()),
+                          where=f"frame {frames[b]}", recording=name,
+                          what="the reference check (each track's nearest neighbours)")
+
+
 def anchor_contradictions(table: pd.DataFrame, detections: pd.DataFrame | None = None,
                           id_column: str = "track", anchor_frame: int | None = None,
                           settings: CheckSettings = CheckSettings()) -> pd.DataFrame:
