@@ -20,7 +20,6 @@ from trackverify.assignment import assign
 from trackverify.errors import ConfigError, InputError
 from trackverify.io.safe_pickle import load_restricted
 from trackverify.scoring import capped_mean, verdict
-from trackverify.values import INT64_MAX, INT64_MIN, is_integer
 
 EXPERIMENT_GLOB = "exp_*"
 TRX_PER_TARGET = ("x", "y", "theta", "a", "b")
@@ -134,14 +133,21 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
                 elif isinstance(current, (int, float)) or current is None:
                     raw = float(raw) if current is None or isinstance(current, float) \
                         else int(raw)
-                    if raw != raw:  # NaN passes no comparison a stage makes
+                    if raw != raw:  # NaN: every comparison with it is false (no check left)
                         raise ValueError("not a number")
-                    if isinstance(raw, int) and not is_integer(raw, INT64_MIN, INT64_MAX):
-                        raise ValueError("not a 64-bit integer")
             values[key] = raw
         except ValueError as exc:
             raise ConfigError(f"--set {key}: cannot use {raw!r} ({exc})") from exc
+        _check_int64(key, values[key])
     return dataclasses.replace(config, **values)
+
+
+def _check_int64(key: str, value: Any) -> None:
+    """An integer setting within int64 (a stage's arrays hold it), else a ConfigError."""
+    from trackverify.values import INT64_MAX, INT64_MIN, is_integer
+
+    if is_integer(value) and not is_integer(value, INT64_MIN, INT64_MAX):
+        raise ConfigError(f"--set {key}: cannot use {value!r} (not a 64-bit integer)")
 
 
 def config_record(config: Any) -> dict[str, Any]:
