@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.errors import naming_argument
 
 COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "correct"),
            ("identity_switches", "switches"), ("fragmentations", "frags"),
@@ -70,19 +71,18 @@ def _check_distances(**distances) -> None:
                               f"got {value!r}")
 
 
+@naming_argument("reference_source")  # a refusal about a recording names the reference file
 def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
                           reference_source: str, predictions_source: str) -> dict:
     """The reference check, the tracking_gt metrics on the rows it does not question, and a
     note of what it found and what leaving those rows out changes (``all_rows``: the metrics
     on all rows)."""
-    from trackverify.errors import naming_input
     from trackverify.reference_check.core import check_reference
     from trackverify.reference_check.populations import changes_note, rows_note, unquestioned
     from trackverify.reference_check.write import issues_table
     from trackverify.tracking_gt import evaluate_tracking
 
-    with naming_input(reference_source):
-        check = check_reference(reference)
+    check = check_reference(reference)
     ref, pred = unquestioned(reference, predictions, check)
     results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
                                 predictions_source=predictions_source)
@@ -141,6 +141,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     folders are validated and matched by their masks as the Challenge does, with its
     biological measures (BC(i), CT, TF, CCA, SEG).
     """
+    _check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
     from rich.console import Console
     from rich.table import Table
 
@@ -152,7 +153,6 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     from trackverify.io.paths import check_out_dir
     from trackverify.tracking_gt import evaluate_tracking
 
-    _check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
     if out is not None:
         check_out_dir(out, [reference, predictions])
     ref, pred, warnings = load_pair(reference, predictions, **options)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.errors import naming_argument
 
 
 @click.command("check-reference")
@@ -17,6 +18,7 @@ from trackverify.cli_inputs import echo_warnings, input_options
               "y_um[, z_um]), labelled or not: where an unlabelled neuron may be.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if needed; files are replaced atomically).")
+@naming_argument("tracks")  # a refusal about a recording names TRACKS
 def check_reference_command(tracks, detections, out, **options):
     """Find likely label errors in reference tracks, from the tracks alone.
 
@@ -24,7 +26,6 @@ def check_reference_command(tracks, detections, out, **options):
     file the readers take. Writes reference_issues.csv (ranked findings), check.json and
     report.html to --out (docs/guide/reference-check.md).
     """
-    from trackverify.errors import naming_input
     from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
     from trackverify.reference_check.core import check_reference
@@ -34,8 +35,7 @@ def check_reference_command(tracks, detections, out, **options):
     loaded = load(tracks, "reference", **options)
     echo_warnings(loaded.warnings)
     dets = None if detections is None else read_detections(detections)
-    with naming_input(tracks):  # a refusal about a recording names the file
-        result = check_reference(loaded.table, dets)
+    result = check_reference(loaded.table, dets)
     write_outputs(result, loaded.table, dets, out)
     s = result.summary()
     click.echo(f"{s['findings']} findings on {s['rows_questioned']} of {s['rows']} rows; wrote {out}")
