@@ -1,7 +1,7 @@
 """Every malformed input in the corpus is refused cleanly (issue: robustness).
 
 Each case asserts the exit code (2, or a documented verdict), a message naming the file
-and, where there is one, the column and row, no traceback, inputs untouched (no file
+and, where there is one, the column and row (a refusal: one line), no traceback, inputs untouched (no file
 changed, added or removed among the files and folders the command line names), and no
 output file left behind, whole or half-written. A documented verdict's report must be
 complete (JSON that parses) and name the problem; nothing else may be left beside it but
@@ -57,6 +57,9 @@ def test_corpus_case(case, capsys):
     message = captured.err
     assert exit_info.value.code == case.code, message
     assert "Traceback" not in message and "Traceback" not in captured.out
+    errors = [line for line in message.splitlines() if not line.startswith("trackverify: warning:")]
+    if case.code == 2:  # the refusal is one line, whatever library message it quotes
+        assert len(errors) == 1 and errors[0].startswith("trackverify: error: "), message
     for fragment in case.fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
     assert _hashes(case) == before, "an input was modified, added or removed"

@@ -142,7 +142,7 @@ def test_errors_name_the_recording(table):
     short = table[table["frame"] < 3]
     spans = r"spans 3 frame numbers \(0-2; 3 of them present\), too short"
     with pytest.raises(InputError, match=rf"^recording 'rec7' {spans} for "
-                                         r"'single_frame_swap' \(needs more than 3\)"):
+                                         r"'single_frame_swap' \(needs more than start = 3\)"):
         corrupt_recording(short, CONDITIONS, 1, START, END, "rec7")
     with pytest.raises(InputError, match=rf"^recording {spans}"):
         corrupt_recording(short, CONDITIONS, 1, START, END)
@@ -152,7 +152,7 @@ def test_errors_name_the_recording(table):
         plan_corruptions(table[table["frame"] < 6], ("swap_and_recovery",), 1, START, END, "r")
     assert str(info.value) == (
         "recording 'r' spans 6 frame numbers (0-5; 6 of them present), too short for "
-        "'swap_and_recovery' (needs more than 6); "
+        "'swap_and_recovery' (needs more than recovery_end = 6); "
         "try --start 1 --recovery-end 4, or --conditions control (or set start / recovery_end "
         "/ conditions in the [run] table of --config; docs/configuration.md)")
     lonely = table[table["track"] == "A"]
@@ -170,7 +170,7 @@ def test_too_short_counts_the_frame_number_span_and_says_how_many_are_present(ta
         plan_corruptions(gapped, ("swap_and_recovery",), 1, START, 9, "g")
     assert str(info.value).startswith(
         "recording 'g' spans 9 frame numbers (0-8; 3 of them present), too short for "
-        "'swap_and_recovery' (needs more than 9); ")
+        "'swap_and_recovery' (needs more than recovery_end = 9); ")
     with pytest.raises(InputError, match=r"^recording 'g': 'single_frame_swap' draws among "
                                          r"the tracks observed at frame 3, which holds no "
                                          r"observation"):

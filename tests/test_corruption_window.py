@@ -79,7 +79,7 @@ def test_the_short_recording_message_gives_its_input_frames(tmp_path):
     assert result.returncode == 2
     assert ("recording 'r' spans 10 frame numbers (0-9, input frames 756-765; 10 of them present), "
             "too short for "
-            "'single_frame_swap' (needs more than 300); try --start 3 --recovery-end 7, or "
+            "'single_frame_swap' (needs more than start = 300); try --start 3 --recovery-end 7, or "
             "--conditions control (or set start / recovery_end / conditions in the [run] table "
             "of --config; docs/configuration.md)") in result.stderr
 
@@ -131,7 +131,7 @@ def test_trackverify_verify_hints_name_its_keyword_arguments():
     # 50 frames from 756 without counted frame 3: floor(15), floor(35); 2 and 4 around the gap
     table = gapped_table(frames=50, first=756)
     with pytest.raises(trackverify.InputError, match=r"too short for 'single_frame_swap' "
-                       r"\(needs more than 300\); try start=15 and recovery_end=35, or "
+                       r"\(needs more than start = 300\); try start=15 and recovery_end=35, or "
                        r"conditions=\['control'\] \(or set start / recovery_end / conditions "
                        r"in the \[run\] table of config_file; docs/configuration.md\)$"):
         trackverify.verify(table)
@@ -197,7 +197,7 @@ def test_a_short_recording_lists_the_conditions_that_fit_in_every_wording():
     error = refusal(gapped_table(missing=()), 3, 20)
     fits = "control,single_frame_swap,persistent_swap,fragmentation,dropout"
     head = ("recording 'r' spans 10 frame numbers (0-9{}; 10 of them present), too short for "
-            "'swap_and_recovery' (needs more than 20); try ")
+            "'swap_and_recovery' (needs more than recovery_end = 20); try ")
     assert str(error) == (head.format("") + f"--start 3 --recovery-end 7, or --conditions {fits} "
                           "(or set start / recovery_end / conditions " + RUN_NOTE)
     # frame 0 is input frame 756: counted 0-9 = input 756-765
@@ -220,7 +220,7 @@ def test_a_start_equal_to_the_span_fits_control_only():
     # T = 10 = start: [10, 10) is empty, so no mode fits, not even those on [start, T)
     assert str(refusal(gapped_table(missing=()), 10, 20)) == (
         "recording 'r' spans 10 frame numbers (0-9; 10 of them present), too short for "
-        "'single_frame_swap' (needs more than 10); try --start 3 --recovery-end 7, or "
+        "'single_frame_swap' (needs more than start = 10); try --start 3 --recovery-end 7, or "
         "--conditions control (or set start / recovery_end / conditions " + RUN_NOTE)
 
 
@@ -229,7 +229,7 @@ def test_a_problem_without_a_count_of_present_frames_says_none():
     # only control is suggested, or nothing where the command has no --conditions
     problem = WindowProblem("r", "dropout", 300, 700, 10)
     head = ("recording 'r' spans 10 frame numbers (0-9), too short for 'dropout' (needs more "
-            "than 300); ")
+            "than start = 300); ")
     assert problem.message() == (head + "try --conditions control (or set start / recovery_end "
                                  "/ conditions " + RUN_NOTE)
     assert problem.message(EVIDENCE_OPTIONS) == (
@@ -285,7 +285,7 @@ def test_too_few_anchored_tracks_in_keyword_wording():
 def test_a_window_error_keeps_its_place_when_named_reworded_and_pickled():
     problem = WindowProblem("r", "dropout", 300, 700, 10)
     head = ("recording 'r' spans 10 frame numbers (0-9{}), too short for 'dropout' (needs more "
-            "than 300); ")
+            "than start = 300); ")
     python = (head.format("") + "try conditions=['control'] (or set start / recovery_end / "
               "conditions in the [run] table of config_file; docs/configuration.md)")
     run = head.format("") + "try --conditions control (or set start / recovery_end / conditions " + RUN_NOTE

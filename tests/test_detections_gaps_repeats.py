@@ -209,7 +209,7 @@ def test_one_draw_is_byte_identical_to_a_run_without_repeats(small_folder, tmp_p
 
 def test_repeats_below_one_exit_2(small_folder, tmp_path):
     result = run_cli("run", "--data", small_folder, "--repeats", 0, "--out", tmp_path / "o")
-    assert result.returncode == 2 and "repeats must be between 1 and 1000, got 0" in result.stderr
+    assert result.returncode == 2 and "repeats must be between 1 and 50, got 0" in result.stderr
 
 
 REAL = SHARED / "data" / "fdnc-nerve-freely-moving"

@@ -66,7 +66,7 @@ def test_evidence_hints_name_only_its_own_options(tmp_path):
     assert short.stderr == (
         f"trackverify: error: {folder}: recording 'r' spans 12 frame numbers (0-11; 11 of them "
         "present), too short for "
-        "'swap_and_recovery' (needs more than 700); try --start 4 --recovery-end 8\n")
+        "'swap_and_recovery' (needs more than recovery_end = 700); try --start 4 --recovery-end 8\n")
     gap = run_cli("evidence", "--out", out, "--levels", "", "--draws", 1, "--recordings",
                   folder, "--start", 3, "--recovery-end", 8)
     assert gap.returncode == 2

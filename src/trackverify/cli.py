@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from trackverify import __version__, stop
-from trackverify.cli_inputs import echo_warnings, input_options, window_options
+from trackverify.cli_inputs import SEED, echo_warnings, input_options, window_options
 from trackverify.errors import TrackverifyError, short_values
 from trackverify.evidence_cli import LEVELS as MOTION_LEVELS
 from trackverify.execute import MAX_JOBS
@@ -43,6 +43,20 @@ def one_line(message: str) -> str:
     return short_values(" ".join(message.split()))
 
 
+def click_problem(exc: click.exceptions.ClickException) -> str:
+    """A click error (a bad option value, a missing argument) as one line: click's message
+    (naming the option) and, for a usage error, where the command's help is
+    (``Try 'trackverify run --help' for help.``), with long numbers cut (``--draws
+    999...(401 digits)``)."""
+    problem = one_line(exc.format_message())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.exceptions.UsageError) and ctx is not None:
+        names = ctx.command.get_help_option_names(ctx)
+        if names:
+            problem += f" Try '{ctx.command_path} {max(names, key=len)}' for help."
+    return problem
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the click group, map errors to exit codes.
 
@@ -62,9 +76,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("trackverify: aborted", err=True)
         sys.exit(130)
-    except click.exceptions.ClickException as exc:
-        exc.message = short_values(exc.message)  # e.g. --draws 999...(401 digits)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
         exc.show()
+        sys.exit(2)
+    except click.exceptions.ClickException as exc:  # one line too, not click's usage block
+        click.echo(f"trackverify: error: {click_problem(exc)}", err=True)
         sys.exit(2)
     except stop.Terminated:
         click.echo("trackverify: terminated; no partial output was left", err=True)
@@ -190,7 +206,8 @@ def run_settings(command):
                      metavar="NAME,...", help="Conditions to run, comma-separated [the seven "
                      "of SPEC section 4; 'control' alone fits any recording length]."),
         click.option("--repeats", type=int, default=None,
-                     help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]."),
+                     help="Draws of the corruption suite (seeds seed, seed+1, ...) [1]; at most "
+                          "50 (about 0.35 s of CPU each on a 40-frame recording of 189 neurons)."),
     ]
     for option in reversed(options[2:]):
         command = option(command)
@@ -212,7 +229,7 @@ def run_settings(command):
               help="Motion level, defined by displacement from frame 0 (see docs).")
 @click.option("--neurons", type=click.IntRange(min=2, max=189), default=189, show_default=True,
               help="Head-ganglion neurons per animal (most anterior first).")
-@click.option("--seed", type=int, default=20261007, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=20261007, show_default=True, help="Random seed.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for observations.parquet, recordings.csv and provenance.json.")
 def synth(animals, groups, frames, motion, neurons, seed, out):

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import click
 
+from trackverify.values import INT64_MAX
+
 from trackverify.io.formats import FORMATS  # the registry only: no reader is imported
+
+#: Every ``--seed`` outside ``run`` / ``verify`` (whose seed RunConfig checks): numpy takes
+#: seeds >= 0, and a seed is recorded as int64.
+SEED = click.IntRange(min=0, max=INT64_MAX)
 
 FORMAT_NAMES = tuple(FORMATS)
 FORMAT_HELP = ("Input format, one of " + ", ".join(FORMAT_NAMES) +

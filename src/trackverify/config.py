@@ -38,7 +38,7 @@ from typing import Any
 from trackverify.errors import ConfigError
 from trackverify.io.bounded import parse_nested, read_text
 from trackverify.synth.specimen import SpecimenConfig
-from trackverify.values import is_integer, is_real
+from trackverify.values import INT64_MAX, INT64_MIN, is_integer, is_real
 
 #: The alpha suite (SPEC section 4): what a run uses unless ``conditions`` says otherwise.
 DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_and_recovery",
@@ -47,9 +47,12 @@ DEFAULT_CONDITIONS = ("control", "single_frame_swap", "persistent_swap", "swap_a
 CONDITIONS = DEFAULT_CONDITIONS + ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
 
 
-#: The most draws of the corruption suite a run takes: over 1,000 draws the standard error of
-#: a mean is 3 % of the between-draw spread; more only lengthens the run.
-MAX_REPEATS = 1000
+#: The most draws of the corruption suite a run takes (and ``evidence --draws``): the largest
+#: 1-2-5 number whose run on the 40-frame, 189-neuron specimen takes at most 30 s of CPU, half
+#: of a 60 s budget on a shared core (a draw costs about 0.35 s there: 100 draws took 34 s of
+#: CPU and 99 s of wall time at load 5; docs/evidence/robustness.md). Over 50 draws the
+#: standard error of a mean is 14 % of the between-draw spread.
+MAX_REPEATS = 50
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (numpy seeds are non-negative), got {self.seed}")
+        if self.seed + self.repeats - 1 > INT64_MAX:  # every draw's seed is recorded as int64
+            raise ConfigError(f"seed + repeats - 1 must be at most 2^63 - 1 = {INT64_MAX} (the "
+                              f"last draw's seed), got seed {self.seed} and repeats {self.repeats}")
         if self.start < 1:
             raise ConfigError(f"start must be >= 1 (frame 0 is the anchor), got {self.start}")
         if self.recovery_end <= self.start:
@@ -128,7 +134,8 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
     """Check ``value`` against the declared type of field ``name`` of dataclass ``cls``."""
     declared = {f.name: f for f in fields(cls)}[name]
     default = declared.default if declared.default is not dataclasses.MISSING else None
-    where = f"{source}: '{name}'"
+    where = (f"{source}: --{name.replace('_', '-')}" if source == "command line"
+             else f"{source}: '{name}'")
     if isinstance(default, bool) or declared.type == "bool":
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")
@@ -136,6 +143,9 @@ def _coerce(cls: type, name: str, value: Any, source: str) -> Any:
     if isinstance(default, int):
         if not is_integer(value):
             raise ConfigError(f"{where} must be an integer, got {value!r}")
+        if not is_integer(value, INT64_MIN, INT64_MAX):
+            raise ConfigError(f"{where} must be a 64-bit integer (-2^63 to 2^63 - 1 = "
+                              f"{INT64_MAX}), got {value}")
         return value
     if isinstance(default, float):
         if not is_real(value, finite=False):  # NaN and infinities: each setting's own check

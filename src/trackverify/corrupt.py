@@ -228,13 +228,13 @@ class WindowProblem:
     def message(self, options: WindowOptions = RUN_OPTIONS) -> str:
         where = f"recording '{self.recording}'" if self.recording else "recording"
         if self.found is None:
-            needed = self.recovery_end if self.condition in RECOVERY_MODES else self.start
+            setting = "recovery_end" if self.condition in RECOVERY_MODES else "start"
             last = self.n_frames - 1
             counted = f"0-{last}" + (f", input frames {self.first_frame}-{self.first_frame + last}"
                                      if self.first_frame else "") + (
                 f"; {self.present} of them present" if self.present is not None else "")
             return (f"{where} spans {self.n_frames} frame numbers ({counted}), too short for "
-                    f"'{self.condition}' (needs more than {needed}); " + self._short_hint(options))
+                    f"'{self.condition}' (needs more than {setting} = {getattr(self, setting)}); " + self._short_hint(options))
         at = f"frame {self.start}{self._input(self.start)}"
         if self.unlabelled:
             return (f"{where}: '{self.condition}' needs {self.need} track(s) observed at {at} "

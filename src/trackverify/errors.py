@@ -7,6 +7,8 @@ it into a one-line message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import re
 from collections.abc import Iterator
@@ -80,6 +82,20 @@ def naming_input(data: str | os.PathLike | None) -> Iterator[None]:
         if exc.source is not None or data is None:
             raise
         raise exc.named(str(data)) from None
+
+
+def naming_argument(name: str):
+    """A decorator: :func:`naming_input` around each call, naming the file or folder its
+    argument ``name`` holds (a command's ``tracks``, a function's ``reference_source``)."""
+    def decorate(function):
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def named(*args, **kwargs):
+            with naming_input(signature.bind_partial(*args, **kwargs).arguments.get(name)):
+                return function(*args, **kwargs)
+        return named
+    return decorate
 
 
 class ConfigError(TrackverifyError):

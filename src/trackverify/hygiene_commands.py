@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli_inputs import input_options
+from trackverify.cli_inputs import SEED, input_options
 
 SPLIT_BY = ("animal", "provenance_group")  # trackverify.partitions.SPLIT_BY
 DEFAULT_SEED = 20261007  # trackverify.partitions.DEFAULT_SEED
@@ -29,7 +29,7 @@ DEFAULT_SEED = 20261007  # trackverify.partitions.DEFAULT_SEED
 @click.option("--same-animal-candidates", "pairs_path", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="CSV of recording_a, recording_b that may be the same animal (quarantined).")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+@click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True,
               help="Seed of the shuffle of units.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Partitions file (JSON). An existing different file is never replaced.")

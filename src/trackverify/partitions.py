@@ -329,7 +329,7 @@ def parse_fractions(text: str | Mapping[str, float] | None) -> dict[str, float]:
         fractions[name] = float(value)
     total = sum(fractions.values())
     if abs(total - 1.0) > 1e-9:
-        raise ConfigError(f"fractions must sum to 1, they sum to {total:g}")
+        raise ConfigError(f"fractions: they must sum to 1, they sum to {total:g}")
     return {name: fractions[name] for name in PARTITION_NAMES if name in fractions}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.errors import naming_argument
 
 COLUMNS = (("reference_observations", "obs"), ("correct_observation_rate", "correct"),
            ("identity_switches", "switches"), ("fragmentations", "frags"),
@@ -58,6 +59,19 @@ def metrics_table(results, title: str):
     return table
 
 
+def _check_distances(**distances) -> None:
+    """Each distance flag given (not None) a positive finite number, else a ConfigError naming
+    the flag (before any file is read; ``1e400`` reads as inf)."""
+    from trackverify.errors import ConfigError
+    from trackverify.values import is_real
+
+    for name, value in distances.items():
+        if value is not None and not is_real(value, 0, strict=True):
+            raise ConfigError(f"--{name.replace('_', '-')}: {name} must be a positive number, "
+                              f"got {value!r}")
+
+
+@naming_argument("reference_source")  # a refusal about a recording names the reference file
 def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
                           reference_source: str, predictions_source: str,
                           detections=None) -> dict:
@@ -133,6 +147,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     folders are validated and matched by their masks as the Challenge does, with its
     biological measures (BC(i), CT, TF, CCA, SEG).
     """
+    _check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
     from rich.console import Console
     from rich.table import Table
 

@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+#: The largest integer a setting, seed or id may hold: int64's (numpy, Parquet and JSON
+#: readers keep every digit of it; 2^63 does not fit).
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
 
 def is_integer(value: Any, low: int | None = None, high: int | None = None) -> bool:
     """Whether ``value`` is an integer, not a bool, with ``low <= value <= high`` (each

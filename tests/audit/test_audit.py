@@ -553,10 +553,11 @@ def test_identities_stacked_on_one_point_are_not_certified():
 
 
 def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel(tmp_path):
-    """registered_distance's deformation kernel lays out every pair of anchor identities
+    """registered_distance's deformation kernel, and the check of the anchor frame's labels
+    (the reference check's neighbour search), lay out every pair of anchor identities
     (identities x identities x axes); beyond io.bounded.MAX_LAYOUT_CELLS (5e7: 4,082
-    identities in 3-D) the audit says so in one line, at once, instead of asking for 9 GiB
-    (20,000 identities) and running out of memory."""
+    identities in 3-D) the audit says so in one line, at once, before any verifier runs,
+    instead of asking for 9 GiB (20,000 identities) and running out of memory."""
     import subprocess
     import sys
 
@@ -573,8 +574,8 @@ def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel
                            str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
-        f"trackverify: error: {path}: recording 'r' has {n} identities in its anchor frame: the "
-        "registration of registered_distance (its deformation kernel) lays out every pair of "
+        f"trackverify: error: {path}: recording 'r' has {n} identities in frame 0: the "
+        "reference check (each track's nearest neighbours) lays out every pair of "
         f"them, {n * n * 3:.3g} cells ({n} x {n} x 3), more than the 5e+07 allowed (at most "
         f"{n - 1} identities)")
     assert not (tmp_path / "out").exists()

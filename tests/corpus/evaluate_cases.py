@@ -102,10 +102,12 @@ def evaluate_cases(root: Path) -> list[Case]:
     ref_empty = _raw(root, "evaluate_empty_reference", "reference.csv", b"")
     cases.append(_evaluate(root, "evaluate_empty_reference", ref_empty, pred_ok, 2,
                            [str(ref_empty), "the file is empty"]))
-    for value in ("0", "-5", "nan"):
-        case = f"evaluate_zero_distance_{value.replace('-', 'minus_')}"
-        cases.append(_evaluate(root, case, ref_ok, pred_ok, 2, ["zero_distance_um"],
-                               extra=["--zero-distance-um", value]))
+    for flag, value in (("zero", "0"), ("zero", "-5"), ("zero", "nan"), ("zero", "1e400"),
+                        ("match", "-1")):
+        case = f"evaluate_{flag}_distance_{value.replace('-', 'minus_')}"
+        cases.append(_evaluate(root, case, ref_ok, pred_ok, 2,
+                               [f"--{flag}-distance-um: {flag}_distance_um must be a positive"],
+                               extra=[f"--{flag}-distance-um", value]))
     # Documented counts, exit 0: a second prediction on one detection is an extra predicted
     # observation; a prediction table without rows misses every reference observation.
     doubled = predictions()

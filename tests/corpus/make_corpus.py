@@ -51,7 +51,7 @@ READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.evaluate_cases", "tests.corpus.pickle_attacks",
                   "tests.corpus.reliability_cases", "tests.corpus.bounded_cases",
                   "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases",
-                  "tests.corpus.id_cases")
+                  "tests.corpus.id_cases", "tests.corpus.message_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
@@ -203,7 +203,7 @@ def file_cases(root: Path) -> list[Case]:
     specs = {
         "empty_file": ("obs.csv", b"", None),
         "header_only": ("obs.csv", (header + "\n").encode(), None),
-        "semicolon_delimiter": ("obs.csv", clean.replace(",", ";").encode(), None),
+        "semicolon_delimiter": ("obs.csv", clean.replace(",", ";").encode(), "the header holds ';'"),
         "latin1_bytes": ("obs.csv", (header + "\nr\xe9,0,0,0,0,0,0,100,True\n").encode("latin-1"), None),
         "duplicated_header": ("obs.csv", (header + ",frame\n" + "\n".join(
             line + ",0" for line in clean.splitlines()[1:]) + "\n").encode(), "frame"),
@@ -212,14 +212,17 @@ def file_cases(root: Path) -> list[Case]:
         "garbage_parquet": ("obs.parquet", b"PAR1 this is not parquet", None),
         "unknown_extension": ("obs.xlsx", clean.encode(), None),
         "ragged_csv_row": ("obs.csv", (clean + "r1,1,2\n").encode(), None),
+        "long_csv_row": ("obs.csv", (clean + "r1,1,2,3,4,5,6,7,8,9\n").encode(),
+                         f"row {len(clean.splitlines())}: 10 cells where the header has 9"),
         "binary_csv": ("obs.csv", bytes(range(256)) * 4, None),
         "unclosed_quote": ("obs.csv", (clean + 'r1,"11,0,0,0,0,0,100,True\n').encode(), None),
     }
     cases = []
-    for name, (filename, data, column) in specs.items():
+    for name, (filename, data, named) in specs.items():  # named: a column, or the words
         path = _raw(root, f"file_{name}", filename, data)
         out = root / f"file_{name}" / "out"
-        fragments = [str(path)] + ([f"column '{column}'"] if column else [])
+        column = f"column '{named}'" if named and " " not in named else named
+        fragments = [str(path)] + ([column] if named else [])
         cases.append(Case(f"file_{name}", ["run", "--data", str(path), "--out", str(out)], 2,
                           fragments, out))
     # .txt and extensionless files are read by their content; a failure says how it was read

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.cli_inputs import SEED, echo_warnings, input_options
 
 
 #: The default command's name: what ``audit`` runs unless its first word names a subcommand.
@@ -108,7 +108,7 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
 @click.argument("audit_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--n", "n", type=click.IntRange(min=1), required=True,
               help="Observations to review (strata: recording x verdict; docs/guide/error-rate.md).")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=SEED, default=None,
               help="Seed of the draw (numpy PCG64) [20261205].")
 def sample(audit_dir, n, seed):
     """Draw audited observations for a person to check: AUDIT_DIR/review.csv, sample.json.

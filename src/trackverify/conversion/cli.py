@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trackverify.cli_inputs import SEED
 from trackverify.conversion import MAX_EPOCHS
 from trackverify.report.numbers import fmt
 
@@ -23,7 +24,7 @@ def _decoder_options(func):
         click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS), default=200,
                      show_default=True,
                      help=f"Adam steps (full batch, one per epoch), at most {MAX_EPOCHS}."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of the 70/30 trial split and the initialisation."),
         click.option("--engine", type=click.Choice(["numpy", "torch"]), default="numpy",
                      show_default=True, help="torch needs the 'decoder' extra."),

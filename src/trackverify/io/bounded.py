@@ -203,16 +203,19 @@ def check_frame_layout(n_frames: int, n_identities: int, *, what: str,
 
 
 def check_pair_layout(n_points: int, n_axes: int, *, what: str, recording: object = None,
-                      source: str | None = None) -> None:
-    """Refuse ``n_points`` whose (points x points x ``n_axes``) layout (every pair of them)
-    exceeds :data:`MAX_LAYOUT_CELLS`; ``what`` names the layout."""
+                      source: str | None = None, partners: int | None = None,
+                      where: str = "its anchor frame") -> None:
+    """Refuse ``n_points`` whose (points x ``partners`` x ``n_axes``) layout (every pair of
+    them; ``partners`` None: the points themselves) exceeds :data:`MAX_LAYOUT_CELLS`;
+    ``what`` names the layout, ``where`` the frame holding the points."""
     n, axes = int(n_points), max(int(n_axes), 1)
-    cells = n * n * axes
+    m = n if partners is None else int(partners)
+    cells = n * m * axes
     if cells > MAX_LAYOUT_CELLS:
         name = "" if recording is None else f"recording '{recording}' "
         largest = int((MAX_LAYOUT_CELLS / axes) ** 0.5)
-        raise InputError(f"{name}has {n} identities in its anchor frame: {what} lays out every "
-                         f"pair of them, {cells:.3g} cells ({n} x {n} x {axes}), more than the "
+        raise InputError(f"{name}has {n} identities in {where}: {what} lays out every "
+                         f"pair of them, {cells:.3g} cells ({n} x {m} x {axes}), more than the "
                          f"{MAX_LAYOUT_CELLS:.0e} allowed (at most {largest} identities)",
                          source=source)
 

@@ -125,12 +125,40 @@ def _read_kind(path: Path, kind: str | None, id_columns: tuple[str, ...] = ()) -
             return table
         except pd.errors.EmptyDataError as exc:
             raise InputError("the file has no header line", source=str(path)) from exc
-        except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as exc:
+        except pd.errors.ParserError as exc:
+            raise _parser_error(exc, path, "\t" if suffix == ".tsv" else ",") from None
+        except (UnicodeDecodeError, csv.Error, ValueError) as exc:
             raise InputError(f"not a readable CSV file ({_first_line(exc)})",
                              source=str(path)) from exc
     raise InputError(f"unknown table format '{path.suffix.lower()}' (use .csv, .tsv or "
                      ".parquet; a .txt or extensionless file is read by its content)",
                      source=str(path))
+
+
+#: pandas' C parser on a row of more cells than the header ("line" counts the header's line).
+_MORE_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _parser_error(exc: pd.errors.ParserError, path: Path, delimiter: str) -> InputError:
+    """pandas' ParserError as one line naming the data row: ``Expected 9 fields in line 6,
+    saw 10`` is a row with one cell more than the header, most often an unquoted comma inside
+    a value (a thousands separator: ``1,234.5``). pandas' line counts blank lines and the
+    header, the row does not (:func:`_long_row`)."""
+    found = _MORE_FIELDS.search(str(exc))
+    if found is None:
+        return InputError(f"not a readable CSV file ({_first_line(exc)})", source=str(path))
+    fields, line, saw = (int(g) for g in found.groups())
+    return InputError(cell_count_problem(saw, fields), source=str(path),
+                      row=_long_row(path, delimiter, fields) or line - 1)
+
+
+def _long_row(path: Path, delimiter: str, fields: int) -> int | None:
+    """The 1-based data row (blank lines not counted) of the first record of more than
+    ``fields`` cells, as :mod:`csv` reads the file (only on the error path)."""
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        records = (r for r in csv.reader(handle, delimiter=delimiter, skipinitialspace=True) if r)
+        next(records, None)  # the header
+        return next((row for row, record in enumerate(records, 1) if len(record) > fields), None)
 
 
 def _check_parquet_rows(metadata: pq.FileMetaData, path: Path) -> None:
@@ -182,12 +210,31 @@ def _check_csv_header(path: Path, delimiter: str) -> list[str]:
     except csv.Error as exc:
         raise InputError(f"not a readable CSV header ({exc})", source=str(path)) from exc
     _check_unique_names([h.strip() for h in header], path)
+    if delimiter == ",":
+        check_not_semicolons(header, path)
     marked = next((h for h in header if h.startswith("\ufeff")), None)
     if marked is not None:  # the first BOM was dropped (utf-8-sig): this one is in the name
         raise InputError("the column name begins with a byte-order mark (U+FEFF; the file "
                          "starts with two, or one is inside the header): save the file with "
                          "at most one", source=str(path), column=marked.lstrip("\ufeff"))
     return header  # the column names as pandas reads them (skipinitialspace)
+
+
+def check_not_semicolons(names: list[str], path: str | os.PathLike) -> None:
+    """Refuse a comma-separated header read as one name holding ';': a semicolon-separated
+    CSV (what a spreadsheet with a decimal comma writes)."""
+    if len(names) == 1 and ";" in names[0]:
+        raise InputError("the header holds ';' -- save as comma-separated (a semicolon-separated "
+                         "CSV, as a spreadsheet with a decimal comma writes it, is read as one "
+                         "column)", source=str(path))
+
+
+def cell_count_problem(found: int, expected: int) -> str:
+    """A row of ``found`` cells under a header of ``expected``; more cells than the header most
+    often come from an unquoted comma inside a value (a thousands separator: ``1,234.5``)."""
+    hint = (" (an unquoted comma inside a value, such as a thousands separator in 1,234.5, "
+            "splits it: quote the value or drop the separator)") if found > expected else ""
+    return f"{found} cells where the header has {expected}{hint}"
 
 
 def _check_unique_names(names: list[str], path: Path, where: str = "header") -> None:
@@ -293,8 +340,8 @@ def text_cells(path, names: list[str], skip: int, encoding: str = "utf-8-sig",
     except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
         if bad:
             row = bad[0]
-            raise InputError(f"{row.actual_columns} cells where the header has "
-                             f"{row.expected_columns}", source=where,
+            raise InputError(cell_count_problem(row.actual_columns, row.expected_columns),
+                             source=where,
                              row=None if row.number is None else row.number - skip) from None
         raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", source=where) from None
     return table.to_pandas()

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trackverify.cli_inputs import echo_warnings, input_options
+from trackverify.errors import naming_argument
 
 
 @click.command("check-reference")
@@ -17,6 +18,7 @@ from trackverify.cli_inputs import echo_warnings, input_options
               "y_um[, z_um]), labelled or not: where an unlabelled neuron may be.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if needed; files are replaced atomically).")
+@naming_argument("tracks")  # a refusal about a recording names TRACKS
 def check_reference_command(tracks, detections, out, **options):
     """Find likely label errors in reference tracks, from the tracks alone.
 

@@ -108,6 +108,31 @@ def _offsets(n_frames: int, window: int) -> list[int]:
     return [o for k in range(1, window + 1) for o in (-k, k) if k < n_frames]
 
 
+def _check_layout(P: np.ndarray, frames: np.ndarray, settings: CheckSettings,
+                  obs: pd.DataFrame) -> None:
+    """Refuse, before any prediction, a recording whose :func:`predict_from` would lay out
+    more than :data:`~trackverify.io.bounded.MAX_LAYOUT_CELLS` distances: for each frame ``b``
+    and frame ``a`` within the window, the tracks present in ``b`` x those present in both
+    (x axes). One frame of 10^4 tracks beside another asked for 1.6 GB; 10^5, for 149 GiB."""
+    from trackverify.io.bounded import check_pair_layout
+
+    present = ~np.isnan(P[:, :, 0])
+    here = present.sum(axis=1)
+    worst = (0, 0, 0)  # cells, frame index b, tracks in both
+    for o in _offsets(len(P), settings.window):
+        a = np.arange(max(0, -o), min(len(P), len(P) - o))
+        both = (present[a] & present[a + o]).sum(axis=1)
+        cells = here[a + o] * both
+        if len(cells) and int(cells.max()) > worst[0]:
+            k = int(np.argmax(cells))
+            worst = (int(cells[k]), int(a[k] + o), int(both[k]))
+    if worst[0]:
+        name = obs["recording"].iloc[0] if "recording" in obs.columns and len(obs) else None
+        check_pair_layout(int(here[worst[1]]), P.shape[2], partners=worst[2],
+                          where=f"frame {frames[worst[1]]}", recording=name,
+                          what="the reference check (each track's nearest neighbours)")
+
+
 def residuals(P: np.ndarray, settings: CheckSettings) -> tuple[np.ndarray, np.ndarray]:
     """``(r, prediction)``: each (frame, track)'s residual (NaN where undefined) and its
     predicted place (the median of its predictions from the frames around)."""
@@ -183,6 +208,7 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
     frames = np.unique(obs["frame"].to_numpy())
     tracks = np.unique(obs["track"].to_numpy())
     P = _cube(obs, frames, tracks, obs[coords].to_numpy(dtype=np.float64))
+    _check_layout(P, frames, settings, obs)
     r, prediction = residuals(P, settings)
     z = robust_z(r)
     spacing = median_spacing(P)
@@ -364,6 +390,38 @@ def evidence_sentence(finding: pd.Series) -> str:
                 "displaced": "; the label is on no tracked neuron's place (an unlabelled detection)"}[pattern]
     anchor = " (the anchor frame: the following frames contradict it)" if finding["kind"] == "anchor" else ""
     return head + tail + anchor + "."
+
+
+def check_anchor_layout(table: pd.DataFrame, id_column: str = "track",
+                        anchor_frame: int | None = None,
+                        settings: CheckSettings = CheckSettings()) -> None:
+    """Refuse, before any work, a recording whose :func:`anchor_contradictions` would lay out
+    more than :data:`~trackverify.io.bounded.MAX_LAYOUT_CELLS` distances, from the counts of
+    rows per frame alone: over the frames ``a``, ``b`` of its anchor window, ``n_b x min(n_a,
+    n_b)`` x axes, at least the layout :func:`predict_from` makes (the tracks present in ``b``
+    x those present in both)."""
+    from trackverify.io.bounded import check_pair_layout
+
+    data = table if "recording" in table.columns else table.assign(recording="")
+    if "pred_valid" in data.columns:
+        data = data[data["pred_valid"].to_numpy(dtype=bool)]
+    axes = sum(c in data.columns for c in COORDS)
+    counts = data.groupby(["recording", "frame"], sort=True).size()
+    for name, per_frame in counts.groupby(level=0, sort=True):
+        frames = per_frame.index.get_level_values(1).to_numpy()
+        first = frames[0] if anchor_frame is None else anchor_frame
+        kept = frames >= first
+        window = slice(0, settings.window + 1)
+        frames, n = frames[kept][window], per_frame.to_numpy()[kept][window]
+        if len(n) < 2:
+            continue
+        pairs = np.minimum(n[:, None], n[None, :])  # at most the tracks present in both
+        np.fill_diagonal(pairs, 0)
+        cells = n[:, None] * pairs.max(axis=1, keepdims=True)
+        b = int(np.argmax(cells))
+        check_pair_layout(int(n[b]), axes, partners=int(pairs[b].max()),
+                          where=f"frame {frames[b]}", recording=name,
+                          what="the reference check (each track's nearest neighbours)")
 
 
 def anchor_contradictions(table: pd.DataFrame, detections: pd.DataFrame | None = None,

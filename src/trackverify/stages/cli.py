@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from trackverify.errors import ConfigError, InputError
-from trackverify.stages import STAGES, evaluate_stage, failed_result
-from trackverify.stages.common import check_confined
+from trackverify.stages import STAGES, default_config, evaluate_stage, failed_result
+from trackverify.stages.common import apply_overrides, check_confined
 
 PASS_EXIT, FAIL_EXIT = 0, 1
 
@@ -81,6 +81,7 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
         raise InputError("submission folder not found", source=str(submission))
     check_confined(submission)
     overrides = _parse_settings(settings)
+    apply_overrides(default_config(stage), overrides)  # a bad --set, before any model runs
     problems: list[str] = []
     if run_model:
         from trackverify.stages.run_model import run_submitted_model

@@ -159,7 +159,8 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
     values = {}
     for key, raw in overrides.items():
         if key not in fields:
-            raise ConfigError(f"unknown setting '{key}' for this stage; known: {sorted(fields)}")
+            raise ConfigError(f"--set {key}: unknown setting '{key}' for this stage; known: "
+                              f"{sorted(fields)}")
         current = getattr(config, key)
         try:
             if isinstance(raw, str):
@@ -174,8 +175,17 @@ def apply_overrides(config: Any, overrides: dict[str, Any] | None) -> Any:
                         raise ValueError("not a number")
             values[key] = raw
         except ValueError as exc:
-            raise ConfigError(f"setting '{key}': cannot use {raw!r} ({exc})") from exc
+            raise ConfigError(f"--set {key}: cannot use {raw!r} ({exc})") from exc
+        _check_int64(key, values[key])
     return dataclasses.replace(config, **values)
+
+
+def _check_int64(key: str, value: Any) -> None:
+    """An integer setting within int64 (a stage's arrays hold it), else a ConfigError."""
+    from trackverify.values import INT64_MAX, INT64_MIN, is_integer
+
+    if is_integer(value) and not is_integer(value, INT64_MIN, INT64_MAX):
+        raise ConfigError(f"--set {key}: cannot use {value!r} (not a 64-bit integer)")
 
 
 def config_record(config: Any) -> dict[str, Any]:

@@ -163,8 +163,10 @@ def detect_format(path: str | os.PathLike) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise InputError(f"cannot tell the format; give --format, one of: {format_names()}",
-                         source=str(path))
+        expected = [f"{f.name}, {f.summary}" for f in by_suffix if f.name != "table"]
+        layouts = f": not the layout of {'; nor of '.join(expected)}" if expected else ""
+        raise InputError(f"cannot tell the format{layouts}; give --format, one of: "
+                         f"{format_names()}", source=str(path))
     raise InputError(f"the format is ambiguous ({', '.join(matches)}); give --format, one of: "
                      f"{format_names()}", source=str(path))
 

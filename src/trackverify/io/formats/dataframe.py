@@ -57,7 +57,8 @@ from trackverify.io.bounded import check_size, companion
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
-from trackverify.io.tabular import cell_numbers, header_line, read_table, text_cells
+from trackverify.io.tabular import (cell_numbers, check_not_semicolons, header_line, read_table,
+                                     text_cells)
 
 PARQUET = (".parquet", ".pq")
 
@@ -147,6 +148,8 @@ def _cells(path: Path) -> pd.DataFrame:
         return table
     first = header_line(path, errors="replace")
     names = _names(first)
+    if not _spaced(first):
+        check_not_semicolons(names, path)
     seen = pd.Index(names)
     if seen.has_duplicates:
         raise InputError("the column appears twice in the header", source=where,
