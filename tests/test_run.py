@@ -140,8 +140,8 @@ def test_a_number_setting_takes_any_real_number_as_a_float(given, read):
 
 
 @pytest.mark.parametrize("given, message", [
-    (True, "command line: 'threshold_um' must be a number, got True"),
-    ("2", "command line: 'threshold_um' must be a number, got '2'"),
+    (True, "command line: --threshold-um must be a number, got True"),
+    ("2", "command line: --threshold-um must be a number, got '2'"),
     # NaN and infinities are numbers to the type check; the setting's own range refuses them
     (float("nan"), "command line: threshold_um must be > 0 and finite, got nan"),
     (float("-inf"), "command line: threshold_um must be > 0 and finite, got -inf"),

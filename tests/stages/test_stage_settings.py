@@ -144,6 +144,6 @@ def test_keypoint_ground_truth_visible_without_coordinates(tmp_path, run_stage, 
 def test_a_number_setting_may_not_be_nan(tmp_path, run_stage, setting):
     # delta_p = nan made the p-value tolerance test false for every cell, silently
     _stats(tmp_path, (0.2, 0.03))
-    with pytest.raises(ConfigError, match=f"setting '{setting}': cannot use nan "
+    with pytest.raises(ConfigError, match=f"--set {setting}: cannot use nan "
                                           r"\(not a number\)"):
         run_stage("stats", tmp_path, **{setting: "nan"})

@@ -126,7 +126,7 @@ def _read_kind(path: Path, kind: str | None, id_columns: tuple[str, ...] = ()) -
         except pd.errors.EmptyDataError as exc:
             raise InputError("the file has no header line", source=str(path)) from exc
         except pd.errors.ParserError as exc:
-            raise _parser_error(exc, path, "\t" if suffix == ".tsv" else ",") from None
+            raise _parser_error(exc, path, sep) from None
         except (UnicodeDecodeError, csv.Error, ValueError) as exc:
             raise InputError(f"not a readable CSV file ({_first_line(exc)})",
                              source=str(path)) from exc
