@@ -96,8 +96,10 @@ def audit_part(tracks, detections, truth, part: str, with_detections: bool) -> d
 def sweep(rows: pd.DataFrame, gaps=(1, 3, 10, 30, 100, None)) -> list[dict]:
     """Identity events split at gaps of ``G`` frames (module docstring), ranked by rows on the
     look-alike's place, then flagged rows; frame, swap and drift events left out."""
+    from trackverify.audit.events import on_another_place
+
     flagged = rows[rows["verdict"].eq("flagged").to_numpy()].copy()
-    flagged["on"] = flagged["lookalike_um"] < flagged["score"]
+    flagged["on"] = on_another_place(flagged)
     flagged = flagged.sort_values(["pred_id", "lookalike_id", "frame"], kind="stable")
     out = []
     for gap in gaps:

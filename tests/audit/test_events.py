@@ -122,10 +122,33 @@ def test_a_run_away_from_its_own_place_is_a_drift_and_scattered_flags_are_no_eve
     events, member = find_events(observations(flags))
     assert events[["kind", "ids", "first_frame", "last_frame", "observations", "on_lookalike"]
                   ].values.tolist() == [["drift", "5", 7, 12, 6, 0]]
-    assert events["evidence"].iloc[0] == ("id 5 is a median 4 um from its own place (threshold "
-                                          "2 um) in 6 flagged observations, frames 7-12 (6 frames)"
-                                          "; nearest other identity: 6")
+    assert events["evidence"].iloc[0] == ("id 5 is a median 4 um from its own place (flagged: "
+                                          "score above its threshold of 2 um) in 6 flagged "
+                                          "observations, frames 7-12 (6 frames); nearest other "
+                                          "identity: 6")
     assert member.notna().sum() == 6
+
+
+def test_on_the_lookalike_is_measured_from_the_own_place_not_from_the_score():
+    # id 3 flagged in frames 3-5 with look-alike 4 at 2 um. In frames 3 and 4 it sits 1 um from
+    # where the registration puts it (its score of 9 um is penalties, not distance): not on
+    # 4's place. In frame 5 it sits 5 um from its own place: on 4's place. Positions at the
+    # origin, expected places on the x axis at the distance given.
+    flags = {(3, f): (9.0, 4, 2.0) for f in (3, 4, 5)}
+    table = observations(flags).assign(x_um=0.0, y_um=0.0, expected_x_um=0.0, expected_y_um=0.0)
+    own = {3: 1.0, 4: 1.0, 5: 5.0}
+    for frame, distance in own.items():
+        table.loc[(table["pred_id"] == 3) & (table["frame"] == frame), "expected_x_um"] = distance
+    from trackverify.audit.events import on_another_place, own_distance
+
+    rows = table[(table["pred_id"] == 3) & table["frame"].isin([3, 4, 5])]
+    assert own_distance(rows).tolist() == [1.0, 1.0, 5.0]
+    assert on_another_place(rows).tolist() == [False, False, True]
+    events, _ = find_events(table)
+    assert events[["kind", "ids", "observations", "on_lookalike"]].values.tolist() == [
+        ["identity", "3", 3, 1]]
+    assert events["evidence"].iloc[0].startswith("id 3 sits a median 2 um from where 4 should "
+                                                 "be and 5 um from its own place in 1 of 3")
 
 
 def test_scattered_flags_alone_make_no_event():

@@ -25,8 +25,9 @@ MAX_LABELS = 24
 def shown_frame(event: pd.Series, rows: pd.DataFrame) -> int:
     """The frame the picture shows for ``event``: its covered row on the look-alike's place
     with the largest score, else its covered row with the largest score (ties: the earliest)."""
-    on = rows["lookalike_um"].to_numpy(dtype=float, na_value=np.nan) < \
-        rows["score"].to_numpy(dtype=float, na_value=np.nan)
+    from trackverify.audit.events import on_another_place
+
+    on = on_another_place(rows)
     pool = rows[on] if on.any() else rows
     score = pool["score"].to_numpy(dtype=float, na_value=-np.inf)
     best = np.flatnonzero(score == score.max())

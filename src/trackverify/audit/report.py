@@ -210,6 +210,6 @@ detail.</p></section>
 {ERROR_RATE_START}{ERROR_RATE_END}
 <h2>Identity timeline</h2>{timelines}
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
-<h2>Events to review (top {min(EVENT_ROWS, len(result.events))} of {len(result.events)})</h2>
+<h2 id="events">Events to review (top {min(EVENT_ROWS, len(result.events))} of {len(result.events)})</h2>
 {_events_html(result)}
 <h2>Identities, worst first</h2>{_ids_html(result)}""")

@@ -3,10 +3,10 @@
 Population: the audited observations of ``audit.parquet`` (after the anchor frame, with a
 valid predicted id). Strata: (recording, verdict), the flagged observations split in two:
 ``flagged_on_other``, those nearer another identity's registered place than their own
-(``lookalike_um < score``, the evidence the events rank by; trackverify.audit.events), and
+(:func:`trackverify.audit.events.on_another_place`, the evidence the events rank by), and
 ``flagged``, the rest (an audit without look-alikes has no ``flagged_on_other``). The split
 is the physical one the audit already draws, not a bin set on any recording: on the real
-tracker's development half 81 % of the first and 7 % of the second are wrong, so each
+tracker's development half 90 % of the first and 8 % of the second are wrong, so each
 stratum is purer than the flagged ones together and the interval narrower
 (docs/evidence/error-rate.md). Allocation (Neyman with planning values
 fixed before any data are seen, and a floor): stratum ``h`` gets a share of ``n``
@@ -51,11 +51,10 @@ def audited_population(audit_dir: Path) -> pd.DataFrame:
     rows = read_table(path)
     rows = rows[_audited(rows)]
     rows = rows.sort_values(["recording", "frame", "detection"], kind="stable")
+    from trackverify.audit.events import on_another_place
+
     kind = rows["verdict"].astype(str).to_numpy(dtype=object)
-    if "lookalike_um" in rows.columns:
-        on = (rows["lookalike_um"].to_numpy(dtype=float, na_value=np.nan)
-              < rows["score"].to_numpy(dtype=float, na_value=np.nan))
-        kind = np.where(on & (kind == "flagged"), "flagged_on_other", kind)
+    kind = np.where(on_another_place(rows), "flagged_on_other", kind)
     return rows.assign(stratum=rows["recording"].astype(str) + "/" + kind)
 
 
