@@ -216,3 +216,19 @@ def test_the_report_draws_at_most_twelve_timelines_most_wrong_first():
     assert "The 12 recordings with the most wrong identities of 14 are shown." in html
     shown = re.findall(r">(rec\d\d)<", html)
     assert shown == [f"rec{k:02d}" for k in range(13, 1, -1)]
+
+
+def test_two_hundred_ids_are_each_labelled_in_numeric_order_and_do_not_overlap():
+    from trackverify.audit.report import identity_timeline
+
+    ids = np.arange(1, 201) * 5  # 5, 10, ..., 1000: text order would put 1000 before 105
+    obs = pd.DataFrame({"pred_id": np.repeat(ids, 3), "frame": np.tile([0, 1, 2], 200),
+                        "pred_valid": True, "verdict": "certified",
+                        "reason": np.tile(["anchor_frame", None, None], 200)})
+    svg = timeline_svg(identity_timeline("r", obs))
+    ticks = _ticks(svg, "y")
+    assert len(ticks) == 200
+    by_height = sorted(ticks, key=ticks.get)  # top to bottom
+    assert by_height == [str(i) for i in ids]
+    gaps = np.diff(sorted(ticks.values()))
+    assert gaps.min() >= 6.0  # points between labels: a 6-point label fits

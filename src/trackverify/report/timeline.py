@@ -26,8 +26,8 @@ from trackverify.report.plots import figure_svg, pyplot
 #: At most this many columns; wider timelines are binned (a bin shows its worst state).
 MAX_COLUMNS = 1500
 #: Height of one row (inches): a 6-point label fits, so every row is labelled up to
-#: MAX_LABELLED rows (200 ids: 20.6 inches); beyond, every ceil(n / MAX_LABELLED)-th.
-ROW_INCHES = 0.1
+#: MAX_LABELLED rows (200 ids: 25.6 inches); beyond, every ceil(n / MAX_LABELLED)-th.
+ROW_INCHES = 0.125
 MAX_LABELLED = 300
 #: The background colour: a frame where the row has no cell.
 NOT_OBSERVED = "not observed"
