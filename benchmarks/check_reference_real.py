@@ -9,9 +9,10 @@
    frame's findings.
 2. **Recall on planted errors** (seeded, 20261205): ``--injections`` one-frame label errors are
    planted into the development half's labels, one per frame (frames drawn without replacement),
-   in three kinds taken in turn: a one-sided jump (label ``i`` onto its nearest labelled
+   in four kinds taken in turn: a one-sided jump (label ``i`` onto its nearest labelled
    neighbour ``q``'s detection, 5-11 um away, ``q``'s row removed), a crossed pair (``i`` and ``q``
-   exchanged) and a duplicate (``i`` onto ``q``'s detection, ``q`` kept). A planted error is found
+   exchanged), a duplicate (``i`` onto ``q``'s detection, ``q`` kept) and a displaced label (``i``
+   onto its nearest unlabelled detection, 5-11 um away). A planted error is found
    when the check questions the planted row; the other findings are counted beside it.
    A pairwise check of the check (``pair_test``, no neighbour motion model) reads each finding
    with a partner, and, as its control, 200 unquestioned rows with their nearest neighbour.
@@ -118,26 +119,45 @@ def control_pairs(obs: pd.DataFrame, kept: np.ndarray, n: int = 200) -> pd.DataF
     return pd.DataFrame(out)
 
 
-def plant(obs: pd.DataFrame, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, list]:
-    """``n`` one-frame errors in distinct frames; returns the labels and the planted rows
-    (frame, track, kind) whose questioning counts as found."""
+KINDS = ("one_sided", "crossed", "duplicate", "displaced")
+
+
+def unlabelled(dets: pd.DataFrame, t: int, labelled: np.ndarray) -> np.ndarray:
+    """Frame ``t``'s detections more than 0.5 um from every label."""
+    here = dets.loc[dets["frame"].to_numpy() == t, COORDS].to_numpy(dtype=np.float64)
+    gap = np.linalg.norm(here[:, None] - labelled[None], axis=2).min(axis=1)
+    return here[gap > 0.5]
+
+
+def plant(obs: pd.DataFrame, dets: pd.DataFrame, n: int,
+          rng: np.random.Generator) -> tuple[pd.DataFrame, list]:
+    """``n`` one-frame errors in distinct frames, the kinds of ``KINDS`` in turn; returns the
+    labels and the planted rows (frame, track, kind) whose questioning counts as found."""
     obs = obs.copy()
     frames = rng.choice(np.unique(obs["frame"]), size=n, replace=False)
     planted, drop = [], []
-    kinds = ("one_sided", "crossed", "duplicate")
     for k, t in enumerate(np.sort(frames)):
         here = obs.index[obs["frame"].to_numpy() == t]
         xyz = obs.loc[here, COORDS].to_numpy(dtype=np.float64)
-        gap = np.linalg.norm(xyz[:, None] - xyz[None], axis=2)
-        np.fill_diagonal(gap, np.inf)
+        kind = KINDS[k % len(KINDS)]
+        if kind == "displaced":  # onto the nearest unlabelled detection, 5-11 um away
+            free = unlabelled(dets, t, xyz)
+            gap = np.linalg.norm(xyz[:, None] - free[None], axis=2) if len(free) else np.full((len(xyz), 1), np.inf)
+        else:
+            gap = np.linalg.norm(xyz[:, None] - xyz[None], axis=2)
+            np.fill_diagonal(gap, np.inf)
         nearest = gap.min(axis=1)
         ok = np.flatnonzero((nearest >= 5) & (nearest <= 11))
         if not len(ok):
             continue
         a = ok[rng.integers(len(ok))]
         b = int(np.argmin(gap[a]))
-        ra, rb = here[a], here[b]
-        kind = kinds[k % 3]
+        ra = here[a]
+        if kind == "displaced":
+            obs.loc[ra, COORDS] = free[b]
+            planted.append((int(t), int(obs.at[ra, "track"]), kind))
+            continue
+        rb = here[b]
         pa, pb = xyz[a].copy(), xyz[b].copy()
         obs.loc[ra, COORDS] = pb
         if kind == "crossed":
@@ -149,12 +169,12 @@ def plant(obs: pd.DataFrame, n: int, rng: np.random.Generator) -> tuple[pd.DataF
 
 
 def recall(obs: pd.DataFrame, dets: pd.DataFrame, n: int) -> dict:
-    labels, planted = plant(obs, n, np.random.default_rng(SEED))
+    labels, planted = plant(obs, dets, n, np.random.default_rng(SEED))
     check = check_reference(labels, dets)
     questioned = labels.loc[check.rows["questioned"].to_numpy(), ["frame", "track"]]
     hit = set(map(tuple, questioned.to_numpy().tolist()))
     out = {"planted": len(planted)}
-    for kind in ("one_sided", "crossed", "duplicate"):
+    for kind in KINDS:
         rows = [(t, i) for t, i, k in planted if k == kind]
         out[f"recall_{kind}"] = sum(r in hit for r in rows) / len(rows) if rows else None
     found = sum((t, i) in hit for t, i, _ in planted)

@@ -8,7 +8,7 @@ import pytest
 
 from trackverify.cli import main
 from trackverify.reference_check import CheckSettings, check_reference
-from trackverify.reference_check.core import robust_z
+from trackverify.reference_check.core import evidence_sentence, robust_z
 
 FRAMES = 20
 
@@ -120,6 +120,67 @@ def test_robust_z_by_hand():
     assert z[4] == pytest.approx(97 / 1.4826)
     assert z[0] == pytest.approx(-2 / 1.4826)
     assert np.isnan(z[5])
+
+
+def test_pair_reading_by_hand():
+    """One track at the origin moving +1 um in x per frame; the label in frame index 2 sits on
+    the detection at x = (2, 0, 0) + (4, 0, 0), the alternative y at (2, 0, 0): the hypothesis
+    "the label belongs on y" puts the labelled detection's neuron at x_i(s) + (4, 0, 0), the
+    other at x_i(s) - (4, 0, 0)."""
+    from trackverify.reference_check.core import pair_reading
+
+    frames = np.arange(5)
+    P = np.zeros((5, 1, 3))
+    P[:, 0, 0] = frames  # x_i(s) = (s, 0, 0)
+    x, y = np.array([6.0, 0, 0]), np.array([2.0, 0, 0])
+    own = {s: np.array([[s, 0, 0]], float) for s in frames}
+    # a neighbour 4 um along +x in every frame: every frame read agrees
+    plus = {s: np.vstack([own[s], [s + 4.0, 0, 0]]) for s in frames}
+    assert pair_reading(P, 2, 0, x, y, plus, frames, window=2) == (4, 4)
+    # a neighbour 4 um along -x: none agrees
+    minus = {s: np.vstack([own[s], [s - 4.0, 0, 0]]) for s in frames}
+    assert pair_reading(P, 2, 0, x, y, minus, frames, window=2) == (0, 4)
+    # frames where the track is unlabelled (index 0) or that have no detections (index 4) are not read
+    P[0] = np.nan
+    del plus[4]
+    assert pair_reading(P, 2, 0, x, y, plus, frames, window=2) == (2, 2)
+
+
+def with_neighbour(frames_present=range(FRAMES), right_side=False):
+    """The clean scene and an untracked neuron 4 um from neuron 12 (+x) detected in
+    ``frames_present``; in frame 6 label 12 sits on that neuron's detection. With ``right_side``
+    every frame but 6 also has a detection 4 um on the other side (-x) of neuron 12."""
+    clean = scene()
+    detections = clean[["recording", "frame", "detection", "x_um", "y_um", "z_um"]].copy()
+    extra = []
+    for t in range(FRAMES):
+        p12 = position(clean, t, 12)
+        if t in frames_present:
+            extra.append(["hand", t, 900, *(p12 + [4.0, 0.0, 0.0])])
+        if right_side and t != 6:
+            extra.append(["hand", t, 901, *(p12 - [4.0, 0.0, 0.0])])
+    detections = pd.concat([detections, pd.DataFrame(extra, columns=detections.columns)],
+                           ignore_index=True)
+    obs = clean.copy()
+    move(obs, 6, 12, position(clean, 6, 12) + [4.0, 0.0, 0.0])
+    return obs, detections
+
+
+def test_displaced_label_onto_a_persistent_untracked_neuron_is_read_twice():
+    """With the distance-only cut out of reach (displaced_factor 10^6), the label on the untracked
+    neighbour is questioned by the second reading alone: all four frames around agree."""
+    obs, detections = with_neighbour()
+    rule = CheckSettings(displaced_factor=1e6)
+    found = check_reference(obs, detections, rule).findings
+    assert [(r.kind, tuple(r.frames), tuple(r.tracks), r.pair_agree, r.pair_read)
+            for r in found.itertuples()] == [("displaced", (6,), (12,), 4, 4)]
+    assert "in 4 of 4 frames around" in evidence_sentence(found.iloc[0])
+    # the frames around say the label is right (a detection on the other side, the neighbour
+    # seen in frame 6 only): not questioned without the distance-only cut ...
+    obs, detections = with_neighbour(frames_present=[6], right_side=True)
+    assert len(check_reference(obs, detections, rule).findings) == 0
+    # ... and questioned with it (the label is 4 um from where its neighbours put it)
+    assert check_reference(obs, detections).findings["kind"].tolist() == ["displaced"]
 
 
 def test_a_stricter_rule_questions_less():

@@ -19,8 +19,12 @@ from the frames around it, identity-free in the sense that only the labels thems
    ``z >= z_min`` (default 3.5, the modified z-score outlier cut of Iglewicz and Hoaglin) and the detection nearest ``i``'s prediction ``p_i`` (the median of
    its ``p_i(s)``) is another one, at most ``ratio`` (default 0.5) times as far from ``p_i`` as the
    labelled one: the label is far from where the frames around put it and something else sits there.
-   A ``displaced`` label (below) needs ``z >= displaced_factor * z_min`` (default 7): no
-   neuron's place says where it came from, so the distance alone must be stronger.
+   A ``displaced`` label (below) names no neuron's place it came from, so it needs a second,
+   motion-free reading too (:func:`pair_reading`): in at least ``pair_support`` (default 3/4) of
+   the ``window`` frames around where the track is labelled (at least two), a detection lies
+   nearer where the labelled detection's neuron would be if the label belonged on the
+   alternative detection than where the alternative's neuron would be if the label were right;
+   or, without that reading, ``z >= displaced_factor * z_min`` (default 7).
 5. **Kind.** The labelled detection is ``q``'s place when it is nearer ``p_q`` than ``p_i`` and
    within half the recording's median neighbour spacing of ``p_q``. ``one_sided``: ``q`` carries
    no label in ``t``; ``crossed``: ``q``'s label sits at ``i``'s place (both rows questioned, one
@@ -53,10 +57,12 @@ class CheckSettings:
     z_min: float = 3.5
     ratio: float = 0.5
     displaced_factor: float = 2.0
+    pair_support: float = 0.75
 
     def as_dict(self) -> dict:
         return {"window": self.window, "neighbours": self.neighbours, "z_min": self.z_min,
-                "ratio": self.ratio, "displaced_factor": self.displaced_factor}
+                "ratio": self.ratio, "displaced_factor": self.displaced_factor,
+                "pair_support": self.pair_support}
 
 
 def _cube(obs: pd.DataFrame, frames: np.ndarray, tracks: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -176,6 +182,30 @@ def median_spacing(P: np.ndarray) -> float:
     return float(np.median(np.concatenate(spacing))) if spacing else float("nan")
 
 
+def pair_reading(P: np.ndarray, a: int, i: int, x: np.ndarray, y: np.ndarray,
+                 points: dict, frames: np.ndarray, window: int) -> tuple[int, int]:
+    """``(agree, read)``: a motion-free reading of the hypothesis that track ``i``'s label in
+    frame index ``a``, on the detection at ``x``, belongs on the detection at ``y``.
+
+    Close neurons keep their offset over a frame or two. So in each of the ``window`` nearest
+    frames ``s`` before and after ``a`` where ``i`` is labelled (at ``x_i(s)``, and the frame has
+    detections), if the label belongs on ``y``, the neuron at ``x`` sits near
+    ``x_i(s) + (x - y)``; if the label is right, the neuron at ``y`` sits near
+    ``x_i(s) + (y - x)``. The frame agrees with the hypothesis when a detection lies nearer the
+    first place than the second. ``read`` counts the frames read."""
+    agree = read = 0
+    for o in _offsets(len(P), window):
+        b = a + o
+        if not 0 <= b < len(P) or np.isnan(P[b, i, 0]) or int(frames[b]) not in points:
+            continue
+        here = points[int(frames[b])]
+        wrong = np.linalg.norm(here - (P[b, i] + (x - y)), axis=1).min()
+        right = np.linalg.norm(here - (P[b, i] + (y - x)), axis=1).min()
+        read += 1
+        agree += bool(wrong < right)
+    return agree, read
+
+
 def _frame_points(detections: pd.DataFrame | None, obs: pd.DataFrame, coords: list[str]) -> dict:
     source = obs if detections is None else detections
     frames = source["frame"].to_numpy()
@@ -201,7 +231,8 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                   "detections": sorted(g["detection"].tolist()) if "detection" in g else [],
                   "rows": g.index.tolist(), "strength": np.nan, "residual_um": np.nan,
                   "label_to_prediction_um": np.nan, "alternative_to_prediction_um": np.nan,
-                  "label_to_partner_prediction_um": np.nan, "prediction": None}
+                  "label_to_partner_prediction_um": np.nan, "pair_agree": pd.NA,
+                  "pair_read": pd.NA, "prediction": None}
                  for (t, k), g in obs[twice].groupby(["frame", "track"], sort=True)]
         return rows, pd.concat([findings, pd.DataFrame(extra, columns=findings.columns)],
                                ignore_index=True)
@@ -228,14 +259,15 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
         frame_points = points.get(int(frames[a]))
         if frame_points is None or not np.isfinite(p).all():
             continue
-        alternative = float(cKDTree(frame_points).query(p)[0])
+        alternative, nearest = cKDTree(frame_points).query(p)
+        alternative = float(alternative)
         if alternative > settings.ratio * label_off:
             continue
         to_place = np.linalg.norm(prediction[a] - x, axis=1)
         to_place[i] = np.inf
         q = int(np.nanargmin(np.nan_to_num(to_place, nan=np.inf)))
         partner_off = float(to_place[q])
-        pattern, partner = "displaced", None
+        pattern, partner, agree, read = "displaced", None, None, None
         if partner_off < label_off and partner_off < spacing / 2:
             partner = q
             if np.isnan(P[a, q, 0]):
@@ -244,13 +276,18 @@ def check_recording(obs: pd.DataFrame, detections: pd.DataFrame | None = None,
                 pattern = "crossed"
             else:
                 pattern = "duplicate"
-        elif z[a, i] < settings.displaced_factor * settings.z_min:
-            continue  # no neuron's place names where the label came from: a stricter cut
+        else:  # no neuron's place names where the label came from: a second reading
+            agree, read = pair_reading(P, a, i, x, frame_points[nearest], points, frames,
+                                       settings.window)
+            supported = read >= 2 and agree >= settings.pair_support * read
+            if not supported and z[a, i] < settings.displaced_factor * settings.z_min:
+                continue
         hits.append({"row": obs.index[row], "a": int(a), "i": int(i), "pattern": pattern,
                      "partner": partner, "residual_um": float(r[a, i]), "strength": float(z[a, i]),
                      "label_to_prediction_um": label_off,
                      "alternative_to_prediction_um": alternative,
                      "label_to_partner_prediction_um": partner_off if partner is not None else None,
+                     "pair_agree": agree, "pair_read": read,
                      "detection": None if detection is None else detection[row],
                      "prediction": [float(v) for v in p]})
     # a crossed pair questions both labels, even when only one side passed the cut
@@ -297,12 +334,14 @@ def _findings(hits: list[dict], frames: np.ndarray, tracks: np.ndarray) -> pd.Da
             "label_to_prediction_um": best["label_to_prediction_um"],
             "alternative_to_prediction_um": best["alternative_to_prediction_um"],
             "label_to_partner_prediction_um": best["label_to_partner_prediction_um"],
+            "pair_agree": best["pair_agree"], "pair_read": best["pair_read"],
             "prediction": first["prediction"]})
     columns = ["kind", "pattern", "frames", "tracks", "partner", "detections", "rows", "strength",
                "residual_um", "label_to_prediction_um", "alternative_to_prediction_um",
-               "label_to_partner_prediction_um", "prediction"]
+               "label_to_partner_prediction_um", "pair_agree", "pair_read", "prediction"]
     table = pd.DataFrame(found, columns=columns)
-    table["partner"] = table["partner"].astype("Int64")
+    for c in ("partner", "pair_agree", "pair_read"):
+        table[c] = table[c].astype("Int64")
     order = np.lexsort((table["frames"].map(min).to_numpy() if len(table) else [],
                         -table["strength"].to_numpy()))
     return table.iloc[order].reset_index(drop=True)
@@ -388,6 +427,10 @@ def evidence_sentence(finding: pd.Series) -> str:
     else:
         tail = {"crossed": f"; labels {track} are exchanged",
                 "displaced": "; the label is on no tracked neuron's place (an unlabelled detection)"}[pattern]
+        if pattern == "displaced" and not pd.isna(finding.get("pair_read", pd.NA)):
+            tail += (f"; in {finding['pair_agree']} of {finding['pair_read']} frames around, the "
+                     f"neuron the label sits on is seen beside the labelled neuron (a second, "
+                     f"motion-free reading)")
     anchor = " (the anchor frame: the following frames contradict it)" if finding["kind"] == "anchor" else ""
     return head + tail + anchor + "."
 

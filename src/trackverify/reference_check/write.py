@@ -14,7 +14,7 @@ from trackverify.reference_check.core import COORDS, ReferenceCheck, evidence_se
 
 COLUMNS = ["rank", "kind", "pattern", "recording", "frames", "tracks", "partner", "detections",
            "strength", "residual_um", "label_to_prediction_um", "alternative_to_prediction_um",
-           "label_to_partner_prediction_um", "evidence"]
+           "label_to_partner_prediction_um", "pair_agree", "pair_read", "evidence"]
 #: Pictures are drawn for the strongest findings only (the CSV holds every finding).
 MAX_PICTURES = 60
 
