@@ -15,7 +15,9 @@
    onto its nearest unlabelled detection, 5-11 um away). A planted error is found
    when the check questions the planted row; the other findings are counted beside it.
    A pairwise check of the check (``pair_test``, no neighbour motion model) reads each finding
-   with a partner, and, as its control, 200 unquestioned rows with their nearest neighbour.
+   with a partner, and, as its control, 200 unquestioned rows with their nearest neighbour; the
+   second reading of ``displaced`` labels (``pair_reading``) is controlled the same way on 400
+   unquestioned rows read against a random detection 3-7 um away.
 3. **Both populations.** The CPD tracker's identities (``tracker_cpd.parquet``) scored by
    ``registered_distance`` (its defaults) over the whole recording (frame 0 its anchor, errors
    against the anchor identity, SPEC section 4); per half, AUROC* and correct coverage at
@@ -68,6 +70,8 @@ def describe(obs: pd.DataFrame, dets: pd.DataFrame) -> tuple[dict, np.ndarray]:
     out = {**check.summary(), "cpu_seconds": round(seconds, 2),
            "pair_test": pair_test(obs, dets, f),
            "pair_test_control": pair_test(obs, dets, control_pairs(obs, check.kept)),
+           "pair_reading_control": pair_reading_control(obs, dets, check.kept),
+           "mirror_test": mirror_test(obs, dets),
            "top_pairs": [[list(k), v] for k, v in pair_counts(f)],
            "anchor_findings": [{"tracks": t, "pattern": p, "partner": None if pd.isna(q) else int(q)}
                                for t, p, q in zip(anchor["tracks"], anchor["pattern"], anchor["partner"])]}
@@ -101,6 +105,75 @@ def pair_test(obs: pd.DataFrame, dets: pd.DataFrame, findings: pd.DataFrame) -> 
         b = np.linalg.norm(here - (x + ref), axis=1).min()
         verdict["label_on_partner" if a < b else "label_right"] += 1
     return verdict
+
+
+def pair_reading_control(obs: pd.DataFrame, dets: pd.DataFrame, kept: np.ndarray,
+                         n: int = 400) -> dict:
+    """The second reading's false rate: ``n`` unquestioned rows (seeded), each read as if its
+    label belonged on a detection drawn at random 3-7 um from it (the distances of the
+    displaced findings); the share read as supported by the check's rule (at least
+    ``pair_support`` of at least two frames) is the rate at which a right label passes it."""
+    from trackverify.reference_check import CheckSettings
+    from trackverify.reference_check.core import _cube, _frame_points, pair_reading
+
+    rule = CheckSettings()
+    rng = np.random.default_rng(SEED)
+    frames, tracks = np.unique(obs["frame"]), np.unique(obs["track"])
+    P = _cube(obs, frames, tracks, obs[COORDS].to_numpy(dtype=np.float64))
+    points = _frame_points(dets, obs, COORDS)
+    supported = read_rows = 0
+    for r in np.sort(rng.choice(np.flatnonzero(kept), size=min(n, int(kept.sum())), replace=False)):
+        a = int(np.searchsorted(frames, obs["frame"].iat[r]))
+        i = int(np.searchsorted(tracks, obs["track"].iat[r]))
+        here = points[int(frames[a])]
+        gap = np.linalg.norm(here - P[a, i], axis=1)
+        choice = np.flatnonzero((gap > 3) & (gap < 7))
+        if not len(choice):
+            continue
+        agree, read = pair_reading(P, a, i, P[a, i], here[rng.choice(choice)], points, frames,
+                                   rule.window)
+        if read >= 2:
+            read_rows += 1
+            supported += agree >= rule.pair_support * read
+    return {"rows_read": read_rows, "supported": supported,
+            "false_rate": supported / read_rows if read_rows else None}
+
+
+def mirror_test(obs: pd.DataFrame, dets: pd.DataFrame) -> dict:
+    """Rows with ``z >= z_min`` whose label sits on no tracked neuron's place (the partner rule of
+    the check): how many have a detection at their predicted place ``p`` (at most ``ratio`` times
+    the label's distance from it, as the rule asks) against how many have one at the point
+    mirrored through the label, ``2 x - p`` (as far from the label, where chance alone puts a
+    detection as often). The excess is what a label moved onto an unlabelled detection leaves."""
+    from scipy.spatial import cKDTree
+
+    from trackverify.reference_check import CheckSettings
+    from trackverify.reference_check.core import _cube, median_spacing, residuals, robust_z
+
+    rule = CheckSettings()
+    frames, tracks = np.unique(obs["frame"]), np.unique(obs["track"])
+    P = _cube(obs, frames, tracks, obs[COORDS].to_numpy(dtype=np.float64))
+    _, prediction = residuals(P, rule)
+    z = robust_z(residuals(P, rule)[0])
+    half = median_spacing(P) / 2
+    trees = {t: cKDTree(g[COORDS].to_numpy(dtype=np.float64)) for t, g in dets.groupby("frame")}
+    at_place = mirrored = rows = 0
+    for a, i in zip(*np.nonzero(np.nan_to_num(z, nan=-np.inf) >= rule.z_min)):
+        x, p = P[a, i], prediction[a, i]
+        if not np.isfinite(p).all() or int(frames[a]) not in trees:
+            continue
+        off = np.linalg.norm(x - p)
+        to_place = np.linalg.norm(prediction[a] - x, axis=1)
+        to_place[i] = np.inf
+        if np.nanmin(np.nan_to_num(to_place, nan=np.inf)) < min(off, half):
+            continue  # on a tracked neuron's place: not this test's rows
+        tree = trees[int(frames[a])]
+        near = tree.query(2 * x - p, k=2)[0]
+        rows += 1
+        at_place += tree.query(p)[0] <= rule.ratio * off
+        mirrored += (near[1] if near[0] < 1e-6 else near[0]) <= rule.ratio * off
+    return {"rows": rows, "detection_at_prediction": int(at_place),
+            "detection_at_mirror": int(mirrored)}
 
 
 def control_pairs(obs: pd.DataFrame, kept: np.ndarray, n: int = 200) -> pd.DataFrame:
