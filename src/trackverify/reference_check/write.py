@@ -77,7 +77,11 @@ def render_report(check: ReferenceCheck, observations: pd.DataFrame,
             "<p>A label is questioned when it lies far from where its neighbours' motion in the "
             "frames around puts it (robust z-score of that distance at least "
             f"{check.settings.z_min}) and another detection sits at that place (at most "
-            f"{check.settings.ratio} times as far). See docs/guide/reference-check.md.</p>")
+            f"{check.settings.ratio} times as far); a label on no tracked neuron's place "
+            "(displaced) needs as well a second, motion-free reading in the frames around "
+            f"(at least {check.settings.pair_support:g} of them agree) or a z-score of at least "
+            f"{check.settings.displaced_factor * check.settings.z_min:g}. "
+            "See docs/guide/reference-check.md.</p>")
     rows = [[str(r["rank"]), html.escape(r["kind"]), html.escape(str(r["recording"])),
              html.escape(r["frames"]), html.escape(r["tracks"]),
              cell(None if pd.isna(r["strength"]) else float(r["strength"]), "sig"),
