@@ -619,3 +619,20 @@ def test_decimal_ids_written_by_pandas_audit_as_the_dataframe_does(tmp_path):
     cli_segments = pd.read_csv(tmp_path / "out" / "segments.csv")
     assert cli_segments[["pred_id", "lookalike_id"]].values.tolist() == \
         api.segments[["pred_id", "lookalike_id"]].astype(int).values.tolist() == [[9, 10], [10, 9]]
+
+
+def test_a_threshold_far_beyond_the_scores_is_named_not_drawn(tmp_path):
+    """A threshold of 1e308 um certifies every row; the score plot names it beside the axis
+    instead of drawing a line there (which overflowed matplotlib's tick arithmetic with a
+    RuntimeWarning); a threshold inside the range is still drawn."""
+    import warnings
+
+    from trackverify.audit.report import _score_plot
+
+    obs = pd.DataFrame({"verdict": ["certified", "flagged", "certified"], "reason": [None] * 3,
+                        "score": [0.5, 3.0, 1.0], "relative_score": [0.1, 0.6, 0.2]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        far = _score_plot(obs, {"source": "user", "per_recording_um": {"r": 1e308}})
+        near = _score_plot(obs, {"source": "user", "per_recording_um": {"r": 2.0}})
+    assert "beyond the axis" in far and "beyond the axis" not in near

@@ -55,14 +55,19 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
     scores = rows[column].to_numpy(dtype=np.float64)
     finite = np.isfinite(scores)  # no relative score where an identity has no spacing
     scores, verdicts = scores[finite], rows["verdict"].to_numpy()[finite]
+    top = (float(np.quantile(scores, 0.995)) or 1.0) if len(scores) else 1.0
     if len(scores):
-        top = float(np.quantile(scores, 0.995)) or 1.0
         bins = np.linspace(0, top, 60)
         for verdict, colour in (("certified", GREEN), ("flagged", RED)):
             chosen = scores[verdicts == verdict]
             ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
+    beyond = [value for value in lines if value > 2 * top]  # a line there would squash the axis
     for value in lines:
-        ax.axvline(value, color="black", lw=1, ls="--")
+        if value <= 2 * top:
+            ax.axvline(value, color="black", lw=1, ls="--")
+    if beyond:
+        ax.annotate("threshold " + ", ".join(fmt(v) for v in beyond) + " beyond the axis \u2192",
+                    xy=(0.99, 0.92), xycoords="axes fraction", ha="right", fontsize=7)
     ax.set(xlabel=label, ylabel="observations", title="Scores of audited observations "
            "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
     legend(ax, fontsize=7, frameon=False)
