@@ -1,0 +1,100 @@
+"""Does a non-causal second registration catch what the causal one shares with the tracker?
+
+    PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/backward_registration.py
+
+``registered_distance`` registers frame ``t`` from the frames before it, as the CPD tracker
+tracks. Here every frame ``t`` is registered a second time from the *next* frame's registration
+(the better of ``R[t+1]`` and the constant-velocity step back from ``R[t+2]``; the same
+identity-free CPD, settings and detections), and each row scored against it as against ``R``
+(``d + max(0, d - alt)``, without the one-to-one term). The CPD tracker's identities on the real
+freely moving recording (errors against the frame-0 identity), on the rows the reference check
+does not question, per half: the verifier's own score, the backward score alone, and the larger
+of the two. An experiment, not a verifier setting (docs/evidence/reference-check.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import check_reference_real as bench
+from trackverify.anchors import anchor_identities
+from trackverify.corrupt import label_errors
+from trackverify.dataset import load_dataset
+from trackverify.reference_check import check_reference
+from trackverify.verifiers import registered_distance as rd
+from trackverify.verifiers import run_verifier
+
+
+def backward(registration: rd.Registration, detections, coords: list[str]) -> np.ndarray:
+    """Every frame ``t`` registered again from frame ``t + 1``'s registration (NaN where
+    either is missing)."""
+    s, anchor = registration.settings, registration.positions[0]
+    centre = anchor.mean(axis=0)
+    radius = float(np.sqrt(((anchor - centre) ** 2).sum(axis=1).mean()))
+    a, R = (anchor - centre) / radius, (registration.positions - centre) / radius
+    spacing = rd.anchor_spacing(a)
+    floor = max((s.min_sigma * spacing) ** 2, 1e-12)
+    gram = rd._low_rank_kernel(a, s.beta, s.kernel_trace)
+    frames = detections["frame"].to_numpy()
+    points = (detections[coords].to_numpy(dtype=np.float64) - centre) / radius
+    counts = np.bincount(frames)
+    w = rd.fitted_outlier_weight(len(a), counts[counts > 0], s.outlier_weight)
+    out = np.full_like(R, np.nan)
+    with threadpool_limits(1):
+        for t in range(1, len(R) - 1):
+            if np.isnan(R[t, 0, 0]) or np.isnan(R[t + 1, 0, 0]):
+                continue
+            x = points[frames == t]
+            starts = [R[t + 1]]
+            if t + 2 < len(R) and not np.isnan(R[t + 2, 0, 0]):
+                starts.append(rd.constant_velocity(R[t + 1], R[t + 2], 1, 1, s.momentum))
+            start = rd._better_start(tuple(starts), x, spacing)
+            out[t] = rd._register_frame(a, gram, x, start, max((s.frame_sigma * spacing) ** 2, floor),
+                                        s.iterations, s.lam, w, floor, s.affine, s.tolerance)[0]
+    return out * radius + centre
+
+
+def scores_against(positions: np.ndarray, table, ids, coords: list[str]) -> np.ndarray:
+    """``d + max(0, d - alt)`` of each row against ``positions`` (NaN without an anchor)."""
+    xyz, frames = table[coords].to_numpy(dtype=np.float64), table["frame"].to_numpy()
+    which = ids.get_indexer(table["pred_id"])
+    ok = (which >= 0) & ~np.isnan(positions[frames, 0, 0])
+    out = np.full(len(table), np.nan)
+    for t in np.unique(frames[ok]):
+        g = np.flatnonzero(ok & (frames == t))
+        gap = np.linalg.norm(xyz[g][:, None] - positions[t][None], axis=2)
+        own = gap[np.arange(len(g)), which[g]].copy()
+        gap[np.arange(len(g)), which[g]] = np.inf
+        out[g] = own + np.maximum(0.0, own - gap.min(axis=1))
+    return out
+
+
+def main() -> None:
+    data = bench.SHARED / "fdnc-nerve-freely-moving"
+    (_, source), = load_dataset(data).sources()
+    observations, detections = source.load(), source.load_detections()
+    table = bench.tracker_rows(data, observations, source.first_frame)
+    error = label_errors(table, anchor_identities(table)).astype("Float64").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    verifier = rd.RegisteredDistance()
+    forward = run_verifier(verifier, table, detections)
+    ids, registration = verifier.register(table, detections)
+    back = scores_against(backward(registration, detections, bench.COORDS), table, ids, bench.COORDS)
+    back = np.where(np.isnan(forward), np.nan, back)
+    development = observations["frame"].to_numpy() <= 373
+    kept = np.ones(len(observations), dtype=bool)
+    for mask in (development, ~development):
+        dets = detections[(detections["frame"].to_numpy() <= 373) == (mask is development)]
+        kept[np.flatnonzero(mask)] = check_reference(observations[mask].reset_index(drop=True),
+                                                     dets.reset_index(drop=True)).kept
+    for half, mask in (("development", development), ("rest", ~development)):
+        for name, score in (("forward (the verifier)", forward), ("backward alone", back),
+                            ("larger of the two", np.where(np.isnan(back), forward, np.fmax(forward, back)))):
+            block = bench.populations(error, score, mask, kept)["unquestioned_rows"]
+            print(f"{half:12s} {name:24s} AUROC* {block['auroc_abst']:.3f}  cov@1% "
+                  f"{block['cov_at_fcr1']:.3f}  cov@2% {block['cov_at_fcr2']:.3f}  cov@5% {block['cov_at_fcr5']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
