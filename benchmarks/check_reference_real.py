@@ -1,7 +1,7 @@
 """The reference check on the real freely moving recording, and what the reference supports.
 
     .venv/bin/python benchmarks/check_reference_real.py [--data ../shared/data/fdnc-nerve-freely-moving]
-        [--split 373] [--injections 200] [--json out.json]
+        [--split 373] [--injections 200] [--json out.json] [--score relative]
 
 1. **The check** (its default rule, docs/guide/reference-check.md) on the development half (frames
    <= ``--split``) and, separately, on the rest (the stand-in for a held-out half): findings by
@@ -288,6 +288,8 @@ def main() -> None:
     parser.add_argument("--split", type=int, default=373)
     parser.add_argument("--injections", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--score", choices=("distance", "relative"), default="distance",
+                        help="registered_distance's score (its setting; distance is its default)")
     parser.add_argument("--pictures", type=Path, default=None,
                         help="write the development half's 6 strongest findings as SVG here")
     args = parser.parse_args()
@@ -298,7 +300,7 @@ def main() -> None:
     error = label_errors(tracker, anchor_identities(tracker)).astype("Float64").to_numpy(
         dtype=np.float64, na_value=np.nan)
     start = time.process_time()
-    score = run_verifier(RegisteredDistance(), tracker, detections)
+    score = run_verifier(RegisteredDistance(score=args.score), tracker, detections)
     result["verifier_cpu_seconds"] = round(time.process_time() - start, 1)
     development = observations["frame"].to_numpy() <= args.split
     for half, mask in (("development", development), ("rest", ~development)):
@@ -309,7 +311,7 @@ def main() -> None:
         if half == "development" and args.pictures:
             pictures(obs, dets, args.pictures)
         block = {"check": check}
-        if half == "development":
+        if half == "development" and args.injections:
             block["planted"] = recall(obs, dets, args.injections)
         kept = np.ones(len(observations), dtype=bool)
         kept[np.flatnonzero(mask)] = kept_half
