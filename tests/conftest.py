@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from filelock import FileLock
 from hypothesis import settings
 
 # Property tests are reproducible: derandomised (examples drawn from a fixed seed), and a
@@ -23,6 +25,25 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 #: Headless Chromium, to check that a report renders (tests skip without it).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def built_once(tmp_path_factory, name: str, build):
+    """``build(folder)``'s value, built once per test run whatever the number of xdist
+    workers: the first worker to ask builds it in a fresh ``folder`` under a file lock, the
+    others (and later modules) read it back (pickled beside it). The folder and the value are
+    shared: tests read them and write elsewhere (copy the folder first to change it)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, which holds every worker's own
+    folder, value = root / f"once-{name}", root / f"once-{name}.pickle"
+    with FileLock(root / f"once-{name}.lock"):
+        if value.is_file():
+            return pickle.loads(value.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)  # left by a build that failed
+        folder.mkdir()
+        built = build(folder)
+        value.write_bytes(pickle.dumps(built))
+    return built
 
 
 def verify_file(table: pd.DataFrame, folder: Path, *options,
