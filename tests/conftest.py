@@ -161,8 +161,10 @@ def make_cohort(root: Path, fractions: str) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory):
-    """The small cohort with 3 train, 3 calibration and 6 test animals."""
-    return make_cohort(tmp_path_factory.mktemp("cohort"), "train=0.25,calibration=0.25,test=0.5")
+    """The small cohort with 3 train, 3 calibration and 6 test animals, made once for the
+    suite (read only)."""
+    return built_once(tmp_path_factory, "cohort",
+                      lambda root: make_cohort(root, "train=0.25,calibration=0.25,test=0.5"))
 
 
 def spread_points(n: int, low, high, spacing: float, seed: int) -> np.ndarray:
