@@ -16,6 +16,8 @@ import pytest
 from filelock import FileLock
 from hypothesis import settings
 
+from tests.schedule import order
+
 # Property tests are reproducible: derandomised (examples drawn from a fixed seed), and a
 # failing example is printed with the blob that replays it.
 settings.register_profile("derandomized", derandomize=True, print_blob=True)
@@ -25,6 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 #: Headless Chromium, to check that a report renders (tests skip without it).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first, spread over the xdist workers (tests/schedule.py)."""
+    items[:] = order(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 def built_once(tmp_path_factory, name: str, build):
