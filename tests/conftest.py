@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -12,7 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from filelock import FileLock
 from hypothesis import settings
+
+from tests.schedule import order
 
 # Property tests are reproducible: derandomised (examples drawn from a fixed seed), and a
 # failing example is printed with the blob that replays it.
@@ -23,6 +27,31 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 #: Headless Chromium, to check that a report renders (tests skip without it).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first, spread over the xdist workers (tests/schedule.py)."""
+    items[:] = order(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def built_once(tmp_path_factory, name: str, build):
+    """``build(folder)``'s value, built once per test run whatever the number of xdist
+    workers: the first worker to ask builds it in a fresh ``folder`` under a file lock, the
+    others (and later modules) read it back (pickled beside it). The folder and the value are
+    shared: tests read them and write elsewhere (copy the folder first to change it)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, which holds every worker's own
+    folder, value = root / f"once-{name}", root / f"once-{name}.pickle"
+    with FileLock(root / f"once-{name}.lock"):
+        if value.is_file():
+            return pickle.loads(value.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)  # left by a build that failed
+        folder.mkdir()
+        built = build(folder)
+        value.write_bytes(pickle.dumps(built))
+    return built
 
 
 def verify_file(table: pd.DataFrame, folder: Path, *options,
@@ -140,8 +169,10 @@ def make_cohort(root: Path, fractions: str) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory):
-    """The small cohort with 3 train, 3 calibration and 6 test animals."""
-    return make_cohort(tmp_path_factory.mktemp("cohort"), "train=0.25,calibration=0.25,test=0.5")
+    """The small cohort with 3 train, 3 calibration and 6 test animals, made once for the
+    suite (read only)."""
+    return built_once(tmp_path_factory, "cohort",
+                      lambda root: make_cohort(root, "train=0.25,calibration=0.25,test=0.5"))
 
 
 def spread_points(n: int, low, high, spacing: float, seed: int) -> np.ndarray:

@@ -29,6 +29,16 @@ def test_importing_the_cli_imports_no_heavy_module():
     assert heavy_after("import trackverify.cli") == []
 
 
+def test_splitting_and_refusing_a_run_do_not_import_scikit_learn():
+    # the commands that read partitions (split, a run refused before it scores) skip the
+    # 0.9 s import; scikit-learn comes with the first AUROC
+    probe = "import sys, trackverify.partitions, trackverify.certify, trackverify.run\n" \
+            "print('SKLEARN:' + str('sklearn' in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.rsplit("SKLEARN:", 1)[1].strip() == "False"
+
+
 def commands() -> list[str]:
     from trackverify.cli import FAMILIES, cli
 

@@ -7,16 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import SMALL, run_cli
+from tests.conftest import SMALL, built_once, run_cli
 
 
 def run_json(out):
     return json.loads((out / "results.json").read_text())
 
 
-def test_calibrate_fits_on_calibration_and_reports_test(cohort):
+def test_calibrate_fits_on_calibration_and_reports_test(cohort, tmp_path):
     root, data = cohort
-    out = root / "calibrated"
+    out = tmp_path / "calibrated"
     result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
                      "--calibrate", "target_selective_risk=0.01", *SMALL, "--out", out)
     assert result.returncode == 0, result.stderr
@@ -112,19 +112,21 @@ def test_fewer_than_five_animals_have_no_interval(tmp_path):
     assert not (out / "observations.parquet").exists()
 
 
-def reference_run(cohort):
+@pytest.fixture(scope="module")
+def reference_run(cohort, tmp_path_factory):
     """The cohort run with one process (``--jobs 1``), made once for the executor tests."""
-    root, data = cohort
-    reference = root / "reference-run"
-    if not reference.exists():
-        assert run_cli("run", "--data", data, *SMALL, "--jobs", 1, "--out", reference).returncode == 0
-    return reference
+    def build(folder):
+        reference = folder / "reference-run"
+        assert run_cli("run", "--data", cohort[1], *SMALL, "--jobs", 1, "--out", reference).returncode == 0
+        return reference
+    return built_once(tmp_path_factory, "cohort-reference-run", build)
 
 
 @pytest.mark.parametrize("executor, jobs", [("process", 2), ("local", 1)])
-def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, tmp_path):
+def test_executors_and_job_counts_give_identical_bytes(cohort, reference_run, executor, jobs,
+                                                       tmp_path):
     root, data = cohort
-    reference = reference_run(cohort)
+    reference = reference_run
     out = tmp_path / executor
     result = run_cli("run", "--data", data, *SMALL, "--jobs", jobs, "--executor", executor, "--out", out)
     assert result.returncode == 0, result.stderr
@@ -132,10 +134,10 @@ def test_executors_and_job_counts_give_identical_bytes(cohort, executor, jobs, t
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
 
 
-def test_ray_executor_gives_identical_bytes(cohort, tmp_path):
+def test_ray_executor_gives_identical_bytes(cohort, reference_run, tmp_path):
     pytest.importorskip("ray", reason="the 'ray' extra is not installed")
     root, data = cohort
-    reference = reference_run(cohort)  # one process, in process: what --executor local gives
+    reference = reference_run  # one process: what --executor local gives
     out = tmp_path / "ray"
     result = run_cli("run", "--data", data, *SMALL, "--executor", "ray", "--jobs", 2, "--out", out)
     assert result.returncode == 0, result.stderr

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import (CHROMIUM, SMALL, chromium_dom, chromium_layout, observation_table, run_cli,
+from tests.conftest import (CHROMIUM, SMALL, built_once, chromium_dom, chromium_layout, observation_table, run_cli,
                             verify_control, verify_file)
 from trackverify.config import build_config
 from trackverify.errors import ConfigError
@@ -20,12 +20,17 @@ OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet
            "events.csv")
 
 
-@pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("run") / "trackverify-results"
+def _default_run(folder):
+    out = folder / "trackverify-results"
     result = run_cli("run", "--out", out)
     assert result.returncode == 0, result.stderr
     return out, result
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """``trackverify run --out ...`` with every default, run once for the suite (read only)."""
+    return built_once(tmp_path_factory, "default-run", _default_run)
 
 
 def test_default_run_writes_the_four_outputs(default_run):

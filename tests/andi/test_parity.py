@@ -14,6 +14,7 @@ import pytest
 import trackverify.andi as A
 from trackverify.andi import synthetic as S
 
+from tests.conftest import built_once
 from andi_ref import arr, ours, run_reference, same, unarg
 
 pytestmark = pytest.mark.parity
@@ -194,7 +195,8 @@ def S_dist(x, mu):
     return np.exp(-(x - mu) ** 2 / 0.02)
 
 
-def _call_ours(case, tmp):
+def _call_ours(case, tmp, out):
+    """Our function on ``case`` (its files under ``tmp``; codalab_scoring writes to ``out``)."""
     import pandas as pd
     fn = getattr(A, case["fn"])
     args = []
@@ -207,7 +209,7 @@ def _call_ours(case, tmp):
             args.append(unarg(a))
     kwargs = {k: unarg(v) for k, v in case["kwargs"].items()}
     if case["fn"] == "codalab_scoring":
-        args = [str(tmp / "ch"), str(tmp / "out_ours")]
+        args = [str(tmp / "ch"), str(out)]
     if "seed" in case:
         np.random.seed(case["seed"])
     try:
@@ -216,9 +218,7 @@ def _call_ours(case, tmp):
         return {"error": type(exc).__name__, "message": str(exc)}
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("andi_parity")
+def _results(tmp):
     cases = _cases(tmp)
     # the reference runner reads df_to_array frames from CSV as well
     for c in cases:
@@ -229,6 +229,13 @@ def results(tmp_path_factory):
         c["args"] = [{"__csv__": a["__df_csv__"]} if isinstance(a, dict) and "__df_csv__" in a
                      else a for a in c["args"]]
     return tmp, cases, ref
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """The cases' files, the cases and andi-datasets' results on them, built once for the
+    suite (read only)."""
+    return built_once(tmp_path_factory, "andi-parity", _results)
 
 
 def test_every_documented_function_is_exported():
@@ -245,7 +252,7 @@ def test_every_documented_function_is_exported():
     assert missing == []
 
 
-def test_parity_with_andi_datasets(results):
+def test_parity_with_andi_datasets(results, tmp_path):
     tmp, cases, ref = results
     assert len(ref) == len(cases)
     failures = []
@@ -254,7 +261,7 @@ def test_parity_with_andi_datasets(results):
             assert "error" in r, case
             continue
         assert "error" not in r, f"reference failed on a valid case {case['fn']}: {r}"
-        mine = _call_ours(case, tmp)
+        mine = _call_ours(case, tmp, tmp_path / "out_ours")
         try:
             assert "ok" in mine, mine
             same(r["ok"], mine["ok"], case["fn"])
@@ -263,10 +270,11 @@ def test_parity_with_andi_datasets(results):
     assert failures == [], f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures[:10])
 
 
-def test_scoring_program_matches_reference_scores(results):
+def test_scoring_program_matches_reference_scores(results, tmp_path):
     tmp, cases, ref = results
     ref_scores = (tmp / "out_ref" / "scores.txt").read_text().splitlines()
-    our_scores = (tmp / "out_ours" / "scores.txt").read_text().splitlines()
+    A.codalab_scoring(str(tmp / "ch"), str(tmp_path / "out_ours"))
+    our_scores = (tmp_path / "out_ours" / "scores.txt").read_text().splitlines()
     assert [s.split(":")[0] for s in our_scores] == [s.split(":")[0] for s in ref_scores]
     same([float(s.split(":")[1]) for s in ref_scores], [float(s.split(":")[1]) for s in our_scores])
     assert len(ref_scores) == 14

@@ -14,7 +14,7 @@ import pytest
 import trackverify
 from trackverify.audit.events import find_events
 from tests.audit.test_audit import six_neurons
-from tests.conftest import CHROMIUM, chromium_layout, run_cli
+from tests.conftest import CHROMIUM, built_once, chromium_layout, run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "real-tracker"
 
@@ -203,13 +203,17 @@ def test_the_audit_report_fits_900_and_1400_px(real_audit, tmp_path, width):
     assert layout["wide"] == [] and layout["page"] <= layout["view"], layout
 
 
-@pytest.fixture(scope="module")
-def real_audit(tmp_path_factory) -> Path:
-    """The audit of the shipped real tracker output (examples/real-tracker)."""
-    out = tmp_path_factory.mktemp("real-audit")
+def _real_audit(out: Path) -> Path:
     done = run_cli("audit", EXAMPLE / "tracker_cpd.parquet", "--out", out)
     assert done.returncode == 0, done.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def real_audit(tmp_path_factory) -> Path:
+    """The audit of the shipped real tracker output (examples/real-tracker), run once for the
+    suite (read only)."""
+    return built_once(tmp_path_factory, "real-audit", _real_audit)
 
 
 def test_the_real_tracker_audit_lists_its_events_and_draws_twenty(real_audit):

@@ -9,30 +9,35 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import SMALL, make_cohort, run_cli
+from tests.conftest import SMALL, built_once, make_cohort, run_cli
 from trackverify.certify import load_calibration
 from trackverify.errors import InputError
 
 
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory):
-    """12 animals: 1 train, 5 calibration (the guarantee's animals), 6 test."""
-    return make_cohort(tmp_path_factory.mktemp("certify"), "train=0.1,calibration=0.4,test=0.5")
+    """12 animals: 1 train, 5 calibration (the guarantee's animals), 6 test; made once for
+    the suite (read only)."""
+    return built_once(tmp_path_factory, "certify-cohort",
+                      lambda root: make_cohort(root, "train=0.1,calibration=0.4,test=0.5"))
 
 
-def _run(cohort, out_name, target, *options):
+def _run(cohort, out, target, *options):
     root, data = cohort
-    out = root / out_name
     result = run_cli("run", "--data", data, "--partitions", root / "partitions.json",
                      "--calibrate", target, *SMALL, *options, "--out", out)
     return result, out
 
 
 @pytest.fixture(scope="module")
-def crc_run(cohort):
-    result, out = _run(cohort, "crc", "target_false_certification_rate=0.2", "--fit-ambiguity-k")
-    assert result.returncode == 0, result.stderr
-    return result, out
+def crc_run(cohort, tmp_path_factory):
+    """The guarantee's run (read only), once for the suite."""
+    def build(folder):
+        result, out = _run(cohort, folder / "crc", "target_false_certification_rate=0.2",
+                           "--fit-ambiguity-k")
+        assert result.returncode == 0, result.stderr
+        return result, out
+    return built_once(tmp_path_factory, "certify-crc", build)
 
 
 def test_crc_run_states_the_guarantee_and_checks_it_on_test_animals(cohort, crc_run):
@@ -103,17 +108,17 @@ def test_report_is_built_from_the_run(crc_run):
     ("target_false_certification_rate=0.1", "0.17"),             # crc: 1/6 = 0.1667
     ("target_false_certification_rate=0.3,delta=0.1", "0.37"),   # ltt: 1 - 0.1**(1/5) = 0.3690
 ])
-def test_unreachable_target_is_exit_2_with_the_smallest(cohort, target, smallest):
-    result, out = _run(cohort, "refused", target)
+def test_unreachable_target_is_exit_2_with_the_smallest(cohort, target, smallest, tmp_path):
+    result, out = _run(cohort, tmp_path / "refused", target)
     assert result.returncode == 2
     assert "with 5 calibration animal(s) no threshold can guarantee" in result.stderr
     assert f"the smallest is {smallest}" in result.stderr
     assert not (out / "results.json").exists()
 
 
-def test_trivial_selective_risk_target_warns_in_words(cohort):
+def test_trivial_selective_risk_target_warns_in_words(cohort, tmp_path):
     # Prevalence here is far below 0.5: certifying everything meets the target.
-    result, out = _run(cohort, "selective", "target_selective_risk=0.5")
+    result, out = _run(cohort, tmp_path / "selective", "target_selective_risk=0.5")
     assert result.returncode == 0, result.stderr
     certification = json.loads((out / "results.json").read_text())["certification"]
     assert certification["guarantee"].startswith("No guarantee")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -183,10 +184,11 @@ def _labels_as(dtype) -> Callable[[Path], None]:
 
 
 def _tiled_bomb(path: Path) -> None:
-    """20000 x 20000 uint16 (4e8 pixels, 800 MB) in zlib tiles of zeros: about 0.9 MB."""
+    """20000 x 20000 uint16 (4e8 pixels, 800 MB) in zlib tiles of zeros: about 0.9 MB (the
+    tile of zeros is compressed once and written 400 times)."""
     import tifffile
 
-    tile = np.zeros((1024, 1024), np.uint16)
+    tile = zlib.compress(np.zeros((1024, 1024), np.uint16).tobytes())
     with tifffile.TiffWriter(path) as tiff:
         tiff.write((tile for _ in range(20 * 20)), shape=(20_000, 20_000), dtype=np.uint16,
                    tile=(1024, 1024), compression="zlib")
@@ -196,9 +198,10 @@ def _many_pages(path: Path) -> None:
     """10,001 pages of 1 x 1 pixel, label 1 on the first: one page more than is read."""
     import tifffile
 
+    pages = np.zeros((10_001, 1, 1), np.uint8)
+    pages[0] = 1
     with tifffile.TiffWriter(path) as tiff:
-        for page in range(10_001):
-            tiff.write(np.full((1, 1), page == 0, np.uint8), contiguous=False, metadata=None)
+        tiff.write(pages, metadata=None)
 
 
 def zephir_annotations(path: Path) -> Path:

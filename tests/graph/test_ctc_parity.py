@@ -18,6 +18,7 @@ from ctc_cases import VALID, invalid_cases, large, planes_3d, span, write_case
 from graph_helpers import DATA, HERE, ROOT
 from test_graph_parity import _edited_hela
 
+from tests.conftest import built_once
 from trackverify.errors import InputError
 from trackverify.graph.ctc import evaluate_ctc
 
@@ -83,9 +84,7 @@ def _hela_self(root: Path) -> tuple[Path, Path]:
     return root / "GT", src
 
 
-@pytest.fixture(scope="module")
-def cases(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ctc")
+def _cases(root: Path) -> tuple[dict, dict]:
     out = {name: write_case(root / name, *make()[:2], make()[2]) for name, make in
            VALID.items()}
     for seed in (1, 2, 3):
@@ -99,6 +98,12 @@ def cases(tmp_path_factory):
         out["hela_edited"] = _as_gt(*_edited_hela(root / "hela_edited"))
         out["hela_self"] = _hela_self(root / "hela_self")
     return out, dict(zip(out, run_reference(list(out.values()))))
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    """The CTC folders and py-ctcmetrics' measures on each, built once for the suite."""
+    return built_once(tmp_path_factory, "ctc-parity", _cases)
 
 
 @pytest.mark.parametrize("name", [*VALID, "large_1", "large_2", "large_3", "planes_3d", "java",

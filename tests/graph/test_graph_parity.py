@@ -20,6 +20,7 @@ from graph_helpers import (DATA, assert_same, ctc_table, geff_tables, ours, pert
                            run_ctc, run_points, traccuracy_names)
 from lineages import CASES
 
+from tests.conftest import built_once
 from trackverify.graph import metrics
 from trackverify.graph.matching import match_masks
 from trackverify.graph.tracks import graph_from_table
@@ -46,11 +47,7 @@ def compare(mine: dict, theirs: dict, label: str) -> None:
         assert d[MBC] == d["tp_divisions"] / (d["fp_divisions"] + d["gt_divisions"])
 
 
-@pytest.fixture(scope="module")
-def geff_cases(tmp_path_factory):
-    if not (DATA / "geff").is_dir():
-        pytest.skip("shared tracker-format data absent")
-    tmp = tmp_path_factory.mktemp("geff")
+def _geff_cases(tmp):
     tables = geff_tables(tmp, {name: DATA / "geff" / path for name, (path, _, _) in
                                GEFF.items()})
     cases = {}
@@ -63,6 +60,14 @@ def geff_cases(tmp_path_factory):
         gt, pred, _ = make()
         cases[name] = (gt, pred, 1.0)
     return cases, run_points(tmp, cases, FRAME_BUFFER)
+
+
+@pytest.fixture(scope="module")
+def geff_cases(tmp_path_factory):
+    """The GEFF and lineage cases and traccuracy's metrics on each, built once for the suite."""
+    if not (DATA / "geff").is_dir():
+        pytest.skip("shared tracker-format data absent")
+    return built_once(tmp_path_factory, "geff-parity", _geff_cases)
 
 
 @pytest.mark.parametrize("name", [*CASES, *(f"{g}_{s}" for g in GEFF for s in (1, 2))])

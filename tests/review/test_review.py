@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import urllib.error
 import urllib.request
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import built_once, run_cli
 from trackverify.review.server import make_server
 from trackverify.review.sheet import read_sheet
 
@@ -31,12 +32,19 @@ def write_review_csv(audit_dir: Path, n: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def audit_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("audit")
+def _audit(out: Path) -> Path:
     done = run_cli("audit", EXAMPLE / "tracker_cpd.parquet", "--detections",
                    EXAMPLE / "detections.parquet", "--out", out)
     assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def audit_dir(tmp_path_factory) -> Path:
+    """The audit of the real tracker output (run once for the suite), copied for this module:
+    its reviews write review.csv beside it."""
+    out = tmp_path_factory.mktemp("audit") / "audit"
+    shutil.copytree(built_once(tmp_path_factory, "review-audit", _audit), out)
     return out
 
 
