@@ -146,9 +146,51 @@ def input_in_folder(tmp_path: Path, name: str, table: pd.DataFrame) -> tuple[Pat
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run ``trackverify ARGS`` in a subprocess (exit codes and stderr as a user sees them)."""
-    return subprocess.run([sys.executable, "-m", "trackverify", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """Run ``trackverify ARGS`` in a process of its own (exit codes and stderr as a user sees
+    them): a child forked from a pre-imported interpreter (tests/cli_server.py) where the
+    platform can fork, else ``python -m trackverify`` in a subprocess
+    (``TRACKVERIFY_TEST_FORK=0`` asks for the subprocess)."""
+    argv = [sys.executable, "-m", "trackverify", *map(str, args)]
+    server = _cli_server()
+    if server is None:
+        return subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    import io
+    import json
+    import locale
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="trackverify-cli-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        request = {"args": argv[3:], "cwd": str(Path(cwd or os.getcwd()).resolve()),
+                   "env": dict(os.environ), "stdout": str(out), "stderr": str(err)}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        reply = server.stdout.readline()
+        assert reply, "the command-line server ended"
+        code = json.loads(reply)["code"]
+        # decoded as subprocess's text mode does: the locale's encoding, universal newlines
+        read = [io.TextIOWrapper(io.BytesIO(p.read_bytes() if p.exists() else b""),
+                                 encoding=locale.getpreferredencoding(False)).read()
+                for p in (out, err)]
+    return subprocess.CompletedProcess(argv, code, *read)
+
+
+_SERVER: list = []
+
+
+def _cli_server():
+    """This test process's command-line server (started at the first call), or None."""
+    if not hasattr(os, "fork") or os.environ.get("TRACKVERIFY_TEST_FORK") == "0":
+        return None
+    if not _SERVER:
+        import atexit
+
+        server = subprocess.Popen([sys.executable, str(REPO / "tests" / "cli_server.py")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  cwd=REPO)
+        atexit.register(server.stdin.close)
+        _SERVER.append(server)
+    return _SERVER[0]
 
 
 #: Corruption frames that fit the small cohort's 60-frame recordings.
