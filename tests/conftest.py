@@ -178,6 +178,16 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 _SERVER: list = []
 
 
+def _stop_server(server: subprocess.Popen) -> None:
+    """End of input ends the server; wait for it, so nothing is left running."""
+    server.stdin.close()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def _cli_server():
     """This test process's command-line server (started at the first call), or None."""
     if not hasattr(os, "fork") or os.environ.get("TRACKVERIFY_TEST_FORK") == "0":
@@ -188,7 +198,7 @@ def _cli_server():
         server = subprocess.Popen([sys.executable, str(REPO / "tests" / "cli_server.py")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   cwd=REPO)
-        atexit.register(server.stdin.close)
+        atexit.register(_stop_server, server)
         _SERVER.append(server)
     return _SERVER[0]
 
