@@ -22,7 +22,9 @@
    ``registered_distance`` (its defaults) over the whole recording (frame 0 its anchor, errors
    against the anchor identity, SPEC section 4); per half, AUROC* and correct coverage at
    FCR <= 1 %, 2 %, 5 % on all rows and on the rows the half's check does not question, with the
-   count of rows and errors of each.
+   count of rows and errors of each; and the rows whose labelled track's anchor-frame label the
+   check questions (their errors are counted against that label: ``anchor_inherited``), with
+   the unquestioned rows' numbers without them.
 """
 
 from __future__ import annotations
@@ -315,7 +317,15 @@ def main() -> None:
             block["planted"] = recall(obs, dets, args.injections)
         kept = np.ones(len(observations), dtype=bool)
         kept[np.flatnonzero(mask)] = kept_half
+        if half == "development":  # the anchor frame's questioned labels, whose errors every row inherits
+            first = observations["frame"].to_numpy() == observations["frame"].min()
+            doubted = observations["track"].to_numpy()[first & ~kept]
+            inherits = np.isin(observations["track"].to_numpy(), doubted)
         block["registered_distance"] = populations(error, score, mask, kept)
+        block["anchor_inherited"] = {
+            "tracks": sorted(int(t) for t in doubted), "rows": int((mask & inherits).sum()),
+            "errors": int(np.nansum(error[mask & inherits])),
+            "unquestioned_without_them": populations(error, score, mask, kept & ~inherits)["unquestioned_rows"]}
         result[half] = block
         print(half, json.dumps(block, default=fmt, indent=1))
     if args.json:

@@ -84,6 +84,21 @@ def reference_test(table: pd.DataFrame, rows: np.ndarray, positions: np.ndarray,
     return pd.Series(verdict, index=rows, dtype=object)
 
 
+def run_lengths(table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per row: how many consecutive frames (present in the table) its predicted id sits on
+    the same labelled track, the row's frame included."""
+    order = np.lexsort((table["frame"].to_numpy(), table["pred_id"].astype(str).to_numpy()))
+    pid = table["pred_id"].astype(str).to_numpy()[order]
+    track = table["track"].to_numpy()[order]
+    frame = table["frame"].to_numpy()[order]
+    same = (pid[1:] == pid[:-1]) & (track[1:] == track[:-1]) & (np.diff(frame) == 1)
+    run = np.cumsum(np.r_[True, ~same])  # a new run starts where the id, track or frame breaks
+    lengths = np.bincount(run)[run]
+    out = np.empty(len(table), dtype=np.int64)
+    out[order] = lengths
+    return out[rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
@@ -105,10 +120,12 @@ def main() -> None:
     spacing = anchor_spacing(positions[0])
     stats = frame_statistics(positions, det_frames, det_points, spacing)
     wrong, right = error == 1, error == 0
+    strength = None
     if args.check_reference:
         from trackverify.reference_check import check_reference
 
-        kept = check_reference(observations, detections).kept
+        check = check_reference(observations, detections)
+        kept, strength = check.kept, check.rows["strength"].to_numpy()
         wrong, right = wrong & kept, right & kept
     scored_wrong = np.flatnonzero(wrong & np.isfinite(score))
     low = scored_wrong[np.argsort(score[scored_wrong], kind="stable")[:args.lowest]]
@@ -148,6 +165,13 @@ def main() -> None:
     print(f"\n3. the claimed neuron carries no label in the frame: {absent:.2f} of the low-scored errors")
     print(f"   the scene's geometry matches the claim: {int(counts.get('claim', 0))}, the label: "
           f"{int(counts.get('label', 0))}, no reference frame: {int(verdict.isna().sum())}")
+    runs = run_lengths(table, low)
+    print(f"\n4. run of the id on the labelled track around each (frames): median {np.median(runs):.0f}, "
+          f"90th percentile {np.percentile(runs, 90):.0f}; one frame long: {np.mean(runs == 1):.2f}")
+    if strength is not None:
+        print(f"   the check's strength of the label there: median {np.nanmedian(strength[low]):.2f}, "
+              f"90th percentile {np.nanpercentile(strength[low], 90):.2f} (correct rows' 90th "
+              f"percentile {np.nanpercentile(strength[right], 90):.2f})")
 
 
 if __name__ == "__main__":
