@@ -21,7 +21,6 @@ import check_reference_real as bench
 from trackverify.anchors import anchor_identities
 from trackverify.corrupt import label_errors
 from trackverify.dataset import load_dataset
-from trackverify.reference_check import check_reference
 from trackverify.verifiers import registered_distance as rd
 from trackverify.verifiers import run_verifier
 
@@ -83,11 +82,7 @@ def main() -> None:
     back = scores_against(backward(registration, detections, bench.COORDS), table, ids, bench.COORDS)
     back = np.where(np.isnan(forward), np.nan, back)
     development = observations["frame"].to_numpy() <= 373
-    kept = np.ones(len(observations), dtype=bool)
-    for mask in (development, ~development):
-        dets = detections[(detections["frame"].to_numpy() <= 373) == (mask is development)]
-        kept[np.flatnonzero(mask)] = check_reference(observations[mask].reset_index(drop=True),
-                                                     dets.reset_index(drop=True)).kept
+    kept = bench.unquestioned_by_half(observations, detections, 373)
     for half, mask in (("development", development), ("rest", ~development)):
         for name, score in (("forward (the verifier)", forward), ("backward alone", back),
                             ("larger of the two", np.where(np.isnan(back), forward, np.fmax(forward, back)))):

@@ -109,6 +109,26 @@ def pair_test(obs: pd.DataFrame, dets: pd.DataFrame, findings: pd.DataFrame) -> 
     return verdict
 
 
+def reference_cube(obs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(frames, tracks, P)``: the labels as the check lays them out (frame x track x axis)."""
+    from trackverify.reference_check.core import _cube
+
+    frames, tracks = np.unique(obs["frame"]), np.unique(obs["track"])
+    return frames, tracks, _cube(obs, frames, tracks, obs[COORDS].to_numpy(dtype=np.float64))
+
+
+def unquestioned_by_half(observations: pd.DataFrame, detections: pd.DataFrame,
+                         split: int = 373) -> np.ndarray:
+    """The rows each half's check (frames <= ``split``, and the rest) does not question."""
+    development = observations["frame"].to_numpy() <= split
+    kept = np.ones(len(observations), dtype=bool)
+    for mask in (development, ~development):
+        dets = detections[(detections["frame"].to_numpy() <= split) == (mask is development)]
+        kept[np.flatnonzero(mask)] = check_reference(observations[mask].reset_index(drop=True),
+                                                     dets.reset_index(drop=True)).kept
+    return kept
+
+
 def pair_reading_control(obs: pd.DataFrame, dets: pd.DataFrame, kept: np.ndarray,
                          n: int = 400) -> dict:
     """The second reading's false rate: ``n`` unquestioned rows (seeded), each read as if its
@@ -116,12 +136,11 @@ def pair_reading_control(obs: pd.DataFrame, dets: pd.DataFrame, kept: np.ndarray
     displaced findings); the share read as supported by the check's rule (at least
     ``pair_support`` of at least two frames) is the rate at which a right label passes it."""
     from trackverify.reference_check import CheckSettings
-    from trackverify.reference_check.core import _cube, _frame_points, pair_reading
+    from trackverify.reference_check.core import _frame_points, pair_reading
 
     rule = CheckSettings()
     rng = np.random.default_rng(SEED)
-    frames, tracks = np.unique(obs["frame"]), np.unique(obs["track"])
-    P = _cube(obs, frames, tracks, obs[COORDS].to_numpy(dtype=np.float64))
+    frames, tracks, P = reference_cube(obs)
     points = _frame_points(dets, obs, COORDS)
     supported = read_rows = 0
     for r in np.sort(rng.choice(np.flatnonzero(kept), size=min(n, int(kept.sum())), replace=False)):
@@ -150,13 +169,12 @@ def mirror_test(obs: pd.DataFrame, dets: pd.DataFrame) -> dict:
     from scipy.spatial import cKDTree
 
     from trackverify.reference_check import CheckSettings
-    from trackverify.reference_check.core import _cube, median_spacing, residuals, robust_z
+    from trackverify.reference_check.core import median_spacing, residuals, robust_z
 
     rule = CheckSettings()
-    frames, tracks = np.unique(obs["frame"]), np.unique(obs["track"])
-    P = _cube(obs, frames, tracks, obs[COORDS].to_numpy(dtype=np.float64))
-    _, prediction = residuals(P, rule)
-    z = robust_z(residuals(P, rule)[0])
+    frames, _, P = reference_cube(obs)
+    r, prediction = residuals(P, rule)
+    z = robust_z(r)
     half = median_spacing(P) / 2
     trees = {t: cKDTree(g[COORDS].to_numpy(dtype=np.float64)) for t, g in dets.groupby("frame")}
     at_place = mirrored = rows = 0
