@@ -18,9 +18,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import check_reference_real as bench
-from trackverify.anchors import anchor_identities
-from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset
 from trackverify.verifiers import registered_distance as rd
 from trackverify.verifiers import run_verifier
 
@@ -54,32 +51,13 @@ def backward(registration: rd.Registration, detections, coords: list[str]) -> np
     return out * radius + centre
 
 
-def scores_against(positions: np.ndarray, table, ids, coords: list[str]) -> np.ndarray:
-    """``d + max(0, d - alt)`` of each row against ``positions`` (NaN without an anchor)."""
-    xyz, frames = table[coords].to_numpy(dtype=np.float64), table["frame"].to_numpy()
-    which = ids.get_indexer(table["pred_id"])
-    ok = (which >= 0) & ~np.isnan(positions[frames, 0, 0])
-    out = np.full(len(table), np.nan)
-    for t in np.unique(frames[ok]):
-        g = np.flatnonzero(ok & (frames == t))
-        gap = np.linalg.norm(xyz[g][:, None] - positions[t][None], axis=2)
-        own = gap[np.arange(len(g)), which[g]].copy()
-        gap[np.arange(len(g)), which[g]] = np.inf
-        out[g] = own + np.maximum(0.0, own - gap.min(axis=1))
-    return out
-
-
 def main() -> None:
-    data = bench.SHARED / "fdnc-nerve-freely-moving"
-    (_, source), = load_dataset(data).sources()
-    observations, detections = source.load(), source.load_detections()
-    table = bench.tracker_rows(data, observations, source.first_frame)
-    error = label_errors(table, anchor_identities(table)).astype("Float64").to_numpy(
-        dtype=np.float64, na_value=np.nan)
+    observations, detections, table, error = bench.real_recording(
+        bench.SHARED / "fdnc-nerve-freely-moving")
     verifier = rd.RegisteredDistance()
     forward = run_verifier(verifier, table, detections)
     ids, registration = verifier.register(table, detections)
-    back = scores_against(backward(registration, detections, bench.COORDS), table, ids, bench.COORDS)
+    back = bench.scores_against(backward(registration, detections, bench.COORDS), table, ids)
     back = np.where(np.isnan(forward), np.nan, back)
     development = observations["frame"].to_numpy() <= 373
     kept = bench.unquestioned_by_half(observations, detections, 373)

@@ -302,6 +302,35 @@ def pictures(obs: pd.DataFrame, dets: pd.DataFrame, folder: Path, n: int = 6) ->
         write_text_atomic(folder / f"finding-{finding['rank']}.svg", picture(finding, obs, dets))
 
 
+def real_recording(data: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """``(observations, detections, tracker rows, error)`` of the real recording: the CPD
+    tracker's identities joined onto the reference and each row's error against the frame-0
+    identity (SPEC section 4; NaN where unlabelled)."""
+    (_, source), = load_dataset(data).sources()
+    observations, detections = source.load(), source.load_detections()
+    tracker = tracker_rows(data, observations, source.first_frame)
+    error = label_errors(tracker, anchor_identities(tracker)).astype("Float64").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    return observations, detections, tracker, error
+
+
+def scores_against(positions: np.ndarray, table: pd.DataFrame, ids: pd.Index) -> np.ndarray:
+    """``d + max(0, d - alt)`` of each row against ``positions`` (T, n, D; NaN = no place):
+    ``d`` to its claimed id's place, ``alt`` to the nearest other place (NaN without a place
+    for the claimed id)."""
+    xyz, frames = table[COORDS].to_numpy(dtype=np.float64), table["frame"].to_numpy()
+    which = ids.get_indexer(table["pred_id"])
+    out = np.full(len(table), np.nan)
+    for t in np.unique(frames[which >= 0]):
+        g = np.flatnonzero((frames == t) & (which >= 0))
+        gap = np.linalg.norm(xyz[g][:, None] - positions[t][None], axis=2)
+        own = gap[np.arange(len(g)), which[g]].copy()
+        gap[np.arange(len(g)), which[g]] = np.inf
+        alt = np.where(np.isnan(gap), np.inf, gap).min(axis=1)
+        out[g] = own + np.maximum(0.0, own - alt)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED / "fdnc-nerve-freely-moving")
@@ -313,12 +342,8 @@ def main() -> None:
     parser.add_argument("--pictures", type=Path, default=None,
                         help="write the development half's 6 strongest findings as SVG here")
     args = parser.parse_args()
-    (_, source), = load_dataset(args.data).sources()
-    observations, detections = source.load(), source.load_detections()
-    tracker = tracker_rows(args.data, observations, source.first_frame)
+    observations, detections, tracker, error = real_recording(args.data)
     result = {"command": "benchmarks/check_reference_real.py", "split": args.split}
-    error = label_errors(tracker, anchor_identities(tracker)).astype("Float64").to_numpy(
-        dtype=np.float64, na_value=np.nan)
     start = time.process_time()
     score = run_verifier(RegisteredDistance(score=args.score), tracker, detections)
     result["verifier_cpu_seconds"] = round(time.process_time() - start, 1)

@@ -42,9 +42,6 @@ from scipy.special import logsumexp
 from scipy.spatial import cKDTree
 
 import check_reference_real as bench
-from trackverify.anchors import anchor_identities
-from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset
 from trackverify.reference_check.core import CheckSettings, residuals
 from trackverify.verifiers import registered_distance as rd
 from trackverify.verifiers import run_verifier
@@ -120,34 +117,17 @@ def completed(verifier: rd.RegisteredDistance, table, ids, d: np.ndarray) -> np.
     return (verifier.last_claimant < 0) & (which >= 0) & (k >= 0) & (np.minimum(d, cap) > own)
 
 
-def local_motion(verifier: rd.RegisteredDistance, table, ids, coords) -> np.ndarray:
+def local_motion(verifier: rd.RegisteredDistance, table, ids) -> np.ndarray:
     """``e + max(0, e - alt)`` per row against the check's prediction on the assigned
     detections (NaN without a claimed anchor or a prediction)."""
     _, _, points, _, _, _, held = verifier._owners
     assigned = np.where((held >= 0)[..., None], points[np.maximum(held, 0)], np.nan)
-    prediction = residuals(assigned, CheckSettings())[1]
-    xyz, frames = table[coords].to_numpy(dtype=np.float64), table["frame"].to_numpy()
-    which = ids.get_indexer(table["pred_id"])
-    out = np.full(len(table), np.nan)
-    for t in np.unique(frames[which >= 0]):
-        g = np.flatnonzero((frames == t) & (which >= 0))
-        gap = np.linalg.norm(xyz[g][:, None] - prediction[t][None], axis=2)
-        own = gap[np.arange(len(g)), which[g]].copy()
-        gap[np.arange(len(g)), which[g]] = np.nan
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a frame with no other prediction
-            alt = np.nanmin(gap, axis=1)
-        out[g] = own + np.maximum(0.0, own - np.nan_to_num(alt, nan=np.inf))
-    return out
+    return bench.scores_against(residuals(assigned, CheckSettings())[1], table, ids)
 
 
 def main() -> None:
-    data = bench.SHARED / "fdnc-nerve-freely-moving"
-    (_, source), = load_dataset(data).sources()
-    observations, detections = source.load(), source.load_detections()
-    table = bench.tracker_rows(data, observations, source.first_frame)
-    error = label_errors(table, anchor_identities(table)).astype("Float64").to_numpy(
-        dtype=np.float64, na_value=np.nan)
+    observations, detections, table, error = bench.real_recording(
+        bench.SHARED / "fdnc-nerve-freely-moving")
 
     def pooled(score: np.ndarray) -> np.ndarray:
         return pool_along_tracks(score, *claimed_tracks(table), 1)
@@ -166,7 +146,7 @@ def main() -> None:
         "assignment completed": pooled(raw + verifier._owners[4] * completed(verifier, table, ids, d)),
         "temporal residual": run_verifier(TemporalResidual(), table, detections),
     }
-    local = np.where(scored, local_motion(verifier, table, ids, bench.COORDS), np.nan)
+    local = np.where(scored, local_motion(verifier, table, ids), np.nan)
     scores["local motion"] = pooled(np.where(np.isnan(local), raw, local))
     scores["larger of 1 and 7"] = pooled(np.fmax(raw, local))
     development = observations["frame"].to_numpy() <= 373
