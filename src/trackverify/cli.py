@@ -144,7 +144,8 @@ class LazyGroup(click.Group):
         for name in self.list_commands(ctx):
             if name in FAMILIES and name not in self.commands:
                 limit = formatter.width - 6 - len(name)
-                rows.append((name, click.utils.make_default_short_help(FAMILIES[name][2], limit)))
+                # the same short help click gives a loaded command, without importing it
+                rows.append((name, click.Command(name, help=FAMILIES[name][2]).get_short_help_str(limit)))
             else:
                 command = self.commands[name]
                 if not command.hidden:
