@@ -35,10 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
-from bench_real_verifier import SHARED, tracker_rows
+from bench_real_verifier import SHARED
+from check_reference_real import real_recording, reference_cube
 from trackverify.anchors import anchor_identities
-from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.registered_distance import RegisteredDistance, anchor_spacing
 
@@ -105,7 +104,6 @@ def predicted_nearer(observations: pd.DataFrame, table: pd.DataFrame,
     neighbours' labelled motion in the frames around): whether the claimed neuron's lies nearer
     the row's detection than the labelled neuron's, and whether any other neuron's does (False
     where a prediction is missing)."""
-    from check_reference_real import reference_cube
     from trackverify.reference_check.core import CheckSettings, residuals
 
     frames, tracks, P = reference_cube(observations)
@@ -129,11 +127,8 @@ def main() -> None:
     parser.add_argument("--lowest", type=int, default=80)
     parser.add_argument("--check-reference", action="store_true")
     args = parser.parse_args()
-    (_, source), = load_dataset(args.data).sources()
-    observations, detections = source.load(), source.load_detections()
-    table = tracker_rows(args.data, observations, source.first_frame)
+    observations, detections, table, error = real_recording(args.data)
     anchors = anchor_identities(table)
-    error = label_errors(table, anchors).astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
     verifier = RegisteredDistance()
     score = run_verifier(verifier, table, detections)
     ids, registration = verifier.register(table, detections)

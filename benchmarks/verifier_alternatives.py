@@ -39,7 +39,6 @@ import warnings
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.spatial import cKDTree
 
 import check_reference_real as bench
 from trackverify.reference_check.core import CheckSettings, residuals
@@ -103,16 +102,16 @@ def per_frame(table, ids, registration, coords) -> tuple[np.ndarray, np.ndarray,
         own = energy[np.arange(len(g)), which[g]]
         neg_log[g] = own + logsumexp(-energy, axis=1)
         d[g] = np.linalg.norm(xyz[g] - R[t, which[g]], axis=1)
-        spacing[g] = cKDTree(R[t]).query(R[t], k=2)[0][which[g], 1]
+        spacing[g] = rd.identity_spacings(R[t])[which[g]]
     return d, neg_log, spacing
 
 
-def completed(verifier: rd.RegisteredDistance, table, ids, d: np.ndarray) -> np.ndarray:
+def completed(verifier: rd.RegisteredDistance, table, ids, registration, d: np.ndarray) -> np.ndarray:
     """Rows on a detection nobody holds whose claimed anchor holds a nearer one."""
     _, _, points, _, cap, _, held = verifier._owners
     frames, which = table["frame"].to_numpy(), ids.get_indexer(table["pred_id"])
     k = held[frames, np.maximum(which, 0)]
-    R = verifier._cache[1].positions
+    R = registration.positions
     own = np.linalg.norm(points[np.maximum(k, 0)] - R[frames, np.maximum(which, 0)], axis=1)
     return (verifier.last_claimant < 0) & (which >= 0) & (k >= 0) & (np.minimum(d, cap) > own)
 
@@ -136,14 +135,14 @@ def main() -> None:
     raw = run_verifier(verifier, table, detections)
     ids, registration = verifier.register(table, detections)
     d, neg_log, spacing = per_frame(table, ids, registration, bench.COORDS)
-    c = float(np.median(cKDTree(registration.positions[0]).query(registration.positions[0], k=2)[0][:, 1]))
+    c = rd.anchor_spacing(registration.positions[0])  # the median s_p; also the assignment's cap
     scored = np.isfinite(raw)
     scores = {
         "default": pooled(raw),
         "relative": run_verifier(rd.RegisteredDistance(score="relative"), table, detections),
         "relative at t": pooled(raw * c / spacing),
         "posterior": pooled(np.where(scored, neg_log, np.nan)),
-        "assignment completed": pooled(raw + verifier._owners[4] * completed(verifier, table, ids, d)),
+        "assignment completed": pooled(raw + c * completed(verifier, table, ids, registration, d)),
         "temporal residual": run_verifier(TemporalResidual(), table, detections),
     }
     local = np.where(scored, local_motion(verifier, table, ids), np.nan)
