@@ -3,60 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
-import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import built_once, run_cli
-from trackverify.review.server import make_server
+from tests.conftest import run_cli
+from tests.review.conftest import write_review_csv
 from trackverify.review.sheet import read_sheet
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "real-tracker"
-
-
-def write_review_csv(audit_dir: Path, n: int) -> Path:
-    """review.csv in the sample layout: every 97th audited observation, decision empty."""
-    import pandas as pd
-
-    audit = pd.read_parquet(audit_dir / "audit.parquet")
-    rows = audit[audit["verdict"].isin(["certified", "flagged"])].iloc[::97].head(n)
-    sheet = rows[["recording", "frame", "pred_id", "detection", "x_um", "y_um", "z_um"]].assign(
-        stratum=rows["verdict"].to_numpy(), decision="")
-    path = audit_dir / "review.csv"
-    sheet.to_csv(path, index=False)
-    return path
-
-
-def _audit(out: Path) -> Path:
-    done = run_cli("audit", EXAMPLE / "tracker_cpd.parquet", "--detections",
-                   EXAMPLE / "detections.parquet", "--out", out)
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def audit_dir(tmp_path_factory) -> Path:
-    """The audit of the real tracker output (run once for the suite), copied for this module:
-    its reviews write review.csv beside it."""
-    out = tmp_path_factory.mktemp("audit") / "audit"
-    shutil.copytree(built_once(tmp_path_factory, "review-audit", _audit), out)
-    return out
-
-
-@pytest.fixture()
-def served(audit_dir):
-    write_review_csv(audit_dir, 20)
-    server, url = make_server(audit_dir)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield url
-    server.shutdown()
-    server.server_close()
 
 
 def _call(url: str, body: dict | None = None, headers: dict | None = None):
@@ -70,13 +24,13 @@ def _call(url: str, body: dict | None = None, headers: dict | None = None):
 
 
 def test_requests_without_the_token_get_403_and_nothing_else(served):
-    base, token = served.split("/?token=")
+    base, token = served.base, served.token
     for url in (f"{base}/", f"{base}/?token=wrong", f"{base}/api/items",
                 f"{base}/api/items?token={token[:-1]}"):
         assert _call(url) == (403, b"")
     assert _call(f"{base}/api/decision", {"index": 0, "decision": "correct"},
                  {"X-Token": "wrong"}) == (403, b"")
-    status, body = _call(served)
+    status, body = _call(served.url)
     assert status == 200 and body.startswith(b"<!doctype html>")
     assert b"http" not in body.split(b"<script>")[1]  # no external asset fetched by the page
 
@@ -84,7 +38,7 @@ def test_requests_without_the_token_get_403_and_nothing_else(served):
 def test_a_decision_rewrites_only_its_cell(served, audit_dir):
     path = audit_dir / "review.csv"
     before = path.read_bytes().splitlines(keepends=True)
-    base, token = served.split("/?token=")
+    base, token = served.base, served.token
     status, _ = _call(f"{base}/api/decision", {"index": 3, "decision": "wrong"}, {"X-Token": token})
     assert status == 200
     after = path.read_bytes().splitlines(keepends=True)

@@ -1,79 +1,201 @@
-"""The review page's server: standard-library ``http.server`` on 127.0.0.1 only.
+"""The review page's server: the WSGI application of :mod:`.app` served by waitress on
+127.0.0.1 only.
 
-No dependency, works offline, a small attack surface for a page one person uses on their
-own machine. A random free port (port 0) and a one-time token (``secrets.token_urlsafe``)
-required on every request (``?token=`` or the ``X-Token`` header): anything else gets 403.
+waitress (pure Python, no dependency, maintained by the Pylons project) replaces the
+standard library's ``http.server``, which has no limit of its own: it parses each request
+in one I/O thread (an idle or slow connection costs a socket, not a thread), refuses a body
+over :attr:`Limits.body_bytes` whatever its Content-Length (missing, negative: 400; too
+large: 413 before reading it) and chunked bodies as they arrive (413), caps the open
+connections (:attr:`Limits.connections`; more wait in a :attr:`Limits.backlog` listen
+queue), serves :attr:`Limits.threads` requests at once and never prints a traceback for a
+client that goes away. What it lacks is added here with its own extension points (a
+channel and a server subclass, an error task):
+
+* a read deadline: a request not whole :attr:`Limits.read_seconds` after its first byte is
+  dropped (a request line without its blank line, a slowloris body);
+* idle connections closed after :attr:`Limits.idle_seconds`, and after
+  :attr:`Limits.crowded_idle_seconds` when every connection is taken, so idle sockets
+  cannot keep a person's page out;
+* waitress's own refusals (400, 413, 431, 500) with a JSON body ``{"error": ...}`` instead
+  of text;
+* the terminal shows one line per problem (waitress's log too), never a traceback.
+
+The folder is claimed first (:func:`.folder.claim_folder`: one server per folder, the token
+and port kept for a restart).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
-import secrets
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
-from trackverify.review.items import load_items
-from trackverify.review.page import PAGE
-from trackverify.review.sheet import read_sheet, set_decision
+from waitress import wasyncore
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
+from waitress.task import ErrorTask, ThreadedTaskDispatcher
+
+from trackverify.errors import InputError
+from trackverify.review.app import Limits, ReviewApp
+from trackverify.review.folder import Claim, claim_folder
+from trackverify.review.sheet import read_sheet
+
+HOST = "127.0.0.1"
+#: Seconds the I/O loop waits for an event before it checks the timeouts and a stop.
+LOOP_SECONDS = 0.2
 
 
-def make_server(audit_dir: str | os.PathLike, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
-    """A server for AUDIT_DIR's review.csv (checked here) and its URL with the token."""
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class _ErrorTask(ErrorTask):
+    """waitress's refusal of a request it could not parse or accept, as JSON."""
+
+    def execute(self):
+        error = self.request.error
+        body = json.dumps({"error": f"{error.reason}: {error.body}"}).encode()
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _Channel(HTTPChannel):
+    """A connection that notes when the request it is receiving began."""
+
+    error_task_class = _ErrorTask
+    request_started = 0.0
+
+    def received(self, data):
+        if self.request is None and data:
+            self.request_started = time.monotonic()
+        return super().received(data)
+
+
+class _Server(TcpWSGIServer):
+    """waitress's server with the read deadline and the idle rules of the module docstring."""
+
+    channel_class = _Channel
+
+    def __init__(self, application, limits: Limits, **kw):
+        self.limits = limits
+        super().__init__(application, **kw)
+
+    def maintenance(self, now):
+        crowded = len(self._map) >= self.adj.connection_limit  # waitress's own test
+        idle = self.limits.crowded_idle_seconds if crowded else self.limits.idle_seconds
+        clock = time.monotonic()
+        for channel in list(self.active_channels.values()):
+            if channel.requests:  # a response is being made
+                continue
+            if channel.request is None:
+                expired = channel.last_activity < now - idle
+            else:
+                expired = channel.request_started < clock - self.limits.read_seconds
+            if expired:
+                channel.will_close = True
+
+
+class _OneLine(logging.Handler):
+    """waitress's log as one line each (no traceback)."""
+
+    def __init__(self, report: Callable[[str], None]):
+        super().__init__(logging.ERROR)
+        self.report = report
+
+    def emit(self, record):
+        exc = record.exc_info[1] if record.exc_info else None
+        cause = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+        self.report(f"trackverify review: {record.getMessage()}{cause}")
+
+
+class ReviewServer:
+    """A claimed folder served on 127.0.0.1: :attr:`url` (with the token), :meth:`run`
+    until :meth:`shutdown` (or Ctrl-C), then :meth:`close`."""
+
+    def __init__(self, claim: Claim, server: _Server):
+        self.claim, self.server = claim, server
+        self.port = int(server.effective_port)
+        self.url = f"http://{HOST}:{self.port}/?token={claim.token}"
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            wasyncore.loop(timeout=LOOP_SECONDS, map=self.server._map, use_poll=True, count=1)
+
+    def shutdown(self) -> None:
+        """Make :meth:`run` return (from another thread)."""
+        self._stop.set()
+
+    def close(self) -> None:
+        """Stop serving, close every connection and release the folder."""
+        self._stop.set()
+        self.server.task_dispatcher.shutdown(timeout=5)
+        wasyncore.close_all(self.server._map)
+        self.claim.release()
+
+
+def _bind(app: ReviewApp, port: int, limits: Limits) -> _Server:
+    adjustments = Adjustments(
+        # connection_limit counts the listening socket and waitress's wake-up pipe too
+        host=HOST, port=port, threads=limits.threads, connection_limit=limits.connections + 2,
+        backlog=limits.backlog, max_request_body_size=limits.body_bytes + 1,
+        max_request_header_size=limits.header_bytes, channel_timeout=max(1, int(limits.idle_seconds)),
+        cleanup_interval=0, asyncore_use_poll=True, log_socket_errors=False,
+        expose_tracebacks=False, ident="trackverify")
+    socket_map, dispatcher = {}, ThreadedTaskDispatcher()
+    try:
+        server = _Server(app, limits, map=socket_map, dispatcher=dispatcher, adj=adjustments)
+    except BaseException:
+        wasyncore.close_all(socket_map)
+        raise
+    dispatcher.set_thread_count(limits.threads)
+    return server
+
+
+def _bind_port(app: ReviewApp, port: int | None, claim: Claim, limits: Limits,
+               report: Callable[[str], None]) -> _Server:
+    """Bind ``port``; None: the folder's last port when free, else a free one."""
+    if port is None and claim.port is not None:
+        try:
+            return _bind(app, claim.port, limits)
+        except OSError as exc:
+            report(f"trackverify review: the last run's port {claim.port} is taken "
+                   f"({exc.strerror}); a page left open there must be opened again at the new address")
+    try:
+        return _bind(app, port or 0, limits)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} of {HOST} is in use by another program: choose "
+                             "another --port, or leave --port out for a free one") from None
+        raise InputError(f"cannot listen on {HOST} port {port} ({exc.strerror or exc})") from None
+
+
+def make_server(audit_dir: str | os.PathLike, port: int | None = None, limits: Limits = Limits(),
+                report: Callable[[str], None] = _stderr) -> ReviewServer:
+    """A server of AUDIT_DIR's review.csv (checked here) on ``port`` (None: the folder's
+    last port when free, else a free one; 0: a free one); ``report`` receives the one-line
+    problems the terminal shows."""
     audit_dir = Path(audit_dir)
-    sheet_path = audit_dir / "review.csv"
-    items = load_items(audit_dir, read_sheet(sheet_path))
-    token, lock = secrets.token_urlsafe(24), threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # quiet: the terminal shows only the URL
-            pass
-
-        def _allowed(self) -> bool:
-            query = parse_qs(urlparse(self.path).query)
-            given = self.headers.get("X-Token") or (query.get("token") or [""])[0]
-            return secrets.compare_digest(given.encode(), token.encode())
-
-        def _send(self, code: int, body: bytes = b"", kind: str = "application/json") -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self):
-            if not self._allowed():
-                return self._send(403)
-            route = urlparse(self.path).path
-            if route == "/":
-                return self._send(200, PAGE.encode(), "text/html; charset=utf-8")
-            if route == "/api/items":
-                with lock:
-                    sheet = read_sheet(sheet_path)
-                for item, decision in zip(items, sheet.decisions):
-                    item["decision"] = decision
-                body = {"items": items, "start": sheet.first_undecided()}
-                return self._send(200, json.dumps(body).encode())
-            return self._send(404)
-
-        def do_POST(self):
-            if not self._allowed():
-                return self._send(403)
-            if urlparse(self.path).path != "/api/decision":
-                return self._send(404)
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-                request = json.loads(self.rfile.read(min(length, 10000)) or b"{}")
-                with lock:
-                    sheet = set_decision(sheet_path, request.get("index"),
-                                         request.get("decision"))
-            except (ValueError, AttributeError) as exc:
-                return self._send(400, json.dumps({"error": str(exc)}).encode())
-            decided = sum(bool(d) for d in sheet.decisions)
-            return self._send(200, json.dumps({"decided": decided}).encode())
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    return server, f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
+    read_sheet(audit_dir / "review.csv")  # refused before the folder is claimed
+    claim = claim_folder(audit_dir)
+    try:
+        app = ReviewApp(audit_dir, claim.token, limits, report)
+        server = _bind_port(app, port, claim, limits, report)
+        claim.record(int(server.effective_port))
+    except BaseException:
+        claim.release()
+        raise
+    waitress_log = logging.getLogger("waitress")
+    waitress_log.handlers, waitress_log.propagate = [_OneLine(report)], False
+    waitress_log.setLevel(logging.ERROR)
+    return ReviewServer(claim, server)

@@ -42,6 +42,35 @@ class Sheet:
         """Index of the first row with no decision (``len(rows)`` when all are decided)."""
         return next((i for i, d in enumerate(self.decisions) if not d), len(self.rows))
 
+    def sample(self) -> list[str]:
+        """Each line (the header first) as written, without its line ending and the text of
+        its decision field: which observations were sampled."""
+        column = self.header.index("decision")
+        out = []
+        for line in self.lines:
+            body = line.rstrip("\r\n")
+            start, end = _spans(body)[column]
+            out.append(body[:start] + body[end:])
+        return out
+
+    def check_same_sample(self, before: "Sheet") -> None:
+        """Raise an :class:`InputError` when this sheet's header or observations are not
+        ``before``'s (naming the first row that differs): decisions posted by index would
+        land on the wrong observation."""
+        now, then = self.sample(), before.sample()
+        if now == then:
+            return
+        restart = " (restart `trackverify review` to review the file as it is now)"
+        if now[0] != then[0]:
+            problem, row = "its header changed", None
+        elif len(now) != len(then):
+            problem, row = f"it now has {len(now) - 1} rows, not {len(then) - 1}", None
+        else:
+            problem = "this row holds another observation"
+            row = next(k for k, (a, b) in enumerate(zip(now, then)) if a != b)
+        raise InputError(f"changed since the review page started: {problem}{restart}",
+                         source=str(self.path), row=row)
+
 
 def _spans(line: str) -> list[tuple[int, int]]:
     """(start, end) of each comma-separated field of one CSV ``line`` (no line ending)."""
@@ -94,7 +123,11 @@ def set_decision(path: str | os.PathLike, index: int, decision: str) -> Sheet:
     """Write ``decision`` ('' clears it) into row ``index`` (0-based) of review.csv at
     ``path``, atomically, changing no other byte; returns the sheet as now written.
     A ``ValueError`` names an index or value out of range."""
-    sheet = read_sheet(path)
+    return write_decision(read_sheet(path), index, decision)
+
+
+def write_decision(sheet: Sheet, index: int, decision: str) -> Sheet:
+    """:func:`set_decision` on ``sheet`` as already read."""
     if decision not in ("", *DECISIONS):
         raise ValueError(f"decision must be one of {', '.join(DECISIONS)} or empty, "
                          f"got {decision!r}")

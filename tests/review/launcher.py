@@ -1,0 +1,157 @@
+"""Review servers in processes of their own, each started in milliseconds.
+
+A launcher process imports trackverify's review server once (pandas, pyarrow, waitress),
+then forks one child per server: a process of its own (its own lock on the folder, its own
+sockets), killed by its process id, exactly what ``trackverify review`` runs after its
+imports. Protocol (one JSON object per line): the test writes ``{"folder", "port",
+"limits", "nofile", "stdout", "stderr"}``; the launcher answers ``{"pid": ...}``; the child
+writes the page's address as the first line of its ``stdout`` file (or its error to
+``stderr`` and exits 2). The launcher starts no thread before it forks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Seconds a child may take to print its address (loading the audit's items included).
+START_SECONDS = 60
+
+
+def _child(request: dict) -> None:
+    """Become a review server as the request says; never returns."""
+    code = 1
+    try:
+        for fd, name in ((1, request["stdout"]), (2, request["stderr"])):
+            os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if request.get("nofile"):
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (request["nofile"], request["nofile"]))
+        from trackverify.errors import TrackverifyError
+        from trackverify.review.app import Limits
+        from trackverify.review.server import make_server
+
+        try:
+            server = make_server(request["folder"], request.get("port"),
+                                 Limits(**request.get("limits", {})))
+        except TrackverifyError as exc:
+            print(f"trackverify: error: {exc}", file=sys.stderr)
+            code = 2
+            return
+        print(server.url)
+        try:
+            server.run()
+        finally:
+            server.close()
+        code = 0
+    except KeyboardInterrupt:
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def serve() -> None:
+    import trackverify.review.server  # noqa: F401 (the imports every child shares)
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        print(json.dumps({"pid": pid}), flush=True)
+
+
+@dataclass
+class Server:
+    """One review server process: its ``pid``, page ``url`` and output files."""
+
+    pid: int
+    url: str
+    stdout: Path
+    stderr: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.url.split(":")[2].split("/")[0])
+
+    @property
+    def token(self) -> str:
+        return self.url.split("token=")[1]
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` and wait until the process is gone (its sockets and lock with it)."""
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.005)
+        raise AssertionError(f"server {self.pid} did not end")
+
+
+class Launcher:
+    """The launcher process (see the module docstring); :meth:`start` forks a server."""
+
+    def __init__(self, folder: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        self.process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
+        self.folder, self.count, self.started = folder, 0, []
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def start(self, audit_dir: Path, port: int | None = None, nofile: int | None = None,
+              **limits) -> Server | str:
+        """A running server of ``audit_dir``, or the one-line error it stopped with."""
+        self.count += 1
+        out, err = self.folder / f"{self.count}.out", self.folder / f"{self.count}.err"
+        request = {"folder": str(audit_dir), "port": port, "limits": limits, "nofile": nofile,
+                   "stdout": str(out), "stderr": str(err)}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        pid = json.loads(self.process.stdout.readline())["pid"]
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            text = out.read_text() if out.exists() else ""
+            if text.endswith("\n"):
+                server = Server(pid, text.split()[0], out, err)
+                self.started.append(server)
+                return server
+            if not _alive(pid):
+                return err.read_text() if err.exists() else ""
+            time.sleep(0.005)
+        raise AssertionError(f"no address from server {pid}")
+
+    def close(self) -> None:
+        for server in self.started:
+            server.kill()
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    serve()
