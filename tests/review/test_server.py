@@ -11,6 +11,8 @@ import random
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -19,7 +21,7 @@ import urllib.request
 import pytest
 
 from tests.conftest import run_cli
-from tests.review.conftest import QUICK, Served, empty_or_json, exchange, request, write_review_csv
+from tests.review.conftest import QUICK, ROOT, Served, empty_or_json, exchange, request, write_review_csv
 from trackverify.review.app import json_depth
 from trackverify.review.folder import LOCK_NAME
 from trackverify.review.sheet import DECISIONS, read_sheet
@@ -43,7 +45,10 @@ def test_a_second_server_on_the_folder_is_refused_and_a_restart_keeps_address_an
         audit_dir, launcher):
     write_review_csv(audit_dir, 20)
     first = launcher.start(audit_dir)
-    done = run_cli("review", audit_dir)  # a second process on the same folder
+    # a second process on the same folder (a timeout: one that starts would serve forever)
+    done = subprocess.run([sys.executable, "-m", "trackverify", "review", str(audit_dir)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         f"trackverify: error: {audit_dir}: already being reviewed by process {first.pid} at "
@@ -333,3 +338,16 @@ def test_idle_sockets_past_the_open_file_limit_do_not_lock_a_person_out(audit_di
     server.kill(signal.SIGINT)
     assert server.stderr.read_text() == ""
     assert os.path.getsize(server.stdout) == len(server.url) + 1
+
+
+def test_the_guide_states_the_limits_the_server_applies():
+    from trackverify.review.app import Limits
+
+    limits, guide = Limits(), (ROOT / "docs" / "guide" / "review.md").read_text()
+    stated = [f"at most {limits.body_bytes:,} bytes", f"nested at most {limits.json_depth} deep",
+              f"at most {limits.header_bytes // 1024} KiB", f"within {limits.read_seconds:g} s of",
+              f"closed after {limits.idle_seconds:g} s, after {limits.crowded_idle_seconds:g} s",
+              f"all {limits.connections} connections", f"listen queue of {limits.backlog:,}",
+              f"{limits.threads} requests are"]
+    flat = " ".join(guide.split())
+    assert [s for s in stated if s not in flat] == []

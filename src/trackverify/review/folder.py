@@ -58,7 +58,9 @@ class Claim:
             self.fd = -1
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, path: Path) -> bool:
+    """Lock ``fd`` without waiting: False when another process holds it; an
+    :class:`InputError` when the file system cannot lock at all."""
     try:
         if os.name == "nt":  # pragma: no cover (no Windows in CI)
             import msvcrt
@@ -69,8 +71,12 @@ def _try_lock(fd: int) -> bool:
             import fcntl
 
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except (BlockingIOError, PermissionError):  # held (PermissionError: Windows' answer)
         return False
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(f"cannot lock ({exc.strerror or exc}): this file system does not "
+                         "let the review server make sure it is the only one", source=str(path)) from None
     return True
 
 
@@ -113,7 +119,7 @@ def claim_folder(folder: str | os.PathLike) -> Claim:
         raise InputError(f"cannot open the lock file ({exc.strerror or exc})",
                          source=str(path)) from None
     recorded = _recorded(fd)
-    if not _try_lock(fd):
+    if not _try_lock(fd, path):
         os.close(fd)
         pid, port = recorded.get("pid"), _port(recorded)
         holder = f"process {pid}" if type(pid) is int else "another process"
