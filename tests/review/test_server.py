@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.review.conftest import QUICK, ROOT, Served, empty_or_json, exchange, request, write_review_csv
-from trackverify.review.app import json_depth
+from trackverify.review.app import ROUTES, json_depth
 from trackverify.review.folder import LOCK_NAME
 from trackverify.review.sheet import DECISIONS, read_sheet
 
@@ -65,7 +65,7 @@ def test_a_second_server_on_the_folder_is_refused_and_a_restart_keeps_address_an
 
 def test_killed_mid_write_review_csv_stays_whole_and_holds_every_acknowledged_decision(
         audit_dir, launcher):
-    """20 SIGKILLs at seeded random moments while one client posts decisions back to back:
+    """16 SIGKILLs at seeded random moments while one client posts decisions back to back:
     after each, review.csv reads whole, holds the last acknowledged value of every item (the
     one post in flight may have landed or not) and the next server leaves no temporary copy."""
     path = write_review_csv(audit_dir, 20)
@@ -75,7 +75,7 @@ def test_killed_mid_write_review_csv_stays_whole_and_holds_every_acknowledged_de
     refused: list = []
     k = 0
     server = launcher.start(audit_dir)
-    for _ in range(20):
+    for _ in range(16):
         stop = threading.Event()
 
         def client(base=server.url.split("/?")[0], token=server.token):
@@ -109,7 +109,7 @@ def test_killed_mid_write_review_csv_stays_whole_and_holds_every_acknowledged_de
         server = launcher.start(audit_dir)
         assert not list(audit_dir.glob(".review.csv.*.tmp"))
     server.kill()
-    assert k > 20  # decisions were made between the kills
+    assert k > 16  # decisions were made between the kills
 
 
 def test_stale_temporary_copies_are_removed_at_start_and_only_by_the_holder(audit_dir):
@@ -187,6 +187,30 @@ def test_request_bodies_are_bounded_whatever_they_claim(served, audit_dir):
         status, _, body = exchange(served.port, raw)
         assert status == expected and empty_or_json(body), (name, status, body[:200])
     assert path.read_bytes() == before
+
+
+def test_malformed_requests_and_a_defect_get_a_status_and_an_empty_or_json_body(served, monkeypatch):
+    token = served.token
+    cases = {
+        b"GARBAGE\r\n\r\n": 400,
+        b"GET / HTTP/1.1\r\nBad Header\r\n\r\n": 400,
+        request("GET", f"/?token={token}", headers={"X-Pad": "a" * 70_000}): 431,
+        request("POST", "/api/decision", b"{}", {"X-Token": token, "Transfer-Encoding": "gzip"}): 501,
+        request("POST", "/api/decision", b"zz\r\n", {"X-Token": token, "Transfer-Encoding": "chunked"}): 400,
+    }
+    for raw, expected in cases.items():
+        status, _, body = exchange(served.port, raw)
+        assert status == expected and empty_or_json(body) and body, (raw[:60], status, body[:200])
+
+    def broken(review, request):
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setitem(ROUTES, ("GET", "/api/items"), broken)
+    status, _, body = exchange(served.port, request("GET", f"/api/items?token={token}"))
+    assert (status, json.loads(body)) == (500, {"error": "unexpected error (a defect of trackverify; "
+                                                         "the terminal says which)"})
+    assert served.reported == ["trackverify review: unexpected RuntimeError: a bug over two lines "
+                               "(a defect of trackverify)"]
 
 
 def test_a_chunked_body_of_100_mb_is_refused_once_past_the_limit(served):

@@ -29,6 +29,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 
+from trackverify.cli import one_line
 from trackverify.errors import InputError
 from trackverify.review.items import load_items
 from trackverify.review.page import PAGE
@@ -235,11 +236,11 @@ class ReviewApp:
         except Refused as exc:
             return json_response({"error": str(exc)}, exc.status)
         except InputError as exc:
-            self.report(f"trackverify review: error: {exc}")
-            return json_response({"error": str(exc)}, 409)
+            self.report(f"trackverify review: error: {one_line(str(exc))}")
+            return json_response({"error": one_line(str(exc))}, 409)
         except Exception as exc:  # a defect: one line, the page goes on
-            self.report(f"trackverify review: unexpected {type(exc).__name__}: {exc} "
-                        "(a defect of trackverify)")
+            self.report(f"trackverify review: unexpected {type(exc).__name__}: "
+                        f"{one_line(str(exc))} (a defect of trackverify)")
             return json_response({"error": "unexpected error (a defect of trackverify; "
                                            "the terminal says which)"}, 500)
         self.report(None)

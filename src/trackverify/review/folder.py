@@ -95,17 +95,14 @@ def _port(recorded: dict) -> int | None:
     return port if type(port) is int and 0 < port < 65536 else None
 
 
-def remove_stale_temporaries(folder: Path) -> list[Path]:
+def remove_stale_temporaries(folder: Path) -> None:
     """Remove the temporary copies of review.csv in ``folder`` (only the lock's holder may:
-    a running server's copy is in use); returns those removed."""
-    removed = []
-    for path in sorted(folder.glob(f".{SHEET_NAME}.*.tmp")):
+    a running server's copy is in use)."""
+    for path in folder.glob(f".{SHEET_NAME}.*.tmp"):
         try:
             path.unlink()
-            removed.append(path)
         except OSError:
             pass
-    return removed
 
 
 def claim_folder(folder: str | os.PathLike) -> Claim:
@@ -114,12 +111,14 @@ def claim_folder(folder: str | os.PathLike) -> Claim:
     folder = Path(folder)
     path = folder / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        # not through a symbolic link: the file is truncated and written
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError as exc:
         raise InputError(f"cannot open the lock file ({exc.strerror or exc})",
                          source=str(path)) from None
-    recorded = _recorded(fd)
-    if not _try_lock(fd, path):
+    locked = _try_lock(fd, path)
+    recorded = _recorded(fd)  # written once by each holder, at its start
+    if not locked:
         os.close(fd)
         pid, port = recorded.get("pid"), _port(recorded)
         holder = f"process {pid}" if type(pid) is int else "another process"

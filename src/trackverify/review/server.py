@@ -86,12 +86,12 @@ class _Server(TcpWSGIServer):
 
     channel_class = _Channel
 
-    def __init__(self, application, limits: Limits, **kw):
-        self.limits = limits
-        super().__init__(application, **kw)
+    def __init__(self, application, limits: Limits, socket_map: dict, **kw):
+        self.limits, self.socket_map = limits, socket_map
+        super().__init__(application, map=socket_map, **kw)
 
     def maintenance(self, now):
-        crowded = len(self._map) >= self.adj.connection_limit  # waitress's own test
+        crowded = len(self.socket_map) >= self.adj.connection_limit  # waitress's own test
         idle = self.limits.crowded_idle_seconds if crowded else self.limits.idle_seconds
         clock = time.monotonic()
         for channel in list(self.active_channels.values()):
@@ -130,7 +130,7 @@ class ReviewServer:
 
     def run(self) -> None:
         while not self._stop.is_set():
-            wasyncore.loop(timeout=LOOP_SECONDS, map=self.server._map, use_poll=True, count=1)
+            wasyncore.loop(timeout=LOOP_SECONDS, map=self.server.socket_map, use_poll=True, count=1)
 
     def shutdown(self) -> None:
         """Make :meth:`run` return (from another thread)."""
@@ -140,7 +140,7 @@ class ReviewServer:
         """Stop serving, close every connection and release the folder."""
         self._stop.set()
         self.server.task_dispatcher.shutdown(timeout=5)
-        wasyncore.close_all(self.server._map)
+        wasyncore.close_all(self.server.socket_map)
         self.claim.release()
 
 
@@ -149,12 +149,13 @@ def _bind(app: ReviewApp, port: int, limits: Limits) -> _Server:
         # connection_limit counts the listening socket and waitress's wake-up pipe too
         host=HOST, port=port, threads=limits.threads, connection_limit=limits.connections + 2,
         backlog=limits.backlog, max_request_body_size=limits.body_bytes + 1,
-        max_request_header_size=limits.header_bytes, channel_timeout=max(1, int(limits.idle_seconds)),
-        cleanup_interval=0, asyncore_use_poll=True, log_socket_errors=False,
+        # the timeouts are _Server.maintenance's, run at every turn of the loop
+        max_request_header_size=limits.header_bytes, cleanup_interval=0,
+        asyncore_use_poll=True, log_socket_errors=False,
         expose_tracebacks=False, ident="trackverify")
     socket_map, dispatcher = {}, ThreadedTaskDispatcher()
     try:
-        server = _Server(app, limits, map=socket_map, dispatcher=dispatcher, adj=adjustments)
+        server = _Server(app, limits, socket_map, dispatcher=dispatcher, adj=adjustments)
     except BaseException:
         wasyncore.close_all(socket_map)
         raise
