@@ -375,3 +375,31 @@ def test_the_guide_states_the_limits_the_server_applies():
               f"{limits.threads} requests are"]
     flat = " ".join(guide.split())
     assert [s for s in stated if s not in flat] == []
+
+
+def test_a_route_reads_its_parameters_within_bounds():
+    """What a new route (an image of item i, frame f) gets from :class:`Request`."""
+    import io
+
+    from trackverify.review.app import Limits, Refused, Request
+
+    def query(text: str, body: bytes = b"", length: str | None = None) -> Request:
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/x", "QUERY_STRING": text,
+                   "wsgi.input": io.BytesIO(body)}
+        if length is not None:
+            environ["CONTENT_LENGTH"] = length
+        return Request(environ, Limits(body_bytes=10))
+
+    request = query("item=3&frame=-2&view=xy&item=9")
+    assert (request.int_param("item", 0, 19), request.int_param("frame", -5, 5), request.param("view")) == (3, -2, "xy")
+    for text, name in (("item=20", "item"), ("item=../1", "item"), ("item=1e3", "item"), ("item=", "item"),
+                       ("item=%C2%B2", "item"), ("", "item"), ("item=" + "9" * 400, "item")):
+        with pytest.raises(Refused) as refused:
+            query(text).int_param(name, 0, 19)
+        assert refused.value.status == 400, text
+    assert query("", b'{"a": 1}', "8").json() == {"a": 1}
+    for body, length, status in ((b"{}", "\u00b2", 400), (b"{}", "-1", 400), (b"x" * 11, "11", 413),
+                                 (b"[[1]]", "5", 400), (b"[" * 9 + b"]" * 9, "18", 413)):
+        with pytest.raises(Refused) as refused:
+            query("", body, length).json()
+        assert refused.value.status == status, (body, length)

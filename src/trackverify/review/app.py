@@ -123,7 +123,7 @@ class Request:
 
     def body(self) -> bytes:
         text = self.environ.get("CONTENT_LENGTH") or "0"
-        if not text.isdigit():
+        if not re.fullmatch(r"[0-9]+", text):
             raise Refused(400, "Content-Length is not a non-negative integer")
         length = int(text)
         if length > self.limits.body_bytes:
