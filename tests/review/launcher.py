@@ -3,10 +3,13 @@
 A launcher process imports trackverify's review server once (pandas, pyarrow, waitress),
 then forks one child per server: a process of its own (its own lock on the folder, its own
 sockets), killed by its process id, exactly what ``trackverify review`` runs after its
-imports. Protocol (one JSON object per line): the test writes ``{"folder", "port",
-"limits", "nofile", "stdout", "stderr"}``; the launcher answers ``{"pid": ...}``; the child
-writes the page's address as the first line of its ``stdout`` file (or its error to
-``stderr`` and exits 2). The launcher starts no thread before it forks.
+imports. Protocol (one JSON object per line, each answered by one): ``{"start": {"folder",
+"port", "limits", "nofile", "stdout", "stderr"}}`` -> ``{"pid"}``: the child writes the page's
+address as the first line of its ``stdout`` file (or its error to ``stderr`` and exits 2);
+``{"ended": pid}`` -> ``{"ended": bool}``; ``{"kill": pid, "signal": n}`` -> ``{}`` once the
+child is gone. Only the launcher, the children's parent, signals and reaps them: a child's
+process id cannot be taken by another process before the launcher has reaped it, so no
+signal ever reaches a stranger. The launcher starts no thread before it forks.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ def _child(request: dict) -> None:
             os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if request.get("nofile"):
             import resource
 
@@ -64,19 +66,35 @@ def _child(request: dict) -> None:
 def serve() -> None:
     import trackverify.review.server  # noqa: F401 (the imports every child shares)
 
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+    ended: set[int] = set()
+
+    def reap(pid: int, flags: int) -> bool:
+        if pid not in ended and os.waitpid(pid, flags)[0] == pid:
+            ended.add(pid)
+        return pid in ended
+
     for line in sys.stdin:
         request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(request)
-        print(json.dumps({"pid": pid}), flush=True)
+        if "start" in request:
+            pid = os.fork()
+            if pid == 0:
+                _child(request["start"])
+            answer = {"pid": pid}
+        elif "ended" in request:
+            answer = {"ended": reap(request["ended"], os.WNOHANG)}
+        else:
+            if not reap(request["kill"], os.WNOHANG):
+                os.kill(request["kill"], request["signal"])
+                reap(request["kill"], 0)
+            answer = {}
+        print(json.dumps(answer), flush=True)
 
 
 @dataclass
 class Server:
     """One review server process: its ``pid``, page ``url`` and output files."""
 
+    launcher: "Launcher"
     pid: int
     url: str
     stdout: Path
@@ -91,19 +109,9 @@ class Server:
         return self.url.split("token=")[1]
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Send ``sig`` and wait until the process is gone (its sockets and lock with it)."""
-        try:
-            os.kill(self.pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.005)
-        raise AssertionError(f"server {self.pid} did not end")
+        """Send ``sig`` (unless it has ended) and wait until the process is gone (its
+        sockets and lock with it)."""
+        self.launcher.ask({"kill": self.pid, "signal": int(sig)})
 
 
 class Launcher:
@@ -121,36 +129,30 @@ class Launcher:
         """A running server of ``audit_dir``, or the one-line error it stopped with."""
         self.count += 1
         out, err = self.folder / f"{self.count}.out", self.folder / f"{self.count}.err"
-        request = {"folder": str(audit_dir), "port": port, "limits": limits, "nofile": nofile,
-                   "stdout": str(out), "stderr": str(err)}
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        pid = json.loads(self.process.stdout.readline())["pid"]
+        pid = self.ask({"start": {"folder": str(audit_dir), "port": port, "limits": limits,
+                                  "nofile": nofile, "stdout": str(out), "stderr": str(err)}})["pid"]
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             text = out.read_text() if out.exists() else ""
             if text.endswith("\n"):
-                server = Server(pid, text.split()[0], out, err)
+                server = Server(self, pid, text.split()[0], out, err)
                 self.started.append(server)
                 return server
-            if not _alive(pid):
+            if self.ask({"ended": pid})["ended"]:
                 return err.read_text() if err.exists() else ""
             time.sleep(0.005)
         raise AssertionError(f"no address from server {pid}")
+
+    def ask(self, request: dict) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
 
     def close(self) -> None:
         for server in self.started:
             server.kill()
         self.process.stdin.close()
         self.process.wait(timeout=30)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 if __name__ == "__main__":
