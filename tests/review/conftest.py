@@ -71,7 +71,17 @@ class Served:
 
 @pytest.fixture()
 def served(audit_dir):
-    """A server of a fresh 20-row review.csv in this process, with :data:`QUICK` limits."""
+    """A server of a fresh 20-row review.csv in this process (the default limits: a test
+    process slowed by a busy machine is not taken for an idle client)."""
+    write_review_csv(audit_dir, 20)
+    served = Served(audit_dir, 0)
+    yield served
+    served.close()
+
+
+@pytest.fixture()
+def quick(audit_dir):
+    """The same with :data:`QUICK` limits, for the tests of the timeouts."""
     write_review_csv(audit_dir, 20)
     served = Served(audit_dir, 0, **QUICK)
     yield served

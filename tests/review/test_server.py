@@ -269,12 +269,12 @@ def test_dot_dot_in_any_part_of_a_request_serves_no_file(served, audit_dir):
     assert (status, body) == (403, b"")
 
 
-def test_an_incomplete_or_slow_request_is_dropped_at_the_read_deadline(served):
+def test_an_incomplete_or_slow_request_is_dropped_at_the_read_deadline(quick):
     # a request line without its blank line, then nothing: closed, not held open
-    assert exchange(served.port, b"GET / HTTP/1.1\r\nHost: x\r\n")[0] is None
+    assert exchange(quick.port, b"GET / HTTP/1.1\r\nHost: x\r\n")[0] is None
     # a slowloris: one header byte every 0.1 s; the server closes within the deadline (0.5 s)
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
-        sock.sendall(f"GET /?token={served.token} HTTP/1.1\r\n".encode())
+    with socket.create_connection(("127.0.0.1", quick.port), timeout=10) as sock:
+        sock.sendall(f"GET /?token={quick.token} HTTP/1.1\r\n".encode())
         closed = False
         for _ in range(100):  # 10 s at most
             try:
@@ -285,7 +285,7 @@ def test_an_incomplete_or_slow_request_is_dropped_at_the_read_deadline(served):
             time.sleep(0.1)
         assert closed
     # an idle connection is closed after idle_seconds
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", quick.port), timeout=10) as sock:
         assert sock.recv(1) == b""
 
 
@@ -343,7 +343,8 @@ def test_idle_sockets_past_the_open_file_limit_do_not_lock_a_person_out(audit_di
     queue holds them), a person's request is still answered, and their abrupt end prints
     nothing on the terminal."""
     write_review_csv(audit_dir, 20)
-    server = launcher.start(audit_dir, port=0, nofile=128, connections=32, **QUICK)
+    server = launcher.start(audit_dir, port=0, nofile=128, connections=32,
+                            **{**QUICK, "crowded_idle_seconds": 0.5})
     idle = []
     try:
         for _ in range(300):
