@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 import trackverify
-from trackverify.selective import auroc_abstain_as_error
+from trackverify.benchmark.selective import auroc_abstain_as_error
 from trackverify.verifiers.registered_distance import RegisteredDistance
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import (CHROMIUM, SMALL, built_once, chromium_dom, chromium_layout, observation_table, run_cli,
                             verify_control, verify_file)
-from trackverify.config import build_config
+from trackverify.benchmark.config import build_config
 from trackverify.errors import ConfigError
 
 OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet", "tracks.csv",
@@ -273,7 +273,7 @@ def test_contradicted_claims_are_counted_in_results(tmp_path):
 
 
 def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown():
-    from trackverify.run import _sum_reasons
+    from trackverify.benchmark.run import _sum_reasons
 
     counts = {"single_frame_swap": {"ambiguous": 1, "missing_evidence": 2, "contradicted": 3,
                                     "merged": 7},

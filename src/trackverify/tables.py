@@ -10,7 +10,7 @@ recording  str          recording id (one animal imaged over frames ``0..T-1``);
                         for a single recording: absent, it is ``DEFAULT_RECORDING``; integer
                         ids are read as their decimal text
 frame      int >= 0     frame index; the recording's first frame is the anchor (a run counts
-                        frames from it, see :mod:`trackverify.dataset`); not a timestamp
+                        frames from it, see :mod:`trackverify.benchmark.dataset`); not a timestamp
 track      int or str   reference track id (anonymous but persistent)
 detection  int or str   source detection id, unique within (recording, frame)
 x_um       float        position in micrometres (finite)
@@ -745,3 +745,14 @@ def validate_pair(reference: pd.DataFrame, predictions: pd.DataFrame,
                          "reference too) or coordinates x_um, y_um[, z_um]",
                          source=predictions_source, column="detection")
     return ref, pred, by_detection
+
+
+def lookup(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Index of each ``wanted`` key in ``keys`` (distinct integers), -1 when absent."""
+    keys = np.asarray(keys)
+    wanted = np.asarray(wanted)
+    if len(keys) == 0:
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    return np.where(keys[order][at] == wanted, order[at], -1).astype(np.int64)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import trackverify
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import InputError
 
 SPACING = 8.0

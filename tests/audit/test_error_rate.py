@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy.special import betainc
 
-from trackverify.audit.review.design import allocate, draw_sample
-from trackverify.audit.review.estimate import estimate_error_rate, stratified_interval
-from trackverify.audit.review.simulation import simulate
+from trackverify.review.design import allocate, draw_sample
+from trackverify.review.estimate import estimate_error_rate, stratified_interval
+from trackverify.review.simulation import simulate
 from trackverify.errors import InputError
 from tests.audit.test_audit import six_neurons
 from tests.conftest import run_cli
@@ -213,7 +213,7 @@ def test_the_docstring_examples_hold():
     import doctest
 
     import trackverify
-    from trackverify.audit.review import design, estimate
+    from trackverify.review import design, estimate
 
     for module in (design, estimate):
         result = doctest.testmod(module)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from trackverify import evaluate_tracking
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 REF = pd.DataFrame({"recording": ["a"] * 4, "frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
                     "x_um": [0.0, 20.0, 0.5, 20.5], "y_um": [0.0, 0.0, 0.0, 0.0],
@@ -213,7 +213,7 @@ def test_one_recordings_tables_carry_its_name_in_every_row(name):
 
 
 def test_stacking_one_table_leaves_it_as_given_unless_told():
-    from trackverify.tracking_gt import stack_by_recording
+    from trackverify.metrics.tracking import stack_by_recording
 
     table = pd.DataFrame({"track": [3, 4], "correct": [1, 0]})
     stacked = stack_by_recording([("a", table)])

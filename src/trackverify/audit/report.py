@@ -42,7 +42,7 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
     """Scores of certified and flagged rows against the threshold they were judged by: under
     the default rule (half of each identity's own spacing) the relative score against
     :data:`DEFAULT_THRESHOLD_SPACINGS`, else the score in um against each recording's value."""
-    from trackverify.audit.core import DEFAULT_THRESHOLD_SPACINGS
+    from trackverify.audit.result import DEFAULT_THRESHOLD_SPACINGS
 
     rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
                         & ~observations["reason"].eq("anchor_frame").to_numpy()]

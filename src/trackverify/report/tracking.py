@@ -16,7 +16,7 @@ WRONG_ROWS = 25
 
 
 def evaluate_timelines(results) -> list[Timeline]:
-    """Each recording's per-track timeline from a :class:`trackverify.tracking_gt.TrackingResults`:
+    """Each recording's per-track timeline from a :class:`trackverify.metrics.tracking.TrackingResults`:
     an observation is correct when its valid predicted id is aligned to its track (the
     recording-wide alignment of tracking_gt), the identity switches (``events``) marked."""
     if not len(results.observations):

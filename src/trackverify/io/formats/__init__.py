@@ -28,11 +28,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trackverify.errors import InputError
+from trackverify.io.formats.base import Calibration, Loaded, Tracks  # noqa: F401 (re-exported)
 
 KINDS = ("reference", "predictions", "observations")
 
@@ -99,37 +99,6 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
 )}
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What one coordinate unit of a file is: ``um_per_unit`` per axis (x, y[, z]) or None."""
-
-    unit: str
-    um_per_unit: tuple[float, ...] | None
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"unit": self.unit, "um_per_unit": None if self.um_per_unit is None
-                else list(self.um_per_unit), "source": self.source}
-
-
-@dataclass
-class Tracks:
-    """A reader's result: points in the file's units and what the file says they are."""
-
-    table: Any  # pandas.DataFrame: frame, track, x, y[, z], parent_track, extras
-    calibration: Calibration
-    details: dict = field(default_factory=dict)
-
-
-@dataclass
-class Loaded:
-    """A project table read from any format, and what was done to get it (for the manifest)."""
-
-    table: Any  # pandas.DataFrame, validated against the kind's schema
-    info: dict
-    warnings: list[str] = field(default_factory=list)
 
 
 def format_names() -> str:

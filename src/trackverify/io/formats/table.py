@@ -53,7 +53,7 @@ def apply_mapping(df, mapping: dict[str, str], source: str):
 
 
 def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: str | None):
-    from trackverify.io.formats import Loaded
+    from trackverify.io.formats.base import Loaded
 
     source = str(path)
     mapped_ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
