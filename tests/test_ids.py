@@ -379,15 +379,15 @@ def test_split_candidates_follow_the_id_rule(tmp_path):
 def test_columns_mapped_to_ids_are_read_as_written(tmp_path):
     # --columns track=trk,pred_id=id: the file's 'trk' and 'id' are id columns too (before,
     # pandas read them: 007 and 7 became one track, 'NA' a missing prediction).
-    from trackverify.io.formats import load
+    from trackverify.io.tracks import read_tracks
 
     (tmp_path / "ref.csv").write_text("recording,frame,trk,x_um,y_um\nr,0,007,0,0\nr,0,7,5,0\n",
                                       encoding="utf-8")
-    ref = load(tmp_path / "ref.csv", "reference", fmt="table", columns={"trk": "track"})
+    ref = read_tracks(tmp_path / "ref.csv", "reference", fmt="table", columns={"trk": "track"})
     assert ref.table["track"].tolist() == ["007", "7"]
     (tmp_path / "pred.csv").write_text("recording,frame,id,x_um,y_um,pred_valid\n"
                                        "r,0,1,5,0,true\nr,0,NA,0,0,false\n", encoding="utf-8")
     with pytest.raises(InputError) as info:
-        load(tmp_path / "pred.csv", "predictions", fmt="table", columns={"id": "pred_id"})
-    assert str(info.value) == f"{tmp_path / 'pred.csv'}, column 'pred_id', row 2: " + \
+        read_tracks(tmp_path / "pred.csv", "predictions", fmt="table", columns={"id": "pred_id"})
+    assert str(info.value) == f"{tmp_path / 'pred.csv'}, column 'pred_id', row 2 (line 3): " + \
         MARKER.format("NA")

@@ -91,7 +91,8 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
           out: str | os.PathLike | None = None,
           source: str = "<tracks>", detections_source: str = "<detections>",
           fmt: str | None = None, columns: str | dict | None = None,
-          pixel_size: str | tuple | None = None,
+          pixel_size: str | tuple | None = None, units: str | None = None,
+          recording: str | None = None,
           progress: Callable[[str, int, int], None] | None = None,
           warn: Callable[[str], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
@@ -100,9 +101,11 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     reader takes (``fmt``: the format's name, detected when None); ``detections`` optionally
     every detection of each frame (a table or a CSV / Parquet file; used as identity-free
     evidence by the registration, and the positions of a tracker output that has none). A
-    file and a table are read alike (:func:`trackverify.io.tracks.read_input`:
-    ``columns`` renames, ``pixel_size`` converts pixels); ``warn`` receives each units
-    warning, also kept in ``summary["input"]``. ``verifier`` is a name, ``module:Class`` or a verifier object
+    file and a table are read alike, by the one reader of tracks
+    (:func:`trackverify.io.tracks.read_tracks`: ``columns`` renames, ``pixel_size`` converts
+    pixels, ``units="um"`` says mapped coordinates are micrometres, ``recording`` names a
+    table's one recording); ``warn`` receives each units warning, also kept in
+    ``summary["input"]``. ``verifier`` is a name, ``module:Class`` or a verifier object
     (default: the calibration's verifier, else ``registered_distance``); with
     ``calibration`` the verifier must be the one the threshold was fitted for, with its
     fitted options. ``out``, when given, receives the outputs (:func:`write_audit`) under
@@ -123,10 +126,10 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         >>> pixels = tracks.rename(columns={"frame": "t", "x_um": "x_px", "y_um": "y_px"})
         >>> read = trackverify.audit(pixels, columns="frame=t,x_um=x_px,y_um=y_px",
         ...                          pixel_size="1").summary["input"]
-        >>> read["columns"], read["units"]["source"]
+        >>> read["columns"], read["calibration"]["source"]
         ({'frame': 't', 'x_um': 'x_px', 'y_um': 'y_px'}, '--pixel-size')
     """
-    from trackverify.io.tracks import read_input
+    from trackverify.io.tracks import read_tracks
 
     if isinstance(tracks, (str, os.PathLike)):
         source = str(tracks)
@@ -142,11 +145,12 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         raise InputError(f"anchor_frame must be an integer frame number, got {anchor_frame!r}",
                          source="--anchor-frame")
     threshold, scorer = choose_threshold(threshold_um, calibration, verifier)
-    given = read_input(tracks, detections, fmt=fmt, columns=columns, pixel_size=pixel_size,
-                       source=source, detections_source=detections_source)
+    given = read_tracks(tracks, "predictions", detections=detections, fmt=fmt, columns=columns,
+                        pixel_size=pixel_size, units=units, recording=recording, source=source,
+                        detections_source=detections_source, one_per_detection=True)
     for text in given.warnings if warn is not None else ():
         warn(text)
-    table, dets = given.tracks, given.detections
+    table, dets = _audited_table(given.table, source), given.detections
     parts, thresholds = [], {}
     recordings = pd.unique(table["recording"])
     _check_recordings(len(recordings), source)
@@ -186,6 +190,22 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
 
         write_outputs(result, out)
     return result
+
+
+def _audited_table(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The tracker output as the audit judges it: with positions (refused otherwise), without
+    a reference's ``track`` column, each row one detection (numbered within its frame when
+    the output names none: for the audit's own use only)."""
+    from trackverify.io.tracks import require_positions
+
+    if "track" in table.columns:
+        raise InputError("the tracker output has a 'track' column: audit takes no reference "
+                         "(use `trackverify evaluate` or `run` when reference tracks exist)",
+                         source=source, column="track")
+    require_positions(table, source)
+    if "detection" in table.columns:
+        return table
+    return table.assign(detection=table.groupby(["recording", "frame"], sort=False).cumcount())
 
 
 def _check_recordings(count: int, source: str) -> None:

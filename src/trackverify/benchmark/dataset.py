@@ -119,12 +119,14 @@ def _check_whole_table(observations: pd.DataFrame, source: str) -> None:
 
 
 def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict | None = None,
-                 pixel_size: str | tuple | None = None) -> Dataset:
+                 pixel_size: str | tuple | None = None, units: str | None = None,
+                 recording: str | None = None) -> Dataset:
     """Load a folder (``observations.parquet`` or ``.csv`` + optional ``recordings.csv``), an
     observation table, or any tracker file :mod:`trackverify.io.formats` reads (its tracks
-    become both the reference and the clean predictions). The source record (manifest) holds
-    the format, the calibration used and any units warnings."""
-    from trackverify.io.formats import detect_format, load
+    become both the reference and the clean predictions), through the one reader of tracks
+    (:func:`trackverify.io.tracks.read_tracks`). The source record (manifest) holds the
+    format, the calibration used and any units warnings."""
+    from trackverify.io.tracks import read_tracks
     path = Path(path)
     recordings_path = None
     if path.is_dir() and fmt in (None, "table") and any(
@@ -138,8 +140,8 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
                          source=str(path))
     else:
         table_path = path
-    loaded = load(table_path, "observations", fmt=fmt or detect_format(table_path),
-                  columns=columns, pixel_size=pixel_size)
+    loaded = read_tracks(table_path, "observations", fmt=fmt, columns=columns,
+                         pixel_size=pixel_size, units=units, recording=recording)
     observations = loaded.table
     _check_whole_table(observations, str(table_path))
     detections_path = _detections_path(path)
@@ -163,11 +165,13 @@ def load_dataset(path: str | Path, fmt: str | None = None, columns: str | dict |
     else:
         recordings = pd.DataFrame({"recording": present, "animal_id": present,
                                    "provenance_group": "unknown", "source_folds": ""})
-    source = {"data": str(path), "format": loaded.info["format"],
-              "calibration": loaded.info.get("calibration")}
-    read = {k: v for k, v in loaded.info.items() if k not in ("path", "format", "calibration")}
+    record = loaded.record
+    source = {"data": str(path), "format": record["format"],
+              "calibration": record.get("calibration")}
+    read = {k: v for k, v in record.items()
+            if k not in ("path", "source", "format", "calibration", "warnings")}
     if any(v is not None for v in read.values()):
-        source["read"] = read  # what the reader found (counts, versions, companion files)
+        source["read"] = read  # how it was read (mapping, recording, counts, version, ...)
     if loaded.warnings:
         source["warnings"] = loaded.warnings
     if detections_path is not None:

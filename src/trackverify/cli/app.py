@@ -290,8 +290,8 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
               show_default=True, help="Where parallel work runs (ray needs the 'ray' extra).")
 @click.option("--rows/--no-rows", default=True, show_default=True,
               help="Write observations.parquet (every scored row).")
-def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animals,
-        partitions_path, calibrate, jobs, executor, rows, **settings):
+def run(data, fmt, columns, pixel_size, units, recording, out, config_file, motion, frames,
+        animals, partitions_path, calibrate, jobs, executor, rows, **settings):
     """Run the benchmark: tracking_gt, anatomical_verification, anatomical_consistency.
 
     Writes results.json, manifest.json, report.html, tracks.csv, events.csv and
@@ -307,7 +307,8 @@ def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animal
     summary = run_job(config, out, data=data, partitions_path=partitions_path,
                       target=parse_target(calibrate),
                       execution=Execution(jobs=jobs, executor=executor, write_rows=rows),
-                      data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size},
+                      data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size,
+                                    "units": units, "recording": recording},
                       on_warnings=echo_warnings, other_inputs=(config_file,))
     click.echo(summary)
 
@@ -320,7 +321,8 @@ def run(data, fmt, columns, pixel_size, out, config_file, motion, frames, animal
 @input_options
 @run_settings
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help=OUT_HELP)
-def verify(observations, fmt, columns, pixel_size, out, config_file, **settings):
+def verify(observations, fmt, columns, pixel_size, units, recording, out, config_file,
+           **settings):
     """Corrupt clean predictions, run a verifier on every condition and score it.
 
     The same job as `run --data FILE`: the corruption suite, the verifier's certification
@@ -331,7 +333,8 @@ def verify(observations, fmt, columns, pixel_size, out, config_file, **settings)
 
     config = build_config(settings, config_file=config_file)
     click.echo(run_job(config, out, data=observations, on_warnings=echo_warnings,
-                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size},
+                       data_options={"fmt": fmt, "columns": columns, "pixel_size": pixel_size,
+                                     "units": units, "recording": recording},
                        other_inputs=(config_file,)))
 
 

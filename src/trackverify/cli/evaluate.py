@@ -58,18 +58,6 @@ def metrics_table(results, title: str):
     return table
 
 
-def _check_distances(**distances) -> None:
-    """Each distance flag given (not None) a positive finite number, else a ConfigError naming
-    the flag (before any file is read; ``1e400`` reads as inf)."""
-    from trackverify.errors import ConfigError
-    from trackverify.values import is_real
-
-    for name, value in distances.items():
-        if value is not None and not is_real(value, 0, strict=True):
-            raise ConfigError(f"--{name.replace('_', '-')}: {name} must be a positive number, "
-                              f"got {value!r}")
-
-
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks: a table (recording, frame, track, x_um, y_um[, z_um]"
@@ -125,58 +113,19 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
     folders are validated and matched by their masks as the Challenge does, with its
     biological measures (BC(i), CT, TF, CCA, SEG).
     """
-    _check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
     from rich.console import Console
 
-    from trackverify.io.atomic import write_json_atomic, write_text_atomic
-    from trackverify.report.tracking import render_tracking_report
-    from trackverify.io.tabular import write_table
-    from trackverify.metrics.graph.evaluate import evaluate_graph
-    from trackverify.io.formats import load_pair
-    from trackverify.io.paths import check_out_dir
-    from trackverify.errors import ConfigError
-    from trackverify.io.tracks import read_detections
-    from trackverify.reference_check.populations import reference_populations
-    from trackverify.metrics.tracking import evaluate_tracking
+    from trackverify.metrics.evaluate import check_distances, evaluate as run_evaluate
 
-    if detections is not None and not check_reference:
-        raise ConfigError("--detections is read by the reference check only: add --check-reference")
-    if out is not None:
-        check_out_dir(out, [reference, predictions, detections])
-    ref, pred, warnings = load_pair(reference, predictions, **options)
-    echo_warnings(warnings)
-    dets = None if detections is None else read_detections(detections, ref.table)
-    results = evaluate_tracking(ref.table, pred.table, zero_distance_um,
-                                reference_source=str(reference), predictions_source=str(predictions))
-    match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um
-    # before anything is printed: the lineage links it checks can still refuse the files
-    masks = ref.info.get("format") == "ctc" and pred.info.get("format") == "ctc"
-    definition = definition or ("ctc" if masks else "traccuracy")
-    if masks:  # CTC folders: the Challenge's mask matching and validation
-        from trackverify.metrics.graph.ctc import evaluate_ctc
-
-        recording = str(ref.table["recording"].iloc[0])
-        graph = evaluate_ctc(reference, predictions, definition, division_frame_buffer,
-                             recording=recording, sparse_reference=sparse_reference)
-    else:
-        graph = evaluate_graph(ref.table, pred.table, match_distance, division_frame_buffer,
-                               reference_source=str(reference),
-                               predictions_source=str(predictions), definition=definition,
-                               sparse_reference=sparse_reference)
-    if sparse_reference:
-        from trackverify.metrics.graph.evaluate import null_tracking_for_sparse
-
-        null_tracking_for_sparse(results)
-    extra = {}
-    if "wormnd" in protocols:
-        from trackverify.metrics.graph.wormnd import evaluate_wormnd
-
-        extra["wormnd"] = evaluate_wormnd(ref.table, pred.table)
-    by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
-    checked = None
-    if check_reference:
-        checked = reference_populations(ref.table, pred.table, results, zero_distance_um,
-                                        str(reference), str(predictions), dets)
+    check_distances(zero_distance_um=zero_distance_um, match_distance_um=match_distance_um)
+    found = run_evaluate(reference, predictions, zero_distance_um=zero_distance_um,
+                         match_distance_um=match_distance_um, definition=definition,
+                         sparse_reference=sparse_reference, protocols=protocols,
+                         division_frame_buffer=division_frame_buffer,
+                         check_reference=check_reference, detections=detections, out=out,
+                         **options)
+    echo_warnings(found.warnings)
+    results, graph, extra, checked = found.tracking, found.graph, found.protocols, found.checked
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console = Console(width=max(console.width, 140))
@@ -215,36 +164,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
         console.print("sparse reference: unmatched predictions weigh 0; CHOTA, division "
                       "precision / F1, BC, CT, CCA, HOTA / DetA / AssA, MOTA, IDF1 and the "
                       "extra observations are null (graph_metrics.sparse_reference)")
-    settings = {"zero_distance_um": float(zero_distance_um),
-                "linked_by": "detection" if by_detection else "position",
-                "match_distance_um": float(match_distance) if not masks else None,
-                "definition": definition, "sparse_reference": bool(sparse_reference),
-                "protocols": sorted(protocols),
-                "graph_matching": "mask" if masks else
-                ("detection" if by_detection else "points"),
-                "division_frame_buffer": int(division_frame_buffer)}
     if out is not None:
-        write_table(results.tracks, Path(out) / "tracks.csv")
-        write_table(results.events, Path(out) / "events.csv")
-        write_text_atomic(Path(out) / "report.html", render_tracking_report(
-            results, settings, {"reference": str(reference), "predictions": str(predictions),
-                                **({"detections": str(detections)} if dets is not None else {})},
-            checked))
-        path = write_json_atomic(Path(out) / "results.json", {
-            "tracking_gt": results,
-            "graph_metrics": graph,
-            **extra,
-            "settings": settings,
-            "inputs": {"reference": ref.info, "predictions": pred.info},
-            "warnings": warnings,
-            **({"reference_check": {"detections": None if dets is None else {
-                                        "path": str(detections), "rows": len(dets)},
-                                    "summary": checked["summary"], "note": checked["note"],
-                                    "findings": checked["findings"],
-                                    "tracking_gt_unquestioned": checked["results"]}}
-               if checked else {}),
-            "identity": {"tracks": results.tracks.to_dict("records"),
-                         "events": results.events.to_dict("records")},
-        })
+        path = Path(out) / "results.json"
         click.echo(f"wrote {path}, tracks.csv (per reference track), events.csv (every "
                    "identity switch) and report.html (with a per-track timeline)")

@@ -68,7 +68,7 @@ def split(recordings_path, by, fractions, pairs_path, seed, out):
               show_default=True, help="NWB layout to write: per-frame ROIs or a label volume.")
 @click.option("--voxel-um", type=float, default=None,
               help="Voxel spacing the NWB writer records [0.001 for rois, 1 for labels].")
-def convert(source, fmt, columns, pixel_size, to, out, layout, voxel_um):
+def convert(source, fmt, columns, pixel_size, units, recording, to, out, layout, voxel_um):
     """Convert tracker files, NWB and observation tables (Parquet / NWB).
 
     SOURCE is an NWB file, a folder of NWB files, a folder with observations.parquet (and
@@ -84,5 +84,6 @@ def convert(source, fmt, columns, pixel_size, to, out, layout, voxel_um):
     else:
         check_out_dir(out, [source])
     written = run_convert(source, to, out, layout=layout, voxel_um=voxel_um, fmt=fmt,
-                          columns=columns, pixel_size=pixel_size)
+                          columns=columns, pixel_size=pixel_size, units=units,
+                          recording=recording)
     click.echo(f"wrote {len(written)} file(s) to {out}")

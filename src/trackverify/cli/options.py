@@ -1,7 +1,8 @@
 """The command-line options several commands share (light: click only).
 
-``--format``, ``--columns`` and ``--pixel-size`` (every command that reads tracking files)
-reach :func:`trackverify.io.formats.load`; warnings about units go to stderr (and, by the
+``--format``, ``--columns``, ``--pixel-size``, ``--units`` and ``--recording`` (every
+command that reads tracking files) reach the one reader of tracks,
+:func:`trackverify.io.tracks.read_tracks`; warnings about units go to stderr (and, by the
 commands, into their reports). ``--start`` / ``--recovery-end`` are those of ``run``,
 ``verify`` and ``evidence``.
 """
@@ -26,11 +27,17 @@ COLUMNS_HELP = ("Rename a CSV / Parquet table's columns to the project's names, 
 PIXEL_HELP = ("um per pixel (or voxel) X[,Y[,Z]] for inputs whose file has no calibration "
               "(CTC, btrack, napari, trackpy, laptrack, ultrack, ZephIR, MOT, pixel TrackMate/GEFF, "
               "mapped tables).")
+UNITS_HELP = ("um: the coordinates --columns maps from names without a unit are micrometres "
+              "(else give --pixel-size; docs/guide/formats.md).")
+RECORDING_HELP = "Name of the one recording of a table without a 'recording' column [recording]."
+#: The keyword names :func:`input_options` gives (with a prefix: ``reference_fmt`` ...).
+READING = ("fmt", "columns", "pixel_size", "units", "recording")
 
 
 def input_options(command=None, *, prefix: str = ""):
-    """``--format``, ``--columns``, ``--pixel-size`` as ``fmt``, ``columns``, ``pixel_size``;
-    with ``prefix`` (``--reference-format`` ...) as ``reference_fmt`` ..., for one input only."""
+    """``--format``, ``--columns``, ``--pixel-size``, ``--units``, ``--recording`` as
+    :data:`READING` (``fmt``, ``columns``, ...); with ``prefix`` (``--reference-format`` ...) as
+    ``reference_fmt`` ..., for one input only."""
     def decorate(command):
         dash = f"--{prefix}-" if prefix else "--"
         key = f"{prefix}_" if prefix else ""
@@ -41,6 +48,10 @@ def input_options(command=None, *, prefix: str = ""):
                          help=f"--columns for --{prefix} only." if prefix else COLUMNS_HELP),
             click.option(f"{dash}pixel-size", f"{key}pixel_size", default=None, metavar="X[,Y[,Z]]",
                          help=f"--pixel-size for --{prefix} only." if prefix else PIXEL_HELP),
+            click.option(f"{dash}units", f"{key}units", type=click.Choice(["um"]), default=None,
+                         help=f"--units for --{prefix} only." if prefix else UNITS_HELP),
+            click.option(f"{dash}recording", f"{key}recording", default=None, metavar="NAME",
+                         help=f"--recording for --{prefix} only." if prefix else RECORDING_HELP),
         ]
         for option in reversed(options):
             command = option(command)

@@ -26,14 +26,13 @@ def check_reference_command(tracks, detections, out, **options):
     file the readers take. Writes reference_issues.csv (ranked findings), check.json and
     report.html to --out (docs/guide/reference-check.md).
     """
-    from trackverify.io.formats import load
     from trackverify.io.paths import check_out_dir
-    from trackverify.io.tracks import read_detections
+    from trackverify.io.tracks import read_detections, read_tracks
     from trackverify.reference_check.core import check_reference
     from trackverify.reference_check.write import write_outputs
 
     check_out_dir(out, [tracks, detections])
-    loaded = load(tracks, "reference", **options)
+    loaded = read_tracks(tracks, "reference", **options)
     echo_warnings(loaded.warnings)
     dets = None if detections is None else read_detections(detections, loaded.table)
     result = check_reference(loaded.table, dets)

@@ -172,6 +172,7 @@ def check_out_file(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
 
 def check_out_overlap(out: str | os.PathLike, inputs: dict) -> None:
     """Refuse an output folder that is, lies inside or contains one of ``inputs`` (name ->
-    path or label): :func:`trackverify.io.paths.check_out_dir` on those that name an existing
-    file or folder (a label such as ``<tracks>`` names none)."""
-    check_out_dir(out, [p for p in inputs.values() if p is not None and os.path.exists(p)])
+    path, label or table): :func:`check_out_dir` on those that name an existing file or folder
+    (a label such as ``<tracks>`` or a DataFrame names none)."""
+    check_out_dir(out, [p for p in inputs.values()
+                        if isinstance(p, (str, os.PathLike)) and os.path.exists(p)])

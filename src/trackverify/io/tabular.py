@@ -59,6 +59,26 @@ def read_table(path: str | os.PathLike, id_columns: tuple[str, ...] = ()) -> pd.
         raise
 
 
+def data_lines(path: str | os.PathLike) -> np.ndarray | None:
+    """The 1-based line in the file of each data row of a CSV / TSV file (its header is its
+    first non-blank line; blank lines are no rows, as :func:`read_table` reads them), or None
+    for another kind of file and for one whose rows are not its lines (a quoted cell holding
+    a line break). Read on an error path only: the whole file at once."""
+    path = Path(path)
+    if table_kind(path) not in ("csv", "tsv"):
+        return None
+    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    starts, stops = np.r_[0, ends + 1], np.r_[ends, len(data)]
+    def per_line(mask: np.ndarray) -> np.ndarray:
+        total = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+        return total[stops] - total[starts]
+    if (per_line(data == ord('"')) % 2).any():  # a quoted cell across lines
+        return None
+    blank = per_line(~np.isin(data, np.frombuffer(b" \t\r", dtype=np.uint8))) == 0
+    return (np.flatnonzero(~blank) + 1)[1:]
+
+
 #: Suffixes whose content decides how the table is read (:func:`table_kind`).
 SNIFFED_SUFFIXES = {".txt", ""}
 SNIFFED_AS = {"parquet": "Parquet: the file starts with the bytes PAR1",

@@ -1,29 +1,42 @@
-"""How an audit reads its input: one path for the command, a file and a DataFrame.
+"""The one reader of tracks: every command and the Python API read tracks here, one way.
 
-:func:`read_input` takes the tracker's output as a file (any reader's format,
-:mod:`trackverify.io.formats`; a trackverify table with ``--columns`` / ``--pixel-size``) or as
-a DataFrame (the same ``columns`` / ``pixel_size`` apply), and optionally every detection of
-each frame (a CSV / Parquet file or a DataFrame), and returns both tables ready for the audit
-with a record of how they were read (``audit.json``'s ``input`` block).
+:func:`read_tracks` takes a tracker's output (``kind="predictions"``), reference tracks
+(``"reference"``) or an observation table (``"observations"``: both at once, ``run --data``),
+as a file in any reader's format (:mod:`trackverify.io.formats`) or as a DataFrame, with
+optionally every detection of each frame, and returns a :class:`TrackTable`: the table,
+validated (:mod:`trackverify.tables`), the detections, and the *record* of how it was read
+(``audit.json``'s ``input``, ``evaluate``'s ``inputs``, the manifest). The rules, the same
+for every command:
 
-* A blank (null) ``pred_id`` is a detection the tracker gave no identity (``pred_valid``
-  false when the file has no ``pred_valid`` column).
-* Positions: the tracker output's own ``x_um, y_um[, z_um]``; or, for one with a
-  ``detection`` column and no positions, the detections' (joined on ``recording, frame,
-  detection``; a detection id the detections lack is refused naming the tracker file,
-  column ``detection`` and row); for one with positions and no ``detection`` column, each row
-  is matched to the detection of its recording and frame within :data:`MATCH_TOLERANCE_UM`
-  of its position, one to one (no such detection, two of them, or two rows on one: refused
-  naming the row, with the fix: add a ``detection`` column), and then takes that detection's
-  id and exact position.
-* A z axis a mapping or a format leaves out is refused with the mapping that reads it
-  (:func:`trackverify.io.formats.table.check_axes`); coordinates mapped from pixel columns get
-  the formats' units warning (:func:`trackverify.io.formats.table.to_micrometres`).
+* **Ids as written** (:func:`trackverify.tables.id_column`): ``45.0`` is 45; ``NA`` or
+  ``None`` as an id is refused (a missing id is a blank cell), also in a column that
+  ``columns`` maps to an id (the mapping is known before the file's cells are typed).
+* **A blank id**: in predictions, a detection the tracker gave no identity (``pred_valid``
+  false when the table has no ``pred_valid`` column); in a reference, refused (a reference
+  row names its track; unlabelled detections belong in the detections).
+* **Recording**: a table without a ``recording`` column holds one recording, named
+  ``recording`` unless ``recording`` names it (``--recording NAME``).
+* **Units**: a tracker format's calibration, else ``pixel_size``, else micrometres with a
+  warning (:mod:`trackverify.io.formats.units`). A table's columns named in micrometres
+  (``x_um``) are micrometres; coordinates ``columns`` maps from other names must say their
+  unit: ``pixel_size`` (they are pixels), ``units="um"`` (they are micrometres), or a name
+  that says micrometres (``x (um)``, ``X_micron``); otherwise they are refused with both fixes.
+* **Positions from the detections**: rows with a ``detection`` column and no positions take
+  their detections' positions (joined on ``recording, frame, detection``; an id the
+  detections lack is refused naming the row); predictions with positions and no
+  ``detection`` column are matched to the detection of their frame within
+  :data:`MATCH_TOLERANCE_UM`, one to one (refused, with the fix, when that fails), and take
+  its id and exact position.
+* **Where**: a refusal names the file, the column and the row (1-based data row) and, for a
+  text file, the file's own line (``row 76 (line 77)``: the header is line 1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,96 +44,181 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.tables import DETECTIONS, Schema, common_id_type, coordinate_columns, plain, validate
+from trackverify.tables import (DEFAULT_RECORDING, OBSERVATIONS, PREDICTIONS,
+                                READ_AS_IDS, REFERENCE, Schema, check_unique, common_id_type,
+                                coordinate_columns, plain, validate)
 
-SINGLE_RECORDING = "recording"
+KINDS = ("predictions", "reference", "observations")
+SCHEMAS = {"predictions": PREDICTIONS, "reference": REFERENCE, "observations": OBSERVATIONS}
 #: How near (um) a row's position must be to a detection to be that detection, when the
-#: tracker output has positions but no ``detection`` column: far below any two detections'
-#: spacing (the units check warns below 0.5 um), far above the rounding of a position written
-#: as text or float32 (about 1e-5 um at 100 um).
+#: tracks have positions but no ``detection`` column: far below any two detections' spacing
+#: (the units check warns below 0.5 um), far above the rounding of a position written as
+#: text or float32 (about 1e-5 um at 100 um).
 MATCH_TOLERANCE_UM = 1e-3
-TRACKER_OUTPUT = Schema(
-    "tracker output",
-    required=("recording", "frame", "pred_id"),
-    optional=("x_um", "y_um", "z_um", "detection", "pred_valid"),
-    unique_keys=(("recording", "frame", "detection"),),
-)
 KEYS = ["recording", "frame", "detection"]
+#: A column name that says its values are micrometres: ``um``, ``µm``, ``micron(s)`` or
+#: ``micrometre(s)`` / ``micrometer(s)`` as a word.
+MICRON_NAME = re.compile(r"(?:^|[^a-z])(?:um|µm|μm|microns?|micromet(?:er|re)s?)(?:$|[^a-z])",
+                         re.IGNORECASE)
+UNITS = ("um",)
 
 
 @dataclass
-class AuditInput:
-    """The audit's tables and how they were read (``audit.json``'s ``input`` block)."""
+class TrackTable:
+    """What :func:`read_tracks` read: the validated table, the detections (or None) and the
+    record of how (``record["warnings"]``: the units warnings, also :attr:`warnings`)."""
 
-    tracks: pd.DataFrame
-    detections: pd.DataFrame | None
+    table: pd.DataFrame
+    detections: pd.DataFrame | None = None
     record: dict = field(default_factory=dict)
 
     @property
     def warnings(self) -> list[str]:
-        return self.record["warnings"]
+        return self.record.get("warnings", [])
 
 
-def read_input(tracks, detections=None, *, fmt: str | None = None, columns=None,
-               pixel_size=None, source: str = "<tracks>",
-               detections_source: str = "<detections>") -> AuditInput:
-    """The tracker output and the detections, read and checked (module docstring).
+def read_tracks(tracks, kind: str = "predictions", *, detections=None, fmt: str | None = None,
+                columns: str | dict | None = None, pixel_size: str | tuple | None = None,
+                units: str | None = None, recording: str | None = None,
+                source: str | None = None, detections_source: str | None = None,
+                one_per_detection: bool = False) -> TrackTable:
+    """Tracks as ``kind`` (:data:`KINDS`), read by the rules of the module docstring.
 
     ``tracks`` / ``detections``: a path or a DataFrame (never modified); ``source`` /
-    ``detections_source`` name a DataFrame in messages (a path names itself).
+    ``detections_source`` name a DataFrame in messages (a path names itself). ``fmt``: the
+    format's name (detected when None); ``columns``: ``"frame=t,pred_id=id"`` or a dict of
+    the file's names -> the project's; ``pixel_size``: um per pixel, ``"X[,Y[,Z]]"``;
+    ``units="um"``: mapped coordinates are micrometres; ``recording``: the name of a table's
+    one recording when it has no ``recording`` column; ``one_per_detection``: refuse two rows
+    on one ``(recording, frame, detection)`` (a prediction table may hold them: ``evaluate``
+    counts the second as an extra prediction; the audit judges each detection once).
+
+    >>> frame = pd.DataFrame({"frame": [0, 0, 1], "pred_id": [4.0, None, 4.0],
+    ...                       "x": [1.0, 9.0, 1.5], "y": [2.0, 2.0, 2.0]})
+    >>> read = read_tracks(frame, columns="x_um=x,y_um=y", units="um")
+    >>> read.table[["recording", "pred_id", "pred_valid"]].values.tolist()
+    [['recording', 4, True], ['recording', <NA>, False], ['recording', 4, True]]
+    >>> read.record["calibration"]["source"]
+    '--units um'
     """
-    from trackverify.io.formats import parse_columns, parse_pixel_size
+    from trackverify.io.formats import detect_format, input_path, parse_columns, parse_pixel_size
 
-    if isinstance(tracks, (str, os.PathLike)):
-        source = str(tracks)
-    if isinstance(detections, (str, os.PathLike)):
-        detections_source = str(detections)
-    scale = parse_pixel_size(pixel_size)
-    mapping = parse_columns(columns)
-    frame, reader, units, warnings = _read_tracks(tracks, fmt, mapping, scale, source)
-    path = Path(tracks) if reader == "table" else None
-    table = _prepare_tracks(frame, source, path, mapping)
-    if reader in ("table", "dataframe"):
-        table, units, notes = _in_micrometres(table, mapping, scale, source)
-        warnings = warnings + notes
-    dets = None if detections is None else _prepare_detections(detections, detections_source)
-    table, positions = _positions(table, dets, source, detections_source)
-    if units is None:  # positions from the detections, in micrometres
-        units = {"unit": "um", "um_per_unit": [1.0] * len(coordinate_columns(table)),
-                 "source": "the detections' x_um, y_um[, z_um]"}
-    record = {"reader": reader,
-              "columns": {p: name for name, p in mapping.items()} or None,
-              "pixel_size": None if scale is None else list(scale),
-              "units": units, "positions": positions, "warnings": warnings}
-    return AuditInput(table, dets, record)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    path = Path(tracks) if isinstance(tracks, (str, os.PathLike)) else None
+    source = str(path) if path is not None else (source or "<tracks>")
+    if path is not None:
+        path = input_path(path)
+        fmt = fmt if fmt is not None else detect_format(path)
+    scale, mapping = parse_pixel_size(pixel_size), parse_columns(columns)
+    if units is not None and units not in UNITS:
+        raise InputError(f"--units: {units!r} is not a unit trackverify takes (um; pixels are "
+                         "given by --pixel-size)")
+    if units is not None and scale is not None:
+        raise InputError("give --units um (the coordinates are micrometres) or --pixel-size "
+                         "(they are pixels of that size), not both")
+    with _lines_of(path if fmt == "table" else None):  # a reader's own rows are its own
+        table, record = _read(tracks, path, kind, fmt, mapping, scale, units, recording, source)
+        dets = None
+        if detections is not None:
+            dets = read_detections(detections, table, detections_source)
+            detections_source = dets.attrs.pop("source")
+            table, record["positions"] = _positions(table, dets, kind, source, detections_source)
+        if one_per_detection:
+            check_unique(table, (KEYS,), source)
+    record.setdefault("positions", "tracks" if coordinate_columns(table) else None)
+    record.update(path=None if path is None else str(path), source=source,
+                  rows=int(len(table)), trackverify=_version())
+    if kind == "predictions":
+        record["rows_without_id"] = int((~table["pred_valid"].to_numpy(dtype=bool)).sum())
+    return TrackTable(table, dets, record)
 
 
-def _read_tracks(tracks, fmt, mapping: dict, scale, source: str):
-    """``(table before validation, reader name, units record or None, warnings)``."""
-    from trackverify.io.formats import detect_format, input_path, load
-    from trackverify.io.formats.table import apply_mapping, check_axes
+def _read(tracks, path: Path | None, kind: str, fmt, mapping: dict, scale, units, recording,
+          source: str) -> tuple[pd.DataFrame, dict]:
+    """The validated table and its record (format, columns, calibration, warnings); ``fmt``: the
+    format of ``path`` (known), or of a DataFrame (None or ``table``)."""
+    from trackverify.io.formats import read_file
+    from trackverify.io.formats.table import apply_mapping, check_axes, validated
     from trackverify.io.tabular import read_table
 
-    if isinstance(tracks, (str, os.PathLike)):
-        path = input_path(tracks)
-        reader = fmt if fmt is not None else detect_format(path)
+    reader = fmt
+    if path is not None:
         if reader != "table":  # a tracker's own format: its reader, units and calibration
-            loaded = load(path, "predictions", fmt=reader, columns=mapping or None,
-                          pixel_size=scale, recording=SINGLE_RECORDING)
-            _check_format_axes(path, loaded.table, source)
-            return loaded.table, reader, loaded.info["calibration"], loaded.warnings
-        frame = read_table(path)
+            if units is not None:
+                raise InputError(f"--units applies to CSV / Parquet tables, not to format "
+                                 f"'{reader}' (its reader knows its units; --pixel-size gives "
+                                 "a pixel size)", source=source)
+            if mapping:
+                raise InputError(f"--columns applies to CSV / Parquet tables, not to format "
+                                 f"'{reader}'", source=source)
+            table, info, warnings = read_file(path, kind, reader, scale, recording)
+            _check_format_axes(path, table, source)
+            return table, {**info, "format": reader, "recording": _recording_record(False, recording),
+                           "columns": None,
+                           "pixel_size": None if scale is None else list(scale),
+                           "warnings": warnings}
+        ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
+        frame = read_table(path, id_columns=ids)
     elif isinstance(tracks, pd.DataFrame):
         if fmt not in (None, "table"):
             raise InputError(f"a DataFrame is read as a table, not in format '{fmt}' (a "
                              "format names a file's layout: give the file)", source=source)
-        frame, reader = tracks, "dataframe"
+        frame = tracks
     else:
-        raise InputError("the tracker output must be a table (pandas DataFrame) or a file",
+        raise InputError("the tracks must be a table (pandas DataFrame) or a file",
                          source=source)
+    names = [str(c) for c in frame.columns]
     frame = apply_mapping(frame, mapping, source)
+    named = "recording" in frame.columns
     check_axes(frame, mapping, source)
-    return frame, reader, None, []
+    table = validated(frame, SCHEMAS[kind], kind, source, mapping, path, names=names)
+    if not named and recording is not None:  # validation named it DEFAULT_RECORDING
+        table["recording"] = str(recording)
+    table, calibration, warnings = table_micrometres(table, mapping, scale, units, source)
+    return table, {"format": "table" if path is not None else "dataframe",
+                   "recording": _recording_record(named, recording),
+                   "columns": {p: name for name, p in mapping.items()} or None,
+                   "pixel_size": None if scale is None else list(scale),
+                   "calibration": calibration, "warnings": warnings}
+
+
+def table_micrometres(table: pd.DataFrame, mapping: dict[str, str], scale, units,
+                      source: str) -> tuple[pd.DataFrame, dict, list[str]]:
+    """``(table, calibration record, warnings)`` of a validated table by the units rule (module
+    docstring); ``mapping``: the file's names -> the project's. Plus the units' plausibility
+    warnings."""
+    from trackverify.io.formats.units import expand_scale, plausibility_warnings
+
+    coords = coordinate_columns(table)
+    named = {project: name for name, project in mapping.items()}
+    mapped = [c for c in coords if c in named]
+    notes = []
+    if not coords:
+        return table, None, [] if scale is None else [
+            f"{source}: --pixel-size ignored, the table has no coordinates"]
+    if scale is not None and not mapped:
+        notes.append(f"{source}: --pixel-size ignored, the table's columns are named in um")
+    if scale is not None and mapped:
+        factors = expand_scale(scale, len(coords), source)
+        table = table.copy()
+        for column, factor in zip(coords, factors):
+            table[column] = table[column].to_numpy(dtype=np.float64) * factor
+        calibration = {"unit": "pixel", "um_per_unit": list(factors), "source": "--pixel-size"}
+    elif units == "um" and mapped:
+        calibration = {"unit": "um", "um_per_unit": [1.0] * len(coords), "source": "--units um"}
+    else:
+        unsaid = [c for c in mapped if not MICRON_NAME.search(named[c])]
+        if unsaid:
+            column = named[unsaid[0]]
+            raise InputError(f"the column '{column}' (read as {unsaid[0]}) does not say its "
+                             "unit: give --pixel-size X[,Y[,Z]] (um per pixel) if it holds "
+                             "pixels, or --units um if it holds micrometres", source=source,
+                             column=column)
+        calibration = {"unit": "um", "um_per_unit": [1.0] * len(coords),
+                       "source": "column names (" + ", ".join(
+                           named.get(c, c) for c in coords) + ")"}
+    return table, calibration, notes + plausibility_warnings(table, source)
 
 
 def _check_format_axes(path: Path, table: pd.DataFrame, source: str) -> None:
@@ -135,83 +233,133 @@ def _check_format_axes(path: Path, table: pd.DataFrame, source: str) -> None:
     guess = guessed_columns(header(path), "pred_id", ("frame", "id", "x_um", "y_um"))
     if guess is None:
         return
+    try:
+        frame = read_table(path)
+    except InputError:  # not a table read as one (the format's reader read it its own way)
+        return
     mapping = {name: project for project, name in guess.items()}
-    check_axes(read_table(path).rename(columns=mapping), mapping, source,
-               prefix="--format table ")
+    check_axes(frame.rename(columns=mapping), mapping, source, prefix="--format table ")
 
 
-def _prepare_tracks(tracks: pd.DataFrame, source: str, path: Path | None = None,
-                    mapping: dict | None = None) -> pd.DataFrame:
-    """The tracker output validated (:data:`TRACKER_OUTPUT`); ``pred_valid`` derived from a
-    null ``pred_id`` when absent; one recording named when ``recording`` is absent."""
-    if "track" in tracks.columns:
-        raise InputError("the tracker output has a 'track' column: audit takes no reference "
-                         "(use `trackverify evaluate` or `run` when reference tracks exist)",
-                         source=source, column="track")
-    frame = tracks if "recording" in tracks.columns else tracks.assign(recording=SINGLE_RECORDING)
-    if "pred_valid" not in frame.columns and "pred_id" in frame.columns:
-        frame = frame.assign(pred_valid=frame["pred_id"].notna())
-    from trackverify.io.formats.table import validated
-
-    return validated(frame, TRACKER_OUTPUT, "predictions", source, mapping or {}, path,
-                     names=list(tracks.columns))
+def _recording_record(named: bool, recording: str | None) -> dict:
+    """Where the recording names came from: the table's column, ``--recording`` or the
+    default name."""
+    if named:
+        return {"from": "column", "name": None}
+    return {"from": "default" if recording is None else "--recording",
+            "name": DEFAULT_RECORDING if recording is None else recording}
 
 
-def _in_micrometres(table: pd.DataFrame, mapping: dict, scale, source: str):
-    from trackverify.io.formats.table import to_micrometres
+def _version() -> str:
+    from trackverify import __version__
 
-    if not coordinate_columns(table):  # positions from the detections: micrometres
-        return table, None, [] if scale is None else [
-            f"{source}: --pixel-size ignored, the positions come from the detections"]
-    return to_micrometres(table, mapping, scale, source)
+    return __version__
 
 
-def _prepare_detections(detections, source: str) -> pd.DataFrame:
-    """The detection table (a CSV / Parquet file or a DataFrame), validated."""
+@contextlib.contextmanager
+def _lines_of(path: Path | None) -> Iterator[None]:
+    """An :class:`InputError` about a data row of a CSV / TSV file ``path``, raised inside,
+    gains the row's line in the file (:func:`trackverify.io.tabular.data_lines`, read only
+    then)."""
+    from trackverify.io.tabular import data_lines
+
+    try:
+        yield
+    except InputError as exc:
+        if path is None or exc.row is None or exc.line is not None or exc.source != str(path):
+            raise
+        lines = data_lines(path)
+        if lines is None or not 1 <= exc.row <= len(lines):
+            raise
+        raise exc.at_line(int(lines[exc.row - 1])) from None
+
+
+#: Every detection of each frame, labelled or not: ``frame, x_um, y_um[, z_um]``, with
+#: ``recording`` (a table without it belongs to the tracks' one recording) and ``detection``
+#: ids (needed where rows name their detections). Extra columns (``kind``) are kept.
+DETECTION_TABLE = Schema("detection table", required=("frame", "x_um", "y_um"),
+                         optional=("recording", "detection", "z_um"),
+                         unique_keys=(("recording", "frame", "detection"),))
+
+
+def read_detections(detections, tracks: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
+    """The detection table (a CSV / Parquet file or a DataFrame), validated like every table
+    (one error naming the file, column and row) and matched to ``tracks``' recordings:
+    without a ``recording`` column it belongs to their one recording (refused when they hold
+    several); a recording they do not hold is refused. ``attrs["source"]``: its name."""
     from trackverify.io.tabular import read_table
 
     if isinstance(detections, (str, os.PathLike)):
-        detections = read_table(detections)
+        source = str(detections)
+        with _lines_of(Path(detections)):
+            frame = read_table(detections)
+            return _detections_of(frame, tracks, source)
     if not isinstance(detections, pd.DataFrame):
         raise InputError("the detections must be a table (pandas DataFrame) or a file",
-                         source=source)
-    frame = detections if "recording" in detections.columns else detections.assign(
-        recording=SINGLE_RECORDING)
-    return validate(frame, DETECTIONS, source)
+                         source=source or "<detections>")
+    return _detections_of(detections, tracks, source or "<detections>")
 
 
-def _positions(table: pd.DataFrame, dets: pd.DataFrame | None, source: str,
+def _detections_of(frame: pd.DataFrame, tracks: pd.DataFrame, source: str) -> pd.DataFrame:
+    recordings = tracks["recording"].drop_duplicates()
+    if "recording" not in frame.columns:
+        if len(recordings) > 1:
+            raise InputError(f"no column 'recording', and the tracks hold {len(recordings)} "
+                             "recordings: say which each detection belongs to", source=source)
+        frame = frame.assign(recording=recordings.iat[0] if len(recordings) else
+                             DEFAULT_RECORDING)
+    table = validate(frame, DETECTION_TABLE, source)
+    own, known = common_id_type(table["recording"], recordings, "recording",
+                                (source, "the tracks"))
+    unknown = np.flatnonzero(~own.isin(known).to_numpy())
+    if len(unknown):
+        raise InputError(f"recording {plain(own.iat[unknown[0]])!r} is not in the tracks",
+                         source=source, column="recording", row=int(unknown[0]) + 1)
+    table["recording"] = own
+    table.attrs["source"] = source
+    return table
+
+
+def _positions(table: pd.DataFrame, dets: pd.DataFrame, kind: str, source: str,
                detections_source: str) -> tuple[pd.DataFrame, str]:
-    """``table`` with positions and a ``detection`` column, and where its positions came from
-    (module docstring); every row then one of ``dets``' detections, at its position."""
+    """``table`` with positions from the detections where it has none (module docstring), and
+    where its positions came from."""
     has_positions, has_detection = bool(coordinate_columns(table)), "detection" in table.columns
-    if dets is None:
-        if not has_positions:
-            raise InputError("the tracker output has no positions (x_um, y_um[, z_um]): give "
-                             "them, or give --detections with the detections its 'detection' "
-                             "column names" if has_detection else
-                             "the tracker output has no positions (x_um, y_um[, z_um]) and "
-                             "no 'detection' column (rename them in the file or map them with "
-                             "--columns x_um=NAME,y_um=NAME)", source=source, column="x_um")
-        if not has_detection:  # one detection per row, for the audit's own use only
-            table["detection"] = table.groupby(["recording", "frame"], sort=False).cumcount()
-        return table, "tracks"
+    if (has_detection or (has_positions and kind == "predictions")) \
+            and "detection" not in dets.columns:
+        raise InputError("the detection table has no 'detection' column (the ids the tracks' "
+                         "rows name their detections by)", source=detections_source,
+                         column="detection")
     if has_detection and not has_positions:
         table, dets = one_id_type(table, dets, detections_source)
         table, how = _joined(table, dets, source, detections_source), (
             "detections: joined on recording, frame, detection")
-    elif not has_detection and has_positions:
+    elif not has_detection and has_positions and kind == "predictions":
         table, how = _matched(table, dets, source, detections_source), (
             f"tracks; matched to the detections by position (within {MATCH_TOLERANCE_UM:g} um, "
             "one to one), ids and positions from the detections")
     elif not has_positions:
-        raise InputError("the tracker output has neither positions (x_um, y_um[, z_um]) nor a "
+        raise InputError("the tracks have neither positions (x_um, y_um[, z_um]) nor a "
                          "'detection' column naming the detections", source=source,
                          column="detection")
-    else:
+    elif has_detection:
         how = "tracks"
+    else:  # a reference or observations with positions: the detections are other evidence
+        return table, "tracks"
     check_detections(table, dets, detections_source)
     return table, how
+
+
+def require_positions(table: pd.DataFrame, source: str) -> None:
+    """Refuse tracks without positions, saying how to give them."""
+    if coordinate_columns(table):
+        return
+    raise InputError("the tracks have no positions (x_um, y_um[, z_um]): give them, or give "
+                     "--detections with the detections its 'detection' column names"
+                     if "detection" in table.columns else
+                     "the tracks have no positions (x_um, y_um[, z_um]) and no 'detection' "
+                     "column (rename them in the file or map them with --columns "
+                     "x_um=NAME,y_um=NAME)", source=source, column="x_um")
 
 
 def _joined(table: pd.DataFrame, dets: pd.DataFrame, source: str,
@@ -318,30 +466,42 @@ def one_id_type(observations: pd.DataFrame, detections: pd.DataFrame,
             detections.assign(**{k: b for k, (_, b) in pairs.items()}))
 
 
-def read_detections(path: Path, reference):
-    """The detection table, validated like every table (columns, integral frames, finite
-    coordinates: one error naming the file, column and row); a detection id is optional.
-    Without a ``recording`` column it belongs to the reference's one recording (refused when
-    the reference holds several); a recording the reference does not hold is refused."""
-    import numpy as np
+def read_pair(reference, predictions, **options) -> tuple[TrackTable, TrackTable, list[str]]:
+    """Reference and predictions by :func:`read_tracks`, and every units warning (each
+    file's, plus the scale comparison of the two).
 
-    from trackverify.errors import InputError
-    from trackverify.io.tabular import read_table
-    from trackverify.tables import Schema, common_id_type, validate
+    ``fmt``, ``columns``, ``pixel_size``, ``units`` and ``recording`` apply to both;
+    ``reference_fmt``, ``predictions_columns`` ... (the same names prefixed) to one and take
+    precedence. A side without a ``recording`` column (and no ``recording`` given) whose other
+    side holds one recording is that recording (its record says so).
+    """
+    from trackverify.io.formats.units import scale_mismatch_warnings
 
-    schema = Schema("detection table", required=("frame", "x_um", "y_um"),
-                    optional=("recording", "detection", "z_um"))
-    table = read_table(path)
-    detections = validate(table, schema, source=str(path))
-    recordings = reference["recording"].drop_duplicates()
-    if "recording" not in table.columns:
-        if len(recordings) > 1:
-            raise InputError(f"no column 'recording', and the reference holds {len(recordings)} "
-                             "recordings: say which each detection belongs to", source=str(path))
-        return detections.assign(recording=recordings.iat[0] if len(recordings) else "")
-    own, known = common_id_type(detections["recording"], recordings)
-    unknown = np.flatnonzero(~own.isin(known).to_numpy())
-    if len(unknown):
-        raise InputError(f"recording {own.iat[unknown[0]]!r} is not in the reference",
-                         source=str(path), column="recording", row=int(unknown[0]) + 1)
-    return detections.assign(recording=own)
+    shared = ("fmt", "columns", "pixel_size", "units", "recording")
+    unknown = sorted(set(options) - set(shared) - {f"{p}_{k}" for p in ("reference", "predictions")
+                                                     for k in shared})
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown}")
+
+    def one(path, kind):
+        return read_tracks(path, kind, **{k: options.get(f"{kind}_{k}") or options.get(k)
+                                          for k in shared})
+
+    ref, pred = one(reference, "reference"), one(predictions, "predictions")
+    _same_recording(ref, pred)
+    _same_recording(pred, ref)
+    warnings = ref.warnings + pred.warnings
+    if {"x_um", "y_um"} <= set(pred.table.columns):
+        warnings += scale_mismatch_warnings(ref.table, pred.table, ref.record["source"],
+                                            pred.record["source"])
+    return ref, pred, warnings
+
+
+def _same_recording(side: TrackTable, other: TrackTable) -> None:
+    """A side named by the default recording name takes ``other``'s one recording."""
+    names = pd.unique(other.table["recording"])
+    if side.record["recording"]["from"] != "default" or len(names) != 1:
+        return
+    side.table["recording"] = names[0]
+    side.record["recording"] = {"from": f"{other.record['source']}'s one recording",
+                                "name": plain(names[0])}

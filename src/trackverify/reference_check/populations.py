@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from trackverify.errors import naming_argument
 from trackverify.reference_check.core import ReferenceCheck
 from trackverify.tables import common_id_type
 
@@ -61,23 +60,3 @@ def changes_note(all_rows: dict, unquestioned_rows: dict) -> str:
     parts = [f"{name} {fmt(a.get(k), undefined='null')} -> {fmt(b.get(k), undefined='null')}"
              for k, name in CHANGED if k in a and k in b]
     return "All rows -> unquestioned rows (pooled): " + ", ".join(parts) + "." if parts else ""
-
-
-@naming_argument("reference_source")  # a refusal about a recording names the reference file
-def reference_populations(reference, predictions, all_rows, zero_distance_um: float,
-                          reference_source: str, predictions_source: str,
-                          detections=None) -> dict:
-    """The reference check (with ``detections``, every detection of each frame, when given),
-    the tracking_gt metrics on the rows it does not question, and a note of what it found and
-    what leaving those rows out changes (``all_rows``: the metrics on all rows)."""
-    from trackverify.metrics.tracking import evaluate_tracking
-    from trackverify.reference_check.core import check_reference
-    from trackverify.reference_check.write import issues_table
-
-    check = check_reference(reference, detections)
-    ref, pred = unquestioned(reference, predictions, check)
-    results = evaluate_tracking(ref, pred, zero_distance_um, reference_source=reference_source,
-                                predictions_source=predictions_source)
-    note = " ".join(filter(None, [rows_note(check), changes_note(all_rows, results)]))
-    return {"summary": check.summary(), "note": note, "results": results,
-            "findings": issues_table(check).to_dict("records")}

@@ -1,6 +1,5 @@
-"""What every reader returns (:class:`Tracks`, :class:`Calibration`) and what :func:`load`
-makes of it (:class:`Loaded`): the readers import these from here, and the registry
-(:mod:`trackverify.io.formats`) re-exports them."""
+"""What every reader returns (:class:`Tracks`, :class:`Calibration`): the readers import
+these from here, and the registry (:mod:`trackverify.io.formats`) re-exports them."""
 
 from __future__ import annotations
 
@@ -28,12 +27,3 @@ class Tracks:
     table: Any  # pandas.DataFrame: frame, track, x, y[, z], parent_track, extras
     calibration: Calibration
     details: dict = field(default_factory=dict)
-
-
-@dataclass
-class Loaded:
-    """A project table read from any format, and what was done to get it (for the manifest)."""
-
-    table: Any  # pandas.DataFrame, validated against the kind's schema
-    info: dict
-    warnings: list[str] = field(default_factory=list)

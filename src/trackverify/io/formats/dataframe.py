@@ -344,4 +344,5 @@ def columns_hint(names: list[str], kind: str) -> str:
         return ""
     pairs = [f"{target}={name}" for target, name in chosen.items()]
     return (f"; the header looks like a tracker's table: try --columns {','.join(pairs)}"
-            " (with --pixel-size X[,Y[,Z]] if the positions are pixels)")
+            " with --pixel-size X[,Y[,Z]] if the positions are pixels, --units um if they are "
+            "micrometres")
