@@ -6,7 +6,6 @@ the commands shared one reader (audit and evaluate read the same file differentl
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
