@@ -42,8 +42,8 @@ The confidence sequence at row ``t`` (running intersection)::
     low_t  = max(sup {mu: max_{s<=t} K+_s(mu) >= 2/alpha},  wrong_t / N_P)
     high_t = min(inf {mu: max_{s<=t} K-_s(mu) >= 2/alpha},  1 - correct_t / N_P)
 
-the second terms being what the rows reviewed already settle, so a census gives the exact
-rate. The one-sided upper bound is ``high_t`` at ``1/alpha``. ``unsure`` (and a row left
+the second terms being what the rows reviewed already settle (each end is kept within
+``[wrong_t / N_P, 1 - correct_t / N_P]``, so a census gives the exact rate). The one-sided upper bound is ``high_t`` at ``1/alpha``. ``unsure`` (and a row left
 undecided before the last decided one) is counted correct for ``low`` and wrong for
 ``high``: each end is then the sequence of a population in which those rows are correct
 (resp. wrong), whose rate is below (resp. above) the true one.
@@ -197,9 +197,10 @@ def sequence_bounds(codes, wrong, unsure, sizes, share, rates, member, horizon: 
     as_correct = step_terms(codes, wrong, sizes, share, rates, member, horizon, alpha)
     as_wrong = step_terms(codes, wrong + unsure, sizes, share, rates, member, horizon, alpha)
     two = np.log(2 / alpha)
-    low = np.maximum(_boundary(as_correct, +1, two, until, shape), settled_low)
-    high = np.minimum(_boundary(as_wrong, -1, two, until, shape), settled_high)
-    upper = np.minimum(_boundary(as_wrong, -1, np.log(1 / alpha), until, shape), settled_high)
+    low = np.clip(_boundary(as_correct, +1, two, until, shape), settled_low, settled_high)
+    high = np.clip(_boundary(as_wrong, -1, two, until, shape), settled_low, settled_high)
+    upper = np.clip(_boundary(as_wrong, -1, np.log(1 / alpha), until, shape), settled_low,
+                    settled_high)
     return {"low": low, "high": high, "upper": upper}
 
 
