@@ -105,20 +105,24 @@ def with_error_rate(report: str, estimate: dict) -> str | None:
     start, end = report.find(ERROR_RATE_START), report.find(ERROR_RATE_END)
     if start < 0 or end < start:
         return None
-    rows = [[html.escape(name), cell(block["estimate"], ".1%"),
-             f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}",
+    def interval(block: dict | None) -> str:
+        return "" if block is None else f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}"
+
+    rows = [[html.escape(name), cell(block["estimate"], ".1%"), interval(block),
              cell(block.get("upper_one_sided"), ".1%") if "upper_one_sided" in block else "",
-             cell(block["n_reviewed"], "d"), cell(block["n_unsure"], "d"), cell(block["N"], "d")]
+             interval(block["fixed_n"]), f"{block['n_decided']} of {block['n_rows']}",
+             cell(block["n_unsure"], "d"), cell(block["N"], "d")]
             for name, block in (("all", estimate["all"]), ("certified", estimate["certified"]))
             if block is not None]
     section = (f"<h2>Error rate from the human review</h2><p>Share of the audited observations "
                f"whose identity is wrong, estimated from the decisions of <code>review.csv</code> "
                f"(stratified sample of <code>sample.json</code>, seed {html.escape(str(estimate['seed']))}); "
-               f"95 % intervals over the finite population of audited observations; "
-               f"<i>unsure</i> counts as correct for the low end and as wrong for the high end "
-               f"(<code>estimate.json</code> per recording).</p>"
+               f"95 % intervals over the finite population of audited observations, "
+               f"{html.escape(estimate['interval'])}; the fixed-N interval once every row is "
+               f"decided; <i>unsure</i> counts as correct for the low end and as wrong for the "
+               f"high end (<code>estimate.json</code> per recording).</p>"
                + table(["observations", "wrong", "95 % interval", "at most (one-sided 95 %)",
-                        "reviewed", "unsure", "population"], rows))
+                        "fixed-N interval", "decided", "unsure", "population"], rows))
     return report[:start + len(ERROR_RATE_START)] + section + report[end:]
 
 

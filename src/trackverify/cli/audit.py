@@ -50,7 +50,7 @@ def audit():
     \b
     trackverify audit TRACKS --out DIR           the audit (trackverify audit -h)
     trackverify audit sample DIR --n N [--seed]  draw observations for a person to check
-    trackverify audit estimate DIR               the error rate from the filled review.csv
+    trackverify audit estimate DIR [--target H]  the error rate from review.csv's decisions
     """
 
 
@@ -113,25 +113,32 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
 def sample(audit_dir, n, seed):
     """Draw audited observations for a person to check: AUDIT_DIR/review.csv, sample.json.
 
-    Fill review.csv's decision column with correct, wrong or unsure in any tool, then run
-    `trackverify audit estimate AUDIT_DIR`. A review.csv holding decisions is never replaced.
+    Fill review.csv's decision column with correct, wrong or unsure in any tool, in the
+    order of its rows (stop when the interval is narrow enough), then run `trackverify audit
+    estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
+    review.csv holding decisions is never replaced.
     """
     from trackverify.review.design import DEFAULT_SEED, draw_sample
 
     review, design = draw_sample(audit_dir, n, DEFAULT_SEED if seed is None else seed)
     strata = ", ".join(f"{s['stratum']} {s['n']} of {s['N']}" for s in design["strata"])
-    click.echo(f"sampled {n} observations ({strata}); fill the decision column of {review}")
+    click.echo(f"sampled {n} observations ({strata}); decide the rows of {review} in order")
 
 
 @audit.command("estimate")
 @click.argument("audit_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def estimate(audit_dir):
-    """The error rate of the audited observations from the filled AUDIT_DIR/review.csv.
+@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None, help="Half-width to reach (0.03: 3 points): says whether the "
+              "interval of all and certified observations is that narrow yet.")
+def estimate(audit_dir, target):
+    """The error rate of the audited observations from AUDIT_DIR/review.csv, whole or
+    stopped early.
 
-    Writes AUDIT_DIR/estimate.json (95 % intervals for all and certified observations, a
-    one-sided 95 % upper bound for certified, per recording), prints it and adds it to
-    AUDIT_DIR/report.html.
+    The rows are decided in order; the 95 % intervals are anytime-valid (they hold wherever
+    the review stops), and a complete review also gives the fixed-N Korn-Graubard interval.
+    Writes AUDIT_DIR/estimate.json (all and certified observations, a one-sided 95 % upper
+    bound for certified, per recording), prints it and adds it to AUDIT_DIR/report.html.
     """
     from trackverify.review.estimate import estimate_error_rate, summary_lines
 
-    click.echo("\n".join(summary_lines(estimate_error_rate(audit_dir))))
+    click.echo("\n".join(summary_lines(estimate_error_rate(audit_dir, target))))

@@ -13,9 +13,14 @@ fixed before any data are seen, and a floor): stratum ``h`` gets a share of ``n`
 proportional to ``N_h * sqrt(p_h (1 - p_h))`` with the planning error rate ``p_h`` =
 :data:`PLANNING_RATE` of its verdict (0.05 for certified, 0.5 otherwise: the most uncertain
 value), at least ``min(N_h, FLOOR)`` and at most ``N_h``; rounding by largest remainder, ties
-to the earlier stratum. Each stratum is sampled without replacement by
-``numpy.random.Generator(PCG64(seed))`` in the order the strata are listed; every sampled row
-of stratum ``h`` had inclusion probability ``n_h / N_h``.
+to the earlier stratum. The review order (:mod:`trackverify.review.sequence`): each
+row's stratum is drawn with probability ``n_h / n`` among the strata not yet exhausted, and
+each stratum's rows come in a uniformly random order without replacement, all from
+``numpy.random.Generator(PCG64(seed))`` before any decision; so every prefix of
+``review.csv`` is a sample of the design, the number of rows of stratum ``h`` in the sheet is
+random around ``n_h``, and given it each row of ``h`` had inclusion probability
+``rows_h / N_h``. ``review.csv`` does not name the stratum (the review is blind to the
+verdict); ``sample.json`` holds each row's stratum and frame in ``order``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from trackverify.review.sequence import (ALPHA, PRIOR_WEIGHT, TRUNCATION, occurrence_rank,
+                                               stratum_sequence)
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.io.tabular import read_table, write_table
@@ -35,7 +42,7 @@ PLANNING_RATE = {"certified": 0.05, "flagged": 0.5, "flagged_on_other": 0.5, "ab
 #: Smallest sample of a stratum (all of it when smaller): room for an interval per stratum.
 FLOOR = 10
 REVIEW_COLUMNS = ["recording", "frame", "pred_id", "detection", "x_um", "y_um", "z_um",
-                  "stratum", "decision"]
+                  "decision"]
 DEFAULT_SEED = 20261205
 
 
@@ -102,6 +109,7 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
 
         review, design = trackverify.sample_review("audit", n=200, seed=7)
         [(s["stratum"], s["N"], s["n"]) for s in design["strata"]]
+        design["order"]["stratum"][:5]   # the strata of the first rows (review.csv is blind)
     """
     audit_dir = Path(audit_dir)
     review = audit_dir / "review.csv"
@@ -115,24 +123,49 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
     sizes = np.bincount(codes, minlength=len(names))
     verdicts = [name.rsplit("/", 1)[1] for name in names]
     rates = np.array([PLANNING_RATE[v] for v in verdicts])
-    sizes_n = allocate(sizes, rates, n)
+    planned = allocate(sizes, rates, n)
+    share = planned / n
     rng = np.random.Generator(np.random.PCG64(seed))
-    order = np.argsort(codes, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    picked = np.concatenate([order[starts[h] + rng.choice(sizes[h], sizes_n[h], replace=False)]
-                             for h in range(len(names))])
-    sample = rows.iloc[np.sort(picked)]
+    order = stratum_sequence(sizes, share, n, rng)
+    picked = review_rows(codes, sizes, order, rng)
+    sample = rows.iloc[picked]
     table = sample.reindex(columns=REVIEW_COLUMNS).assign(decision=None)
     table["pred_id"] = ids(table["pred_id"])
+    held = np.bincount(order, minlength=len(names))
     design = {"seed": seed, "n": int(n), "population": "audited observations of audit.parquet",
               "allocation": {"rule": "Neyman with planning error rates, floor, largest remainder",
                              "planning_rate": PLANNING_RATE, "floor": FLOOR},
-              "strata": [{"stratum": str(names[h]), "N": int(sizes[h]), "n": int(sizes_n[h]),
-                          "inclusion_probability": float(sizes_n[h] / sizes[h])}
+              "order": {"rule": "each row's stratum drawn with probability share among the "
+                                "strata not exhausted, each stratum's rows in a uniformly "
+                                "random order without replacement",
+                        "stratum": order.tolist(),
+                        "frame": sample["frame"].astype("int64").tolist()},
+              "sequence": {"alpha": ALPHA, "horizon": int(n), "truncation": TRUNCATION,
+                           "prior_weight": PRIOR_WEIGHT},
+              "strata": [{"stratum": str(names[h]), "N": int(sizes[h]), "n": int(held[h]),
+                          "planned": int(planned[h]), "share": float(share[h]),
+                          "planning_rate": float(rates[h]),
+                          "inclusion_probability": float(held[h] / sizes[h])}
                          for h in range(len(names))]}
     write_table(table, review)
     write_json_atomic(audit_dir / "sample.json", design)
     return review, design
+
+
+def review_rows(codes: np.ndarray, sizes: np.ndarray, order: np.ndarray,
+                rng: np.random.Generator) -> np.ndarray:
+    """Positions (into the population, whose rows have stratum ``codes``) of the rows of a
+    review whose strata are ``order``: stratum ``h``'s rows drawn without replacement in a
+    uniformly random order (``rng.choice``), stratum by stratum."""
+    members = np.argsort(codes, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    rank = occurrence_rank(order, len(sizes))
+    picked = np.empty(len(order), dtype=np.int64)
+    for h in range(len(sizes)):
+        here = order == h
+        chosen = members[starts[h] + rng.choice(sizes[h], int(here.sum()), replace=False)]
+        picked[here] = chosen[rank[here]]
+    return picked
 
 
 def ids(values: pd.Series) -> pd.Series:
