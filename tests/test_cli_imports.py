@@ -83,3 +83,29 @@ def test_evidence_draws_are_bounded_as_a_run_s_repeats():
     from trackverify.cli.evidence import MAX_DRAWS
 
     assert MAX_DRAWS == MAX_REPEATS == 50
+
+
+def test_the_audit_imports_what_it_uses():
+    """An audit without outputs imports neither the development specimen (nor its
+    scipy.signal), the benchmark, scikit-learn nor matplotlib; writing the report brings
+    matplotlib, and only then."""
+    probe = ("import sys, pandas as pd, trackverify\n"
+             "grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]\n"
+             "rows = [(t, i, x + 0.2 * t, y) for t in range(6) for i, (x, y) in enumerate(grid)]\n"
+             "tracks = pd.DataFrame(rows, columns=['frame', 'pred_id', 'x_um', 'y_um'])\n"
+             "result = trackverify.audit(tracks)\n"
+             "def loaded():\n"
+             "    return sorted({m.split('.')[0] if not m.startswith('trackverify') else\n"
+             "                   '.'.join(m.split('.')[:2]) for m in sys.modules\n"
+             "                   if m.startswith(('trackverify.synth', 'trackverify.benchmark',\n"
+             "                                    'scipy.signal', 'sklearn', 'matplotlib'))})\n"
+             "print('BEFORE:' + ','.join(loaded()))\n"
+             "from trackverify.audit.write import write_outputs\n"
+             "import tempfile, pathlib\n"
+             "write_outputs(result, pathlib.Path(tempfile.mkdtemp()) / 'out')\n"
+             "print('AFTER:' + ','.join(loaded()))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    before = out.split("BEFORE:", 1)[1].split("\n", 1)[0]
+    after = out.split("AFTER:", 1)[1].split("\n", 1)[0]
+    assert before == "" and after == "matplotlib"
