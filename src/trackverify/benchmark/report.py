@@ -184,7 +184,8 @@ def _read_first_box(results: dict) -> str:
             + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul></section>")
 
 
-def _share(value) -> str:
+def share(value) -> str:
+    """A share as a percentage with one decimal (``0.1769`` -> ``17.7%``); None: ``null``."""
     return "null" if value is None else f"{value:.1%}"
 
 
@@ -194,7 +195,7 @@ def _tracks_sentence(tracking: dict) -> str:
         return ""
     rate, n = pooled["correct_observation_rate"], pooled["reference_observations"]
     where = (f"in every one of the {n:,} reference observations" if rate == 1
-             else f"in {_share(rate)} of the {n:,} reference observations")
+             else f"in {share(rate)} of the {n:,} reference observations")
     return (f"<p><b>The predicted identities</b> are right {where} (HOTA {fmt(pooled['hota'])}, "
             f"IDF1 {fmt(pooled['idf1'])}, {pooled['identity_switches']:,} identity switch(es); "
             "<i>tracking_gt</i> below).</p>")
@@ -209,23 +210,36 @@ def _verifier_words(name: str, evidence: str, primary: str) -> str:
     return f"<b>{html.escape(name)}</b> ({html.escape('; '.join(roles))})"
 
 
-def _verifiers_sentence(results: dict) -> str:
-    """Which verifier catches the injected errors and how much each certifies, side by side
-    (the comparison's six corruptions, or the run's verifier over all conditions)."""
-    primary = results["verifier"]["name"]
+def verifier_rows(results: dict) -> list[tuple[str, str, dict]]:
+    """``(name, evidence, numbers)`` of each verifier the run grades, as the report and the
+    terminal state them: the comparison's six corruptions, or the run's verifier over all
+    conditions (``numbers``: ``n_errors``, ``auroc``, ``auroc_abstain_as_error``,
+    ``correct_coverage_at_fcr``)."""
     rows = [(name, block["evidence"], block["populations"]["six_corruptions"])
             for name, block in results.get("verifier_comparison", {}).items()]
-    if not rows:
-        pooled = results["anatomical_verification"]["pooled"][ALL]
-        rows = [(primary, results["verifier"]["evidence"], dict(pooled, auroc_abstain_as_error=None))]
+    if rows:
+        return rows
+    pooled = results["anatomical_verification"]["pooled"][ALL]
+    return [(results["verifier"]["name"], results["verifier"]["evidence"],
+             dict(pooled, auroc_abstain_as_error=None))]
+
+
+def ranking_words(numbers: dict) -> str:
+    """``AUROC* x`` (abstentions ranked most suspicious) where the run has it, else ``AUROC x``."""
+    star = numbers.get("auroc_abstain_as_error")
+    return f"AUROC* {fmt(star)}" if star is not None else f"AUROC {fmt(numbers['auroc'])}"
+
+
+def _verifiers_sentence(results: dict) -> str:
+    """Which verifier catches the injected errors and how much each certifies, side by side
+    (:func:`verifier_rows`)."""
+    primary = results["verifier"]["name"]
+    rows = verifier_rows(results)
     errors = rows[0][2]["n_errors"]
-    parts = []
-    for name, evidence, block in rows:
-        star = block.get("auroc_abstain_as_error")
-        rank = (f"AUROC* {fmt(star)}" if star is not None else f"AUROC {fmt(block['auroc'])}")
-        parts.append(f"{_verifier_words(name, evidence, primary)} ranks them with {rank} and, "
-                     "letting at most 1 % of them through, certifies correct rows making up "
-                     f"{_share(block['correct_coverage_at_fcr'])} of all rows")
+    parts = [f"{_verifier_words(name, evidence, primary)} ranks them with {ranking_words(block)} "
+             "and, letting at most 1 % of them through, certifies correct rows making up "
+             f"{share(block['correct_coverage_at_fcr'])} of all rows"
+             for name, evidence, block in rows]
     return (f"<p><b>The verifiers</b>: on the {errors:,} errors injected into copies of the "
             f"predictions, " + "; ".join(parts) + ".</p>")
 

@@ -699,17 +699,29 @@ def _repeats_lines(repeats: dict) -> list[str]:
 
 
 def _terminal_summary(results: dict, out: Path) -> str:
-    pooled = results["anatomical_verification"]["pooled"][ALL]
+    """What the run found, in the report's own numbers (:func:`.report.verifier_rows`), what
+    the deformation check means, and where to go next."""
+    from trackverify.benchmark.report import ranking_words, share, verifier_rows
+
     verdicts = [block["deformation_hypothesis"]
                 for block in results["anatomical_consistency"].values()]
     falsified = sum(v == "falsified" for v in verdicts)
     certification = results["certification"]
+    rows = verifier_rows(results)
     lines = [f"{len(results['recordings'])} recording(s) ({results['partitions']['evaluated']}); "
-             f"verifier {results['verifier']['name']} at {fmt(results['verifier']['threshold_um'])} µm: "
-             f"AUROC {fmt(pooled['auroc'])}, certified coverage {fmt(pooled['certified_coverage'])}, "
-             f"selective risk {fmt(pooled['selective_risk'])}, false certification "
-             f"{fmt(pooled['false_certification_rate'])}; small-deformation hypothesis falsified in "
-             f"{falsified} of {len(verdicts)} recording(s)."]
+             f"{rows[0][2]['n_errors']:,} errors injected into copies of the predictions:"]
+    lines += [f"  {name} ({evidence} evidence) ranks them with {ranking_words(block)}; letting at "
+              f"most 1 % through, it certifies correct rows making up "
+              f"{share(block['correct_coverage_at_fcr'])} of all rows"
+              for name, evidence, block in rows]
+    if verdicts:
+        rule = next(iter(results["anatomical_consistency"].values()))["rule"]
+        lines.append(f"Small deformation (neurons near their anchor-frame place): "
+                     f"{'falsified' if falsified else 'supported'} in "
+                     f"{falsified if falsified else len(verdicts) - falsified} of {len(verdicts)} "
+                     f"recording(s), so "
+                     + ("a fixed distance from the anchor frame cannot tell right from wrong "
+                        "there" if falsified else "a fixed distance can serve") + f" ({rule})")
     if "repeats" in results:
         lines.extend(_repeats_lines(results["repeats"]))
     if certification["smallest_reachable_target"] is not None:
@@ -720,4 +732,6 @@ def _terminal_summary(results: dict, out: Path) -> str:
     written = ["results.json", "manifest.json", "report.html", "tracks.csv", "events.csv"]
     written += [f for f in ("calibration.json", "observations.parquet") if (out / f).exists()]
     lines.append(f"Wrote {out}/" + ", ".join(written))
+    lines.append(f"Next: open {out}/report.html; to audit your own tracker's output, "
+                 "trackverify audit TRACKS --out DIR (README.md)")
     return "\n".join(lines)
