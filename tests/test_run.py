@@ -52,6 +52,7 @@ def test_the_terminal_states_the_reports_numbers_and_what_falsified_means(defaul
         star = fmt(six["auroc_abstain_as_error"])
         assert f"{name} ({block['evidence']} evidence) ranks them with AUROC* {star}" in result.stdout
         assert f"AUROC* {star}" in report
+    assert "Made by trackverify " in report and "the built-in development specimen" in report
     assert "Small deformation (neurons near their anchor-frame place): falsified in 1 of 1" \
         in result.stdout and "falsified for a recording when more than 5%" in result.stdout
     assert result.stdout.splitlines()[-1] == (f"Next: open {out}/report.html; to audit your own "

@@ -201,7 +201,8 @@ def render_audit_report(result) -> str:
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     timelines = _timelines_html(result.observations)
-    return page("trackverify audit", f"""<h1>trackverify audit</h1>
+    inputs = [str(v) for v in summary.get("inputs", {}).values() if v is not None]
+    return page("trackverify audit", inputs=inputs, body=f"""<h1>trackverify audit</h1>
 <p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
 (evidence: {html.escape(str(summary['evidence']))}); anchor frame: {html.escape(str(summary['anchor_frame']))}
 (its identities are trusted, as a person checked them; the audit cannot see errors already

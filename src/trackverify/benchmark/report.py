@@ -349,9 +349,11 @@ within the registration's uncertainty of another's at that frame (registered_dis
 {table(header, rows)}"""
 
 
-def render_report(results: dict, curves: dict, timelines: list | None = None) -> str:
+def render_report(results: dict, curves: dict, timelines: list | None = None,
+                  inputs: list[str] | tuple[str, ...] = ()) -> str:
     """The whole report as one HTML string; ``timelines``: each recording's per-track
-    timeline of the control condition (:func:`trackverify.benchmark.run.control_timeline`)."""
+    timeline of the control condition (:func:`trackverify.benchmark.run.control_timeline`);
+    ``inputs``: what the run read (the page's footer)."""
     verification = results["anatomical_verification"]
     pooled = verification["pooled"]
     verifier = results["verifier"]
@@ -385,7 +387,7 @@ def render_report(results: dict, curves: dict, timelines: list | None = None) ->
     target_fcr = target.get("level") if target.get("kind") == "target_false_certification_rate" else None
     fitted_threshold = verifier["threshold_um"] if certification["fitted"] else None
     rule = next(iter(results["anatomical_consistency"].values()))["rule"] if recordings else ""
-    return page("trackverify report", f"""<h1>trackverify report</h1>
+    return page("trackverify report", inputs=inputs, body=f"""<h1>trackverify report</h1>
 <p class="lead">Can these identities be trusted? {len(recordings)} recording(s), verifier
 <b>{html.escape(verifier['name'])}</b> (evidence: <b>{html.escape(verifier['evidence'])}</b>),
 acceptance threshold {fmt(verifier['threshold_um'])} µm ({'fitted' if certification['fitted'] else 'declared'}).

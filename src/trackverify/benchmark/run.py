@@ -409,8 +409,9 @@ def run_job(config: RunConfig, out: str | Path, data: str | Path | None = None,
         write_calibration(out / "calibration.json", calibration_content(
             version=__version__, verifier=verifiers[0].name, evidence=kinds[verifiers[0].name],
             record=fitted, target=target, partitions_sha256=partitions.sha256, **options))
+    read = [dataset.source.get("data", "the built-in development specimen")]
     write_text_atomic(out / "report.html", render_report(results, results.pop("_curves"),
-                                                         results.pop("_timelines")))
+                                                         results.pop("_timelines"), read))
     write_json_atomic(out / "results.json", results)
     return _terminal_summary(results, out)
 

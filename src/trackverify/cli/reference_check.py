@@ -36,6 +36,7 @@ def check_reference_command(tracks, detections, out, **options):
     echo_warnings(loaded.warnings)
     dets = None if detections is None else read_detections(detections, loaded.table)
     result = check_reference(loaded.table, dets)
-    write_outputs(result, loaded.table, dets, out)
+    write_outputs(result, loaded.table, dets, out,
+                  {"tracks": loaded.record, "detections": None if detections is None else str(detections)})
     s = result.summary()
     click.echo(f"{s['findings']} findings on {s['rows_questioned']} of {s['rows']} rows; wrote {out}")

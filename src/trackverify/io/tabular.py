@@ -387,14 +387,19 @@ def arrow_table(df: pd.DataFrame) -> pa.Table:
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
+    """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index; a Parquet
+    file's key-value metadata names the trackverify version that wrote it (``trackverify``)."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
+        from trackverify import __version__
+
         try:
             table = arrow_table(df)
         except pa.ArrowException as exc:  # e.g. a column mixing numbers and text
             raise InputError(f"cannot be written as Parquet ({_first_line(exc)})",
                              source=str(path)) from None
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               b"trackverify": __version__.encode()})
         return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
     # A text cell that starts with a space is quoted (readers skip a cell's initial spaces);
     # only then are all text cells quoted, so ordinary tables keep their plain look.

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from trackverify import __version__
 from trackverify.errors import InputError
 from trackverify.tables import (DEFAULT_RECORDING, OBSERVATIONS, PREDICTIONS,
                                 READ_AS_IDS, REFERENCE, Schema, check_unique, common_id_type,
@@ -128,7 +129,7 @@ def read_tracks(tracks, kind: str = "predictions", *, detections=None, fmt: str 
             check_unique(table, (KEYS,), source)
     record.setdefault("positions", "tracks" if coordinate_columns(table) else None)
     record.update(path=None if path is None else str(path), source=source,
-                  rows=int(len(table)), trackverify=_version())
+                  rows=int(len(table)), trackverify=__version__)
     if kind == "predictions":
         record["rows_without_id"] = int((~table["pred_valid"].to_numpy(dtype=bool)).sum())
     return TrackTable(table, dets, record)
@@ -248,12 +249,6 @@ def _recording_record(named: bool, recording: str | None) -> dict:
         return {"from": "column", "name": None}
     return {"from": "default" if recording is None else "--recording",
             "name": DEFAULT_RECORDING if recording is None else recording}
-
-
-def _version() -> str:
-    from trackverify import __version__
-
-    return __version__
 
 
 @contextlib.contextmanager

@@ -81,15 +81,22 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def page(title: str, body: str) -> str:
-    """A whole self-contained page: the report's CSS inline, ``body`` inside ``<main>``."""
+def page(title: str, body: str, inputs: list[str] | tuple[str, ...] = ()) -> str:
+    """A whole self-contained page: the report's CSS inline, ``body`` inside ``<main>``, and a
+    footer naming the trackverify version that made it and the ``inputs`` it read."""
+    from trackverify import __version__
+
     css = files("trackverify.report").joinpath("report.css").read_text(encoding="utf-8")
+    read = "".join(f" <code>{html.escape(str(i))}</code>" for i in inputs)
+    footer = (f'<footer class="made">Made by trackverify {html.escape(__version__)}'
+              + (f" from{read}" if read else "") + ".</footer>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title><style>{css}</style></head>
 <body><main>
 {body}
+{footer}
 </main></body></html>
 """
 

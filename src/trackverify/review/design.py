@@ -132,7 +132,10 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
     table = sample.reindex(columns=REVIEW_COLUMNS).assign(decision=None)
     table["pred_id"] = ids(table["pred_id"])
     held = np.bincount(order, minlength=len(names))
+    from trackverify import __version__
+
     design = {"seed": seed, "n": int(n), "population": "audited observations of audit.parquet",
+              "audit": str(audit_dir), "trackverify": __version__,
               "allocation": {"rule": "Neyman with planning error rates, floor, largest remainder",
                              "planning_rate": PLANNING_RATE, "floor": FLOOR},
               "order": {"rule": "each row's stratum drawn with probability share among the "

@@ -36,6 +36,7 @@ import pandas as pd
 from scipy.stats import beta
 
 from trackverify.review.sequence import ALPHA, sequence_bounds
+from trackverify import __version__
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.io.bounded import read_json
@@ -321,7 +322,8 @@ def estimate_error_rate(audit_dir: str | os.PathLike, target: float | None = Non
                                   "number of rows fixed in advance",
               "unsure": "counted correct for low, wrong for high; an undecided row before "
                         "the last decided one counts as unsure",
-              "seed": design.get("seed")}
+              "seed": design.get("seed"), "audit": str(audit_dir),
+              "trackverify": __version__}
     write_json_atomic(audit_dir / "estimate.json", result)
     _add_to_report(audit_dir / "report.html", result)
     return result
