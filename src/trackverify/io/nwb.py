@@ -115,8 +115,8 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read one WormID-layout NWB file: ``(observations, recordings)`` (module docstring)."""
     source = str(path)
     path = regular_file(path)
-    _check_links(path, source)
-    with _pynwb_file(path, source) as (io, nwbfile):
+    check_links(path, source)
+    with pynwb_file(path, source) as (io, nwbfile):
         try:
             notes = _notes(nwbfile)
             recording_row = _recording_row(nwbfile, notes)
@@ -159,7 +159,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-def _check_links(path: Path, source: str) -> None:
+def check_links(path: Path, source: str) -> None:
     """Refuse a file h5py cannot open, external links, dangling soft links and soft-link
     loops (pynwb and h5py raise tracebacks on them), and datasets kept in other files
     (external storage, virtual datasets: :func:`hdf5.check_in_file`); every
@@ -202,7 +202,7 @@ def _check_links(path: Path, source: str) -> None:
 
 
 @contextmanager
-def _pynwb_file(path: Path, source: str) -> Iterator[Any]:
+def pynwb_file(path: Path, source: str) -> Iterator[Any]:
     """The file's ``NWBFile`` as pynwb builds it (lazily: datasets stay on disk until read),
     with the namespaces the file caches and the ndx-multichannel-volume classes; a file
     pynwb cannot build is refused with the object it names."""
@@ -452,16 +452,18 @@ def _segmentation(nwbfile, source: str):
     return seg, module
 
 
-def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+def volume_geometry(volume, source: str, where: str,
+                    n: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """``(origin_um, spacing_um)`` of the ImagingVolume (or ImagingPlane) ``volume``: its
     ``grid_spacing`` and ``origin_coords`` (0 when absent) times their units (pynwb gives
-    the schema's default unit, meters, when the file states none)."""
+    the schema's default unit, meters, when the file states none); ``n`` values each (an
+    ImagingPlane of x and y: 2)."""
     out, label = [], ""
     for name in ("origin_coords", "grid_spacing"):
         data = getattr(volume, name, None)
         if data is None:
             if name == "origin_coords":
-                out.append(np.zeros(3))
+                out.append(np.zeros(n))
                 continue
             raise InputError(f"the ImagingVolume '{volume.name}' linked from '{where}' has no "
                              "grid_spacing", source=source)
@@ -469,11 +471,11 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
         label = f"'{getattr(dataset, 'name', f'/general/optophysiology/{volume.name}/{name}')}'"
         dtype = dataset.dtype if hasattr(dataset, "dtype") else np.asarray(dataset).dtype
         if dtype.kind not in "iuf":
-            raise InputError(f"{label} must hold 3 numbers, found {dtype}", source=source)
+            raise InputError(f"{label} must hold {n} numbers, found {dtype}", source=source)
         values = np.asarray(dataset[()] if hasattr(dataset, "id") else dataset,
                             dtype=np.float64).ravel()
-        if values.shape != (3,) or not np.all(np.isfinite(values)):
-            raise InputError(f"{label} must hold 3 finite numbers, found shape "
+        if values.shape != (n,) or not np.all(np.isfinite(values)):
+            raise InputError(f"{label} must hold {n} finite numbers, found shape "
                              f"{values.shape}", source=source)
         unit = str(getattr(volume, f"{name}_unit", None) or "meters").strip().lower()
         if unit not in _UNIT_TO_UM:
@@ -503,7 +505,7 @@ def _read_rois(seg, source: str):
                          source=source)
     order = sorted(frames_by_name)
     first = planes[frames_by_name[order[0]]]
-    geometry = _volume_geometry(first.imaging_plane, source,
+    geometry = volume_geometry(first.imaging_plane, source,
                                 f"/{SEGMENTATION}/{first.name}/imaging_plane")
     frames, rows, centres = [], [], []
     extra: dict[str, list] = {}
@@ -631,7 +633,7 @@ def _read_label_volume(seg, source: str):
                          f"({voxels} voxels); at most {MAX_LABEL_VOXELS} are read",
                          source=source)
     _bounded(data, source)
-    geometry = _volume_geometry(seg.imaging_volume, source, where)
+    geometry = volume_geometry(seg.imaging_volume, source, where)
     frames, rows, centres = [], [], []
     n_rows = 0
     step = max(1, int(2e7 // max(1, int(np.prod(data.shape[1:])))))
