@@ -121,6 +121,9 @@ FAMILIES = {
               "Audit a tracker's output with no reference tracks: which identities can be trusted."),
     "check-reference": ("trackverify.cli.reference_check", "check_reference_command",
                         "Find likely label errors in reference tracks, from the tracks alone."),
+    "volume": ("trackverify.cli.volume", "volume",
+               "Read a lab's raw volume (axes, voxel size, frames); do the tracks sit on its "
+               "blobs?"),
     "review": ("trackverify.cli.review", "review",
                "Check the observations sampled in AUDIT_DIR/review.csv, one at a time, in a local "
                "page."),
@@ -231,9 +234,13 @@ def run_settings(command):
 @click.option("--neurons", type=click.IntRange(min=2, max=189), default=189, show_default=True,
               help="Head-ganglion neurons per animal (most anterior first).")
 @click.option("--seed", type=SEED, default=20261007, show_default=True, help="Random seed.")
+@click.option("--volume", type=click.Choice(["tiff", "zarr", "hdf5", "nwb"]), default=None,
+              help="Also render the first animal as a microscope volume (each neuron a blob; "
+                   "0.3 x 0.3 x 1.5 um voxels; at most 20 frames) written in this format as "
+                   "volume.*, with its positions in volume_tracks.parquet.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for observations.parquet, recordings.csv and provenance.json.")
-def synth(animals, groups, frames, motion, neurons, seed, out):
+def synth(animals, groups, frames, motion, neurons, seed, volume, out):
     """Write a synthetic development specimen (reference tracks, detections, clean predictions).
 
     The anatomy is the 189 head-ganglion neurons of the OpenWorm/c302 model, with
@@ -250,6 +257,11 @@ def synth(animals, groups, frames, motion, neurons, seed, out):
                             neurons=neurons, seed=seed)
     rows = write_specimen(config, out)
     click.echo(f"wrote {rows} observations of {animals} animal(s) to {out}")
+    if volume is not None:
+        from trackverify.synth.volume import write_specimen_volume
+
+        image, tracks = write_specimen_volume(config, out, volume)
+        click.echo(f"wrote {image} and its positions {tracks}")
 
 
 @cli.command()

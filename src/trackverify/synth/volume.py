@@ -12,6 +12,9 @@ inside the volume; voxel ``i``'s centre is at ``i * voxel_um`` (origin 0), the c
 
 from __future__ import annotations
 
+import os
+import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +29,9 @@ Z_STRETCH = 1.5
 BACKGROUND, NOISE = 100.0, 20.0
 MAX_RENDER_VOXELS = 200_000_000
 FORMATS = ("tiff", "zarr", "hdf5", "nwb")
+SUFFIX = {"tiff": ".tif", "zarr": ".zarr", "hdf5": ".h5", "nwb": ".nwb"}
+MAX_VOLUME_FRAMES = 20
+"""``synth --volume`` renders at most 20 frames (a demonstration: about 3 MB a frame)."""
 
 
 def render_volume(observations: pd.DataFrame, voxel_um=VOXEL_UM, *, margin_um: float = 4.0,
@@ -130,6 +136,7 @@ def write_nwb(volume: np.ndarray, path: str | Path, voxel_um=VOXEL_UM,
                                          OpticalChannelPlus, OpticalChannelReferences)
     from pynwb import NWBHDF5IO, NWBFile
 
+    warnings.filterwarnings("ignore", message=".*optical_channel", module="hdmf")
     nwb = NWBFile(session_description="synthetic volume", identifier="synthetic",
                   session_start_time=datetime(1970, 1, 1, tzinfo=timezone.utc))
     device = nwb.create_device(name="Microscope", description="synthetic")
@@ -160,3 +167,27 @@ def write_volume(volume: np.ndarray, path: str | Path, kind: str, voxel_um=VOXEL
     if kind not in writers:
         raise InputError(f"unknown volume format '{kind}' (one of {', '.join(FORMATS)})")
     return writers[kind](volume, path, voxel_um=voxel_um)
+
+
+def write_specimen_volume(config, out: str | Path, kind: str) -> tuple[Path, Path]:
+    """The first animal of ``config`` rendered (seed ``config.seed``) and written as ``kind``
+    to ``out/volume<suffix>``, with its positions in the volume's micrometres as
+    ``out/volume_tracks.parquet``; returns both paths."""
+    from trackverify.io.tabular import write_table
+    from trackverify.synth.specimen import animal_observations
+
+    if config.frames > MAX_VOLUME_FRAMES:
+        raise InputError(f"a volume is rendered for at most {MAX_VOLUME_FRAMES} frames, not "
+                         f"{config.frames}: give --frames {MAX_VOLUME_FRAMES} or fewer")
+    out = Path(out)
+    volume, positions = render_volume(animal_observations(config, 0), seed=config.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"volume{SUFFIX[kind]}"
+    partial = out / f".volume{SUFFIX[kind]}.tmp"  # renamed into place once whole
+    if partial.is_dir():
+        shutil.rmtree(partial)
+    write_volume(volume, partial, kind)
+    if path.is_dir():
+        shutil.rmtree(path)
+    os.replace(partial, path)
+    return path, write_table(positions, out / "volume_tracks.parquet")
