@@ -29,6 +29,9 @@ from trackverify.errors import InputError
 MAX_CHUNK_BYTES = 64 * 1024 * 1024
 """Largest decoded chunk (strip, tile, page) read: 64 MiB; larger chunks are refused unread."""
 
+BAND_BYTES = 1024 * 1024
+"""Contiguous (unchunked) data are read in bands of whole rows of about 1 MiB (at least a row)."""
+
 CACHE_BYTES = 256 * 1024 * 1024
 """Default cap of a volume's cache of decoded chunks: 256 MiB."""
 
@@ -69,6 +72,13 @@ def check_layout(array: Chunked, what: str) -> None:
         raise InputError(f"{what} declares chunks of {tuple(array.chunks)} {array.dtype} "
                          f"({chunk_bytes} bytes decoded); at most {MAX_CHUNK_BYTES} bytes a "
                          "chunk are read", source=source)
+
+
+def band_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Chunks for contiguous data: one plane's bands of rows of about :data:`BAND_BYTES`."""
+    row = max(int(shape[-1]) * itemsize, 1)
+    return (1,) * (len(shape) - 2) + (max(1, min(int(shape[-2]), BAND_BYTES // row)),
+                                      int(shape[-1]))
 
 
 def chunk_shape(array: Chunked, index: tuple[int, ...]) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from trackverify.errors import InputError
 from trackverify.io.formats.hdf5 import check_in_file, check_storage
-from trackverify.io.volumes.chunks import MAX_CHUNK_BYTES, decompress
+from trackverify.io.volumes.chunks import band_chunks, decompress
 from trackverify.io.volumes.found import Found
 
 #: HDF5 filter ids: deflate, shuffle, fletcher32.
@@ -46,9 +46,7 @@ class H5Array:
                              "axes", source=source)
         if node.chunks is None:
             check_storage(node, name)
-            ny, nx = self.shape[-2:]
-            rows = max(1, min(ny, MAX_CHUNK_BYTES // max(nx * self.dtype.itemsize, 1)))
-            self.chunks = (1,) * (len(self.shape) - 2) + (rows, nx)
+            self.chunks = band_chunks(self.shape, self.dtype.itemsize)
             self.filters = None
         else:
             self.chunks = tuple(int(c) for c in node.chunks)
@@ -120,4 +118,4 @@ def found_in(node) -> Found:
             voxel = {a: float(v) for a, v in zip(axes, values) if a in "xyz"}
         elif len(values) in (2, 3):  # per (z,) y, x: the last dimensions
             voxel = dict(zip("zyx"[3 - len(values):], map(float, values)))
-    return Found(axes=axes, voxel_um=voxel, where=f"dataset attributes")
+    return Found(axes=axes, voxel_um=voxel, where="dataset attributes")

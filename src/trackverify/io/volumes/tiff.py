@@ -21,7 +21,7 @@ import numpy as np
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import inside, regular_file
-from trackverify.io.volumes.chunks import MAX_CHUNK_BYTES, decompress
+from trackverify.io.volumes.chunks import MAX_CHUNK_BYTES, band_chunks, decompress
 from trackverify.io.volumes.found import Found, unit_factor
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
@@ -76,8 +76,7 @@ class TiffArray:
         ny, nx = self.shape[-2:]
         if self.offset is not None:  # contiguous and uncompressed: read at offsets
             self.contiguous = True
-            rows = max(1, min(ny, MAX_CHUNK_BYTES // max(nx * self.dtype.itemsize, 1)))
-            self.chunks = (1,) * (len(self.shape) - 2) + (rows, nx)
+            self.chunks = band_chunks(self.shape, self.dtype.itemsize)
             end = int(self.offset) + math.prod(self.shape) * self.dtype.itemsize
             if end > self.file_size:
                 self.close()
@@ -94,9 +93,29 @@ class TiffArray:
                                  "deflate, zstd", source=self.source)
             self.pages = series.pages
             self.chunks = (1,) * (len(self.shape) - 2) + tuple(int(c) for c in page.chunks[-2:])
+            self._check_segments(page)
 
     def close(self) -> None:
         self.tif.close()
+
+    def _check_segments(self, page) -> None:
+        """Refuse a first page whose strips or tiles cannot hold its declared size: fewer
+        segments than its size needs, or segments beyond the end of the file."""
+        ny, nx = self.shape[-2:]
+        ry, rx = self.chunks[-2:]
+        needed = math.ceil(ny / ry) * math.ceil(nx / rx)
+        offsets, counts = page.dataoffsets, page.databytecounts
+        ends = [int(o) + int(c) for o, c in zip(offsets, counts)]
+        problem = None
+        if len(offsets) < needed:
+            problem = (f"declares {len(offsets)} strip(s) or tile(s) but its {ny} x {nx} "
+                       f"pixels need {needed}")
+        elif ends and max(ends) > self.file_size:
+            problem = f"declares data up to byte {max(ends)} but the file holds {self.file_size}"
+        if problem is not None:
+            self.close()
+            raise InputError(f"page 0 {problem}; the file is truncated or its header is false",
+                             source=self.source)
 
     def _page(self, index: tuple[int, ...]) -> int:
         return int(np.ravel_multi_index(index[:-2], self.shape[:-2])) if len(index) > 2 else 0
