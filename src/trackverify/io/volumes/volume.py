@@ -212,7 +212,8 @@ class Volume:
 
     def overview(self, frame: int, pixels: int = OVERVIEW_PIXELS) -> Crop:
         """The whole of ``frame``: its maximum projection over z, reduced by block maxima to
-        at most ``pixels`` on the longer side; chunks are read one at a time and not kept."""
+        at most ``pixels`` on the longer side; chunks are read one at a time and not kept
+        (memory: one chunk and one chunk-sized plane besides the output)."""
         t = self.frame_index(frame)
         nz, ny, nx = self.frame_shape
         if nz * ny * nx > MAX_OVERVIEW_VOXELS:
@@ -223,16 +224,16 @@ class Volume:
         region = self._region(t, range(nz), range(ny), range(nx))
         dims = {a: i for i, a in enumerate(self.axes)}
         grid = chunk_ranges(self.array, region)
-        ys = grid[dims["y"]]
-        xs = grid[dims["x"]]
-        cy = self.array.chunks[dims["y"]]
-        cx = self.array.chunks[dims["x"]]
-        for iy in ys:
-            for ix in xs:
-                y = range(iy * cy, min((iy + 1) * cy, ny))
-                x = range(ix * cx, min((ix + 1) * cx, nx))
-                plane = self._box(t, range(nz), y, x, keep=False).max(axis=0)
-                _block_max(out, plane.astype(np.float32), y.start, x.start, step)
+        size = {a: self.array.chunks[dims[a]] if a in dims else 1 for a in "zyx"}
+        spans = {a: [range(i * size[a], min((i + 1) * size[a], n)) for i in
+                     (grid[dims[a]] if a in dims else range(1))]
+                 for a, n in zip("zyx", (nz, ny, nx))}
+        for y in spans["y"]:
+            for x in spans["x"]:
+                plane = np.full((len(y), len(x)), -np.inf, dtype=np.float32)
+                for z in spans["z"]:  # one chunk at a time, not kept
+                    np.maximum(plane, self._box(t, z, y, x, keep=False).max(axis=0), out=plane)
+                _block_max(out, plane, y.start, x.start, step)
         extent = (*self._edges("x", range(0, out.shape[1] * step)),
                   *self._edges("y", range(0, out.shape[0] * step)))
         return Crop(out, tuple(float(e) for e in extent), ("y", "x"), int(frame), "overview",
