@@ -122,8 +122,8 @@ FAMILIES = {
     "check-reference": ("trackverify.cli.reference_check", "check_reference_command",
                         "Find likely label errors in reference tracks, from the tracks alone."),
     "volume": ("trackverify.cli.volume", "volume",
-               "Read a lab's raw volume (axes, voxel size, frames); do the tracks sit on its "
-               "blobs?"),
+               "Read a lab's raw volume and say how it is read: axes, voxel size, channel, "
+               "frames."),
     "review": ("trackverify.cli.review", "review",
                "Check the observations sampled in AUDIT_DIR/review.csv, one at a time, in a local "
                "page."),

@@ -804,12 +804,32 @@ def _is_missing(value: Any) -> bool:
     return value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
 
 
+def imaging_volume(device, spacing_um, origin_um, channel: str, channel_description: str,
+                   description: str, reference_frame: str, wavelengths=(0.0, 0.0)):
+    """An ndx-multichannel-volume ``ImagingVolume`` of one optical channel: ``grid_spacing``
+    and ``origin_coords`` (x, y, z) in micrometres; ``wavelengths``: (excitation, emission) nm."""
+    from ndx_multichannel_volume import (ImagingVolume, OpticalChannelPlus,
+                                         OpticalChannelReferences)
+
+    excitation, emission = wavelengths
+    optical = OpticalChannelPlus(name=channel, description=channel_description,
+                                 excitation_lambda=excitation,
+                                 excitation_range=[excitation, excitation],
+                                 emission_lambda=emission, emission_range=[emission, emission])
+    return ImagingVolume(
+        name="ImagingVolume", optical_channel_plus=[optical],
+        order_optical_channels=OpticalChannelReferences(name="order_optical_channels",
+                                                        channels=[channel]),
+        description=description, device=device, location="head",
+        grid_spacing=list(spacing_um), grid_spacing_unit="micrometers",
+        origin_coords=list(origin_um), origin_coords_unit="micrometers",
+        reference_frame=reference_frame)
+
+
 def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
            spacing: float) -> None:
     from hdmf.common import ElementIdentifiers, VectorData, VectorIndex
-    from ndx_multichannel_volume import (ImagingVolume, MultiChannelVolumeSeries,
-                                         OpticalChannelPlus, OpticalChannelReferences,
-                                         SegmentationLabels)
+    from ndx_multichannel_volume import MultiChannelVolumeSeries, SegmentationLabels
     from pynwb import NWBHDF5IO, NWBFile
     from pynwb.file import Subject
     from pynwb.ophys import ImageSegmentation, PlaneSegmentation
@@ -833,17 +853,9 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
                   subject=Subject(subject_id=str(row["animal_id"]),
                                   species="http://purl.obolibrary.org/obo/NCBITaxon_6239"))
     device = nwb.create_device(name="Microscope", description="unknown")
-    channel = OpticalChannelPlus(name="channel", description="positions only",
-                                 excitation_lambda=0.0, excitation_range=[0.0, 0.0],
-                                 emission_lambda=0.0, emission_range=[0.0, 0.0])
-    volume = ImagingVolume(
-        name="ImagingVolume", optical_channel_plus=[channel],
-        order_optical_channels=OpticalChannelReferences(name="order_optical_channels",
-                                                        channels=["channel"]),
-        description="voxel grid chosen by trackverify to store positions", device=device,
-        location="head", grid_spacing=[spacing] * 3, grid_spacing_unit="micrometers",
-        origin_coords=origin.tolist(), origin_coords_unit="micrometers",
-        reference_frame="origin_coords is the smallest position per axis")
+    volume = imaging_volume(device, [spacing] * 3, origin.tolist(), "channel", "positions only",
+                            "voxel grid chosen by trackverify to store positions",
+                            "origin_coords is the smallest position per axis")
     nwb.add_imaging_plane(volume)
     module = nwb.create_processing_module(name="CalciumActivity", description="tracked neurons")
     if layout == "rois":

@@ -132,25 +132,17 @@ def write_nwb(volume: np.ndarray, path: str | Path, voxel_um=VOXEL_UM,
     ``ImagingVolume`` of ``grid_spacing`` x, y, z in micrometres, via pynwb."""
     from datetime import datetime, timezone
 
-    from ndx_multichannel_volume import (ImagingVolume, MultiChannelVolumeSeries,
-                                         OpticalChannelPlus, OpticalChannelReferences)
+    from ndx_multichannel_volume import MultiChannelVolumeSeries
     from pynwb import NWBHDF5IO, NWBFile
+
+    from trackverify.io.nwb import imaging_volume
 
     warnings.filterwarnings("ignore", message=".*optical_channel", module="hdmf")
     nwb = NWBFile(session_description="synthetic volume", identifier="synthetic",
                   session_start_time=datetime(1970, 1, 1, tzinfo=timezone.utc))
     device = nwb.create_device(name="Microscope", description="synthetic")
-    channel = OpticalChannelPlus(name="nuclear", description="nuclear marker",
-                                 excitation_lambda=561.0, excitation_range=[550.0, 570.0],
-                                 emission_lambda=600.0, emission_range=[590.0, 610.0])
-    imaging = ImagingVolume(
-        name="ImagingVolume", optical_channel_plus=[channel],
-        order_optical_channels=OpticalChannelReferences(name="order_optical_channels",
-                                                        channels=["nuclear"]),
-        description="synthetic", device=device, location="head",
-        grid_spacing=list(voxel_um), grid_spacing_unit="micrometers",
-        origin_coords=[0.0, 0.0, 0.0], origin_coords_unit="micrometers",
-        reference_frame="voxel 0")
+    imaging = imaging_volume(device, voxel_um, (0.0, 0.0, 0.0), "nuclear", "nuclear marker",
+                             "synthetic", "voxel 0", wavelengths=(561.0, 600.0))
     nwb.add_imaging_plane(imaging)
     data = np.ascontiguousarray(volume.transpose(0, 3, 2, 1))  # t, z, y, x -> t, x, y, z
     nwb.add_acquisition(MultiChannelVolumeSeries(
