@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 import trackverify
-from trackverify.selective import auroc_abstain_as_error
+from trackverify.benchmark.selective import auroc_abstain_as_error
 from trackverify.verifiers.registered_distance import RegisteredDistance
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -252,9 +252,9 @@ def main() -> None:
 
 def audit_zephir(path: Path) -> dict:
     """ZephIR's output through its native reader, audited; verdicts by provenance."""
-    from trackverify.io.formats import load
+    from trackverify.io.tracks import read_tracks
 
-    tracks = load(path, "predictions").table
+    tracks = read_tracks(path, "predictions").table
     result = trackverify.audit(tracks.drop(columns=["parent_track"]))
     obs = result.observations
     later = obs["reason"].ne("anchor_frame")

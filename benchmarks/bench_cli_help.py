@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--limit", type=float, default=0.5)
     options = parser.parse_args()
-    from trackverify.cli import FAMILIES, cli
+    from trackverify.cli.app import FAMILIES, cli
 
     slow = 0
     print(f"{'command':<12} {'median s':>9} {'worst s':>8}")

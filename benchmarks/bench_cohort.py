@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trackverify.corrupt import share_window
+from trackverify.benchmark.corrupt import share_window
 
 
 def run_once(animals: int, jobs: int, frames: int, neurons: int, rows: bool) -> tuple[float, float]:

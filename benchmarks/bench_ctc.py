@@ -9,7 +9,7 @@ itself (labels shifted by 3 px, three tracks erased, two parent links cut, one t
 continued under a new label; ``tests/graph/test_graph_parity._edited_hela``), written as
 zlib-compressed TIFFs in the Challenge's layout.
 
-Timed end to end from the folders: ours is :func:`trackverify.graph.ctc.evaluate_ctc`
+Timed end to end from the folders: ours is :func:`trackverify.metrics.graph.ctc.evaluate_ctc`
 (reading, validation, mask matching, AOGM / DET / TRA / LNK, CHOTA, division metrics,
 BC(0..3), CT, CCA; median of ``--repeat`` runs); py-ctcmetrics 1.3.3 is ``load_data`` +
 ``calculate_metrics`` for Valid, CHOTA, BC, CT, CCA, TF, TRA, DET, LNK with one thread (in
@@ -37,7 +37,7 @@ from graph_helpers import assert_same, run_ctc, traccuracy_names  # noqa: E402
 from test_ctc_parity import _as_gt, compare, run_reference  # noqa: E402
 from test_graph_parity import _edited_hela  # noqa: E402
 
-from trackverify.graph.ctc import evaluate_ctc  # noqa: E402
+from trackverify.metrics.graph.ctc import evaluate_ctc  # noqa: E402
 
 
 def main():

@@ -1,4 +1,4 @@
-"""Graph tracking metrics: trackverify.graph against traccuracy, end to end.
+"""Graph tracking metrics: trackverify.metrics.graph against traccuracy, end to end.
 
     .venv/bin/python benchmarks/bench_graph.py [--tracks 300] [--frames 500] [--seed 0]
 
@@ -10,7 +10,7 @@ observations, cut parent links, false divisions, 3 % extra observations;
 ``tests/graph/graph_helpers.perturb``).
 
 Timed end to end from the public call, one run each: ours is
-:func:`trackverify.graph.evaluate.evaluate_graph` on the two data frames (validation, graph
+:func:`trackverify.metrics.graph.evaluate.evaluate_graph` on the two data frames (validation, graph
 building, point matching, CTC + divisions (buffer 2) + CHOTA); traccuracy is building its
 networkx graphs from the same columns, ``PointMatcher`` and ``CTCMetrics`` +
 ``DivisionMetrics(max_frame_buffer=2)`` + ``CHOTAMetric`` in ``.venv-traccuracy`` (timed
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests" / "graph"))
 
 from graph_helpers import assert_same, perturb, run_points, table, traccuracy_names  # noqa: E402
 
-from trackverify.graph.evaluate import evaluate_graph  # noqa: E402
+from trackverify.metrics.graph.evaluate import evaluate_graph  # noqa: E402
 
 THRESHOLD = 3.0
 FRAME_BUFFER = 2

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from trackverify.intervals import animal_bootstrap_interval
+from trackverify.benchmark.intervals import animal_bootstrap_interval
 
 
 def best_of(repeats: int, job) -> float:

@@ -1,4 +1,4 @@
-"""Canonical tracking metrics: trackverify.mot against TrackEval and py-motmetrics.
+"""Canonical tracking metrics: trackverify.metrics.mot against TrackEval and py-motmetrics.
 
     .venv/bin/python benchmarks/bench_mot.py [--sizes 50x1000,150x3000,300x3000]
                                              [--motmetrics-max 150x3000] [--repeat 1]
@@ -54,7 +54,9 @@ sys.path.insert(0, str(ROOT / "tests" / "mot"))
 from mot_helpers import motmetrics_summary, trackeval_summary  # noqa: E402
 from mot_scenes import random_scene, save_npz, scene_tables  # noqa: E402
 
-from trackverify import evaluate_tracking, mot  # noqa: E402
+from trackverify import evaluate_tracking  # noqa: E402
+
+from trackverify.metrics import mot
 
 ZD = 5.0
 IDENTITY = ("idf1", "idp", "idr", "idtp", "idfn", "idfp")
@@ -177,7 +179,7 @@ def print_stages(size: str, repeat: int) -> None:
             finally:
                 spent[_key] = spent.get(_key, 0.0) + time.process_time() - start
         setattr(module, name, timed)
-    import trackverify.tracking_gt as tracking_gt
+    import trackverify.metrics.tracking as tracking_gt
 
     n_ids, n_frames = map(int, size.split("x"))
     reference, predictions = scene_tables({"s": scene_of(n_ids, n_frames)})

@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 
 from trackverify.anchors import anchor_identities
-from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset, tracker_predictions
-from trackverify.evidence import evidence_window, repeated_draws, summary
+from trackverify.benchmark.corrupt import label_errors
+from trackverify.benchmark.dataset import load_dataset, tracker_predictions
+from trackverify.benchmark.evidence import evidence_window, repeated_draws, summary
 from trackverify.io.tabular import read_table
 from trackverify.report.numbers import fmt
 from trackverify.verifiers import run_verifier

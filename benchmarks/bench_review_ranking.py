@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 import trackverify
-from trackverify.audit.core import DEFAULT_THRESHOLD_SPACINGS, UNCOVERED
-from trackverify.config import build_config
+from trackverify.audit.result import DEFAULT_THRESHOLD_SPACINGS, UNCOVERED
+from trackverify.benchmark.config import build_config
 from trackverify.synth.specimen import animal_detections, animal_observations
 
 KEYS = ("count", "mean", "weighted")  # simplest first

@@ -21,11 +21,11 @@ import time
 
 import numpy as np
 
-from trackverify.config import CONDITIONS, build_config
-from trackverify.corrupt import share_window
-from trackverify.evidence import six_and_nearby
-from trackverify.protocols.anatomical_verification import error_array, score_conditions
-from trackverify.selective import auroc_abstain_as_error
+from trackverify.benchmark.config import CONDITIONS, build_config
+from trackverify.benchmark.corrupt import share_window
+from trackverify.benchmark.evidence import six_and_nearby
+from trackverify.benchmark.protocols.anatomical_verification import error_array, score_conditions
+from trackverify.benchmark.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import animal_detections, animal_observations
 from trackverify.verifiers.registered_distance import DEFAULT_MERGE_K, RegisteredDistance
 

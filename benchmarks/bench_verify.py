@@ -25,8 +25,8 @@ import time
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from trackverify.config import build_config
-from trackverify.protocols.anatomical_verification import (
+from trackverify.benchmark.config import build_config
+from trackverify.benchmark.protocols.anatomical_verification import (
     condition_metrics, error_array, score_conditions)
 from trackverify.synth.specimen import animal_observations
 from trackverify.verifiers import load_verifier

@@ -6,7 +6,7 @@
 
 Each motion level's population is a pool of development-specimen animals run through the
 corruption suite and scored by fixed_distance; cohorts draw train / calibration / test animals
-from it (see :mod:`trackverify.certify.simulation`). Prints one markdown row per
+from it (see :mod:`trackverify.benchmark.certify.simulation`). Prints one markdown row per
 (level, calibration animals, method).
 """
 
@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from trackverify.certify.simulation import coverage_benchmark
+from trackverify.benchmark.certify.simulation import coverage_benchmark
 
 COLUMNS = ("motion", "n_cal", "method", "unreachable", "mean_risk", "mean_risk_se", "violation",
            "violation_se", "test_violation", "mean_test_fcr", "coverage", "oracle_coverage")

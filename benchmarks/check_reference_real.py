@@ -39,11 +39,11 @@ import pandas as pd
 
 from bench_real_verifier import SHARED, tracker_rows
 from trackverify.anchors import anchor_identities
-from trackverify.corrupt import label_errors
-from trackverify.dataset import load_dataset
+from trackverify.benchmark.corrupt import label_errors
+from trackverify.benchmark.dataset import load_dataset
 from trackverify.reference_check import check_reference
 from trackverify.report.numbers import fmt
-from trackverify.selective import auroc_abstain_as_error, risk_coverage_curve
+from trackverify.benchmark.selective import auroc_abstain_as_error, risk_coverage_curve
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.registered_distance import RegisteredDistance
 

@@ -38,7 +38,7 @@ from graph_helpers import DATA  # noqa: E402
 from test_ctc_parity import run_reference, sweep_outcomes  # noqa: E402
 
 from trackverify.errors import InputError  # noqa: E402
-from trackverify.graph.ctc import evaluate_ctc  # noqa: E402
+from trackverify.metrics.graph.ctc import evaluate_ctc  # noqa: E402
 
 BATCH = 250
 """Cases per reference process (their folders live in one temporary folder at a time)."""

@@ -16,7 +16,7 @@ names it a neuron the reference does not).
 ``--specimen LEVEL`` (repeatable) adds a tracker made from the development specimen at that
 motion level (``SpecimenConfig(motion=LEVEL)``: one animal, 1,000 frames): every condition of
 the corruption suite at once on its clean predictions
-(:func:`trackverify.corrupt.compose_corruptions`, seed 20261007, SPEC's window 300-700), the
+(:func:`trackverify.benchmark.corrupt.compose_corruptions`, seed 20261007, SPEC's window 300-700), the
 invalid rows left out, audited by ``trackverify.audit`` (anchor frame = the first frame, no
 detections table, as the guide advises). Its reviewer: ``wrong`` = the ``pred_id`` differs
 from the clean prediction of the row's reference track (the specimen's fixed relabelling of
@@ -24,8 +24,8 @@ the track).
 
 Per sample size N in 100, 200, 400: the design of ``trackverify audit sample`` (strata
 recording x verdict with the flagged split by ``flagged_on_other``, the allocation rule fixed
-in ``trackverify.audit.review.design``) drawn ``--draws`` times (hypergeometric errors per
-stratum, ``trackverify.audit.review.simulation``); for ``all`` and ``certified``: the true
+in ``trackverify.review.design``) drawn ``--draws`` times (hypergeometric errors per
+stratum, ``trackverify.review.simulation``); for ``all`` and ``certified``: the true
 rate, the coverage of the 95 % interval, the mean half-width, the coverage and mean of the
 one-sided 95 % bound; beside simple random sampling of the same N scored by the same
 interval (one stratum).
@@ -61,8 +61,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from trackverify.audit.review.design import PLANNING_RATE, allocate, audited_population
-from trackverify.audit.review.simulation import simulate
+from trackverify.review.design import PLANNING_RATE, allocate, audited_population
+from trackverify.review.simulation import simulate
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "real-tracker"
@@ -87,7 +87,7 @@ def audited_truth(folder: Path, detections: bool = False) -> pd.DataFrame:
 def specimen_truth(folder: Path, level: str) -> pd.DataFrame:
     """The audited rows of the specimen tracker at motion ``level`` with ``wrong``."""
     from trackverify.audit.core import audit
-    from trackverify.corrupt import DRAW_ORDER, compose_corruptions, equal_ids
+    from trackverify.benchmark.corrupt import DRAW_ORDER, compose_corruptions, equal_ids
     from trackverify.synth.specimen import SpecimenConfig, animal_observations
 
     clean = animal_observations(SpecimenConfig(motion=level), 0)

@@ -1,5 +1,5 @@
 """Side-by-side evidence as markdown tables (docs/verifiers.md); the computation lives in
-:mod:`trackverify.evidence` (``trackverify evidence --out DIR`` writes the same as JSON + HTML).
+:mod:`trackverify.benchmark.evidence` (``trackverify evidence --out DIR`` writes the same as JSON + HTML).
 
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]
                                                  [--pairs ../shared/data/targettrack-point-pairs]
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from trackverify.evidence import (FULL_GRID, LEVELS, PAIR_COLUMNS, SPECIMEN_COLUMNS,
+from trackverify.benchmark.evidence import (FULL_GRID, LEVELS, PAIR_COLUMNS, SPECIMEN_COLUMNS,
                                   build_evidence, markdown)
 from trackverify.verifiers.registered_distance import SCORES
 

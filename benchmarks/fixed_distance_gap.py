@@ -9,7 +9,7 @@ fixed_distance scores a row by ``|x(t) - a(p)|``, its position minus the anchor 
 position of its predicted id ``p``. Per draw, over the six corruptions pooled:
 
 - ``auroc`` / ``cov1``: AUROC* (abstained = most suspicious) and correct coverage at
-  FCR <= 1 % (:func:`trackverify.evidence.summary`), as in ``real_motion_stats.py``;
+  FCR <= 1 % (:func:`trackverify.benchmark.evidence.summary`), as in ``real_motion_stats.py``;
 - ``nearby`` / ``five``: AUROC* of ``nearby_swap`` alone (the nearest pair at the start frame:
   the same pair in every draw of one recording) and of the other five corruptions pooled;
 - ``abst_err`` / ``abst_ok``: share of abstained rows among error / correct rows;
@@ -53,10 +53,10 @@ import pandas as pd
 from scipy.stats import mannwhitneyu
 
 from real_motion_stats import spacing_radius  # benchmarks/, this script's folder
-from trackverify.config import build_config
-from trackverify.dataset import load_dataset
-from trackverify.evidence import summary
-from trackverify.protocols.anatomical_verification import (SIX_CORRUPTIONS, error_array,
+from trackverify.benchmark.config import build_config
+from trackverify.benchmark.dataset import load_dataset
+from trackverify.benchmark.evidence import summary
+from trackverify.benchmark.protocols.anatomical_verification import (SIX_CORRUPTIONS, error_array,
                                                            score_conditions)
 from trackverify.synth.specimen import SpecimenConfig, animal_tables
 from trackverify.verifiers.fixed_distance import FixedDistance

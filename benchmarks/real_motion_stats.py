@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from scipy.stats import spearmanr
 
-from trackverify.dataset import load_dataset
+from trackverify.benchmark.dataset import load_dataset
 from trackverify.synth.anatomy import head_ganglion_neurons
 from trackverify.synth.motion import MOTION_LEVELS
 from trackverify.synth.recording import RECORDING_MODELS
@@ -587,7 +587,7 @@ def verifier_numbers(tables, draws: int, seed: int, score: str | None = None,
     for the real data, animal ``k`` for the specimen (its expectation, not one animal's)."""
     from threadpoolctl import threadpool_limits
 
-    from trackverify.evidence import repeated_draws
+    from trackverify.benchmark.evidence import repeated_draws
     from trackverify.verifiers.fixed_distance import FixedDistance
     from trackverify.verifiers.registered_distance import RegisteredDistance
 

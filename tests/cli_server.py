@@ -77,7 +77,7 @@ def serve() -> None:
     import scipy.optimize  # noqa: F401
     import scipy.spatial  # noqa: F401
 
-    import trackverify.cli  # noqa: F401
+    import trackverify.cli.app  # noqa: F401
 
     for line in sys.stdin:
         request = json.loads(line)

@@ -35,6 +35,7 @@ SLOW: dict[str, float] = {
     "tests/review/test_browser.py": 12,
     "tests/test_guides.py::test_every_example_of_the_guide_runs[error-rate.md]": 11,
     "tests/andi/test_parity.py": 11,
+    "tests/audit/test_error_rate_sequence.py": 20,
     "tests/audit/test_error_rate.py": 10,
     "tests/test_guides.py::test_every_example_of_the_guide_runs[calibrate.md]": 10,
     "tests/test_guides.py::test_every_example_of_the_guide_runs[README.md]": 10,

@@ -14,8 +14,8 @@ from tests.conftest import input_in_folder, observation_table, verify_file
 
 def test_public_names_resolve_to_their_functions():
     from trackverify.audit.core import audit
-    from trackverify.tracking_gt import evaluate_tracking
-    from trackverify.verification import verify
+    from trackverify.metrics.tracking import evaluate_tracking
+    from trackverify.benchmark.verification import verify
     from trackverify.verifiers import load_verifier
 
     assert trackverify.evaluate_tracking is evaluate_tracking

@@ -47,7 +47,7 @@ def test_ambiguity_k_is_the_median_over_the_fit_recordings_whatever_the_jobs(coh
     recordings (frames after the anchor frame 0), computed here from the verifier's distance
     and registration scale, not from the fitting functions. The pooled median differs from
     the median of per-recording medians on this cohort, so pooling per recording is caught."""
-    from trackverify.dataset import load_dataset
+    from trackverify.benchmark.dataset import load_dataset
     from trackverify.verifiers.registered_distance import RegisteredDistance
 
     root, data = cohort
@@ -151,8 +151,8 @@ def test_each_verifier_is_built_once_per_run_and_once_more_for_a_fitted_band(
     # verifier, also first of the default compared ones) and registered_distance once each
     # (2), and again once fit_ambiguity_k has fitted the band they are built with (4), not
     # once per recording
-    import trackverify.run as run
-    from trackverify.config import build_config
+    import trackverify.benchmark.run as run
+    from trackverify.benchmark.config import build_config
 
     root, data = cohort
     built = []

@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import fields
 from pathlib import Path
 
-from trackverify.config import CONDITIONS, RunConfig, build_config
+from trackverify.benchmark.config import CONDITIONS, RunConfig, build_config
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

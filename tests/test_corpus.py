@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.make_corpus import build_corpus
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 
 def _cases():

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from tests.conftest import observation_table
-from trackverify.associate import association_diagnostics
-from trackverify.config import CONDITIONS
-from trackverify.corrupt import (compose_corruptions, corrupt_recording, equal_ids,
+from trackverify.metrics.association import association_diagnostics
+from trackverify.benchmark.config import CONDITIONS
+from trackverify.benchmark.corrupt import (compose_corruptions, corrupt_recording, equal_ids,
                                  plan_corruptions, scaled_window, usable_start)
 from trackverify.errors import InputError
 
@@ -205,7 +205,7 @@ def at_start(tracks, xs, ys=0.0):
 def test_nearby_pair_tie_rule(tracks, xs, pair):
     """The two closest tracks; among equal distances the smaller first id, then the smaller
     second id (ids in ascending order, whatever the row order)."""
-    from trackverify.corrupt import _nearest_pair
+    from trackverify.benchmark.corrupt import _nearest_pair
 
     assert _nearest_pair(at_start(tracks, xs)) == pair
 
@@ -223,13 +223,13 @@ def test_nearby_pair_tie_rule(tracks, xs, pair):
 def test_nearby_pair_rule_where_the_alternatives_disagree(tracks, xs, ys, pair):
     """Cases where a rule with the tie keys the other way round, or with distances rounded,
     would choose another pair."""
-    from trackverify.corrupt import _nearest_pair
+    from trackverify.benchmark.corrupt import _nearest_pair
 
     assert _nearest_pair(at_start(tracks, xs, ys)) == pair
 
 
 def test_neighbour_chain_ties_go_to_the_smaller_id():
-    from trackverify.corrupt import _neighbour_chain
+    from trackverify.benchmark.corrupt import _neighbour_chain
 
     # B at 10 has A (0) and C (20) both 10 away: A first, then C (20 from A, D is 40 away)
     table = at_start(["D", "C", "B", "A"], [40, 20, 10, 0])
@@ -247,7 +247,7 @@ def test_neighbour_chain_ties_go_to_the_smaller_id():
     (pd.Series([], dtype=object), "fragment"),
 ])
 def test_brand_new_id_is_unused_and_of_the_same_kind(ids, expected):
-    from trackverify.corrupt import brand_new_id
+    from trackverify.benchmark.corrupt import brand_new_id
 
     assert brand_new_id(ids) == expected
 
@@ -266,7 +266,7 @@ def test_a_pair_with_one_unanchored_track_exchanges_nothing(table):
     """B has no valid anchor-frame prediction: a swap of A and B must leave both alone (a
     one-sided exchange would hand A a null id)."""
     from trackverify.anchors import anchor_identities
-    from trackverify.corrupt import Corruption, apply_corruption
+    from trackverify.benchmark.corrupt import Corruption, apply_corruption
 
     table.loc[(table["frame"] == 0) & (table["track"] == "B"), "pred_valid"] = False
     plan = Corruption("persistent_swap", ("A", "B"), (3, 10))
@@ -281,7 +281,7 @@ def test_smooth_drift_parts_split_an_uneven_interval_at_whole_frames(table):
     """Interval [3, 6) in K = 2 parts: [3 + 0, 3 + 3 // 2) = [3, 4) and [4, 6). A trades ids
     with B on frame 3 and with C on frames 4 and 5 (not 4.5: parts end at whole frames)."""
     from trackverify.anchors import anchor_identities
-    from trackverify.corrupt import Corruption, apply_corruption
+    from trackverify.benchmark.corrupt import Corruption, apply_corruption
 
     plan = Corruption("smooth_drift", ("A", "B", "C"), (3, 6))
     out = apply_corruption(table, plan, anchor_identities(table), lambda: "new")
@@ -293,7 +293,7 @@ def test_smooth_drift_parts_split_an_uneven_interval_at_whole_frames(table):
 
 def test_stacked_table_has_a_fresh_index_and_ordered_conditions(table):
     from trackverify.anchors import anchor_identities
-    from trackverify.corrupt import label_errors
+    from trackverify.benchmark.corrupt import label_errors
 
     stacked, _ = corrupt_recording(table, CONDITIONS, 20261007, START, END, "r")
     assert stacked.index.equals(pd.RangeIndex(len(table) * len(CONDITIONS)))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import observation_table
-from trackverify.config import CONDITIONS, DEFAULT_CONDITIONS
-from trackverify.corrupt import corrupt_recording, plan_corruptions
+from trackverify.benchmark.config import CONDITIONS, DEFAULT_CONDITIONS
+from trackverify.benchmark.corrupt import corrupt_recording, plan_corruptions
 
 START, END = 3, 6
 NEW = ("smooth_drift", "duplicate_identity", "long_gap_reassociation")
@@ -99,5 +99,5 @@ def test_new_modes_need_frames_after_recovery_end(table):
 
 
 def test_default_run_suite_is_the_alpha_suite():
-    from trackverify.config import RunConfig
+    from trackverify.benchmark.config import RunConfig
     assert RunConfig().conditions == DEFAULT_CONDITIONS and set(NEW) <= set(CONDITIONS)

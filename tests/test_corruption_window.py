@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SHARED, gapped_table, observation_table, run_cli
-from trackverify.corrupt import (EVIDENCE_OPTIONS, PYTHON_OPTIONS, RUN_OPTIONS, WindowError,
+from trackverify.benchmark.corrupt import (EVIDENCE_OPTIONS, PYTHON_OPTIONS, RUN_OPTIONS, WindowError,
                                  WindowOptions, WindowProblem, plan_corruptions, scaled_window)
 
 REAL = SHARED / "data" / "fdnc-nerve-freely-moving"

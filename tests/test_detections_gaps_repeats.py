@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SHARED, run_cli
-from trackverify.dataset import load_dataset
+from trackverify.benchmark.dataset import load_dataset
 from trackverify.errors import InputError
-from trackverify.run import _repeats_lines, over_draws
+from trackverify.benchmark.run import _repeats_lines, over_draws
 from trackverify.verifiers import run_verifier
 from trackverify.verifiers.registered_distance import (
     RegisteredDistance, constant_velocity, fit_registration)

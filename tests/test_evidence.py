@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import spread_points
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import InputError
-from trackverify.evidence import load_pair, pair_conditions, recording_summary, specimen_summary
+from trackverify.benchmark.evidence import load_pair, pair_conditions, recording_summary, specimen_summary
 
 
 def frame1(tables, name):
@@ -120,7 +120,7 @@ def test_scores_of_turned_pairs_are_the_anchor_distances_by_hand():
     times c / s_p, s_p = gt[pred_id]'s distance to its nearest other gt point. A verifier
     that ranked rows right but measured the wrong distance (unregistered, wrong anchor)
     fails here, not on AUROC."""
-    from trackverify.evidence import _pair_scores
+    from trackverify.benchmark.evidence import _pair_scores
     from trackverify.verifiers.fixed_distance import FixedDistance
     from trackverify.verifiers.registered_distance import RegisteredDistance
 
@@ -158,7 +158,7 @@ def test_cli_rejects_an_unknown_motion_level(tmp_path, capsys):
 
 
 def test_specimen_part_scores_both_verifiers_on_each_level():
-    from trackverify.evidence import specimen_evidence
+    from trackverify.benchmark.evidence import specimen_evidence
 
     rows = specimen_evidence(["free"], frames=80)
     assert [(r["data"], r["verifier"]) for r in rows] == [("free", "fixed_distance"),
@@ -228,7 +228,7 @@ def test_leave_one_out_ties_are_broken_by_the_stated_rule():
     0.800, 0.900, 0.897, so 1 and 2 tie there (0.003) and 0 drops; of 1 and 2 the one with
     fewer departures from the defaults wins (2: one, 1: three); with equal departures the
     first in grid order (1)."""
-    from trackverify.evidence import choose_candidate
+    from trackverify.benchmark.evidence import choose_candidate
 
     held_in = np.array([[0.800, 0.950, 0.990],
                         [0.900, 0.948, 0.950],
@@ -248,7 +248,7 @@ def test_leave_one_out_ties_are_broken_by_the_stated_rule():
 
 
 def test_departures_count_the_choices_off_the_declared_defaults():
-    from trackverify.evidence import DEFAULT_GRID, FULL_GRID, Choice, departures
+    from trackverify.benchmark.evidence import DEFAULT_GRID, FULL_GRID, Choice, departures
     from trackverify.verifiers.registered_distance import RegistrationSettings
 
     assert departures(DEFAULT_GRID[0], None) == 0
@@ -262,7 +262,7 @@ def test_pair_scores_with_the_relative_score_keep_the_plain_clean_ratios(tmp_pat
     """Under ``score="relative"`` the scores of each pair are the relative ones, but the clean
     ``d / sigma`` the band's quantile is taken from stays that of the plain distance (the
     per-row factor divided back out): equal to the distance score's, for every example."""
-    from trackverify.evidence import DEFAULT_GRID, pair_scores
+    from trackverify.benchmark.evidence import DEFAULT_GRID, pair_scores
 
     c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
     turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])

@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from tests.conftest import gapped_table, run_cli
-from trackverify.evidence import evidence_window
+from trackverify.benchmark.evidence import evidence_window
 
 
 def test_evidence_window_rules_by_hand():

@@ -2,7 +2,7 @@
 
 Each case is one hostile variant the sweep derived from a real file (rebuilt here with the
 sweep's own mutation, so the bytes are the same), run in-process through
-``trackverify.cli.main``: exit 2 with exactly one ``trackverify: error:`` line naming the
+``trackverify.cli.app.main``: exit 2 with exactly one ``trackverify: error:`` line naming the
 file and the problem (before the fixes: the "a defect of trackverify" net, a message over
 several lines, a 10 MB line, or a KeyError), or exit 0 where the input is valid. The
 sweep's own judgement and its variants' determinism are checked too.
@@ -19,7 +19,7 @@ import pytest
 
 from tests.corpus import fuzz
 from tests.formats.formats_data import FORMATS, shared
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 
 def _run(args: list[str], capsys) -> tuple[int, list[str]]:
@@ -169,7 +169,7 @@ def test_the_same_seed_gives_the_same_variants():
 def test_unlinked_tracks_beyond_the_identity_bound_are_refused_at_once(tmp_path, capsys):
     # before: a GEFF store whose edges were emptied (37,009 one-point tracks) asked the dense
     # identity alignments for 37,009^2 cells (11 GB each): evaluate, verify and run never ended
-    from trackverify.tracking_gt import MAX_IDENTITY_CELLS
+    from trackverify.metrics.tracking import MAX_IDENTITY_CELLS
 
     n = int(MAX_IDENTITY_CELLS ** 0.5) + 1  # n tracks x n ids > the bound
     table = pd.DataFrame({"frame": np.arange(n) // 100, "track": np.arange(n),
@@ -350,7 +350,7 @@ def test_a_damaged_hdf5_link_table_is_one_line(tmp_path, capsys, offset):
 
 def _calibration_variant(tmp_path: Path, label: str) -> Path:
     """The sweep's calibration.json variant ``label`` (re-hashed, so only the bad value is wrong)."""
-    from trackverify.certify.calibration_file import write_calibration
+    from trackverify.benchmark.certify.calibration_file import write_calibration
 
     base = write_calibration(tmp_path / "base.json", fuzz.CALIBRATION)
     payload = dict(fuzz._calibration_mutations(base.read_text()))[label]
@@ -404,7 +404,7 @@ def test_a_calibration_naming_a_module_of_its_own_runs_no_code(tmp_path, capsys,
     import copy
     import sys
 
-    from trackverify.certify.calibration_file import write_calibration
+    from trackverify.benchmark.certify.calibration_file import write_calibration
 
     marker = tmp_path / "ran.txt"
     (tmp_path / "evilcal_mod.py").write_text(

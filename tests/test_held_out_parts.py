@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO, SHARED
 from trackverify.anchors import anchor_identities
-from trackverify.corrupt import corrupt_recording
+from trackverify.benchmark.corrupt import corrupt_recording
 
 REAL = SHARED / "data" / "fdnc-nerve-freely-moving"
 needs_real = pytest.mark.skipif(not (REAL / "tracker_cpd.parquet").exists(),

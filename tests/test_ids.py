@@ -16,11 +16,11 @@ from trackverify.values import hidden_character
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from trackverify.dataset import load_dataset
+from trackverify.benchmark.dataset import load_dataset
 from trackverify.errors import InputError
-from trackverify.io.nwb import convert
+from trackverify.benchmark.convert import convert
 from trackverify.io.tabular import load_table, read_table, write_table
-from trackverify.partitions import load_partitions, make_partitions, write_partitions
+from trackverify.benchmark.partitions import load_partitions, make_partitions, write_partitions
 from trackverify.tables import (CANONICAL_INTEGER, DECIMAL_NUMBER, MISSING_MARKERS, OBSERVATIONS,
                                 RECORDINGS, validate)
 
@@ -289,7 +289,7 @@ def test_read_table_keeps_other_columns_typed(tmp_path):
 
 
 def test_evaluate_matches_integer_and_text_recording_ids(tmp_path):
-    from trackverify.tracking_gt import evaluate_tracking
+    from trackverify.metrics.tracking import evaluate_tracking
 
     reference = pd.DataFrame({"recording": [1, 1], "frame": [0, 1], "track": [5, 5],
                               "detection": [1, 1], "x_um": 0.0, "y_um": 0.0})
@@ -314,7 +314,7 @@ def _reference_and_predictions(pred_detection):
 @pytest.mark.parametrize("written", [["a", "b"], ["01", "02"], ["1.0", "2.0"]])
 def test_integer_and_text_ids_none_written_as_an_integer_are_refused(written):
     # Today's join would match nothing and score every prediction as a miss (exit 0).
-    from trackverify.tracking_gt import evaluate_tracking
+    from trackverify.metrics.tracking import evaluate_tracking
 
     reference, predictions = _reference_and_predictions(written)
     with pytest.raises(InputError) as info:
@@ -327,7 +327,7 @@ def test_integer_and_text_ids_none_written_as_an_integer_are_refused(written):
 
 
 def test_an_integer_id_meets_the_text_that_writes_it_and_no_other():
-    from trackverify.tracking_gt import evaluate_tracking
+    from trackverify.metrics.tracking import evaluate_tracking
 
     # '1' is detection 1; 'x' is a detection the reference does not have (an extra).
     reference, predictions = _reference_and_predictions(["1", "x"])
@@ -336,7 +336,7 @@ def test_an_integer_id_meets_the_text_that_writes_it_and_no_other():
 
 
 def test_detections_join_observations_by_the_same_rule():
-    from trackverify.dataset import check_detections
+    from trackverify.benchmark.dataset import check_detections
 
     observations = pd.DataFrame({"recording": "r", "frame": [0, 0], "detection": [1, 2],
                                  "x_um": [0.0, 1.0], "y_um": 0.0})
@@ -379,15 +379,15 @@ def test_split_candidates_follow_the_id_rule(tmp_path):
 def test_columns_mapped_to_ids_are_read_as_written(tmp_path):
     # --columns track=trk,pred_id=id: the file's 'trk' and 'id' are id columns too (before,
     # pandas read them: 007 and 7 became one track, 'NA' a missing prediction).
-    from trackverify.io.formats import load
+    from trackverify.io.tracks import read_tracks
 
     (tmp_path / "ref.csv").write_text("recording,frame,trk,x_um,y_um\nr,0,007,0,0\nr,0,7,5,0\n",
                                       encoding="utf-8")
-    ref = load(tmp_path / "ref.csv", "reference", fmt="table", columns={"trk": "track"})
+    ref = read_tracks(tmp_path / "ref.csv", "reference", fmt="table", columns={"trk": "track"})
     assert ref.table["track"].tolist() == ["007", "7"]
     (tmp_path / "pred.csv").write_text("recording,frame,id,x_um,y_um,pred_valid\n"
                                        "r,0,1,5,0,true\nr,0,NA,0,0,false\n", encoding="utf-8")
     with pytest.raises(InputError) as info:
-        load(tmp_path / "pred.csv", "predictions", fmt="table", columns={"id": "pred_id"})
-    assert str(info.value) == f"{tmp_path / 'pred.csv'}, column 'pred_id', row 2: " + \
+        read_tracks(tmp_path / "pred.csv", "predictions", fmt="table", columns={"id": "pred_id"})
+    assert str(info.value) == f"{tmp_path / 'pred.csv'}, column 'pred_id', row 2 (line 3): " + \
         MARKER.format("NA")

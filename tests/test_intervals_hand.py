@@ -1,4 +1,4 @@
-"""Intervals by animal (trackverify.intervals) on cases small enough to follow by hand.
+"""Intervals by animal (trackverify.benchmark.intervals) on cases small enough to follow by hand.
 
 The replicate draws are the ones the module docstring defines (``I =
 Generator(PCG64(seed)).integers(0, K, size=(B, K))``); here they are drawn with numpy
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import ConfigError, InputError
-from trackverify.intervals import (DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED, METHOD,
+from trackverify.benchmark.intervals import (DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED, METHOD,
                                    MIN_ANIMALS, animal_bootstrap_interval,
                                    rate_interval_by_animal)
 

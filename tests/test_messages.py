@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from tests.corpus.make_corpus import clean_observations
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
 
@@ -164,7 +164,7 @@ def test_a_missing_argument_is_one_line(capsys):
 
 
 def test_an_error_holding_line_breaks_is_printed_on_one_line(monkeypatch, capsys):
-    from trackverify import cli as cli_module
+    from trackverify.cli import app as cli_module
     from trackverify.errors import ConfigError
 
     def broken(**_):
@@ -197,7 +197,7 @@ def test_an_integer_past_int64_in_toml_names_the_file_and_key(tmp_path, capsys, 
 
 
 def test_the_largest_int64_seed_is_a_seed_and_its_next_draw_is_not():
-    from trackverify.config import build_config
+    from trackverify.benchmark.config import build_config
     from trackverify.errors import ConfigError
 
     assert build_config({"seed": INT64_MAX}).seed == INT64_MAX

@@ -93,7 +93,7 @@ def test_andi_summary_is_rounded_and_scores_txt_keeps_every_digit(tmp_path):
 def test_stage_table_is_rounded(capsys):
     from types import SimpleNamespace
 
-    from trackverify.stages.cli import _print_table
+    from trackverify.cli.stages import _print_table
 
     result = SimpleNamespace(stage="walking", score=0.4000000000000001, verdict="fail",
                              criteria={"f1": {"mean_capped_ratio": 2 / 3,

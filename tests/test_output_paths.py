@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from tests.corpus.make_corpus import clean_observations
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.conversion import synthetic as C
 from trackverify.errors import InputError
 from trackverify.io.paths import check_out_dir, check_out_file, child_path, child_paths, safe_name

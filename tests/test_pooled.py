@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trackverify.pooled import CohortPool, PooledPopulation
-from trackverify.selective import auroc_abstain_as_error, certification_metrics, risk_coverage_curve
+from trackverify.benchmark.pooled import CohortPool, PooledPopulation
+from trackverify.benchmark.selective import auroc_abstain_as_error, certification_metrics, risk_coverage_curve
 
 EXACT = ("n_rows", "n_labelled", "n_errors", "n_abstained", "n_labelled_abstained", "n_accepted",
          "n_accepted_errors", "n_accepted_correct")
@@ -151,7 +151,7 @@ def test_detection_curves_by_hand():
     """Errors scored 1 and 3, correct rows 0 and 1 (a tie at 1), one unlabelled and one
     abstained row (ignored). At the error scores, descending: 3 -> TP 1, FP 0; 1 -> TP 2,
     FP 1 (the correct row at 1 counts). ROC as a staircase from (0, 0) to (1, 1)."""
-    from trackverify.pooled import detection_curves
+    from trackverify.benchmark.pooled import detection_curves
 
     population = scored([1, 1, 0, 0, np.nan, 0], [1, 3, 0, 1, 0.5, np.nan])
     curves = detection_curves(population)
@@ -170,7 +170,7 @@ def test_detection_curves_by_hand():
 
 
 def test_detection_curves_thin_and_undefined():
-    from trackverify.pooled import detection_curves
+    from trackverify.benchmark.pooled import detection_curves
 
     population = scored([1, 1, 1, 0], [1, 2, 3, 0])  # error scores 3, 2, 1: three points
     assert detection_curves(population, max_points=2)["recall"] == pytest.approx([1 / 3, 1.0])
@@ -229,7 +229,7 @@ def test_population_without_rows_or_without_finite_scores():
 def test_detection_curves_with_tied_error_scores():
     """Errors scored 0.9, 0.9 and 0.5, correct rows 0.1 and 0.6. Descending error scores:
     0.9 -> TP 2, FP 0; 0.5 -> TP 3, FP 1 (the correct row at 0.6)."""
-    from trackverify.pooled import detection_curves
+    from trackverify.benchmark.pooled import detection_curves
 
     curves = detection_curves(scored([1, 1, 1, 0, 0], [0.9, 0.9, 0.5, 0.1, 0.6]))
     assert curves["recall"] == pytest.approx([2 / 3, 1.0])
@@ -243,7 +243,7 @@ def test_detection_curves_with_tied_error_scores():
 def test_detection_curves_keep_400_points_by_default():
     """401 distinct error scores: the default thinning keeps 400 of them (rounded
     linspace(0, 400, 400) steps by more than 1, so no two points merge)."""
-    from trackverify.pooled import detection_curves
+    from trackverify.benchmark.pooled import detection_curves
 
     error = np.r_[np.ones(401), 0.0]
     score = np.r_[np.arange(1.0, 402.0), 0.0]

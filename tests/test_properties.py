@@ -7,11 +7,11 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trackverify.associate import association_diagnostics
-from trackverify.config import build_config
+from trackverify.metrics.association import association_diagnostics
+from trackverify.benchmark.config import build_config
 from trackverify.io.atomic import dumps_json
-from trackverify.protocols.anatomical_verification import condition_metrics, score_conditions
-from trackverify.selective import certification_metrics
+from trackverify.benchmark.protocols.anatomical_verification import condition_metrics, score_conditions
+from trackverify.benchmark.selective import certification_metrics
 from trackverify.verifiers import load_verifier
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

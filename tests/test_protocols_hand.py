@@ -10,16 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify import tracking_gt as tracking_gt_module
-from trackverify.config import build_config
-from trackverify.corrupt import corrupt_recording
+from trackverify.metrics import tracking as tracking_gt_module
+from trackverify.benchmark.config import build_config
+from trackverify.benchmark.corrupt import corrupt_recording
 from trackverify.errors import InputError
-from trackverify.protocols.anatomical_consistency import consistency, falsification_rule
-from trackverify.protocols.anatomical_verification import (ALL, condition_metrics, error_array,
+from trackverify.benchmark.protocols.anatomical_consistency import consistency, falsification_rule
+from trackverify.benchmark.protocols.anatomical_verification import (ALL, condition_metrics, error_array,
                                                            metrics_block, score_conditions,
                                                            score_stacked)
-from trackverify.protocols.tracking_gt import pool, tracking_gt
-from trackverify.run import over_draws
+from trackverify.benchmark.protocols.tracking_gt import pool, tracking_gt
+from trackverify.benchmark.run import over_draws
 
 CONFIG = build_config({"start": 2, "recovery_end": 4})
 

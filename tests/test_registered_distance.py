@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from tests.conftest import spread_points
-from trackverify.config import build_config
+from trackverify.benchmark.config import build_config
 from trackverify.errors import ConfigError
-from trackverify.protocols.anatomical_verification import error_array, score_conditions
-from trackverify.selective import auroc_abstain_as_error
+from trackverify.benchmark.protocols.anatomical_verification import error_array, score_conditions
+from trackverify.benchmark.selective import auroc_abstain_as_error
 from trackverify.synth.specimen import SpecimenConfig, animal_observations
 from trackverify.verifiers import load_verifier
 from trackverify.verifiers.registered_distance import (

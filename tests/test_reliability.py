@@ -1,7 +1,7 @@
 """Reliability (issue 18): no traceback ever, deterministic order, nothing wrong accepted.
 
 The corpus (tests/corpus/reliability_cases.py) holds the malformed inputs; this module
-holds what is not an input case: the top-level net of ``trackverify.cli.main`` and the
+holds what is not an input case: the top-level net of ``trackverify.cli.app.main`` and the
 stability of orders among ties.
 """
 
@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.corpus.make_corpus import clean_observations
-from trackverify import cli, stop
-from trackverify.corrupt import equal_ids, label_errors
+from trackverify import stop
+from trackverify.cli import app as cli
+from trackverify.benchmark.corrupt import equal_ids, label_errors
 from trackverify.io.tabular import load_table
 from trackverify.tables import OBSERVATIONS, RECORDINGS, validate
 

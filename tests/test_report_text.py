@@ -13,7 +13,7 @@ import html
 import pytest
 
 from tests.corpus.make_corpus import clean_observations
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 NAME = "r$\\frac{$_^<b>&"
 

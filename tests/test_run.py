@@ -13,8 +13,9 @@ import pytest
 
 from tests.conftest import (CHROMIUM, SMALL, built_once, chromium_dom, chromium_layout, observation_table, run_cli,
                             verify_control, verify_file)
-from trackverify.config import build_config
+from trackverify.benchmark.config import build_config
 from trackverify.errors import ConfigError
+from trackverify.report.numbers import fmt
 
 OUTPUTS = ("results.json", "manifest.json", "report.html", "observations.parquet", "tracks.csv",
            "events.csv")
@@ -37,6 +38,26 @@ def test_default_run_writes_the_four_outputs(default_run):
     out, result = default_run
     assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)
     assert "AUROC" in result.stdout
+
+
+def test_the_terminal_states_the_reports_numbers_and_what_falsified_means(default_run):
+    """The terminal's verifier lines are the report's answer sentence (AUROC* of the six
+    corruptions, not the all-condition AUROC), the deformation verdict says what it means, and
+    the run ends with the next step."""
+    out, result = default_run
+    results = json.loads((out / "results.json").read_text())
+    report = (out / "report.html").read_text()
+    for name, block in results["verifier_comparison"].items():
+        six = block["populations"]["six_corruptions"]
+        star = fmt(six["auroc_abstain_as_error"])
+        assert f"{name} ({block['evidence']} evidence) ranks them with AUROC* {star}" in result.stdout
+        assert f"AUROC* {star}" in report
+    assert "Made by trackverify " in report and "the built-in development specimen" in report
+    assert "Small deformation (neurons near their anchor-frame place): falsified in 1 of 1" \
+        in result.stdout and "falsified for a recording when more than 5%" in result.stdout
+    assert result.stdout.splitlines()[-1] == (f"Next: open {out}/report.html; to audit your own "
+                                              "tracker's output, trackverify audit TRACKS "
+                                              "--out DIR (README.md)")
     results = json.loads((out / "results.json").read_text())
     for block in ("tracking_gt", "anatomical_verification", "anatomical_consistency"):
         assert "rec000" in results[block]
@@ -273,7 +294,7 @@ def test_contradicted_claims_are_counted_in_results(tmp_path):
 
 
 def test_abstention_counts_sum_over_a_population_and_stay_undefined_when_unknown():
-    from trackverify.run import _sum_reasons
+    from trackverify.benchmark.run import _sum_reasons
 
     counts = {"single_frame_swap": {"ambiguous": 1, "missing_evidence": 2, "contradicted": 3,
                                     "merged": 7},
@@ -303,7 +324,8 @@ def test_run_shows_progress_by_recording_and_condition_on_a_terminal(tmp_path):
              "r: registered_distance on nearby_swap (5/7)", "r: tracking_gt"]
     positions = [done.stderr.find(text) for text in steps]
     assert -1 not in positions and positions == sorted(positions), done.stderr[-3000:]
-    assert done.stdout.splitlines()[-1].startswith(f"Wrote {tmp_path / 'out'}/results.json")
+    assert done.stdout.splitlines()[-2].startswith(f"Wrote {tmp_path / 'out'}/results.json")
+    assert done.stdout.splitlines()[-1].startswith(f"Next: open {tmp_path / 'out'}/report.html")
     # Not a terminal: no bar, nothing on stderr.
     quiet = subprocess.run([sys.executable, "-m", "trackverify", "verify", "--observations", path,
                             *SMALL, "--out", tmp_path / "quiet"], capture_output=True, text=True,

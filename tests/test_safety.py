@@ -79,7 +79,7 @@ def test_sigterm_midway_leaves_previous_results_or_none_and_rerun_succeeds(tmp_p
 
 SWALLOWING_CHILD = """
 import signal, sys
-import trackverify.run as run
+import trackverify.benchmark.run as run
 
 original = run.process_recording
 
@@ -91,7 +91,7 @@ def swallowing(task):  # a library that swallows every exception, the SIGTERM's 
     return original(task)
 
 run.process_recording = swallowing
-from trackverify.cli import main
+from trackverify.cli.app import main
 main(sys.argv[1:])
 """
 
@@ -128,7 +128,7 @@ import runpy, signal, sys
 
 class SignalDuringImport:  # SIGTERM arrives while the command line is being imported
     def find_spec(self, name, path=None, target=None):
-        if name == "trackverify.cli":
+        if name == "trackverify.cli.app":
             signal.raise_signal(signal.SIGTERM)
         return None
 

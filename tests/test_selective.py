@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trackverify.pooled import PooledPopulation
-from trackverify.selective import (auroc_abstain_as_error, certification_metrics, risk_coverage_curve,
+from trackverify.benchmark.pooled import PooledPopulation
+from trackverify.benchmark.selective import (auroc_abstain_as_error, certification_metrics, risk_coverage_curve,
                                    summarise_curve)
 
 NAN = np.nan

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy.spatial import cKDTree
 
-from trackverify.dataset import check_detections, load_dataset, specimen_dataset
+from trackverify.benchmark.dataset import check_detections, load_dataset, specimen_dataset
 from trackverify.synth.specimen import (SpecimenConfig, animal_detections, animal_observations,
                                         animal_tables, provenance)
 from trackverify.synth.write import write_specimen

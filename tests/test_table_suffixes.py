@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import InputError
 from trackverify.io.tabular import read_table, table_kind
 

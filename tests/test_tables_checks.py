@@ -72,7 +72,7 @@ def test_a_column_named_twice_is_refused():
 
 def test_recording_is_optional_except_in_the_recording_table():
     out = validate(observations(recording=None), OBSERVATIONS, "t.csv")
-    assert out["recording"].tolist() == ["default"] * 3
+    assert out["recording"].tolist() == ["recording"] * 3
     assert list(out.columns) == ["recording", "frame", "track", "detection", "x_um", "y_um",
                                  "pred_id", "pred_valid"]
     df = pd.DataFrame({"animal_id": ["a"], "provenance_group": ["g"]})

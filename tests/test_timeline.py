@@ -71,8 +71,8 @@ def test_evaluate_timeline_segments_and_switch_of_the_hand_case():
 
 
 def test_run_control_timeline_segments_and_switch_of_the_hand_case():
-    from trackverify.protocols.tracking_gt import tracking_gt
-    from trackverify.run import control_timeline
+    from trackverify.benchmark.protocols.tracking_gt import tracking_gt
+    from trackverify.benchmark.run import control_timeline
 
     control = hand_case()
     # Labels against the anchor identities (frame 0: 0 -> 10, 1 -> 11, 2 -> 12), by hand.
@@ -183,7 +183,7 @@ def test_run_writes_tracks_events_and_the_per_track_timeline(tmp_path):
 
 def test_report_helpers_are_public_names_of_one_module():
     import trackverify.audit.report as audit_report
-    import trackverify.report.html as run_report
+    import trackverify.benchmark.report as run_report
     from trackverify.report import plots
 
     assert audit_report.figure_svg is plots.figure_svg is run_report.figure_svg
@@ -194,7 +194,7 @@ def test_report_helpers_are_public_names_of_one_module():
 
 
 def test_score_recording_has_one_return_shape():
-    from trackverify.tracking_gt import RecordingScore, score_recording
+    from trackverify.metrics.tracking import RecordingScore, score_recording
 
     table = hand_case()
     score = score_recording(table.drop(columns=["pred_id", "pred_valid"]),

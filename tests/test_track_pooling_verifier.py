@@ -68,7 +68,7 @@ def test_two_frame_pairs_keep_their_frame_one_scores():
 
 @pytest.mark.skipif(not PAIRS.is_dir(), reason=f"real pairs not found at {PAIRS}")
 def test_the_real_targettrack_pairs_keep_their_frame_one_scores():
-    from trackverify.evidence import load_pair, pair_conditions
+    from trackverify.benchmark.evidence import load_pair, pair_conditions
 
     example = sorted(p for p in PAIRS.iterdir() if p.is_dir())[0]
     for name, rows in pair_conditions(*load_pair(example)).items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from trackverify.dataset import tracker_predictions
+from trackverify.benchmark.dataset import tracker_predictions
 from trackverify.errors import InputError
 
 

@@ -104,7 +104,7 @@ def consistency_table(moved: list[float], still: int) -> pd.DataFrame:
 ])
 def test_deformation_hypothesis_at_its_boundaries(moved, share, verdict):
     """40 rows (20 tracks x 2 frames); threshold 5 um, falsification share 5 %."""
-    from trackverify.protocols.anatomical_consistency import consistency
+    from trackverify.benchmark.protocols.anatomical_consistency import consistency
 
     out = consistency(consistency_table(moved, 20 - len(moved)), threshold=5.0, share=0.05)
     assert out["share_exceeding_threshold"] == (share or 0.0)
@@ -113,7 +113,7 @@ def test_deformation_hypothesis_at_its_boundaries(moved, share, verdict):
 
 
 def test_fixed_distance_accepts_a_distance_equal_to_the_threshold():
-    from trackverify.selective import certification_metrics
+    from trackverify.benchmark.selective import certification_metrics
 
     df = observation_table(frames=2)
     df.loc[(df["frame"] == 1) & (df["track"] == "A"), "x_um"] = 5.0     # 5 um from its anchor

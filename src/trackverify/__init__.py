@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from trackverify import moved
 from trackverify.errors import ConfigError, InputError, LeakageError, TrackverifyError
+
+moved.install()  # the old module paths, for one release
 
 try:
     __version__ = version("trackverify")
@@ -20,6 +23,8 @@ __all__ = [
     "audit",
     "check_reference",
     "estimate_error_rate",
+    "evaluate",
+    "Evaluation",
     "evaluate_ctc",
     "evaluate_tracking",
     "evaluate_wormnd",
@@ -40,14 +45,16 @@ _LAZY = {
     "audit": ("trackverify.audit", "audit"),
     "AuditResult": ("trackverify.audit", "AuditResult"),
     "check_reference": ("trackverify.reference_check", "check_reference"),
-    "estimate_error_rate": ("trackverify.audit.review.estimate", "estimate_error_rate"),
-    "evaluate_ctc": ("trackverify.graph.ctc", "evaluate_ctc"),
-    "evaluate_tracking": ("trackverify.tracking_gt", "evaluate_tracking"),
-    "evaluate_wormnd": ("trackverify.graph.wormnd", "evaluate_wormnd"),
+    "estimate_error_rate": ("trackverify.review.estimate", "estimate_error_rate"),
+    "evaluate": ("trackverify.metrics.evaluate", "evaluate"),
+    "Evaluation": ("trackverify.metrics.evaluate", "Evaluation"),
+    "evaluate_ctc": ("trackverify.metrics.graph.ctc", "evaluate_ctc"),
+    "evaluate_tracking": ("trackverify.metrics.tracking", "evaluate_tracking"),
+    "evaluate_wormnd": ("trackverify.metrics.graph.wormnd", "evaluate_wormnd"),
     "load_verifier": ("trackverify.verifiers", "load_verifier"),
-    "sample_review": ("trackverify.audit.review.design", "draw_sample"),
-    "verify": ("trackverify.verification", "verify"),
-    "VerificationResult": ("trackverify.verification", "VerificationResult"),
+    "sample_review": ("trackverify.review.design", "draw_sample"),
+    "verify": ("trackverify.benchmark.verification", "verify"),
+    "VerificationResult": ("trackverify.benchmark.verification", "VerificationResult"),
 }
 
 

@@ -47,28 +47,36 @@ class InputError(TrackverifyError):
     """A file or table that cannot be used as given.
 
     The message names the file, and where there is one, the column and the first
-    offending row (1-based data row; the header of a CSV file is not a row).
+    offending row (1-based data row; the header of a CSV file is not a row) and, for a text
+    file, that row's line in the file (``row 76 (line 77)``).
     """
 
     def __init__(self, problem: str, *, source: str | None = None,
-                 column: str | None = None, row: int | None = None):
+                 column: str | None = None, row: int | None = None, line: int | None = None):
         problem = bounded(problem)
         self.problem = problem
         self.source = source
         self.column = column
         self.row = row
+        self.line = line
         where = []
         if source is not None:
             where.append(str(source))
         if column is not None:
             where.append(f"column '{column}'")
         if row is not None:
-            where.append(f"row {row}")
+            where.append(f"row {row}" + ("" if line is None else f" (line {line})"))
         super().__init__(f"{': '.join([', '.join(where), problem]) if where else problem}")
 
     def named(self, source: str) -> "InputError":
         """The same error naming ``source`` (a subclass keeps its own type and details)."""
-        return InputError(self.problem, source=source, column=self.column, row=self.row)
+        return InputError(self.problem, source=source, column=self.column, row=self.row,
+                          line=self.line)
+
+    def at_line(self, line: int) -> "InputError":
+        """The same error with its row's line in the file."""
+        return InputError(self.problem, source=self.source, column=self.column, row=self.row,
+                          line=line)
 
 
 @contextlib.contextmanager

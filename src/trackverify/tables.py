@@ -10,7 +10,7 @@ recording  str          recording id (one animal imaged over frames ``0..T-1``);
                         for a single recording: absent, it is ``DEFAULT_RECORDING``; integer
                         ids are read as their decimal text
 frame      int >= 0     frame index; the recording's first frame is the anchor (a run counts
-                        frames from it, see :mod:`trackverify.dataset`); not a timestamp
+                        frames from it, see :mod:`trackverify.benchmark.dataset`); not a timestamp
 track      int or str   reference track id (anonymous but persistent)
 detection  int or str   source detection id, unique within (recording, frame)
 x_um       float        position in micrometres (finite)
@@ -81,7 +81,7 @@ MISSING_MARKERS = ("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-n
                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
-DEFAULT_RECORDING = "default"
+DEFAULT_RECORDING = "recording"
 
 
 @dataclass(frozen=True)
@@ -160,14 +160,14 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         for column in ("recording", "animal_id", "provenance_group"):
             out[column] = id_column(out[column], column, source)
         out["recording"] = ids_as_text(out["recording"])
-        _check_unique(out, schema, source)
+        check_unique(out, schema.unique_keys, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
         raise InputError(f"the {schema.name} has no rows", source=source)
     for column in ID_COLUMNS:
         if column in out.columns:
             out[column] = id_column(out[column], column, source,
-                                     allow_null=_null_allowed(out, column))
+                                     allow_null=_null_allowed(out, column, schema))
     out["recording"] = ids_as_text(out["recording"])
     out["frame"] = _frame_column(out["frame"], source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
@@ -176,14 +176,14 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
             out[column] = _coordinate_column(out[column], column, source)
     if "pred_valid" in out.columns:
         out["pred_valid"] = _bool_column(out["pred_valid"], "pred_valid", source)
-    elif schema is PREDICTIONS:
-        out["pred_valid"] = True
+    elif schema is PREDICTIONS:  # a blank pred_id: a detection the tracker gave no identity
+        out["pred_valid"] = out["pred_id"].notna().to_numpy()
     if "pred_id" in out.columns and "pred_valid" in out.columns:  # (a reference may carry pred_id)
         null = out["pred_id"].isna().to_numpy() & out["pred_valid"].to_numpy()
         if null.any():
             raise InputError("pred_id is null on a valid prediction (mark it pred_valid = false)",
                              source=source, column="pred_id", row=_first(null))
-    _check_unique(out, schema, source)
+    check_unique(out, schema.unique_keys, source)
     return out
 
 
@@ -226,8 +226,10 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0]) + 1
 
 
-def _null_allowed(df: pd.DataFrame, column: str) -> bool:
-    return column == "pred_id" and "pred_valid" in df.columns
+def _null_allowed(df: pd.DataFrame, column: str, schema: Schema) -> bool:
+    """A blank ``pred_id``: no identity (``pred_valid`` false), in a prediction table or
+    beside a ``pred_valid`` column."""
+    return column == "pred_id" and ("pred_valid" in df.columns or schema is PREDICTIONS)
 
 
 def id_column(series: pd.Series, column: str, source: str, allow_null: bool = False) -> pd.Series:
@@ -514,9 +516,11 @@ def _utf8(value: bytes) -> bool:
     return True
 
 
-def _check_unique(df: pd.DataFrame, schema: Schema, source: str) -> None:
+def check_unique(df: pd.DataFrame, keys: tuple[tuple[str, ...], ...], source: str) -> None:
+    """Refuse the first row whose values of one of ``keys`` (column tuples; those ``df`` lacks
+    are skipped) repeat an earlier row's, naming it."""
     codes: dict = {}  # each column coded once
-    for key in schema.unique_keys:
+    for key in keys:
         if not all(c in df.columns for c in key):
             continue
         for c in key:
@@ -745,3 +749,14 @@ def validate_pair(reference: pd.DataFrame, predictions: pd.DataFrame,
                          "reference too) or coordinates x_um, y_um[, z_um]",
                          source=predictions_source, column="detection")
     return ref, pred, by_detection
+
+
+def lookup(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Index of each ``wanted`` key in ``keys`` (distinct integers), -1 when absent."""
+    keys = np.asarray(keys)
+    wanted = np.asarray(wanted)
+    if len(keys) == 0:
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    return np.where(keys[order][at] == wanted, order[at], -1).astype(np.int64)

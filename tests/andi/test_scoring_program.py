@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 TRUE = ["0,1.0,0.5,2,200", "1,2.0,1.5,1,200"]
 ENS = "model: single_state; num_state: 1 \n0.8;0.05;1.0;0.1;1\n"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import trackverify
-from trackverify.audit.core import suspect_segments, track_summary
+from trackverify.audit.segments import suspect_segments, track_summary
 from trackverify.audit.report import identity_timeline
 from trackverify.report.timeline import binned
 from trackverify.errors import InputError
@@ -297,8 +297,8 @@ def test_timeline_bins_keep_the_most_severe_verdict():
 
 def _calibration(path, threshold: float, verifier: str = "registered_distance",
                  options: dict | None = None) -> None:
-    """A calibration.json in the run's schema (trackverify.certify.calibration_file)."""
-    from trackverify.certify.calibration_file import CALIBRATION_FORMAT, write_calibration
+    """A calibration.json in the run's schema (trackverify.benchmark.certify.calibration_file)."""
+    from trackverify.benchmark.certify.calibration_file import CALIBRATION_FORMAT, write_calibration
 
     write_calibration(path, {
         "format": CALIBRATION_FORMAT, "trackverify_version": "test",

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import trackverify
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import InputError
 
 SPACING = 8.0
@@ -132,7 +132,8 @@ def test_a_detection_id_the_detections_lack_is_refused_with_its_row(tmp_path, ca
     path = _write(tracks.drop(columns=["x_um", "y_um", "z_um"]), tmp_path / "tracks.csv")
     dets = _write(detections, tmp_path / "detections.csv")
     message = _refusal(entry, path, dets, tmp_path, capsys)
-    assert f"{path}, column 'detection', row 14:" in message
+    line = "" if entry == "dataframe" else " (line 15)"  # a CSV file's own line: header 1
+    assert f"{path}, column 'detection', row 14{line}:" in message
     assert "77" in message and str(dets) in message
 
 
@@ -175,7 +176,8 @@ def test_a_row_not_one_detection_by_position_is_refused_naming_the_fix(tmp_path,
     path = _write(tracks.drop(columns="detection"), tmp_path / "tracks.csv")
     dets = _write(detections, tmp_path / "detections.csv")
     message = _refusal(entry, path, dets, tmp_path, capsys)
-    assert f"{path}, row {row}: {says}" in message
+    line = "" if entry == "dataframe" else f" (line {row + 1})"
+    assert f"{path}, row {row}{line}: {says}" in message
     assert "add a `detection` column" in message
     assert "detection=" not in message  # no number the user never wrote
 
@@ -186,7 +188,7 @@ def test_ids_without_positions_or_detections_are_refused_naming_the_option(tmp_p
     tracks, _ = worm()
     path = _write(tracks.drop(columns=["x_um", "y_um", "z_um"]), tmp_path / "tracks.csv")
     message = _refusal(entry, path, None, tmp_path, capsys)
-    assert f"{path}, column 'x_um': the tracker output has no positions" in message
+    assert f"{path}, column 'x_um': the tracks have no positions" in message
     assert "--detections" in message
 
 
@@ -240,21 +242,29 @@ def test_a_format_that_leaves_out_z_is_refused_naming_the_table_mapping(tmp_path
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
-def test_mapped_pixel_columns_get_the_units_warning_and_the_pixel_size(tmp_path, capsys, entry):
+def test_mapped_pixel_columns_need_the_pixel_size_or_the_units(tmp_path, capsys, entry):
+    """Coordinates mapped from names that do not say micrometres (x_px) are refused with both
+    fixes; --pixel-size converts them, --units um takes them as micrometres."""
     tracks, _ = worm()
     path = _write(_pixels(tracks), tmp_path / "tracks.csv")
     columns = "frame=t,pred_id=cell,x_um=x_px,y_um=y_px,z_um=z_px"
-    summary, _, warnings = _run(entry, path, None, tmp_path / "out", capsys, columns=columns)
-    assert "coordinates are in pixel" in warnings and "--pixel-size" in warnings
-    assert summary["input"]["units"]["unit"] == "pixel"
-    assert summary["input"]["units"]["source"].startswith("assumed")
+    message = _refusal(entry, path, None, tmp_path, capsys, columns=columns)
+    assert f"{path}, column 'x_px': the column 'x_px' (read as x_um) does not say its unit: " \
+           "give --pixel-size X[,Y[,Z]] (um per pixel) if it holds pixels, or --units um if " \
+           "it holds micrometres" in message
     summary, obs, warnings = _run(entry, path, None, tmp_path / "out2", capsys, columns=columns,
                                   pixel_size="0.5")
     assert "coordinates are in pixel" not in warnings
     np.testing.assert_allclose(obs[["x_um", "y_um", "z_um"]].to_numpy(),
                                tracks[["x_um", "y_um", "z_um"]].to_numpy())
-    assert summary["input"]["units"] == {"unit": "pixel", "um_per_unit": [0.5, 0.5, 0.5],
-                                         "source": "--pixel-size"}
+    assert summary["input"]["calibration"] == {"unit": "pixel", "um_per_unit": [0.5, 0.5, 0.5],
+                                               "source": "--pixel-size"}
+    summary, obs, _ = _run(entry, path, None, tmp_path / "out3", capsys, columns=columns,
+                           units="um")
+    np.testing.assert_allclose(obs[["x_um", "y_um"]].to_numpy(),
+                               2 * tracks[["x_um", "y_um"]].to_numpy())
+    assert summary["input"]["calibration"] == {"unit": "um", "um_per_unit": [1.0, 1.0, 1.0],
+                                               "source": "--units um"}
 
 
 # 4. audit.json records how the input was read ------------------------------------------------
@@ -267,11 +277,11 @@ def test_audit_json_records_the_reader_mapping_pixel_size_and_units(tmp_path, ca
                          columns="frame=t,pred_id=cell,x_um=x_px,y_um=y_px,z_um=z_px",
                          pixel_size="0.5,0.5,0.5")
     block = summary["input"]
-    assert block["reader"] == ("dataframe" if entry == "dataframe" else "table")
+    assert block["format"] == ("dataframe" if entry == "dataframe" else "table")
     assert block["columns"] == {"frame": "t", "pred_id": "cell", "x_um": "x_px", "y_um": "y_px",
                                 "z_um": "z_px"}
     assert block["pixel_size"] == [0.5, 0.5, 0.5]
-    assert block["units"]["um_per_unit"] == [0.5, 0.5, 0.5]
+    assert block["calibration"]["um_per_unit"] == [0.5, 0.5, 0.5]
     assert block["positions"] == "tracks"
     assert "inputs" in summary  # the files, beside how they were read
 
@@ -279,10 +289,12 @@ def test_audit_json_records_the_reader_mapping_pixel_size_and_units(tmp_path, ca
 def test_a_plain_dataframe_records_its_reader_and_units():
     tracks, _ = worm()
     block = trackverify.audit(tracks).summary["input"]
-    assert block == {"reader": "dataframe", "columns": None, "pixel_size": None,
-                     "units": {"unit": "um", "um_per_unit": [1.0, 1.0, 1.0],
-                               "source": "column names (x_um, y_um, z_um)"},
-                     "positions": "tracks", "warnings": []}
+    assert block == {"format": "dataframe", "columns": None, "pixel_size": None,
+                     "recording": {"from": "default", "name": "recording"},
+                     "calibration": {"unit": "um", "um_per_unit": [1.0, 1.0, 1.0],
+                                     "source": "column names (x_um, y_um, z_um)"},
+                     "positions": "tracks", "warnings": [], "path": None, "source": "<tracks>",
+                     "rows": 30, "rows_without_id": 0, "trackverify": trackverify.__version__}
 
 
 REAL = Path(__file__).resolve().parents[2] / "examples" / "real-tracker"

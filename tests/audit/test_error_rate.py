@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy.special import betainc
 
-from trackverify.audit.review.design import allocate, draw_sample
-from trackverify.audit.review.estimate import estimate_error_rate, stratified_interval
-from trackverify.audit.review.simulation import simulate
+from trackverify.review.design import allocate, draw_sample
+from trackverify.review.estimate import estimate_error_rate, stratified_interval
+from trackverify.review.simulation import simulate
 from trackverify.errors import InputError
 from tests.audit.test_audit import six_neurons
 from tests.conftest import run_cli
@@ -115,8 +115,14 @@ def audited(tmp_path):
     return out
 
 
+def row_strata(audit_dir) -> np.ndarray:
+    """Each review.csv row's stratum, from sample.json (review.csv does not show it)."""
+    design = json.loads((audit_dir / "sample.json").read_text())
+    names = np.array([s["stratum"] for s in design["strata"]])
+    return names[design["order"]["stratum"]]
+
+
 def test_round_trip_sample_fill_estimate(audited):
-    rows = pd.read_parquet(audited / "audit.parquet")
     done = run_cli("audit", "sample", audited, "--n", "40", "--seed", "3")
     assert done.returncode == 0, done.stderr
     design = json.loads((audited / "sample.json").read_text())
@@ -127,13 +133,18 @@ def test_round_trip_sample_fill_estimate(audited):
     assert sum(s["n"] for s in strata.values()) == 40 and design["seed"] == 3
     for s in strata.values():
         assert s["inclusion_probability"] == s["n"] / s["N"]
+        assert s["share"] == s["planned"] / 40
     review = pd.read_csv(audited / "review.csv")
     assert len(review) == 40 and review["decision"].isna().all()
-    assert list(review.columns[:4]) == ["recording", "frame", "pred_id", "detection"]
+    # blind: no stratum, verdict or score in the sheet
+    assert list(review.columns) == ["recording", "frame", "pred_id", "detection", "x_um",
+                                    "y_um", "z_um", "decision"]
+    review["stratum"] = row_strata(audited)
+    assert review["frame"].tolist() == design["order"]["frame"]
     # truth of the six-neuron worm: ids 0 and 1 are swapped on frames 25-39
     wrong = review["pred_id"].isin([0, 1]) & review["frame"].between(25, 39)
     review["decision"] = np.where(wrong, "wrong", "correct")
-    review.to_csv(audited / "review.csv", index=False)
+    review.drop(columns="stratum").to_csv(audited / "review.csv", index=False)
     done = run_cli("audit", "estimate", audited)
     assert done.returncode == 0, done.stderr
     result = json.loads((audited / "estimate.json").read_text())
@@ -141,10 +152,11 @@ def test_round_trip_sample_fill_estimate(audited):
     expected = sum(strata[h]["N"] * counts.loc[h, "sum"] / counts.loc[h, "size"]
                    for h in counts.index) / sum(s["N"] for s in strata.values())
     assert result["all"]["estimate"] == pytest.approx(expected)
-    assert result["all"]["low"] <= expected <= result["all"]["high"]
-    assert result["all"]["n_reviewed"] == 40
+    for interval in (result["all"], result["all"]["fixed_n"]):
+        assert interval["low"] <= expected <= interval["high"]
+    assert result["all"]["n_decided"] == result["all"]["n_rows"] == 40 and result["complete"]
     assert result["per_recording"]["worm"]["all"] == result["all"]
-    assert "all:" in done.stdout and "certified:" in done.stdout
+    assert "all:" in done.stdout and "certified:" in done.stdout and "fixed-N" in done.stdout
     report = (audited / "report.html").read_text()
     assert report.count("Error rate from the human review") == 1
     assert f"{result['all']['estimate']:.1%}" in report
@@ -164,33 +176,63 @@ def test_unsure_widens_both_ends(audited):
     sure = estimate_error_rate(audited)["all"]
     review.loc[5, "decision"] = "unsure"
     review.to_csv(audited / "review.csv", index=False)
-    as_correct = base.copy()
     as_wrong = base.copy()
     as_wrong.loc[5, "decision"] = "wrong"
     unsure = estimate_error_rate(audited)["all"]
     assert (audited / "report.html").read_text().count("Error rate from the human review") == 1
     as_wrong.to_csv(audited / "review.csv", index=False)
-    high = estimate_error_rate(audited)["all"]["high"]
-    assert unsure["low"] == sure["low"] and unsure["high"] == high
-    assert unsure["n_unsure"] == 1 and as_correct.equals(base)
+    high = estimate_error_rate(audited)["all"]
+    # both intervals: low as if the unsure row were correct, high as if it were wrong
+    for key in ("fixed_n", None):
+        pick = (lambda b: b[key]) if key else (lambda b: b)
+        assert pick(unsure)["low"] == pick(sure)["low"]
+        assert pick(unsure)["high"] == pick(high)["high"]
+    assert unsure["n_unsure"] == 1
 
 
-def test_a_partly_filled_or_misspelled_review_is_refused(audited):
+def test_a_partial_review_gives_the_sequence_and_a_gap_counts_as_unsure(audited):
+    draw_sample(audited, 30, seed=1)
+    review = pd.read_csv(audited / "review.csv")
+    review["decision"] = None
+    review.loc[:9, "decision"] = "correct"
+    review.loc[2, "decision"] = "wrong"
+    review.to_csv(audited / "review.csv", index=False)
+    done = run_cli("audit", "estimate", audited, "--target", "0.5")
+    assert done.returncode == 0, done.stderr
+    assert "10 of 30 rows decided" in done.stdout and "anytime-valid" in done.stdout
+    result = json.loads((audited / "estimate.json").read_text())
+    partial = result["all"]
+    assert partial["fixed_n"] is None and not result["complete"] and result["target"] == 0.5
+    assert partial["n_decided"] == 10 and partial["target_met"] in (True, False)
+    assert partial["target_met"] == (partial["half_width"] <= 0.5)
+    # row 6 left undecided before the last decided row (10): counted unsure, both ends
+    gap = review.copy()
+    gap.loc[5, "decision"] = None
+    gap.to_csv(audited / "review.csv", index=False)
+    with_gap = estimate_error_rate(audited)["all"]
+    for value, end in (("correct", "low"), ("wrong", "high")):
+        filled = review.copy()
+        filled.loc[5, "decision"] = value
+        filled.to_csv(audited / "review.csv", index=False)
+        assert with_gap[end] == estimate_error_rate(audited)["all"][end]
+    assert with_gap["n_decided"] == 9
+
+
+def test_a_misspelled_or_reordered_review_is_refused(audited):
     draw_sample(audited, 20, seed=1)
     review = pd.read_csv(audited / "review.csv")
     review["decision"] = "correct"
-    review.loc[6, "decision"] = None
+    review.loc[6, "decision"] = "maybe"
     review.to_csv(audited / "review.csv", index=False)
     done = run_cli("audit", "estimate", audited)
     assert done.returncode == 2 and "column 'decision', row 7" in done.stderr
-    assert "1 of 20 rows have no decision" in done.stderr
-    review.loc[6, "decision"] = "maybe"
-    review.to_csv(audited / "review.csv", index=False)
-    with pytest.raises(InputError, match="'maybe' is not correct"):
-        estimate_error_rate(audited)
+    assert "'maybe' is not correct" in done.stderr and "Traceback" not in done.stderr
     review.loc[6, "decision"] = "wrong"
+    review.sort_values(["frame", "pred_id"]).to_csv(audited / "review.csv", index=False)
+    with pytest.raises(InputError, match="keep review.csv's rows in the order written"):
+        estimate_error_rate(audited)
     review.drop(index=3).to_csv(audited / "review.csv", index=False)
-    with pytest.raises(InputError, match="sample.json drew"):
+    with pytest.raises(InputError, match="sample.json drew 20"):
         estimate_error_rate(audited)
     design = json.loads((audited / "sample.json").read_text())
     design["strata"][0]["n"] = design["strata"][0]["N"] + 1
@@ -198,6 +240,25 @@ def test_a_partly_filled_or_misspelled_review_is_refused(audited):
     with pytest.raises(InputError, match=r"sample.json: strata must be .* 0 <= n <= N"):
         estimate_error_rate(audited)
     assert not (audited / "estimate.json").exists()
+
+
+def test_a_sample_from_before_the_review_order_still_gives_its_fixed_n_interval(audited):
+    # the layout of earlier versions: a stratum column, no order in sample.json
+    draw_sample(audited, 20, seed=1)
+    design = json.loads((audited / "sample.json").read_text())
+    review = pd.read_csv(audited / "review.csv").assign(stratum=row_strata(audited))
+    del design["order"]
+    (audited / "sample.json").write_text(json.dumps(design))
+    review["decision"] = "correct"
+    review.loc[4, "decision"] = None
+    review.to_csv(audited / "review.csv", index=False)
+    with pytest.raises(InputError, match="1 of 20 rows have no decision"):
+        estimate_error_rate(audited)
+    review.loc[4, "decision"] = "wrong"
+    review.to_csv(audited / "review.csv", index=False)
+    result = estimate_error_rate(audited)
+    assert result["interval"].startswith("Korn-Graubard")
+    assert result["all"]["low"] == result["all"]["fixed_n"]["low"]
 
 
 def test_the_audit_help_is_the_audits_and_lists_the_subcommands():
@@ -213,7 +274,7 @@ def test_the_docstring_examples_hold():
     import doctest
 
     import trackverify
-    from trackverify.audit.review import design, estimate
+    from trackverify.review import design, estimate
 
     for module in (design, estimate):
         result = doctest.testmod(module)

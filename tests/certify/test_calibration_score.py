@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from trackverify.certify.calibration_file import (CALIBRATION_FORMAT, calibration_content,
+from trackverify.benchmark.certify.calibration_file import (CALIBRATION_FORMAT, calibration_content,
                                                   load_calibration, write_calibration)
-from trackverify.certify.targets import CalibrationTarget
+from trackverify.benchmark.certify.targets import CalibrationTarget
 from trackverify.errors import InputError
 
 TARGET = CalibrationTarget("target_selective_risk", 0.01, None, None)
@@ -77,7 +77,7 @@ def test_a_bad_track_window_is_refused(tmp_path, bad):
 
 
 def test_audit_applies_the_threshold_with_the_window_it_was_fitted_with(tmp_path):
-    from trackverify.audit.core import _choose
+    from trackverify.audit.verdicts import choose_threshold as _choose
 
     write_calibration(tmp_path / "c.json", _content("registered_distance",
                                                     {"ambiguity_k": 0.0, "track_window": 2}))
@@ -110,7 +110,7 @@ def test_the_merge_k_is_read_back(tmp_path, verifier, options, expected):
 def test_a_run_records_the_merge_k_and_reads_it_back(tmp_path):
     """The run's options (recorded_options of the fitted verifier) into the file and back
     into the verifier audit builds."""
-    from trackverify.audit.core import _choose
+    from trackverify.audit.verdicts import choose_threshold as _choose
     from trackverify.verifiers import recorded_options
     from trackverify.verifiers.registered_distance import RegisteredDistance
 

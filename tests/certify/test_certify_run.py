@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SMALL, built_once, make_cohort, run_cli
-from trackverify.certify import load_calibration
+from trackverify.benchmark.certify import load_calibration
 from trackverify.errors import InputError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trackverify.certify.simulation import pool_config, run_cohorts, specimen_pool
+from trackverify.benchmark.certify.simulation import pool_config, run_cohorts, specimen_pool
 
 A, DELTA, COHORTS = 0.25, 0.1, 120
 

@@ -1,4 +1,4 @@
-"""The threshold fit per target (trackverify.certify.fit) on a calibration set written out by hand."""
+"""The threshold fit per target (trackverify.benchmark.certify.fit) on a calibration set written out by hand."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.certify.fit import (LOSS, ROLES, calibrate_threshold, check_on_evaluated,
+from trackverify.benchmark.certify.fit import (LOSS, ROLES, calibrate_threshold, check_on_evaluated,
                                      fit_certified_threshold, fit_roles, fit_rows_with_animals,
                                      guarantee_text, precheck_target, selective_risk_warnings)
-from trackverify.certify.targets import ASSUMPTION, CalibrationTarget
+from trackverify.benchmark.certify.targets import ASSUMPTION, CalibrationTarget
 from trackverify.errors import ConfigError, LeakageError
-from trackverify.partitions import FitData, Partitions
+from trackverify.benchmark.partitions import FitData, Partitions
 
 FCR = "target_false_certification_rate"
 SR = "target_selective_risk"

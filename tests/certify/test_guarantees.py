@@ -9,9 +9,9 @@ import pytest
 from scipy.special import xlogy
 from scipy.stats import binom
 
-from trackverify.certify import (animal_losses, crc_threshold, hoeffding_bentkus_p_value,
+from trackverify.benchmark.certify import (animal_losses, crc_threshold, hoeffding_bentkus_p_value,
                                  ltt_threshold, parse_target, smallest_target)
-from trackverify.certify.guarantees import check_reachable, per_animal_fcr, round_up
+from trackverify.benchmark.certify.guarantees import check_reachable, per_animal_fcr, round_up
 from trackverify.errors import ConfigError
 
 # animal a: errors at scores 1, 2 and one abstained error (m = 3); a correct row at 0.5

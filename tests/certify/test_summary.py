@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from trackverify.certify.fit import check_on_evaluated
-from trackverify.certify.summary import certification_block
+from trackverify.benchmark.certify.fit import check_on_evaluated
+from trackverify.benchmark.certify.summary import certification_block
 
 
 def block(accepted_errors, errors, accepted, rows, fcr=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trackverify.certify.targets import (DEFAULT_DELTA, FCR_TARGET, SELECTIVE_RISK_TARGET,
+from trackverify.benchmark.certify.targets import (DEFAULT_DELTA, FCR_TARGET, SELECTIVE_RISK_TARGET,
                                          CalibrationTarget, parse_target)
 from trackverify.errors import ConfigError
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from trackverify.certify.transfer import real_error_scores
+from trackverify.benchmark.certify.transfer import real_error_scores
 from trackverify.errors import InputError
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "fdnc-nerve-freely-moving"

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.conversion import embeddings, run_checks
 from trackverify.conversion.decoder import DecoderConfig
 from trackverify.conversion.synthetic import (SyntheticSpec, copy_dataset, make_dataset,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.conversion import judge_agreement
 from trackverify.conversion.judge import agreement_table, binarise, confusion_counts
 from trackverify.errors import InputError

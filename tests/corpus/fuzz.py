@@ -140,7 +140,7 @@ def make_bases(root: Path) -> list[Base]:
     mot.to_csv(b / "fdnc_mot" / "tracks.txt", index=False, header=False)
     bases.append(Base("fdnc_mot", b / "fdnc_mot" / "tracks.txt", "mot", b / "fdnc_mot" / "tracks.txt"))
     # the project's own synthetic specimen (a folder: observations.parquet + recordings.csv)
-    from trackverify.cli import main as cli_main
+    from trackverify.cli.app import main as cli_main
     spec = b / "synth"
     try:
         cli_main(["synth", "--out", str(spec), "--frames", "40"])
@@ -234,8 +234,8 @@ def _toml(run: dict[str, str], extra: str = "") -> str:
 def _setting_bases(b: Path, observations: Path, specimen: Path) -> list[Base]:
     """The readers of settings and side inputs: ``audit --calibration``, ``run --config``,
     ``run --partitions``, ``evidence --pairs`` (a folder of ``.npy`` pairs)."""
-    from trackverify.certify.calibration_file import write_calibration
-    from trackverify.cli import main as cli_main
+    from trackverify.benchmark.certify.calibration_file import write_calibration
+    from trackverify.cli.app import main as cli_main
 
     bases = []
     (b / "calib").mkdir()
@@ -675,7 +675,7 @@ def _json_mutations(text: str) -> Iterator[tuple[str, str]]:
 def _calibration_mutations(text: str) -> Iterator[tuple[str, str]]:
     """``calibration.json`` breaks: as JSON (the hash then refuses most), and re-hashed, so
     the type and range checks behind the hash see each wrong value."""
-    from trackverify.partitions import content_hash
+    from trackverify.benchmark.partitions import content_hash
 
     yield from _json_mutations(text)
     body = {k: v for k, v in json.loads(text).items() if k != "sha256"}
@@ -1406,9 +1406,9 @@ def sweep(root: Path, seed: int = SEED, only: str | None = None,
     """Build the bases and variants under ``root`` and run every command on each."""
     import trackverify.audit  # noqa: F401  heavy imports once, before the forks
     import trackverify.io.formats as formats
-    import trackverify.tracking_gt  # noqa: F401
-    import trackverify.verification  # noqa: F401
-    from trackverify.cli import main as cli_main
+    import trackverify.metrics.tracking  # noqa: F401
+    import trackverify.benchmark.verification  # noqa: F401
+    from trackverify.cli.app import main as cli_main
     for f in formats.FORMATS.values():
         try:
             f._reader()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.corpus.make_corpus import Case, _raw, _write, clean_observations, generator
-from trackverify.partitions import content_hash, make_partitions
+from trackverify.benchmark.partitions import content_hash, make_partitions
 
 RECORDINGS = pd.DataFrame({"recording": ["r1", "r2", "r3", "r4"],
                            "animal_id": ["w1", "w2", "w3", "w4"],

@@ -22,7 +22,7 @@ def shared(path: Path) -> Path:
 
 def run(args, capsys):
     """``trackverify ARGS``: ``(exit code, stdout, stderr)``."""
-    from trackverify.cli import main
+    from trackverify.cli.app import main
 
     with pytest.raises(SystemExit) as exit_info:
         main([str(a) for a in args])

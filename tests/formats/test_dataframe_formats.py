@@ -14,7 +14,8 @@ from tests.corpus.tracker_csv_cases import (BROKEN_DATAFRAMES, BROKEN_NAPARI_GRA
                                             LAPTRACK_SPLIT, LAPTRACK_TRACKS, NAPARI_TRACKS,
                                             ULTRACK_TRACKS, trackpy_csv)
 from trackverify.errors import InputError
-from trackverify.io.formats import detect_format, load, read_tracks
+from trackverify.io.formats import detect_format, read_points
+from trackverify.io.tracks import read_tracks
 
 from formats_data import run
 
@@ -34,11 +35,11 @@ def points(table: pd.DataFrame) -> list[tuple]:
 def test_trackpy_csv_with_its_index_column(tmp_path):
     path = write(tmp_path / "features.csv", trackpy_csv())
     assert detect_format(path) == "trackpy"
-    loaded = load(path, "reference", pixel_size="0.5")
+    loaded = read_tracks(path, "reference", pixel_size="0.5")
     assert points(loaded.table) == [(0, 0, 5.0, 10.0, None), (0, 1, 25.0, 20.0, None),
                                     (1, 0, 5.5, 10.25, None), (1, 1, 25.5, 20.5, None)]
-    assert loaded.info["format"] == "trackpy" and loaded.info["calibration"]["source"] == "--pixel-size"
-    assert loaded.info["ignored_columns"] == ["mass", "size", "ecc", "signal", "raw_mass", "ep"]
+    assert loaded.record["format"] == "trackpy" and loaded.record["calibration"]["source"] == "--pixel-size"
+    assert loaded.record["ignored_columns"] == ["mass", "size", "ecc", "signal", "raw_mass", "ep"]
 
 
 def test_trackpy_parquet_3d_without_index(tmp_path):
@@ -47,7 +48,7 @@ def test_trackpy_parquet_3d_without_index(tmp_path):
     path = tmp_path / "t.parquet"
     frame.to_parquet(path, index=False)
     assert detect_format(path) == "trackpy"
-    table = load(path, "predictions").table
+    table = read_tracks(path, "predictions").table
     assert table["pred_id"].tolist() == [7, 7] and table["z_um"].tolist() == [1.0, 2.0]
     assert table["x_um"].tolist() == [5.0, 6.0] and table["y_um"].tolist() == [3.0, 4.0]
 
@@ -57,10 +58,10 @@ def test_parquet_nan_position_and_fractional_id_refused(tmp_path):
     path = tmp_path / "t.parquet"
     pd.DataFrame({**base, "x": [1.0, float("nan"), 3.0]}).to_parquet(path, index=False)
     with pytest.raises(InputError, match=r"column 'x', row 2: expected a finite number, found nan"):
-        load(path, "reference")
+        read_tracks(path, "reference")
     pd.DataFrame({**base, "particle": [3.0, 3.0, 3.5]}).to_parquet(path, index=False)
     with pytest.raises(InputError, match=r"column 'particle', row 3: expected a whole"):
-        load(path, "reference")
+        read_tracks(path, "reference")
 
 
 def test_laptrack_parquet_with_its_split_parquet(tmp_path):
@@ -70,20 +71,20 @@ def test_laptrack_parquet_with_its_split_parquet(tmp_path):
     pd.DataFrame({"parent_track_id": [0, 0], "child_track_id": [1, 2]}).to_parquet(
         tmp_path / "run_split.parquet", index=False)
     assert detect_format(tmp_path / "run.parquet") == "laptrack"
-    assert points(load(tmp_path / "run.parquet", "reference").table) == [
+    assert points(read_tracks(tmp_path / "run.parquet", "reference").table) == [
         (0, 0, 5.0, 0.0, None), (1, 1, 4.0, 0.0, 0), (1, 2, 6.0, 0.0, 0)]
 
 
 def test_laptrack_division_from_the_split_table_beside(tmp_path):
     path = write(tmp_path / "tracks.csv", LAPTRACK_TRACKS)
     assert detect_format(path) == "laptrack"
-    assert points(load(path, "reference").table) == [(0, 0, 10.0, 10.0, None), (1, 0, 11.0, 10.0, None),
+    assert points(read_tracks(path, "reference").table) == [(0, 0, 10.0, 10.0, None), (1, 0, 11.0, 10.0, None),
                                                      (2, 1, 8.0, 10.0, None), (2, 2, 14.0, 10.0, None)]
     write(tmp_path / "tracks_split.csv", LAPTRACK_SPLIT)
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert points(loaded.table)[2:] == [(2, 1, 8.0, 10.0, 0), (2, 2, 14.0, 10.0, 0)]
     assert loaded.table["source_track"].tolist() == [0, 0, 0, 0]          # tree_id
-    assert loaded.info["lineage_files"] == [str(tmp_path / "tracks_split.csv")]
+    assert loaded.record["lineage_files"] == [str(tmp_path / "tracks_split.csv")]
 
 
 def test_laptrack_merge_lists_every_parent(tmp_path):
@@ -91,7 +92,7 @@ def test_laptrack_merge_lists_every_parent(tmp_path):
     tracks = (",frame,x,y,tree_id,track_id\n0,0,1.0,1.0,0,1\n1,0,9.0,1.0,0,0\n2,1,5.0,1.0,0,2\n")
     path = write(tmp_path / "t.csv", tracks)
     write(tmp_path / "merge_df.csv", "parent_track_id,child_track_id\n1,2\n0,2\n")
-    table = read_tracks(path, "laptrack")[1].table
+    table = read_points(path, "laptrack")[1].table
     merged = table[table["track"] == 2].iloc[0]
     assert int(merged["parent_track"]) == 0 and merged["merge_parents"] == "0;1"
 
@@ -99,7 +100,7 @@ def test_laptrack_merge_lists_every_parent(tmp_path):
 def test_ultrack_tracks_layer(tmp_path):
     path = write(tmp_path / "tracks.csv", ULTRACK_TRACKS)
     assert detect_format(path) == "ultrack"
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert points(loaded.table) == [(0, 1, 20.0, 10.0, None), (1, 1, 21.0, 10.0, None),
                                     (2, 2, 22.0, 8.0, 1), (2, 3, 22.0, 12.0, 1)]
     assert loaded.table["node"].tolist() == [1000001, 2000001, 3000001, 3000002]
@@ -108,21 +109,21 @@ def test_ultrack_tracks_layer(tmp_path):
 def test_btrack_export_csv_space_separated_and_comma(tmp_path):
     path = write(tmp_path / "tracks.csv", BTRACK_CSV)
     assert detect_format(path) == "btrack_csv"
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     expected = [(0, 1, 10.0, 20.0, None), (1, 1, 11.0, 20.0, None),    # the dummy at frame 2 not read
                 (3, 2, 9.0, 20.0, 1), (3, 3, 14.0, 20.0, 1)]
     assert points(loaded.table) == expected and "z_um" not in loaded.table.columns
-    assert loaded.table["generation"].tolist() == [0, 0, 1, 1] and loaded.info["rows_skipped"] == 1
+    assert loaded.table["generation"].tolist() == [0, 0, 1, 1] and loaded.record["rows_skipped"] == 1
     comma = write(tmp_path / "df.csv", BTRACK_CSV.replace(" ", ","))
-    assert detect_format(comma) == "btrack_csv" and points(load(comma, "reference").table) == expected
+    assert detect_format(comma) == "btrack_csv" and points(read_tracks(comma, "reference").table) == expected
 
 
 def test_napari_csv_with_extra_columns(tmp_path):
     path = write(tmp_path / "tracks.csv", "ID,t,y,x,area,label\n1,0,2.0,3.0,10,a\n1,1,2.5,3.5,11,a\n")
     assert detect_format(path) == "napari"
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert points(loaded.table) == [(0, 1, 3.0, 2.0, None), (1, 1, 3.5, 2.5, None)]
-    assert loaded.info["ignored_columns"] == ["area", "label"]
+    assert loaded.record["ignored_columns"] == ["area", "label"]
 
 
 def test_napari_whole_ids_and_graph_read_exactly(tmp_path):
@@ -131,7 +132,7 @@ def test_napari_whole_ids_and_graph_read_exactly(tmp_path):
     path = write(tmp_path / "tracks.csv", "ID,t,y,x\n7.0,0,2.0,3.0\n7,1,2.5,3.5\n"
                                           "9007199254740991,2,8.0,9.0\n")
     write(tmp_path / "graph.json", '{"9007199254740991": [7.0]}')
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert points(loaded.table) == [(0, 7, 3.0, 2.0, None), (1, 7, 3.5, 2.5, None),
                                     (2, 9007199254740991, 9.0, 8.0, 7)]
 
@@ -142,7 +143,7 @@ def test_napari_graph_ids_that_are_not_whole_numbers_are_refused(tmp_path, name,
     path = write(tmp_path / "tracks.csv", NAPARI_TRACKS)
     write(tmp_path / "graph.json", graph)
     with pytest.raises(InputError) as info:
-        load(path, "reference")
+        read_tracks(path, "reference")
     message = str(info.value)
     assert message.startswith(str(tmp_path / "graph.json"))
     assert all(fragment in message for fragment in fragments), message
@@ -155,7 +156,7 @@ def test_napari_graph_json_size_check(tmp_path, monkeypatch):
     write(tmp_path / "graph.json", '{"2": [1]}')
     monkeypatch.setattr(napari, "MAX_GRAPH_BYTES", 5)
     with pytest.raises(InputError, match="graph JSON is 10 bytes; at most 5 are read") as info:
-        load(path, "reference")
+        read_tracks(path, "reference")
     assert info.value.source == str(tmp_path / "graph.json")
 
 
@@ -165,7 +166,7 @@ def test_malformed_dataframes_refused_naming_file_column_row(tmp_path, name, fil
                                                               fragments):
     path = write(tmp_path / file_name, text)
     with pytest.raises(InputError) as info:
-        load(path, "reference", fmt=fmt)
+        read_tracks(path, "reference", fmt=fmt)
     message = str(info.value)
     assert message.startswith(str(path))
     assert all(fragment in message for fragment in fragments), message
@@ -184,14 +185,15 @@ def test_unknown_layout_suggests_the_columns_mapping(tmp_path, capsys):
     assert "found columns ['Frame', 'traj', 'pos_x', 'pos_y']" in err
     assert "try --columns frame=Frame,x_um=pos_x,y_um=pos_y,pred_id=traj" in err
     code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--predictions-columns",
-                        "frame=Frame,x_um=pos_x,y_um=pos_y,pred_id=traj", "--out", tmp_path / "b"], capsys)
+                        "frame=Frame,x_um=pos_x,y_um=pos_y,pred_id=traj", "--predictions-units", "um",
+                        "--out", tmp_path / "b"], capsys)
     assert code == 0, err
 
 
 def test_a_tracker_layout_read_as_a_table_names_its_format(tmp_path):
     path = write(tmp_path / "t.csv", trackpy_csv())
     with pytest.raises(InputError, match="this is trackpy's layout: give --format trackpy"):
-        load(path, "reference", fmt="table")
+        read_tracks(path, "reference", fmt="table")
 
 
 @pytest.mark.parametrize("command", ["run", "audit", "convert", "evaluate"])

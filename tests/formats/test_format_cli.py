@@ -62,7 +62,10 @@ def test_evaluate_point_file_with_column_mapping_and_scale_warning(tmp_path, cap
     pd.DataFrame({"frame": frames, "id": ids, "x": xy[:, 0] * 4, "y": xy[:, 1] * 4}).to_csv(pred, index=False)
     mapping = "pred_id=id,x_um=x,y_um=y"  # the predictions file only
     code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--predictions-columns", mapping,
-                        "--out", tmp_path / "a"], capsys)
+                        "--out", tmp_path / "a"], capsys)  # mapped names that say no unit
+    assert code == 2 and "--pixel-size" in err and "--units um" in err
+    code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--predictions-columns", mapping,
+                        "--predictions-units", "um", "--out", tmp_path / "a"], capsys)
     assert code == 0 and "differ 4x" in err
     assert json.loads((tmp_path / "a" / "results.json").read_text())["warnings"]
     code, _, err = run(["evaluate", "--reference", ref, "--predictions", pred, "--predictions-columns", mapping,

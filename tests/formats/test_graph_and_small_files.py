@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import InputError
-from trackverify.io.formats import read_tracks
+from trackverify.io.formats import read_points
 from trackverify.io.formats.graph import tracklets
 
 
@@ -41,14 +41,14 @@ def test_ctc_3d_labels_centroids_and_range_check(tmp_path):
     tifffile.imwrite(tmp_path / "mask000.tif", volume)
     tifffile.imwrite(tmp_path / "mask001.tif", later)
     (tmp_path / "res_track.txt").write_text("7 0 0 0\n9 1 1 7\n")
-    _, tracks = read_tracks(tmp_path)
+    _, tracks = read_points(tmp_path)
     rows = tracks.table.set_index("track")
     assert rows.loc[7, ["x", "y", "z"]].tolist() == pytest.approx([7 / 3, 5 / 3, 1 / 3])
     assert rows.loc[9, ["x", "y", "z"]].tolist() == [0.0, 0.0, 1.0]
     assert rows.loc[9, "parent_track"] == 7 and rows["parent_track"].isna().sum() == 1
     (tmp_path / "res_track.txt").write_text("7 1 1 0\n9 1 1 0\n")
     with pytest.raises(InputError, match="outside its frames 1..1"):
-        read_tracks(tmp_path)
+        read_points(tmp_path)
 
 
 SPOT = ('<Spot ID="{i}" FRAME="{f}" POSITION_X="{x}" POSITION_Y="0" POSITION_Z="0" '
@@ -67,7 +67,7 @@ def test_trackmate_reads_only_filtered_tracks(tmp_path):
            '<Settings><ImageData nslices="1"/></Settings></TrackMate>\r\n')
     path = tmp_path / "t.xml"
     path.write_bytes(xml.encode())
-    _, tracks = read_tracks(path)
+    _, tracks = read_points(path)
     table = tracks.table
     assert table["node"].tolist() == [20, 21]           # track 4 filtered out, spot 30.. in no track
     assert table["x"].tolist() == [5.5, 5.5]            # comma decimal read as a decimal

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import InputError, MissingExtraError
-from trackverify.io.formats import load, parse_columns, parse_pixel_size, read_tracks
+from trackverify.io.formats import parse_columns, parse_pixel_size, read_points
+from trackverify.io.tracks import read_tracks
 
 MODEL = ('<TrackMate version="7"><Model spatialunits="um" timeunits="s"><AllSpots>'
          '<SpotsInFrame frame="0"><Spot ID="1" FRAME="0" POSITION_X="{x}" POSITION_Y="2" '
@@ -25,7 +26,7 @@ def test_billion_laughs_is_refused(tmp_path):
     path.write_text('<?xml version="1.0"?><!DOCTYPE TrackMate [<!ENTITY l0 "lol">' + lol + ']>'
                     + MODEL.format(x="&l9;"))
     with pytest.raises(InputError, match="refused"):
-        read_tracks(path, "trackmate")
+        read_points(path, "trackmate")
 
 
 def test_external_entity_and_external_dtd_are_refused(tmp_path):
@@ -40,14 +41,14 @@ def test_external_entity_and_external_dtd_are_refused(tmp_path):
                    + MODEL.format(x="1"))
     for path in (entity, dtd):
         with pytest.raises(InputError, match="refused"):
-            read_tracks(path, "trackmate")
+            read_points(path, "trackmate")
 
 
 def test_not_well_formed_xml(tmp_path):
     path = tmp_path / "cut.xml"
     path.write_text(MODEL.format(x="1")[:120])
     with pytest.raises(InputError, match="not well-formed"):
-        read_tracks(path, "trackmate")
+        read_points(path, "trackmate")
 
 
 def _btrack_with_coords(path, make_coords):
@@ -82,7 +83,7 @@ def test_hdf5_external_link_is_not_followed(tmp_path, other_h5):
         group["coords"] = h5py.ExternalLink(str(other), "coords")
 
     with pytest.raises(InputError, match="external link"):
-        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", link), "btrack")
+        read_points(_btrack_with_coords(tmp_path / "tracks.h5", link), "btrack")
 
 
 @pytest.mark.parametrize("make_coords, message", [
@@ -98,7 +99,7 @@ def test_hdf5_external_link_is_not_followed(tmp_path, other_h5):
 def test_hdf5_data_not_in_the_file_are_refused(tmp_path, make_coords, message):
     pytest.importorskip("h5py")
     with pytest.raises(InputError, match=message):
-        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", make_coords), "btrack")
+        read_points(_btrack_with_coords(tmp_path / "tracks.h5", make_coords), "btrack")
 
 
 def test_hdf5_virtual_dataset_is_not_followed(tmp_path, other_h5):
@@ -112,7 +113,7 @@ def test_hdf5_virtual_dataset_is_not_followed(tmp_path, other_h5):
         group.create_virtual_dataset("coords", layout)
 
     with pytest.raises(InputError, match="virtual dataset"):
-        read_tracks(_btrack_with_coords(tmp_path / "tracks.h5", virtual), "btrack")
+        read_points(_btrack_with_coords(tmp_path / "tracks.h5", virtual), "btrack")
 
 
 def test_hdf5_well_compressed_data_is_read(tmp_path):
@@ -136,7 +137,7 @@ def test_missing_extra_is_one_line_with_the_install_command(tmp_path, monkeypatc
     monkeypatch.setitem(sys.modules, "defusedxml", None)
     monkeypatch.setitem(sys.modules, "defusedxml.ElementTree", None)
     with pytest.raises(MissingExtraError) as err:
-        read_tracks(path, "trackmate")
+        read_points(path, "trackmate")
     assert "'formats' extra" in str(err.value)
     assert "pip install 'trackverify[formats]'" in str(err.value)
     assert "\n" not in str(err.value)
@@ -145,32 +146,40 @@ def test_missing_extra_is_one_line_with_the_install_command(tmp_path, monkeypatc
 def test_mot_points_and_boxes(tmp_path):
     points = tmp_path / "points.txt"
     points.write_text("1,7,10.0,20.0,3.0\n2,7,11.0,21.0,3.5\n")
-    _, tracks = read_tracks(points)
+    _, tracks = read_points(points)
     assert tracks.table[["frame", "track", "x", "y", "z"]].values.tolist() == [
         [1, 7, 10.0, 20.0, 3.0], [2, 7, 11.0, 21.0, 3.5]]
     boxes = tmp_path / "gt.txt"
     boxes.write_text("1,3,100,50,20,10,1,-1,-1,-1\n")
-    _, tracks = read_tracks(boxes)
+    _, tracks = read_points(boxes)
     row = tracks.table.iloc[0]
     assert (row["x"], row["y"]) == (110.0, 55.0)              # box centre: 100 + 20/2, 50 + 10/2
     bad = tmp_path / "bad.txt"
     bad.write_text("1,3,100,50\n2,x,1,1\n")
     with pytest.raises(InputError, match="row 2"):
-        read_tracks(bad, "mot")
+        read_points(bad, "mot")
 
 
 def test_table_column_mapping_and_units(tmp_path):
     path = tmp_path / "tracker.csv"
     pd.DataFrame({"t": [0, 0, 1], "id": [1, 2, 1], "x": [0.0, 10.0, 1.0],
                   "y": [0.0, 0.0, 0.0]}).to_csv(path, index=False)
-    loaded = load(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y")
-    assert loaded.table["recording"].unique().tolist() == ["default"]
+    with pytest.raises(InputError, match="column 'x': the column 'x' .read as x_um. does not "
+                                          "say its unit"):
+        read_tracks(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y")
+    loaded = read_tracks(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y",
+                         units="um")
+    assert loaded.table["recording"].unique().tolist() == ["recording"]
     assert loaded.table["x_um"].tolist() == [0.0, 10.0, 1.0]
-    scaled = load(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y",
+    named = read_tracks(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y",
+                        units="um", recording="worm 3")
+    assert named.table["recording"].unique().tolist() == ["worm 3"]
+    assert named.record["recording"] == {"from": "--recording", "name": "worm 3"}
+    scaled = read_tracks(path, "predictions", columns="frame=t,pred_id=id,x_um=x,y_um=y",
                   pixel_size="0.25")
     assert scaled.table["x_um"].tolist() == [0.0, 2.5, 0.25]
     with pytest.raises(InputError) as err:
-        load(path, "predictions", columns="frame=time,pred_id=id")
+        read_tracks(path, "predictions", columns="frame=time,pred_id=id")
     assert "'time' (closest: t" in str(err.value)
 
 
@@ -178,7 +187,7 @@ def test_missing_columns_all_named_with_suggestions(tmp_path):
     path = tmp_path / "mot.csv"
     pd.DataFrame({"frame": [1], "id": [1], "x": [1.0], "y": [2.0], "z": [3.0]}).to_csv(path, index=False)
     with pytest.raises(InputError) as err:
-        load(path, "reference", fmt="table")
+        read_tracks(path, "reference", fmt="table")
     text = str(err.value)
     assert "track" in text and "x_um (closest: x)" in text and "y_um (closest: y)" in text
     assert "recording" not in err.value.column
@@ -189,12 +198,12 @@ def test_implausible_units_warn(tmp_path):
     frame = np.repeat([0, 1], 3)
     pd.DataFrame({"frame": frame, "track": [1, 2, 3] * 2, "x_um": [0.0, 300.0, 600.0] * 2,
                   "y_um": 0.0}).to_csv(path, index=False)
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert len(loaded.warnings) == 1 and "300 um" in loaded.warnings[0]
     tight = tmp_path / "tight.csv"
     pd.DataFrame({"frame": frame, "track": [1, 2, 3] * 2, "x_um": [0.0, 0.1, 0.2] * 2,
                   "y_um": 0.0}).to_csv(tight, index=False)
-    assert "0.1 um" in load(tight, "reference").warnings[0]
+    assert "0.1 um" in read_tracks(tight, "reference").warnings[0]
 
 
 def test_scale_mismatch_warns():
@@ -238,7 +247,7 @@ def test_malformed_files_are_one_line_errors(tmp_path, fmt, name, data):
     else:
         path.write_bytes(data)
     with pytest.raises(InputError) as err:
-        read_tracks(path, fmt)
+        read_points(path, fmt)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
 
 
@@ -255,6 +264,6 @@ def test_xml_nested_100000_deep_is_read(tmp_path):
                     f'<Track TRACK_ID="0"><Edge SPOT_SOURCE_ID="1" SPOT_TARGET_ID="2"/></Track>'
                     f'</AllTracks><FilteredTracks><TrackID TRACK_ID="0"/></FilteredTracks>'
                     f'</Model>{deep}</TrackMate>')
-    _, tracks = read_tracks(path, "trackmate")
+    _, tracks = read_points(path, "trackmate")
     assert tracks.table[["frame", "track", "x", "y"]].values.tolist() == [[0, 1, 1.0, 2.0],
                                                                           [1, 1, 3.0, 4.0]]

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import InputError
-from trackverify.io.formats import detect_format, load, read_tracks
+from trackverify.io.formats import detect_format, read_points
+from trackverify.io.tracks import read_tracks
 
 from formats_data import FORMATS, ZEPHIR, shared
 
@@ -45,7 +46,7 @@ def spot_attribute(path, spot_id: int, name: str) -> float:
 
 def test_trackmate_celegans_3d_with_divisions():
     path = shared(TRACKMATE / "Celegans-5pc-17timepoints.xml")
-    name, tracks = read_tracks(path)
+    name, tracks = read_points(path)
     table = tracks.table
     assert name == "trackmate" and len(table) == 87            # SOURCE.md: 87 spots
     assert {"x", "y", "z"} <= set(table.columns)                # 3-D
@@ -54,18 +55,18 @@ def test_trackmate_celegans_3d_with_divisions():
     assert tracklets(table)["parent_track"].notna().sum() == 8
     check_parent_links(table)
     assert tracks.calibration.unit == "µm" and tracks.calibration.um_per_unit == (1.0,)
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     row = loaded.table[loaded.table["node"] == 19680].iloc[0]
     assert row["x_um"] == spot_attribute(path, 19680, "POSITION_X")
     assert row["z_um"] == spot_attribute(path, 19680, "POSITION_Z")
-    assert loaded.info["calibration"]["um_per_unit"] == [1.0, 1.0, 1.0]
+    assert loaded.record["calibration"]["um_per_unit"] == [1.0, 1.0, 1.0]
     assert loaded.warnings == []
 
 
 def test_trackmate_ecoli_crlf_comma_log_and_71_divisions():
     path = shared(TRACKMATE / "Ecoli_growth_on_agar_pad.xml")
     assert b"0,0658700" in path.read_bytes() and b"\r\n" in path.read_bytes()
-    _, tracks = read_tracks(path)
+    _, tracks = read_points(path)
     table = tracks.table
     assert len(table) == 526 and "z" not in table.columns    # 2-D
     assert table["track"].nunique() == 3 + 2 * 71             # 3 trees, 71 divisions
@@ -75,7 +76,7 @@ def test_trackmate_ecoli_crlf_comma_log_and_71_divisions():
 
 def test_trackmate_splits_and_merge_in_pixels():
     path = shared(TRACKMATE / "trackmate_tracks_with_splitting_merging.xml")
-    _, tracks = read_tracks(path)
+    _, tracks = read_points(path)
     table = tracks.table
     assert len(table) == 183
     # 4 tracks, 2 splits (+2 tracklets each), 1 merge (+1): 9 tracklets, 5 with a parent.
@@ -86,10 +87,10 @@ def test_trackmate_splits_and_merge_in_pixels():
     assert tracklets(table).loc[merged.index[0], "parent_track"] == min(
         int(p) for p in merged.iloc[0].split(";"))
     assert tracks.calibration.um_per_unit is None             # spatialunits="pixel"
-    plain = load(path, "predictions")
+    plain = read_tracks(path, "predictions")
     assert any("no calibration" in w for w in plain.warnings)
-    scaled = load(path, "predictions", pixel_size="0.5")
-    assert scaled.info["calibration"] == {"unit": "pixel", "um_per_unit": [0.5, 0.5],
+    scaled = read_tracks(path, "predictions", pixel_size="0.5")
+    assert scaled.record["calibration"] == {"unit": "pixel", "um_per_unit": [0.5, 0.5],
                                           "source": "--pixel-size"}
     assert np.allclose(scaled.table["x_um"], 0.5 * plain.table["x_um"])
     assert "pred_id" in scaled.table.columns and scaled.table["pred_valid"].all()
@@ -99,7 +100,7 @@ def test_trackmate_splits_and_merge_in_pixels():
 
 def test_ctc_hela_result_with_divisions():
     folder = shared(CTC / "Fluo-N2DL-HeLa_01_RES")
-    name, tracks = read_tracks(folder)
+    name, tracks = read_points(folder)
     table = tracks.table
     lines = np.loadtxt(folder / "res_track.txt", dtype=np.int64).reshape(-1, 4)
     assert name == "ctc" and table["track"].nunique() == len(lines) == 285
@@ -116,7 +117,7 @@ def test_ctc_centroids_match_scipy():
     ndimage = pytest.importorskip("scipy.ndimage")
     tifffile = pytest.importorskip("tifffile")
     folder = shared(CTC / "java-ctcmetrics_test_data" / "res")
-    _, tracks = read_tracks(folder / "res_track.txt", "ctc")
+    _, tracks = read_points(folder / "res_track.txt", "ctc")
     table = tracks.table
     assert sorted(table["track"].unique()) == [130, 200, 240]
     assert len(table) == 18                                   # 3 tracks x 6 frames
@@ -129,9 +130,9 @@ def test_ctc_centroids_match_scipy():
 def test_ctc_reference_folder_and_track_table_without_images():
     gt = shared(CTC / "java-ctcmetrics_test_data" / "GT" / "TRA")
     assert detect_format(gt) == "ctc"
-    assert sorted(read_tracks(gt)[1].table["track"].unique()) == [13, 20, 24]
+    assert sorted(read_points(gt)[1].table["track"].unique()) == [13, 20, 24]
     with pytest.raises(InputError, match="no label images"):
-        read_tracks(shared(CTC / "Ecoli_growth_on_agar_pad_TMtoCTC.txt"), "ctc")
+        read_points(shared(CTC / "Ecoli_growth_on_agar_pad_TMtoCTC.txt"), "ctc")
 
 
 # ------------------------------------------------------------------------------ GEFF
@@ -139,8 +140,8 @@ def test_ctc_reference_folder_and_track_table_without_images():
 def test_geff_current_layout_matches_the_trackmate_file_it_came_from():
     """SOURCE.md: the pycellin GEFF export of the TrackMate E. coli file (two readers)."""
     pytest.importorskip("geff")
-    _, geff = read_tracks(shared(GEFF / "Ecoli_growth_on_agar_pad.geff"))
-    _, xml = read_tracks(shared(TRACKMATE / "Ecoli_growth_on_agar_pad.xml"))
+    _, geff = read_points(shared(GEFF / "Ecoli_growth_on_agar_pad.geff"))
+    _, xml = read_points(shared(TRACKMATE / "Ecoli_growth_on_agar_pad.xml"))
     assert geff.calibration.um_per_unit == (1.0, 1.0)        # axes unit "micrometer"
     a = geff.table.sort_values("node", kind="stable").reset_index(drop=True)
     b = xml.table.sort_values("node", kind="stable").reset_index(drop=True)
@@ -152,7 +153,7 @@ def test_geff_current_layout_matches_the_trackmate_file_it_came_from():
 
 def test_geff_props_layout_3d_float_ids():
     pytest.importorskip("geff")
-    name, tracks = read_tracks(shared(GEFF / "mouse-20250719.zarr"))
+    name, tracks = read_points(shared(GEFF / "mouse-20250719.zarr"))
     table = tracks.table
     assert name == "geff" and len(table) == 37009 and {"x", "y", "z"} <= set(table.columns)
     assert tracklets(table)["parent_track"].notna().sum() == 2 * 148   # 148 divisions
@@ -162,13 +163,13 @@ def test_geff_props_layout_3d_float_ids():
 
 def test_geff_first_layout_is_refused_with_a_reason():
     with pytest.raises(InputError, match="first GEFF layout"):
-        read_tracks(shared(GEFF / "Fluo-N2DL-HeLa-01.zarr"))
+        read_points(shared(GEFF / "Fluo-N2DL-HeLa-01.zarr"))
 
 
 # ------------------------------------------------------------------------------ btrack, napari
 
 def test_btrack_hdf5():
-    name, tracks = read_tracks(shared(FORMATS / "btrack_hdf5" / "tracks.h5"))
+    name, tracks = read_points(shared(FORMATS / "btrack_hdf5" / "tracks.h5"))
     table = tracks.table
     assert name == "btrack"
     assert len(table) == 2203 - 2                             # 2 dummy (gap) objects skipped
@@ -180,7 +181,7 @@ def test_btrack_hdf5():
 
 def test_napari_csv_with_graph():
     path = shared(FORMATS / "napari_tracks_csv" / "tracks.csv")
-    name, tracks = read_tracks(path)
+    name, tracks = read_points(path)
     table = tracks.table
     graph = json.loads((path.parent / "graph.json").read_text())
     assert name == "napari" and len(table) == 52678 and table["track"].nunique() == 409
@@ -193,7 +194,7 @@ def test_napari_csv_with_graph():
 def test_zephir_annotations_fractions_names_provenance():
     h5py = pytest.importorskip("h5py")
     path = shared(ZEPHIR / "annotations-g.h5")
-    name, tracks = read_tracks(path)
+    name, tracks = read_points(path)
     table = tracks.table
     assert name == "zephir" and len(table) == 11776 and table["track"].nunique() == 23
     assert table["provenance"].value_counts().to_dict() == {"ZEIR": 11723, "ANTT": 53}
@@ -203,8 +204,8 @@ def test_zephir_annotations_fractions_names_provenance():
     row = table[(table["frame"] == first[0]) & (table["track"] == first[1])].iloc[0]
     assert row["x"] == pytest.approx(first[2] * 512) and row["z"] == pytest.approx(first[3] * 23)
     assert table["name"].isna().all()                          # every worldline is "null"
-    loaded = load(path, "observations", pixel_size="0.3,0.3,1.5")
-    assert loaded.info["calibration"]["um_per_unit"] == [0.3, 0.3, 1.5]
+    loaded = read_tracks(path, "observations", pixel_size="0.3,0.3,1.5")
+    assert loaded.record["calibration"]["um_per_unit"] == [0.3, 0.3, 1.5]
     assert "provenance" in loaded.table.columns
 
 

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import InputError
-from trackverify.io.formats import detect_format, load, read_tracks
+from trackverify.io.formats import detect_format, read_points
+from trackverify.io.tracks import read_tracks
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "writers"
 
@@ -26,7 +27,7 @@ def at(table, frame, x):
 
 @pytest.mark.parametrize("name", ["linked_2d.csv", "linked_2d.parquet", "linked_3d.csv"])
 def test_trackpy_link_with_memory(name):
-    fmt, tracks = read_tracks(DATA / "trackpy" / name)
+    fmt, tracks = read_points(DATA / "trackpy" / name)
     t = tracks.table
     assert fmt == "trackpy"
     assert len(t) == 61
@@ -41,7 +42,7 @@ def test_trackpy_link_with_memory(name):
 
 
 def test_trackpy_link_without_memory_splits_the_gap():
-    t = read_tracks(DATA / "trackpy" / "linked_2d_no_memory.csv")[1].table
+    t = read_points(DATA / "trackpy" / "linked_2d_no_memory.csv")[1].table
     assert t["track"].nunique() == 6
     assert at(t, 6, 22.0)["track"] != at(t, 8, 26.0)["track"]
 
@@ -49,7 +50,7 @@ def test_trackpy_link_without_memory_splits_the_gap():
 @pytest.mark.parametrize("name", ["track_df.csv", "track_df.parquet", "track_df_3d.csv",
                                   "track_df_noindex.csv"])
 def test_laptrack_track_df_with_splitting(name):
-    fmt, tracks = read_tracks(DATA / "laptrack" / name)
+    fmt, tracks = read_points(DATA / "laptrack" / name)
     t = tracks.table
     assert fmt == "laptrack"
     assert len(t) == 61 and t["track"].nunique() == 5
@@ -64,7 +65,7 @@ def test_laptrack_track_df_with_splitting(name):
 @pytest.mark.parametrize("name", ["tracks.h5", "tracks_3d.h5", "tracks.csv", "tracks_3d.csv",
                                   "tracks_dataframe.csv"])
 def test_btrack_export(name):
-    fmt, tracks = read_tracks(DATA / "btrack" / name)
+    fmt, tracks = read_points(DATA / "btrack" / name)
     t = tracks.table
     assert fmt == ("btrack" if name.endswith(".h5") else "btrack_csv")
     # btrack kept 60 of the 61 points (B2's first point is in none of its tracks) and
@@ -85,13 +86,13 @@ def test_btrack_dummy_flag_must_be_a_flag(tmp_path):
     path = tmp_path / "tracks.csv"
     path.write_text("\n".join(text) + "\n")
     with pytest.raises(InputError, match=r"column 'dummy', row 3.*'maybe'"):
-        read_tracks(path, "btrack_csv")
+        read_points(path, "btrack_csv")
 
 
 @pytest.mark.parametrize("name", ["tracks.geff", "tracks_3d.geff", "tracks_nounits.geff",
                                   "tracks_v3.zarr", "arrays.geff"])
 def test_geff_write_nx_and_write_arrays(name):
-    fmt, tracks = read_tracks(DATA / "geff" / name)
+    fmt, tracks = read_points(DATA / "geff" / name)
     t = tracks.table
     assert fmt == "geff"
     assert len(t) == 61 and t["track"].nunique() == 5  # tracklets A, B, C, B1, B2
@@ -113,7 +114,7 @@ def test_detection_and_micrometres():
                               ("btrack", "tracks_dataframe.csv", "btrack_csv"),
                               ("geff", "tracks_nounits.geff", "geff")):
         assert detect_format(DATA / folder / name) == fmt
-    loaded = load(DATA / "geff" / "tracks_3d.geff", "predictions")
+    loaded = read_tracks(DATA / "geff" / "tracks_3d.geff", "predictions")
     row = loaded.table[(loaded.table["frame"] == 4) & (loaded.table["x_um"] == 60.0)]
     assert list(row["z_um"]) == [16.0]
     assert isinstance(loaded.table, pd.DataFrame)

@@ -12,7 +12,8 @@ import pytest
 
 from tests.corpus.tracker_csv_cases import SPOTS, deecell_csv, v6_spots, v7_edges, v7_spots
 from trackverify.errors import InputError
-from trackverify.io.formats import FORMATS, detect_format, load, read_tracks
+from trackverify.io.formats import FORMATS, detect_format, read_points
+from trackverify.io.tracks import read_tracks
 
 from formats_data import FORMATS as SHARED_FORMATS, run, shared
 
@@ -37,7 +38,7 @@ EXPECTED = {0: [(0, 10.0, 20.0), (1, 11.0, 20.0), (2, 12.0, 20.0)],
 def test_v7_spots_table_read_in_micrometres(tmp_path):
     path = write(tmp_path / "run_spots.csv", v7_spots())
     assert detect_format(path) == "trackmate_csv"
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     table = loaded.table
     assert len(table) == 6 and "z_um" not in table.columns          # spot 6 (no track) not read
     assert by_source(table) == EXPECTED
@@ -45,23 +46,23 @@ def test_v7_spots_table_read_in_micrometres(tmp_path):
     assert table.set_index("node").loc[4, "spot_name"] == "ID4"
     assert table.groupby("source_track")["track"].nunique().tolist() == [1, 1]
     assert table["parent_track"].isna().all()
-    assert loaded.info["calibration"] == {"unit": "micron", "um_per_unit": [1.0, 1.0],
+    assert loaded.record["calibration"] == {"unit": "micron", "um_per_unit": [1.0, 1.0],
                                           "source": "TrackMate CSV units row '(micron)'"}
-    assert loaded.info["spots"] == 7 and loaded.info["spots_read"] == 6
+    assert loaded.record["spots"] == 7 and loaded.record["spots_read"] == 6
     assert loaded.warnings == []
 
 
 @pytest.mark.parametrize("unit, factor", [("nm", 1e-3), ("µm", 1.0), ("mm", 1e3)])
 def test_v7_units_row_scales(tmp_path, unit, factor):
     path = write(tmp_path / "a_spots.csv", v7_spots(unit=unit))
-    table = load(path, "reference").table
+    table = read_tracks(path, "reference").table
     assert sorted(table["x_um"]) == pytest.approx(sorted(factor * x for _, t, _, x, _ in SPOTS if t is not None))
 
 
 def test_v7_pixel_units_take_pixel_size(tmp_path):
     path = write(tmp_path / "a_spots.csv", v7_spots(unit="pixel"))
-    loaded = load(path, "reference", pixel_size="0.5")
-    assert loaded.info["calibration"]["source"] == "--pixel-size"
+    loaded = read_tracks(path, "reference", pixel_size="0.5")
+    assert loaded.record["calibration"]["source"] == "--pixel-size"
     assert by_source(loaded.table)[0] == [(0, 5.0, 10.0), (1, 5.5, 10.0), (2, 6.0, 10.0)]
 
 
@@ -70,28 +71,28 @@ def test_v7_windows_1252_micro_sign_bom_and_crlf(tmp_path):
     text = v7_spots(unit="µm").replace("\n", "\r\n")
     path = write(tmp_path / "w_spots.csv", text, "cp1252")
     assert b"(\xb5m)" in path.read_bytes()
-    loaded = load(path, "reference")
-    assert loaded.info["encoding"] == "cp1252" and loaded.info["calibration"]["unit"] == "µm"
+    loaded = read_tracks(path, "reference")
+    assert loaded.record["encoding"] == "cp1252" and loaded.record["calibration"]["unit"] == "µm"
     assert by_source(loaded.table) == EXPECTED
     path = tmp_path / "b_spots.csv"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
-    assert detect_format(path) == "trackmate_csv" and by_source(load(path, "reference").table) == EXPECTED
+    assert detect_format(path) == "trackmate_csv" and by_source(read_tracks(path, "reference").table) == EXPECTED
 
 
 def test_v7_label_with_escaped_comma(tmp_path):
     """opencsv without a quote character escapes ',' and '"' with '"' (CSVWriter.processCharacter)."""
     text = v7_spots().replace("ID4,4,", 'cell",A""x,4,')
-    table = load(write(tmp_path / "l_spots.csv", text), "reference").table
+    table = read_tracks(write(tmp_path / "l_spots.csv", text), "reference").table
     assert table.set_index("node").loc[4, "spot_name"] == 'cell,A"x'
 
 
 def test_v6_one_header_row_crlf(tmp_path):
     path = write(tmp_path / "Spots in tracks statistics.csv", v6_spots())
     assert detect_format(path) == "trackmate_csv"
-    loaded = load(path, "reference")
+    loaded = read_tracks(path, "reference")
     assert by_source(loaded.table) == EXPECTED
-    assert loaded.info["layout"].startswith("TrackMate 6")
-    assert loaded.info["calibration"]["um_per_unit"] == [1.0, 1.0]
+    assert loaded.record["layout"].startswith("TrackMate 6")
+    assert loaded.record["calibration"]["um_per_unit"] == [1.0, 1.0]
     assert any("no calibration" in w for w in loaded.warnings)   # v6 has no units row
 
 
@@ -99,7 +100,7 @@ def test_v6_with_imagej_row_numbers(tmp_path):
     """Older ImageJ writes a row-number column first (header ' ', rows 1, 2, ...)."""
     lines = v6_spots().split("\r\n")
     text = "\r\n".join([" ," + lines[0]] + [f"{i},{line}" for i, line in enumerate(lines[1:-1], 1)]) + "\r\n"
-    assert by_source(load(write(tmp_path / "s_spots.csv", text), "reference").table) == EXPECTED
+    assert by_source(read_tracks(write(tmp_path / "s_spots.csv", text), "reference").table) == EXPECTED
 
 
 def test_edges_table_beside_gives_a_division(tmp_path):
@@ -107,7 +108,7 @@ def test_edges_table_beside_gives_a_division(tmp_path):
     spots = SPOTS + ((7, 0, 1, 9.0, 19.0),)
     write(tmp_path / "run_spots.csv", v7_spots(spots))
     write(tmp_path / "run_edges.csv", v7_edges([(0, 0, 1), (0, 1, 2), (0, 0, 7), (1, 3, 4), (1, 4, 5)]))
-    name, tracks = read_tracks(tmp_path / "run_spots.csv")
+    name, tracks = read_points(tmp_path / "run_spots.csv")
     table = tracks.table.set_index("node")
     assert name == "trackmate_csv" and tracks.details["edges_file"].endswith("run_edges.csv")
     assert tracks.details["links"] == 5
@@ -123,7 +124,7 @@ def test_edges_table_v6_name(tmp_path):
     write(tmp_path / "Spots in tracks statistics.csv", v6_spots())
     edges = "Label,TRACK_ID,SPOT_SOURCE_ID,SPOT_TARGET_ID\r\nID0 → ID1,0,0,1\r\n"
     write(tmp_path / "Links in tracks statistics.csv", edges)
-    _, tracks = read_tracks(tmp_path / "Spots in tracks statistics.csv")
+    _, tracks = read_points(tmp_path / "Spots in tracks statistics.csv")
     assert tracks.details["edges_file"].endswith("Links in tracks statistics.csv")
     assert tracks.details["links"] == 1                 # only the table's links; spot 2 alone
     table = tracks.table.set_index("node")
@@ -139,7 +140,7 @@ def test_a_division_without_its_edges_table_names_the_file_to_add(tmp_path, name
     spots = SPOTS + ((7, 0, 1, 9.0, 19.0),)
     text = v7_spots(spots) if name.endswith("_spots.csv") else v6_spots(spots)
     with pytest.raises(InputError, match=rf"two spots in frame 1 .*beside it \({edges}\)"):
-        read_tracks(write(tmp_path / name, text))
+        read_points(write(tmp_path / name, text))
 
 
 @pytest.mark.parametrize("text, fragments", [
@@ -151,7 +152,7 @@ def test_a_division_without_its_edges_table_names_the_file_to_add(tmp_path, name
 def test_malformed_spots_refused_naming_file_column_row(tmp_path, text, fragments):
     path = write(tmp_path / "bad_spots.csv", text)
     with pytest.raises(InputError) as info:
-        load(path, "reference", fmt="trackmate_csv")
+        read_tracks(path, "reference", fmt="trackmate_csv")
     message = str(info.value)
     assert message.startswith(str(path)) and all(f in message for f in fragments), message
 
@@ -159,7 +160,7 @@ def test_malformed_spots_refused_naming_file_column_row(tmp_path, text, fragment
 def test_duplicate_header_column_refused(tmp_path):
     path = write(tmp_path / "d_spots.csv", v7_spots().replace("VISIBILITY", "FRAME", 1))
     with pytest.raises(InputError, match="column 'FRAME'.*twice"):
-        load(path, "reference", fmt="trackmate_csv")
+        read_tracks(path, "reference", fmt="trackmate_csv")
 
 
 # ------------------------------------------------------------------------------ 3DeeCellTracker
@@ -174,20 +175,20 @@ def test_deecelltracker_columns_as_the_writer_fills_them(tmp_path):
     assert path.read_text().splitlines()[3] == ",".join(          # t = 2, cell 1
         f"{v:.18e}" for v in (2, 1, 11.0, 21.0, 3.5))
     assert detect_format(path) == "3deecelltracker"
-    loaded = load(path, "reference", pixel_size="0.5")
+    loaded = read_tracks(path, "reference", pixel_size="0.5")
     table = loaded.table.sort_values(["track", "frame"])
     assert table["frame"].tolist() == [1, 2, 3, 1, 2, 3]
     assert table["track"].tolist() == [1, 1, 1, 2, 2, 2]
     assert table["x_um"].tolist() == [5.0, 5.5, 6.0, 20.0, 20.5, 21.0]
     assert table["z_um"].tolist() == [1.5, 1.75, 2.0, 3.0, 3.0, 3.25]
-    assert loaded.info["calibration"]["um_per_unit"] == [0.5, 0.5, 0.5]
+    assert loaded.record["calibration"]["um_per_unit"] == [0.5, 0.5, 0.5]
 
 
 def test_deecelltracker_duplicate_cell_refused(tmp_path):
     lines = deecell_csv(COORDS).splitlines(keepends=True)
     path = write(tmp_path / "tracked_coordinates.csv", "".join(lines + [lines[1]]))
     with pytest.raises(InputError, match="row 7: cell 1 appears twice in volume 1"):
-        load(path, "reference")
+        read_tracks(path, "reference")
 
 
 # ------------------------------------------------------------------------------ detection, CLI
@@ -259,7 +260,7 @@ def test_deecelltracker_v1_coords_real_folder(tmp_path):
     write_coords_real(tmp_path / "res" / "track_results" / "coords_real", COORDS, digits=4)
     for given in (tmp_path / "res", tmp_path / "res" / "track_results" / "coords_real"):
         assert detect_format(given) == "3deecelltracker"
-        loaded = load(given, "reference")
+        loaded = read_tracks(given, "reference")
         table = loaded.table.sort_values(["track", "frame"])
         assert table["frame"].tolist() == [1, 2, 3, 1, 2, 3]
         assert table["track"].tolist() == [1, 1, 1, 2, 2, 2]
@@ -279,7 +280,7 @@ def test_deecelltracker_v1_broken_arrays_refused(tmp_path, breaks, fragments):
     folder = write_coords_real(tmp_path / "coords_real", COORDS)
     breaks(folder)
     with pytest.raises(InputError) as info:
-        load(folder, "reference", fmt="3deecelltracker")
+        read_tracks(folder, "reference", fmt="3deecelltracker")
     assert all(f in str(info.value) for f in fragments), str(info.value)
 
 
@@ -289,14 +290,14 @@ def test_size_limit_and_long_lines(tmp_path, monkeypatch):
     path = write(tmp_path / "big_spots.csv", v7_spots())
     monkeypatch.setattr(reader, "MAX_BYTES", 100)
     with pytest.raises(InputError, match="larger than 100 bytes"):
-        load(path, "reference", fmt="trackmate_csv")
+        read_tracks(path, "reference", fmt="trackmate_csv")
     monkeypatch.undo()
     long_header = v7_spots().replace("Label,Spot ID", "Label" + "x" * 70_000 + ",Spot ID", 1)
     with pytest.raises(InputError, match="line 2 is longer than 65536 characters"):
-        load(write(tmp_path / "h_spots.csv", long_header), "reference", fmt="trackmate_csv")
+        read_tracks(write(tmp_path / "h_spots.csv", long_header), "reference", fmt="trackmate_csv")
     assert not reader.sniff(write(tmp_path / "w_spots.csv", "LABEL" + "x" * 70_000 + ",ID\n"))
     long_label = v7_spots().replace("ID5,5,", "ID" + "5" * 10_000_000 + ",5,")   # data row 6
-    table = load(write(tmp_path / "l_spots.csv", long_label), "reference").table
+    table = read_tracks(write(tmp_path / "l_spots.csv", long_label), "reference").table
     assert len(table.set_index("node").loc[5, "spot_name"]) == 10_000_002
 
 
@@ -319,15 +320,15 @@ def test_ids_beyond_float_precision_refused(tmp_path):
     """float64 holds whole numbers exactly below 2^53; a larger id would silently collide."""
     path = write(tmp_path / "i_spots.csv", v7_spots().replace("ID4,4,", f"ID4,{2**63},"))
     with pytest.raises(InputError, match=r"column 'ID', row 4: expected a whole \(below 2\^53\)"):
-        load(path, "reference")
+        read_tracks(path, "reference")
     lines = deecell_csv(COORDS).splitlines(keepends=True)
     lines[2] = "1e300," + lines[2].split(",", 1)[1]
     with pytest.raises(InputError, match=r"column 'cell', row 2: expected a whole"):
-        load(write(tmp_path / "tracked_coordinates.csv", "".join(lines)), "reference")
+        read_tracks(write(tmp_path / "tracked_coordinates.csv", "".join(lines)), "reference")
 
 
 def test_the_edges_table_alone_names_the_spots_table(tmp_path):
     path = write(tmp_path / "run_edges.csv", v7_edges([(0, 0, 1)]))
     assert detect_format(path) == "trackmate_csv"
     with pytest.raises(InputError, match="run_edges.csv: this is TrackMate's edges table"):
-        load(path, "reference")
+        read_tracks(path, "reference")

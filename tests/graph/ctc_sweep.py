@@ -443,7 +443,7 @@ def ours(gt: Path, res: Path) -> dict:
     """``evaluate_ctc(definition="ctc")`` flattened, ``{"refused": message}`` for an
     :class:`InputError`; any other exception propagates (a crash is a defect)."""
     from trackverify.errors import InputError
-    from trackverify.graph.ctc import evaluate_ctc
+    from trackverify.metrics.graph.ctc import evaluate_ctc
 
     try:
         r = evaluate_ctc(gt, res)

@@ -166,9 +166,9 @@ def perturb(df: pd.DataFrame, seed: int, jitter: float = 0.5, drop: float = 0.05
 def ours(gt: pd.DataFrame, pred: pd.DataFrame, threshold: float, frame_buffer: int = 1,
          gt_id: str = "track", pred_id: str = "track") -> dict:
     """Our metrics on two lineage tables, flat (as :func:`traccuracy_names`)."""
-    from trackverify.graph import metrics
-    from trackverify.graph.matching import match_points
-    from trackverify.graph.tracks import graph_from_table
+    from trackverify.metrics.graph import metrics
+    from trackverify.metrics.graph.matching import match_points
+    from trackverify.metrics.graph.tracks import graph_from_table
 
     coords = [c for c in ("x_um", "y_um", "z_um") if c in gt.columns]
     g = graph_from_table(gt, gt_id, coords)

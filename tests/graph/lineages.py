@@ -2,7 +2,7 @@
 
 Positions are 2-D points; every prediction sits exactly on its reference observation (or
 far from everything), so the matching at threshold 1 um is known. Expected values are
-worked out in each docstring from the definitions in ``trackverify.graph.metrics``.
+worked out in each docstring from the definitions in ``trackverify.metrics.graph.metrics``.
 """
 
 from __future__ import annotations

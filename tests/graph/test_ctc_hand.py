@@ -8,8 +8,8 @@ import json
 import pytest
 from ctc_cases import VALID, invalid_cases, write_case
 
-from trackverify.cli import main
-from trackverify.graph.ctc import evaluate_ctc
+from trackverify.cli.app import main
+from trackverify.metrics.graph.ctc import evaluate_ctc
 
 pytest.importorskip("tifffile")
 KEYS = ("ns_nodes", "fn_nodes", "fp_nodes", "fp_edges", "fn_edges", "ws_edges", "aogm",
@@ -187,7 +187,7 @@ def test_sparse_reference_on_points():
     """The same rule on point data: unmatched predictions weigh 0, CHOTA is null."""
     import pandas as pd
 
-    from trackverify.graph.evaluate import evaluate_graph
+    from trackverify.metrics.graph.evaluate import evaluate_graph
 
     ref = pd.DataFrame({"recording": "r", "frame": [0, 1], "track": [1, 1],
                         "x_um": [0.0, 0.0], "y_um": [0.0, 0.0]})
@@ -205,7 +205,7 @@ def test_ctc_definition_on_points():
     is a parent link where the reference keeps its track (EC 1); traccuracy: 0."""
     import pandas as pd
 
-    from trackverify.graph.evaluate import evaluate_graph
+    from trackverify.metrics.graph.evaluate import evaluate_graph
 
     ref = pd.DataFrame({"recording": "r", "frame": [0, 1, 2, 3], "track": 1,
                         "x_um": 0.0, "y_um": 0.0})

@@ -20,7 +20,7 @@ from test_graph_parity import _edited_hela
 
 from tests.conftest import built_once
 from trackverify.errors import InputError
-from trackverify.graph.ctc import evaluate_ctc
+from trackverify.metrics.graph.ctc import evaluate_ctc
 
 pytestmark = pytest.mark.parity
 CTCMETRICS_PYTHON = ROOT / ".venv-ctcmetrics" / "bin" / "python"

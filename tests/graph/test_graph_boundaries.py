@@ -6,7 +6,7 @@ and every hand case whatever the order of its rows (so node 0 plays every role).
 Positions are 2-D points; a prediction sits exactly on its reference observation or far
 from everything (``FAR``), so the matching at 1 um is known. traccuracy 0.4.3 gives the
 same division counts on each scene built from tables (its MBC aside, see
-``trackverify.graph.metrics``).
+``trackverify.metrics.graph.metrics``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ import pytest
 from graph_helpers import assert_same, ours
 from lineages import CASES, FAR, lineage, track_rows
 
-from trackverify.graph import metrics
+from trackverify.metrics.graph import metrics
 from trackverify.errors import InputError
-from trackverify.graph.matching import match_masks, match_points
-from trackverify.graph.tracks import TrackGraph, build_track_graph, lookup, points
+from trackverify.metrics.graph.matching import match_masks, match_points
+from trackverify.metrics.graph.tracks import TrackGraph, build_track_graph, points
+from trackverify.tables import lookup
 
 # the division counts of a scene, per buffer
 COUNTS = ("tp_divisions", "fp_divisions", "fn_divisions", "wc_divisions")

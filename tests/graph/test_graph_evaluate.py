@@ -11,9 +11,9 @@ import pytest
 from graph_helpers import assert_same, ours
 from lineages import false_division, missed_division
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import ConfigError
-from trackverify.graph.evaluate import evaluate_graph
+from trackverify.metrics.graph.evaluate import evaluate_graph
 
 
 def tables(make, recording="a"):

@@ -9,9 +9,9 @@ from graph_helpers import assert_same, ours
 from lineages import CASES
 
 from trackverify.errors import InputError
-from trackverify.graph import metrics
-from trackverify.graph.matching import match_masks, match_points
-from trackverify.graph.tracks import build_track_graph, graph_from_table, points
+from trackverify.metrics.graph import metrics
+from trackverify.metrics.graph.matching import match_masks, match_points
+from trackverify.metrics.graph.tracks import build_track_graph, graph_from_table, points
 
 
 @pytest.mark.parametrize("name", CASES)

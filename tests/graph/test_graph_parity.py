@@ -21,9 +21,9 @@ from graph_helpers import (DATA, assert_same, ctc_table, geff_tables, ours, pert
 from lineages import CASES
 
 from tests.conftest import built_once
-from trackverify.graph import metrics
-from trackverify.graph.matching import match_masks
-from trackverify.graph.tracks import graph_from_table
+from trackverify.metrics.graph import metrics
+from trackverify.metrics.graph.matching import match_masks
+from trackverify.metrics.graph.tracks import graph_from_table
 
 pytestmark = pytest.mark.parity
 FRAME_BUFFER = 2

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.graph import wormnd
-from trackverify.graph.matching import match_points
-from trackverify.graph.wormnd import evaluate_wormnd, match_hungarian_then_cut
+from trackverify.metrics.graph import wormnd
+from trackverify.metrics.graph.matching import match_points
+from trackverify.metrics.graph.wormnd import evaluate_wormnd, match_hungarian_then_cut
 
 
 def two_tracks(z_scale_units: float = 0.0):
@@ -74,7 +74,7 @@ def test_mean_over_recordings_and_doctest():
 def test_evaluate_protocol_wormnd(tmp_path, capsys):
     import json
 
-    from trackverify.cli import main
+    from trackverify.cli.app import main
 
     ref, pred = two_tracks()
     ref.to_csv(tmp_path / "ref.csv", index=False)
@@ -94,7 +94,7 @@ def test_public_api():
     import trackverify
 
     assert trackverify.evaluate_wormnd is evaluate_wormnd
-    from trackverify.graph.ctc import evaluate_ctc
+    from trackverify.metrics.graph.ctc import evaluate_ctc
     assert trackverify.evaluate_ctc is evaluate_ctc
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from trackverify.errors import LeakageError
-from trackverify.partitions import (FitData, make_partitions, rows_of_partition,
+from trackverify.benchmark.partitions import (FitData, make_partitions, rows_of_partition,
                                     threshold_for_risk)
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from trackverify.intervals import animal_bootstrap_interval, rate_interval_by_animal
+from trackverify.benchmark.intervals import animal_bootstrap_interval, rate_interval_by_animal
 
 TRUE_RATE = 0.1  # mean of Beta(2, 18)
 

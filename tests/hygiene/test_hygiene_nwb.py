@@ -12,7 +12,7 @@ pynwb = pytest.importorskip("pynwb", reason="the 'nwb' extra is not installed")
 h5py = pytest.importorskip("h5py")
 ndx = pytest.importorskip("ndx_multichannel_volume")
 
-from trackverify.cli import main  # noqa: E402
+from trackverify.cli.app import main  # noqa: E402
 from trackverify.errors import InputError  # noqa: E402
 from trackverify.io.nwb import read_nwb, write_nwb  # noqa: E402
 from trackverify.io.tabular import read_table  # noqa: E402

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.errors import ConfigError, InputError
-from trackverify.partitions import (PARTITION_NAMES, apportion, load_partitions,
+from trackverify.benchmark.partitions import (PARTITION_NAMES, apportion, load_partitions,
                                     make_partitions, parse_fractions, pop_content_hash,
                                     write_partitions)
 
@@ -198,7 +198,8 @@ def test_split_command(tmp_path, capsys):
 
 
 def test_command_defaults_match_the_module():
-    from trackverify import hygiene_commands, partitions
+    from trackverify.cli import hygiene as hygiene_commands
+    from trackverify.benchmark import partitions
     assert hygiene_commands.SPLIT_BY == partitions.SPLIT_BY
     assert hygiene_commands.DEFAULT_SEED == partitions.DEFAULT_SEED
 

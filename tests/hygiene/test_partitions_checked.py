@@ -6,7 +6,7 @@ import pytest
 
 from tests.corpus.partition_cases import RECORDINGS, base_content, sealed
 from trackverify.errors import InputError
-from trackverify.partitions import check_against_recordings, load_partitions
+from trackverify.benchmark.partitions import check_against_recordings, load_partitions
 
 
 def _load(tmp_path, content):

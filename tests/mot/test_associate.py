@@ -1,4 +1,4 @@
-"""SPEC section 3 diagnostics (trackverify.associate) on hand-computed cases, and the CLI."""
+"""SPEC section 3 diagnostics (trackverify.metrics.association) on hand-computed cases, and the CLI."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.associate import (align_identities, association_diagnostics, link_predictions,
+from trackverify.metrics.association import (align_identities, association_diagnostics, link_predictions,
                                    pool_diagnostics, switch_events, track_breakdown)
-from trackverify.cli import main
+from trackverify.cli.app import main
 
 
 def table(rows):
@@ -357,7 +357,7 @@ def test_pred_valid_given_as_integers_is_a_mask():
 
 
 def test_identity_diagnostics_and_report_default_to_no_extras():
-    from trackverify.associate import identity_diagnostics, identity_report
+    from trackverify.metrics.association import identity_diagnostics, identity_report
 
     frame, tracks, preds = np.array([0, 1]), np.array([0, 0]), np.array([0, -1])
     d = identity_diagnostics(frame, tracks, 1, preds)
@@ -372,7 +372,7 @@ def test_identity_diagnostics_and_report_default_to_no_extras():
 
 
 def test_identity_report_of_no_observation():
-    from trackverify.associate import (EVENT_COLUMNS, OBSERVATION_COLUMNS, TRACK_COLUMNS,
+    from trackverify.metrics.association import (EVENT_COLUMNS, OBSERVATION_COLUMNS, TRACK_COLUMNS,
                                        identity_report)
 
     none = np.array([], dtype=np.int64)
@@ -388,7 +388,7 @@ def test_identity_report_of_no_observation():
 
 
 def test_link_smallest_by_hand():
-    from trackverify.associate import link_smallest
+    from trackverify.metrics.association import link_smallest
 
     # reference rows 0 and 2 carry predictions of ranks (5, 3) and (4); row 1 none; one of
     # the four valid predictions lies on no reference row: extras 4 - 2 = 2.
@@ -439,7 +439,7 @@ def test_report_columns_keep_their_types_when_all_is_correct():
 
 
 def test_identity_report_observations_in_track_then_frame_order():
-    from trackverify.associate import identity_report
+    from trackverify.metrics.association import identity_report
 
     # Rows given out of order: track 4 (code 0) carries p7 on frames 1, 0; track 6 (code 1)
     # has no valid prediction on frames 0, 1.

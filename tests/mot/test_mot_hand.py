@@ -12,7 +12,7 @@ import pytest
 from mot_helpers import motmetrics_summary, run_reference, trackeval_summary
 
 import trackverify
-from trackverify import mot
+from trackverify.metrics import mot
 
 ZD = 5.0
 

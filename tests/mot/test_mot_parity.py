@@ -8,7 +8,9 @@ import pytest
 from mot_helpers import assert_per_alpha, motmetrics_summary, run_reference, trackeval_summary
 from mot_scenes import random_scene, scene_tables
 
-from trackverify import evaluate_tracking, mot
+from trackverify import evaluate_tracking
+
+from trackverify.metrics import mot
 
 pytestmark = pytest.mark.parity
 TOL = 1e-9

@@ -8,7 +8,7 @@ import pytest
 from mot_helpers import assert_per_alpha, trackeval_summary
 from mot_recorded import SCENES, ZERO_DISTANCE, recorded, scenes
 
-from trackverify import mot
+from trackverify.metrics import mot
 
 TOL = 1e-9
 

@@ -97,7 +97,7 @@ def test_two_recordings_interleaved_are_split():
 def test_identity_size_refused_only_beyond_the_limit(monkeypatch):
     """At most MAX_IDENTITY_CELLS (tracks x ids) pairs; the message names the recording
     ("?" for an empty table), both counts, the pairs and the limit."""
-    from trackverify import tracking_gt
+    from trackverify.metrics import tracking as tracking_gt
     from trackverify.errors import InputError
 
     assert tracking_gt.MAX_IDENTITY_CELLS == 5 * 10**7
@@ -120,7 +120,7 @@ def test_identity_size_refused_only_beyond_the_limit(monkeypatch):
 
 
 def test_compact_frames_keeps_small_frames_and_ranks_large_ones():
-    from trackverify.tracking_gt import compact_frames
+    from trackverify.metrics.tracking import compact_frames
 
     def compact(gt, pred):
         g, p = compact_frames(np.array(gt, dtype=np.int64), np.array(pred, dtype=np.int64))
@@ -154,7 +154,7 @@ def test_matching_by_distance_by_hand():
 
 def test_evaluate_tracking_refuses_a_large_identity_alignment(monkeypatch):
     """Recording a: 1 track x 2 valid ids (5, 9) = 2 pairs, beyond a limit of 1."""
-    from trackverify import tracking_gt
+    from trackverify.metrics import tracking as tracking_gt
     from trackverify.errors import InputError
 
     monkeypatch.setattr(tracking_gt, "MAX_IDENTITY_CELLS", 1)
@@ -169,7 +169,7 @@ def test_evaluate_tracking_refuses_a_large_identity_alignment(monkeypatch):
 def test_recording_codes_by_hand():
     """The reference's recordings sorted, each row's code (int64), -1 for a prediction of
     a recording the reference lacks; one shared recording or no predictions: all zeros."""
-    from trackverify.tracking_gt import recording_codes
+    from trackverify.metrics.tracking import recording_codes
 
     def codes(ref, pred):
         names, r, p = recording_codes(pd.DataFrame({"recording": ref}),
@@ -239,7 +239,7 @@ def test_wrong_tracks_order_by_wrong_observations_ties_in_table_order():
     of 5 observations, u_i wrong on 1 + i % 3 of them: the 3-wrong ones (i = 2, 5, ..) first,
     then the 2-wrong, then the 1-wrong, each in table order (ties kept: a sort that is not
     stable reorders these)."""
-    from trackverify.tracking_gt import TrackingResults
+    from trackverify.metrics.tracking import TrackingResults
 
     empty = pd.DataFrame()
     tracks = pd.DataFrame({"track": ["t0", "t1", "t2", "t3"], "observations": [3, 10, 2, 4],

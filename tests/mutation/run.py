@@ -54,14 +54,14 @@ GRAPH = ["tests/graph/test_graph_hand.py", "tests/graph/test_graph_boundaries.py
 
 # module (path under src/trackverify) -> the tests that exercise it
 MODULES: dict[str, list[str]] = {
-    "selective.py": ["tests/test_selective.py", "tests/test_pooled.py"],
+    "benchmark/selective.py": ["tests/test_selective.py", "tests/test_pooled.py"],
     "scoring.py": ["tests/stages/test_stage_framework.py"],
     "anchors.py": ["tests/test_verifiers.py", "tests/test_corrupt.py"],
-    "associate.py": ["tests/mot/test_associate.py"],
-    "corrupt.py": ["tests/test_corrupt.py", "tests/test_corrupt_harder.py",
+    "metrics/association.py": ["tests/mot/test_associate.py"],
+    "benchmark/corrupt.py": ["tests/test_corrupt.py", "tests/test_corrupt_harder.py",
                    "tests/test_corruption_window.py"],
-    "pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
-    "mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
+    "benchmark/pooled.py": ["tests/test_pooled.py", "tests/test_selective.py"],
+    "metrics/mot.py": ["tests/mot/test_mot_hand.py", "tests/mot/test_mot_recorded.py",
                "tests/mot/test_associate.py"],
     "andi/core.py": ["tests/andi/test_core_hand.py", "tests/andi/test_single_hand.py",
                      "tests/andi/test_units.py", "tests/andi/test_scoring_program.py"],
@@ -98,11 +98,11 @@ MODULES: dict[str, list[str]] = {
     "conversion/format.py": ["tests/conversion/test_format.py"],
     # the certification: losses, CRC / LTT thresholds and p-values, target parsing, the fit
     # per target and its check on evaluated animals (hand-computed cases, no CLI runs)
-    "certify/guarantees.py": ["tests/certify/test_guarantees.py"],
+    "benchmark/certify/guarantees.py": ["tests/certify/test_guarantees.py"],
     "assignment.py": ["tests/test_assignment.py"],
-    "certify/fit.py": ["tests/certify/test_fit_hand.py", "tests/certify/test_summary.py"],
-    "certify/targets.py": ["tests/certify/test_targets.py", "tests/certify/test_guarantees.py"],
-    "intervals.py": ["tests/test_intervals_hand.py", "tests/hygiene/test_hygiene_intervals.py"],
+    "benchmark/certify/fit.py": ["tests/certify/test_fit_hand.py", "tests/certify/test_summary.py"],
+    "benchmark/certify/targets.py": ["tests/certify/test_targets.py", "tests/certify/test_guarantees.py"],
+    "benchmark/intervals.py": ["tests/test_intervals_hand.py", "tests/hygiene/test_hygiene_intervals.py"],
     # the protocol's plumbing by hand first; test_api.py (a full audit per test) reaches it
     # too, but costs about a minute a mutant
     "verifiers/__init__.py": ["tests/test_verifier_protocol.py", "tests/test_verifiers.py"],
@@ -112,18 +112,18 @@ MODULES: dict[str, list[str]] = {
                               "tests/conversion/test_decoder.py"],
     # the graph metrics on hand-computed lineages (the traccuracy parity tests take
     # minutes per run: not per mutant)
-    "graph/metrics.py": GRAPH,
-    "graph/matching.py": GRAPH,
-    "graph/tracks.py": GRAPH,
+    "metrics/graph/metrics.py": GRAPH,
+    "metrics/graph/matching.py": GRAPH,
+    "metrics/graph/tracks.py": GRAPH,
     # the protocols' definitions by hand (the property tests draw random tables: not
     # the same tests on every mutant)
-    "protocols/anatomical_verification.py": ["tests/test_protocols_hand.py"],
-    "protocols/anatomical_consistency.py": ["tests/test_protocols_hand.py",
+    "benchmark/protocols/anatomical_verification.py": ["tests/test_protocols_hand.py"],
+    "benchmark/protocols/anatomical_consistency.py": ["tests/test_protocols_hand.py",
                                             "tests/test_verifiers.py"],
-    "protocols/tracking_gt.py": ["tests/test_protocols_hand.py"],
+    "benchmark/protocols/tracking_gt.py": ["tests/test_protocols_hand.py"],
     # the tracking scores on hand-computed scenes and recordings, and the evaluate command
     # in-process
-    "tracking_gt.py": ["tests/mot/test_tracking_gt_hand.py", "tests/mot/test_mot_hand.py",
+    "metrics/tracking.py": ["tests/mot/test_tracking_gt_hand.py", "tests/mot/test_mot_hand.py",
                        "tests/mot/test_mot_evaluate_cli.py"],
     # the run's summaries over corruption draws
     "run.py": ["tests/test_protocols_hand.py"],
@@ -165,7 +165,7 @@ DEFINITIONS = {
                              "_statistics_check"],
     # the scoring of one recording, its pieces and the pooling; not the API's argument
     # checks (evaluate_tracking) or the refusals of check_predictions
-    "tracking_gt.py": ["compact_frames", "check_identity_size", "score_recording",
+    "metrics/tracking.py": ["compact_frames", "check_identity_size", "score_recording",
                        "pool_recordings", "recording_codes", "_repeated", "_by_recording",
                        "stack_by_recording"],
     # the mean and minimum over corruption draws of the headline numbers
@@ -190,11 +190,11 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
         "_unique_detections", "fit_registration", "_fit", "_better_start", "_low_rank_kernel",
         "_posterior", "global_pose", "_rotation", "_offset_candidates", "_register_frame",
         "ambiguity_ratios", "calibrate_ambiguity_k"))]
-# graph/tracks.py: the graph (its edges, degrees, successors) and the key lookup; not the
+# metrics/graph/tracks.py: the graph (its edges, degrees, successors) and the key lookup; not the
 # table reader graph_from_table.
-FUNCTIONS["graph/tracks.py"] = [
-    "trackverify.graph.tracks.xǁTrackGraphǁ*",
-    *(f"trackverify.graph.tracks.x_{name}__mutmut_*" for name in (
+FUNCTIONS["metrics/graph/tracks.py"] = [
+    "trackverify.metrics.graph.tracks.xǁTrackGraphǁ*",
+    *(f"trackverify.metrics.graph.tracks.x_{name}__mutmut_*" for name in (
         "build_track_graph", "_null", "lookup", "points"))]
 for _module, _names in DEFINITIONS.items():
     _dotted = "trackverify." + _module.removesuffix(".py").replace("/", ".")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.reference_check import CheckSettings, check_reference
 from trackverify.reference_check.core import evidence_sentence, robust_z
 

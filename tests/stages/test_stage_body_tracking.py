@@ -1,6 +1,6 @@
 """A1 body tracking: CLEAR-MOT counts and MOTA from the tip error (hand-computed).
 
-The matching is trackverify's canonical CLEAR (``trackverify.mot``, TrackEval conventions).
+The matching is trackverify's canonical CLEAR (``trackverify.metrics.mot``, TrackEval conventions).
 Every hand-computed case below has the same counts under the EVALUATORS.md default (plain
 per-frame Hungarian on the error) except ``test_continuing_match_is_preferred`` and
 ``test_matching_maximises_similarity_not_the_number_of_matches``, which show the two

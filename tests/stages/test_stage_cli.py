@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.stages import synthetic as S
 
 

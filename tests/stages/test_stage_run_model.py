@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from trackverify.cli import main
+from trackverify.cli.app import main
 from trackverify.stages import synthetic as S
 
 K = 21

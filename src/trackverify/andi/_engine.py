@@ -70,7 +70,7 @@ class Ragged:
         rows = np.asarray(rows, dtype=np.int64)
         lengths = self.lengths[rows]
         out = Ragged.from_lengths(np.zeros(0), lengths)
-        flat = _ranges(self.offsets[rows], lengths)
+        flat = ranges(self.offsets[rows], lengths)
         return Ragged(self.values[flat], out.offsets)
 
     def last(self) -> np.ndarray:
@@ -78,7 +78,7 @@ class Ragged:
         return self.values[self.offsets[1:] - 1]
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(s, s + l)`` for every (s, l), without a loop."""
     lengths = np.asarray(lengths, dtype=np.int64)
     total = int(lengths.sum())
@@ -92,7 +92,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def _blocks(nrow: np.ndarray, ncol: np.ndarray):
     """For blocks of nrow x ncol: (block id, row, col) of every entry, row-major."""
     size = nrow * ncol
-    entries = _ranges(np.zeros(len(size), dtype=np.int64), size)
+    entries = ranges(np.zeros(len(size), dtype=np.int64), size)
     block = np.repeat(np.arange(len(size)), size)
     c = ncol[block]
     return block, entries // np.maximum(c, 1), entries % np.maximum(c, 1)
@@ -114,7 +114,7 @@ def assign_blocks(cost: np.ndarray, nrow: np.ndarray, ncol: np.ndarray, which: n
         if ids.size == 0:
             continue
         lengths = size[ids]
-        flat = _ranges(start[ids], lengths)
+        flat = ranges(start[ids], lengths)
         vals = cost[flat]
         seg = np.repeat(np.arange(ids.size), lengths)
         seg_start = np.cumsum(lengths) - lengths
@@ -227,7 +227,7 @@ def segment_intervals(cps: Ragged, corrected: bool):
     lengths = cps.lengths
     T = cps.last()
     internal_len = np.where(lengths > 1, lengths - 1, 1)
-    internal = cps.values[_ranges(cps.offsets[:-1], internal_len)].astype(np.int64)
+    internal = cps.values[ranges(cps.offsets[:-1], internal_len)].astype(np.int64)
     nseg = internal_len + 1
     seg_off = np.cumsum(nseg) - nseg
     total = int(nseg.sum())

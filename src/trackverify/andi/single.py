@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.andi import core
-from trackverify.andi._engine import (Ragged, _ranges, assign_blocks, changepoint_counts,
+from trackverify.andi._engine import (Ragged, ranges, assign_blocks, changepoint_counts,
                                       segment_costs)
 from trackverify.io.bounded import regular_file
 
@@ -146,7 +146,7 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
                                 "ignored (official rule)", "warning"))
     ncp = (counts - 1) // 4
     if strict:
-        cp_pos = np.repeat(starts, ncp) + 4 * _ranges(np.ones(len(ncp), dtype=np.int64), ncp)
+        cp_pos = np.repeat(starts, ncp) + 4 * ranges(np.ones(len(ncp), dtype=np.int64), ncp)
         row_of = np.repeat(np.arange(len(counts)), ncp)
         bad_cp = np.zeros(len(counts), dtype=bool)
         np.logical_or.at(bad_cp, row_of, ~np.isfinite(flat[cp_pos]))
@@ -167,7 +167,7 @@ def parse_lines(lines: list[str], source: str = "<text>", *, corrected: bool = F
     nval = np.where(counts % 4 == 0, counts // 4, (counts - 1) // 4)
 
     def column(offset, n):
-        pos = np.repeat(starts + offset, n) + 4 * _ranges(np.zeros(len(n), dtype=np.int64), n)
+        pos = np.repeat(starts + offset, n) + 4 * ranges(np.zeros(len(n), dtype=np.int64), n)
         return Ragged.from_lengths(flat[pos], n)
 
     table = Table(flat[starts] if len(starts) else np.zeros(0), column(4, ncp),
@@ -370,7 +370,7 @@ def score_tables(true: Table, pred: Table, *, true_group=None, pred_group=None,
 
 def _drop_last_unless(r: Ragged, keep: np.ndarray) -> Ragged:
     lengths = np.where(keep, r.lengths, np.maximum(r.lengths - 1, 0))
-    return Ragged.from_lengths(r.values[_ranges(r.offsets[:-1], lengths)], lengths)
+    return Ragged.from_lengths(r.values[ranges(r.offsets[:-1], lengths)], lengths)
 
 
 def error_SingleTraj_dataset(df_pred, df_true, threshold_error_alpha=None, max_val_alpha=2,

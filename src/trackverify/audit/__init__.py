@@ -14,10 +14,18 @@ __all__ = ["AuditResult", "audit", "calibration_threshold"]
 
 
 def __getattr__(name: str):
-    if name in __all__:
-        from trackverify.audit import core
+    if name == "audit":
+        from trackverify.audit.core import audit
 
-        return getattr(core, name)
+        return audit
+    if name == "AuditResult":
+        from trackverify.audit.result import AuditResult
+
+        return AuditResult
+    if name == "calibration_threshold":
+        from trackverify.audit.verdicts import calibration_threshold
+
+        return calibration_threshold
     raise AttributeError(f"module 'trackverify.audit' has no attribute {name!r}")
 
 

@@ -42,6 +42,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from trackverify.audit.result import UNCOVERED, audited
+from trackverify.audit.segments import segments_and_membership
 from trackverify.report.numbers import fmt
 
 #: Family-wise chance that independent flags make one frame event in a recording.
@@ -51,7 +53,6 @@ FRAME_EVENT_SHARE = 0.5
 #: A swap needs the two confusions to share at least this share of the smaller one's frames.
 SWAP_SHARE = 0.5
 KINDS = ("frame", "swap", "identity", "drift", "uncovered")
-UNCOVERED = ("not_in_anchor_frame", "no_anchor_identity")
 EVENT_COLUMNS = ("rank", "kind", "recording", "ids", "lookalike_id", "first_frame",
                  "last_frame", "frames", "observations", "flagged", "on_lookalike",
                  "evidence")
@@ -81,18 +82,13 @@ def find_events(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
 
 def _candidates(observations: pd.DataFrame) -> pd.DataFrame:
     """The rows an event may cover: flagged audited rows and an uncovered id's rows."""
-    from trackverify.audit.core import _audited
-
-    audited = _audited(observations)
     verdict = observations["verdict"].to_numpy(dtype=object)
     uncovered = observations["reason"].isin(UNCOVERED).to_numpy()
-    keep = audited & ((verdict == "flagged") | uncovered)
+    keep = audited(observations) & ((verdict == "flagged") | uncovered)
     if "segment" in observations.columns:
         segment = observations["segment"]
     else:
-        from trackverify.audit.core import _segments
-
-        segment = _segments(observations)[1]
+        segment = segments_and_membership(observations)[1]
     rows = observations.assign(_position=np.arange(len(observations)),
                                _segment=segment.to_numpy(dtype=float, na_value=np.nan))[keep].copy()
     rows["_own"] = own_distance(rows)
@@ -197,9 +193,7 @@ def _unsupported(rows: pd.DataFrame, kind: np.ndarray, observations: pd.DataFram
 
 def _shortest_run(rows: pd.DataFrame, observations: pd.DataFrame) -> np.ndarray:
     """Per candidate row, its recording's ``L`` (see :func:`_unsupported`)."""
-    from trackverify.audit.core import _audited
-
-    scored = observations[_audited(observations)
+    scored = observations[audited(observations)
                           & observations["verdict"].isin(["certified", "flagged"]).to_numpy()]
     per = scored["verdict"].eq("flagged").groupby(scored["recording"]).agg(["size", "mean"])
     n, q = per["size"].to_numpy(float), per["mean"].to_numpy(float)
@@ -216,9 +210,7 @@ def _frame_event_rows(rows: pd.DataFrame, observations: pd.DataFrame) -> tuple[n
     number of scored ids."""
     from scipy.stats import binom
 
-    from trackverify.audit.core import _audited
-
-    scored = observations[_audited(observations)
+    scored = observations[audited(observations)
                           & observations["verdict"].isin(["certified", "flagged"]).to_numpy()]
     where = pd.MultiIndex.from_arrays([rows["recording"], rows["frame"]])
     if not len(scored):

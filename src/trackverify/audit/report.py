@@ -42,7 +42,7 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
     """Scores of certified and flagged rows against the threshold they were judged by: under
     the default rule (half of each identity's own spacing) the relative score against
     :data:`DEFAULT_THRESHOLD_SPACINGS`, else the score in um against each recording's value."""
-    from trackverify.audit.core import DEFAULT_THRESHOLD_SPACINGS
+    from trackverify.audit.result import DEFAULT_THRESHOLD_SPACINGS
 
     rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
                         & ~observations["reason"].eq("anchor_frame").to_numpy()]
@@ -105,20 +105,24 @@ def with_error_rate(report: str, estimate: dict) -> str | None:
     start, end = report.find(ERROR_RATE_START), report.find(ERROR_RATE_END)
     if start < 0 or end < start:
         return None
-    rows = [[html.escape(name), cell(block["estimate"], ".1%"),
-             f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}",
+    def interval(block: dict | None) -> str:
+        return "" if block is None else f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}"
+
+    rows = [[html.escape(name), cell(block["estimate"], ".1%"), interval(block),
              cell(block.get("upper_one_sided"), ".1%") if "upper_one_sided" in block else "",
-             cell(block["n_reviewed"], "d"), cell(block["n_unsure"], "d"), cell(block["N"], "d")]
+             interval(block["fixed_n"]), f"{block['n_decided']} of {block['n_rows']}",
+             cell(block["n_unsure"], "d"), cell(block["N"], "d")]
             for name, block in (("all", estimate["all"]), ("certified", estimate["certified"]))
             if block is not None]
     section = (f"<h2>Error rate from the human review</h2><p>Share of the audited observations "
                f"whose identity is wrong, estimated from the decisions of <code>review.csv</code> "
                f"(stratified sample of <code>sample.json</code>, seed {html.escape(str(estimate['seed']))}); "
-               f"95 % intervals over the finite population of audited observations; "
-               f"<i>unsure</i> counts as correct for the low end and as wrong for the high end "
-               f"(<code>estimate.json</code> per recording).</p>"
+               f"95 % intervals over the finite population of audited observations, "
+               f"{html.escape(estimate['interval'])}; the fixed-N interval once every row is "
+               f"decided; <i>unsure</i> counts as correct for the low end and as wrong for the "
+               f"high end (<code>estimate.json</code> per recording).</p>"
                + table(["observations", "wrong", "95 % interval", "at most (one-sided 95 %)",
-                        "reviewed", "unsure", "population"], rows))
+                        "fixed-N interval", "decided", "unsure", "population"], rows))
     return report[:start + len(ERROR_RATE_START)] + section + report[end:]
 
 
@@ -197,7 +201,8 @@ def render_audit_report(result) -> str:
                   for v in ("certified", "flagged", "abstained")]
     reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     timelines = _timelines_html(result.observations)
-    return page("trackverify audit", f"""<h1>trackverify audit</h1>
+    inputs = [str(v) for v in summary.get("inputs", {}).values() if v is not None]
+    return page("trackverify audit", inputs=inputs, body=f"""<h1>trackverify audit</h1>
 <p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
 (evidence: {html.escape(str(summary['evidence']))}); anchor frame: {html.escape(str(summary['anchor_frame']))}
 (its identities are trusted, as a person checked them; the audit cannot see errors already

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from trackverify.audit.core import AuditResult, check_out_overlap
+from trackverify.audit.result import AuditResult
 from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
+from trackverify.io.paths import check_out_overlap
 from trackverify.io.tabular import write_table
 
 

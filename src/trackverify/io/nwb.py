@@ -84,7 +84,6 @@ from trackverify.io.bounded import (MAX_LABEL_VOXELS, check_declared_bytes, chec
                                     regular_file)
 from trackverify.io.formats.hdf5 import check_in_file, declared_allowed
 from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
-from trackverify.values import is_integer
 
 MODULE = "processing/CalciumActivity"
 SEGMENTATION = f"{MODULE}/CalciumSeriesSegmentation"
@@ -116,8 +115,8 @@ def read_nwb(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read one WormID-layout NWB file: ``(observations, recordings)`` (module docstring)."""
     source = str(path)
     path = regular_file(path)
-    _check_links(path, source)
-    with _pynwb_file(path, source) as (io, nwbfile):
+    check_links(path, source)
+    with pynwb_file(path, source) as (io, nwbfile):
         try:
             notes = _notes(nwbfile)
             recording_row = _recording_row(nwbfile, notes)
@@ -160,7 +159,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-def _check_links(path: Path, source: str) -> None:
+def check_links(path: Path, source: str) -> None:
     """Refuse a file h5py cannot open, external links, dangling soft links and soft-link
     loops (pynwb and h5py raise tracebacks on them), and datasets kept in other files
     (external storage, virtual datasets: :func:`hdf5.check_in_file`); every
@@ -203,7 +202,7 @@ def _check_links(path: Path, source: str) -> None:
 
 
 @contextmanager
-def _pynwb_file(path: Path, source: str) -> Iterator[Any]:
+def pynwb_file(path: Path, source: str) -> Iterator[Any]:
     """The file's ``NWBFile`` as pynwb builds it (lazily: datasets stay on disk until read),
     with the namespaces the file caches and the ndx-multichannel-volume classes; a file
     pynwb cannot build is refused with the object it names."""
@@ -453,16 +452,18 @@ def _segmentation(nwbfile, source: str):
     return seg, module
 
 
-def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+def volume_geometry(volume, source: str, where: str,
+                    n: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """``(origin_um, spacing_um)`` of the ImagingVolume (or ImagingPlane) ``volume``: its
     ``grid_spacing`` and ``origin_coords`` (0 when absent) times their units (pynwb gives
-    the schema's default unit, meters, when the file states none)."""
+    the schema's default unit, meters, when the file states none); ``n`` values each (an
+    ImagingPlane of x and y: 2)."""
     out, label = [], ""
     for name in ("origin_coords", "grid_spacing"):
         data = getattr(volume, name, None)
         if data is None:
             if name == "origin_coords":
-                out.append(np.zeros(3))
+                out.append(np.zeros(n))
                 continue
             raise InputError(f"the ImagingVolume '{volume.name}' linked from '{where}' has no "
                              "grid_spacing", source=source)
@@ -470,11 +471,11 @@ def _volume_geometry(volume, source: str, where: str) -> tuple[np.ndarray, np.nd
         label = f"'{getattr(dataset, 'name', f'/general/optophysiology/{volume.name}/{name}')}'"
         dtype = dataset.dtype if hasattr(dataset, "dtype") else np.asarray(dataset).dtype
         if dtype.kind not in "iuf":
-            raise InputError(f"{label} must hold 3 numbers, found {dtype}", source=source)
+            raise InputError(f"{label} must hold {n} numbers, found {dtype}", source=source)
         values = np.asarray(dataset[()] if hasattr(dataset, "id") else dataset,
                             dtype=np.float64).ravel()
-        if values.shape != (3,) or not np.all(np.isfinite(values)):
-            raise InputError(f"{label} must hold 3 finite numbers, found shape "
+        if values.shape != (n,) or not np.all(np.isfinite(values)):
+            raise InputError(f"{label} must hold {n} finite numbers, found shape "
                              f"{values.shape}", source=source)
         unit = str(getattr(volume, f"{name}_unit", None) or "meters").strip().lower()
         if unit not in _UNIT_TO_UM:
@@ -504,7 +505,7 @@ def _read_rois(seg, source: str):
                          source=source)
     order = sorted(frames_by_name)
     first = planes[frames_by_name[order[0]]]
-    geometry = _volume_geometry(first.imaging_plane, source,
+    geometry = volume_geometry(first.imaging_plane, source,
                                 f"/{SEGMENTATION}/{first.name}/imaging_plane")
     frames, rows, centres = [], [], []
     extra: dict[str, list] = {}
@@ -632,7 +633,7 @@ def _read_label_volume(seg, source: str):
                          f"({voxels} voxels); at most {MAX_LABEL_VOXELS} are read",
                          source=source)
     _bounded(data, source)
-    geometry = _volume_geometry(seg.imaging_volume, source, where)
+    geometry = volume_geometry(seg.imaging_volume, source, where)
     frames, rows, centres = [], [], []
     n_rows = 0
     step = max(1, int(2e7 // max(1, int(np.prod(data.shape[1:])))))
@@ -803,12 +804,32 @@ def _is_missing(value: Any) -> bool:
     return value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
 
 
+def imaging_volume(device, spacing_um, origin_um, channel: str, channel_description: str,
+                   description: str, reference_frame: str, wavelengths=(0.0, 0.0)):
+    """An ndx-multichannel-volume ``ImagingVolume`` of one optical channel: ``grid_spacing``
+    and ``origin_coords`` (x, y, z) in micrometres; ``wavelengths``: (excitation, emission) nm."""
+    from ndx_multichannel_volume import (ImagingVolume, OpticalChannelPlus,
+                                         OpticalChannelReferences)
+
+    excitation, emission = wavelengths
+    optical = OpticalChannelPlus(name=channel, description=channel_description,
+                                 excitation_lambda=excitation,
+                                 excitation_range=[excitation, excitation],
+                                 emission_lambda=emission, emission_range=[emission, emission])
+    return ImagingVolume(
+        name="ImagingVolume", optical_channel_plus=[optical],
+        order_optical_channels=OpticalChannelReferences(name="order_optical_channels",
+                                                        channels=[channel]),
+        description=description, device=device, location="head",
+        grid_spacing=list(spacing_um), grid_spacing_unit="micrometers",
+        origin_coords=list(origin_um), origin_coords_unit="micrometers",
+        reference_frame=reference_frame)
+
+
 def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
            spacing: float) -> None:
     from hdmf.common import ElementIdentifiers, VectorData, VectorIndex
-    from ndx_multichannel_volume import (ImagingVolume, MultiChannelVolumeSeries,
-                                         OpticalChannelPlus, OpticalChannelReferences,
-                                         SegmentationLabels)
+    from ndx_multichannel_volume import MultiChannelVolumeSeries, SegmentationLabels
     from pynwb import NWBHDF5IO, NWBFile
     from pynwb.file import Subject
     from pynwb.ophys import ImageSegmentation, PlaneSegmentation
@@ -832,17 +853,9 @@ def _write(obs: pd.DataFrame, row: dict[str, Any], path: Path, layout: str,
                   subject=Subject(subject_id=str(row["animal_id"]),
                                   species="http://purl.obolibrary.org/obo/NCBITaxon_6239"))
     device = nwb.create_device(name="Microscope", description="unknown")
-    channel = OpticalChannelPlus(name="channel", description="positions only",
-                                 excitation_lambda=0.0, excitation_range=[0.0, 0.0],
-                                 emission_lambda=0.0, emission_range=[0.0, 0.0])
-    volume = ImagingVolume(
-        name="ImagingVolume", optical_channel_plus=[channel],
-        order_optical_channels=OpticalChannelReferences(name="order_optical_channels",
-                                                        channels=["channel"]),
-        description="voxel grid chosen by trackverify to store positions", device=device,
-        location="head", grid_spacing=[spacing] * 3, grid_spacing_unit="micrometers",
-        origin_coords=origin.tolist(), origin_coords_unit="micrometers",
-        reference_frame="origin_coords is the smallest position per axis")
+    volume = imaging_volume(device, [spacing] * 3, origin.tolist(), "channel", "positions only",
+                            "voxel grid chosen by trackverify to store positions",
+                            "origin_coords is the smallest position per axis")
     nwb.add_imaging_plane(volume)
     module = nwb.create_processing_module(name="CalciumActivity", description="tracked neurons")
     if layout == "rois":
@@ -941,71 +954,3 @@ def _filled(values: np.ndarray, present: np.ndarray, members: np.ndarray) -> lis
     out = np.full(len(present), "", dtype=object)
     out[present] = values[members[present]]
     return [str(v) for v in out]
-
-
-# ----------------------------------------------------------------------------- convert
-
-
-def read_any(path: Path, **options) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Observations and recordings from an NWB file, a folder of them, or anything
-    :func:`trackverify.dataset.load_dataset` reads (a folder with ``observations.parquet``
-    (+ ``recordings.csv``), an observation table, a tracker's file; ``options`` are its
-    ``fmt``, ``columns`` and ``pixel_size``)."""
-    from trackverify.dataset import load_dataset
-
-    path = Path(path)
-    fmt = options.get("fmt")
-    if fmt in (None, "nwb") and path.is_file() and path.suffix.lower() == ".nwb":
-        return read_nwb(path)
-    if fmt in (None, "nwb") and path.is_dir():
-        files = sorted(path.glob("*.nwb"))
-        if files:
-            parts = [read_nwb(p) for p in files]
-            first: dict[Any, Path] = {}
-            for file, (_, recordings) in zip(files, parts):
-                name = plain(recordings["recording"].iloc[0])
-                other = first.setdefault(name, file)
-                if other != file:
-                    raise InputError(f"holds recording {name!r} (its identifier), like "
-                                     f"{other}; one recording per file, each file once",
-                                     source=str(file))
-            return (pd.concat([p[0] for p in parts], ignore_index=True),
-                    pd.concat([p[1] for p in parts], ignore_index=True))
-    dataset = load_dataset(path, **options)
-    return dataset._observations, dataset.recordings
-
-
-def convert(source: str | os.PathLike, to: str, out: str | os.PathLike, *,
-            layout: str = "rois", voxel_um: float | None = None, **options) -> list[Path]:
-    """``to="parquet"``: write ``out/observations.parquet`` and ``out/recordings.csv``.
-    ``to="nwb"``: one file per recording: ``out`` itself if it ends in ``.nwb`` (one
-    recording only), else ``out/<recording>.nwb``. ``options`` (``fmt``, ``columns``,
-    ``pixel_size``) say how to read ``source`` (:func:`read_any`)."""
-    from trackverify.io.paths import child_paths
-    from trackverify.io.tabular import write_table
-
-    if to == "nwb":
-        from trackverify.extras import require
-
-        for module in ("hdmf", "pynwb", "ndx_multichannel_volume"):  # before reading anything
-            require(module, "nwb", "convert --to nwb")
-    obs, recordings = read_any(Path(source), **options)
-    out = Path(out)
-    if to == "parquet":
-        return [write_table(obs, out / "observations.parquet"),
-                write_table(recordings, out / "recordings.csv")]
-    if to != "nwb":
-        raise InputError(f"unknown target format {to!r} (use parquet or nwb)")
-    names = list(pd.unique(obs["recording"]))
-    if out.suffix.lower() == ".nwb" and len(names) != 1:
-        raise InputError(f"{len(names)} recordings need one NWB file each; give a folder as "
-                         "--out", source=str(out))
-    rows = {r["recording"]: r for r in recordings.to_dict("records")}
-    targets = [out] if out.suffix.lower() == ".nwb" else child_paths(
-        out, names, ".nwb", source=str(source))  # every name checked before any file is written
-    written = []
-    for name, target in zip(names, targets):
-        written.append(write_nwb(obs[obs["recording"] == name], target,
-                                 recording=rows.get(name), layout=layout, voxel_um=voxel_um))
-    return written
-

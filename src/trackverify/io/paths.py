@@ -168,3 +168,11 @@ def check_out_file(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
     """Refuse an output *file* that is an input, lies inside an input folder, is an existing
     folder, or lies under a regular file."""
     _check(out, inputs, folder=False)
+
+
+def check_out_overlap(out: str | os.PathLike, inputs: dict) -> None:
+    """Refuse an output folder that is, lies inside or contains one of ``inputs`` (name ->
+    path, label or table): :func:`check_out_dir` on those that name an existing file or folder
+    (a label such as ``<tracks>`` or a DataFrame names none)."""
+    check_out_dir(out, [p for p in inputs.values()
+                        if isinstance(p, (str, os.PathLike)) and os.path.exists(p)])

@@ -59,6 +59,26 @@ def read_table(path: str | os.PathLike, id_columns: tuple[str, ...] = ()) -> pd.
         raise
 
 
+def data_lines(path: str | os.PathLike) -> np.ndarray | None:
+    """The 1-based line in the file of each data row of a CSV / TSV file (its header is its
+    first non-blank line; blank lines are no rows, as :func:`read_table` reads them), or None
+    for another kind of file and for one whose rows are not its lines (a quoted cell holding
+    a line break). Read on an error path only: the whole file at once."""
+    path = Path(path)
+    if table_kind(path) not in ("csv", "tsv"):
+        return None
+    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    starts, stops = np.r_[0, ends + 1], np.r_[ends, len(data)]
+    def per_line(mask: np.ndarray) -> np.ndarray:
+        total = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+        return total[stops] - total[starts]
+    if (per_line(data == ord('"')) % 2).any():  # a quoted cell across lines
+        return None
+    blank = per_line(~np.isin(data, np.frombuffer(b" \t\r", dtype=np.uint8))) == 0
+    return (np.flatnonzero(~blank) + 1)[1:]
+
+
 #: Suffixes whose content decides how the table is read (:func:`table_kind`).
 SNIFFED_SUFFIXES = {".txt", ""}
 SNIFFED_AS = {"parquet": "Parquet: the file starts with the bytes PAR1",
@@ -367,14 +387,19 @@ def arrow_table(df: pd.DataFrame) -> pa.Table:
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index."""
+    """Write ``df`` as Parquet or CSV (by suffix), atomically, without the index; a Parquet
+    file's key-value metadata names the trackverify version that wrote it (``trackverify``)."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
+        from trackverify import __version__
+
         try:
             table = arrow_table(df)
         except pa.ArrowException as exc:  # e.g. a column mixing numbers and text
             raise InputError(f"cannot be written as Parquet ({_first_line(exc)})",
                              source=str(path)) from None
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               b"trackverify": __version__.encode()})
         return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
     # A text cell that starts with a space is quoted (readers skip a cell's initial spaces);
     # only then are all text cells quoted, so ordinary tables keep their plain look.

@@ -3,7 +3,6 @@ so every metric can be reported twice (all rows, unquestioned rows)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from trackverify.reference_check.core import ReferenceCheck

@@ -66,7 +66,7 @@ def picture(finding: pd.Series, observations: pd.DataFrame, detections: pd.DataF
 
 
 def render_report(check: ReferenceCheck, observations: pd.DataFrame,
-                  detections: pd.DataFrame | None) -> str:
+                  detections: pd.DataFrame | None, inputs: list[str] | tuple[str, ...] = ()) -> str:
     from trackverify.report.html import cell, page, table
 
     s = check.summary()
@@ -96,14 +96,23 @@ def render_report(check: ReferenceCheck, observations: pd.DataFrame,
             "<p>Each picture: the frame's detections within 20 um (grey), labelled ones (blue), the "
             "questioned label's number in red, and the red cross where the frames around put "
             "it (in the finding's first frame, the one drawn).</p>" + pictures)
-    return page("Reference check", body)
+    return page("Reference check", body, inputs)
 
 
 def write_outputs(check: ReferenceCheck, observations: pd.DataFrame,
-                  detections: pd.DataFrame | None, out: str | Path) -> None:
-    """``reference_issues.csv``, ``check.json`` and ``report.html`` in ``out`` (atomically)."""
+                  detections: pd.DataFrame | None, out: str | Path,
+                  inputs: dict | None = None) -> None:
+    """``reference_issues.csv``, ``check.json`` and ``report.html`` in ``out`` (atomically);
+    ``inputs``: how the tracks were read (:func:`trackverify.io.tracks.read_tracks`'s record)
+    and the detections' path, kept in ``check.json`` with the trackverify version."""
+    from trackverify import __version__
+
     out = ensure_folder(out)
+    inputs = inputs or {}
     write_text_atomic(out / "reference_issues.csv", issues_table(check).to_csv(index=False))
     write_json_atomic(out / "check.json", {"summary": check.summary(),
-                                           "findings": issues_table(check).to_dict("records")})
-    write_text_atomic(out / "report.html", render_report(check, observations, detections))
+                                           "findings": issues_table(check).to_dict("records"),
+                                           "trackverify": __version__, "inputs": inputs})
+    write_text_atomic(out / "report.html", render_report(
+        check, observations, detections, [str(i.get("source", i) if isinstance(i, dict) else i)
+                                          for i in inputs.values() if i is not None]))

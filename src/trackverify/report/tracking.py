@@ -16,7 +16,7 @@ WRONG_ROWS = 25
 
 
 def evaluate_timelines(results) -> list[Timeline]:
-    """Each recording's per-track timeline from a :class:`trackverify.tracking_gt.TrackingResults`:
+    """Each recording's per-track timeline from a :class:`trackverify.metrics.tracking.TrackingResults`:
     an observation is correct when its valid predicted id is aligned to its track (the
     recording-wide alignment of tracking_gt), the identity switches (``events``) marked."""
     if not len(results.observations):
@@ -57,7 +57,7 @@ def render_tracking_report(results, settings: dict, inputs: dict[str, str],
                    cell(None if pd.isna(r.first_wrong_frame) else int(r.first_wrong_frame), "d")]
                   for r in wrong.head(WRONG_ROWS).itertuples()]
     given = ", ".join(f"{html.escape(k)} <code>{html.escape(str(v))}</code>" for k, v in inputs.items())
-    return page("trackverify evaluate", f"""<h1>trackverify evaluate</h1>
+    return page("trackverify evaluate", inputs=[str(v) for v in inputs.values()], body=f"""<h1>trackverify evaluate</h1>
 <p class="lead">The tracker's identities against the reference tracks: {given}; predictions
 linked by {html.escape(str(settings['linked_by']))}.</p>
 <h2>tracking_gt</h2>

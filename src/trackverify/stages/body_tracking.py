@@ -6,7 +6,7 @@ the error of a (GT fly g, predicted track p) pair is
 ``err = (||head_g - head_p|| + ||abd_g - abd_p||) / a_g / 2`` with ``a_g`` the GT fly's
 quarter length (OQ-A1.1). Only frames with ground truth are scored (OQ-A1.4); pairs with
 ``err > tau_match`` (1.0, OQ-A1.2) are never matched. The matching and the counts are
-trackverify's canonical CLEAR (:func:`trackverify.mot.clear_metrics`, TrackEval
+trackverify's canonical CLEAR (:func:`trackverify.metrics.mot.clear_metrics`, TrackEval
 conventions) on the similarity ``s = 1 - err / (2 tau_match)``: per frame the matching
 maximises ``sum(1000 * continues + s)``, i.e. a GT fly keeps the track it was matched to in
 the previous frame whenever that pair is within the gate, and otherwise the total
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from trackverify.errors import ConfigError, InputError
-from trackverify.mot import IDSW_RULES, clear_metrics
+from trackverify.metrics.mot import IDSW_RULES, clear_metrics
 from trackverify.scoring import pass_relative, tolerance_ratio
 from trackverify.stages.common import (
     StageResult, check_complete, config_record, dense, experiments, load_trx, summarise_ratios, total_frames)
@@ -80,7 +80,7 @@ def clear_counts(gt_present: np.ndarray, pred_present: np.ndarray, err: np.ndarr
     (non-finite = impossible). Only frames with at least one GT fly are scored, renumbered
     ``0..frames-1`` (so the ``consecutive`` IDSW variant means consecutive scored frames).
     Every present pair with ``err <= gate`` becomes a candidate pair of
-    :func:`trackverify.mot.clear_metrics` with similarity ``s = 1 - err / (2 gate)``, in
+    :func:`trackverify.metrics.mot.clear_metrics` with similarity ``s = 1 - err / (2 gate)``, in
     ``[0.5, 1]``. No other pair is passed, so "matchable" is exactly ``err <= gate``:
     rounding is monotone, so ``err <= gate`` gives ``s >= 0.5`` in floating point, and the
     ``s >= 0.5 - eps`` slack of TrackEval's threshold never admits an ``err`` above the gate.

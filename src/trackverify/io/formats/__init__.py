@@ -28,11 +28,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trackverify.errors import InputError
+from trackverify.io.formats.base import Calibration, Tracks  # noqa: F401 (re-exported)
 
 KINDS = ("reference", "predictions", "observations")
 
@@ -99,37 +100,6 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("table", "table", (".csv", ".tsv", ".parquet", ".pq"),
            "trackverify table (CSV / Parquet), renamed with --columns", extra=None),
 )}
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What one coordinate unit of a file is: ``um_per_unit`` per axis (x, y[, z]) or None."""
-
-    unit: str
-    um_per_unit: tuple[float, ...] | None
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"unit": self.unit, "um_per_unit": None if self.um_per_unit is None
-                else list(self.um_per_unit), "source": self.source}
-
-
-@dataclass
-class Tracks:
-    """A reader's result: points in the file's units and what the file says they are."""
-
-    table: Any  # pandas.DataFrame: frame, track, x, y[, z], parent_track, extras
-    calibration: Calibration
-    details: dict = field(default_factory=dict)
-
-
-@dataclass
-class Loaded:
-    """A project table read from any format, and what was done to get it (for the manifest)."""
-
-    table: Any  # pandas.DataFrame, validated against the kind's schema
-    info: dict
-    warnings: list[str] = field(default_factory=list)
 
 
 def format_names() -> str:
@@ -211,66 +181,28 @@ def parse_pixel_size(text: str | tuple | None) -> tuple[float, ...] | None:
     return values
 
 
-def read_tracks(path: str | os.PathLike, fmt: str | None = None, **options) -> tuple[str, Tracks]:
-    """Read ``path`` in format ``fmt`` (detected when None): ``(format name, Tracks)``."""
+def read_points(path: str | os.PathLike, fmt: str | None = None, **options) -> tuple[str, Tracks]:
+    """A reader's points of ``path`` in format ``fmt`` (detected when None), in the file's own
+    units: ``(format name, Tracks)`` (the project's tables: :func:`trackverify.io.tracks.read_tracks`)."""
     path = input_path(path)
     name = fmt if fmt is not None else detect_format(path)
     return name, get_format(name).read(path, **options)
 
 
-def load(path: str | os.PathLike, kind: str, *, fmt: str | None = None,
-         columns: str | dict | None = None, pixel_size: str | tuple | None = None,
-         recording: str | None = None) -> Loaded:
-    """Read any supported file as the project's ``kind`` of table (one of :data:`KINDS`).
-
-    Coordinates become micrometres: the file's calibration when it has one (recorded in
-    ``info["calibration"]``), else ``pixel_size`` (um per pixel, per axis), else they are
-    taken as micrometres with a warning. The units check of :mod:`.units` adds warnings.
-    """
+def read_file(path: Path, kind: str, name: str, scale: tuple[float, ...] | None,
+              recording: str | None) -> tuple[Any, dict, list[str]]:
+    """A tracker's file in format ``name`` (not ``table``: trackverify's own tables are read by
+    :func:`trackverify.io.tracks.read_tracks`) as the project's ``kind`` of table:
+    ``(table, info, warnings)``. Coordinates become micrometres: the file's calibration when it
+    has one (``info["calibration"]``), else ``scale`` (um per pixel, per axis), else they are
+    taken as micrometres with a warning; the units check of :mod:`.units` adds warnings.
+    Read by :func:`trackverify.io.tracks.read_tracks`, the one door."""
     from trackverify.io.formats import convert, units
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
-    path = input_path(path)
-    name = fmt if fmt is not None else detect_format(path)
-    scale = parse_pixel_size(pixel_size)
-    mapping = parse_columns(columns)
-    if name == "table":
-        from trackverify.io.formats import table as table_format
-        return table_format.load_as(path, kind, mapping, scale, recording)
-    if mapping:
-        raise InputError(f"--columns applies to CSV / Parquet tables, not to format '{name}'",
-                         source=str(path))
     tracks = get_format(name).read(path)
     table, calibration, notes = units.to_micrometres(tracks, scale, str(path))
     result = convert.as_kind(table, kind, recording, str(path))
-    info = {"path": str(path), "format": name, "calibration": calibration, **tracks.details}
-    return Loaded(result, info, notes + units.plausibility_warnings(result, str(path)))
-
-
-def load_pair(reference: str | os.PathLike, predictions: str | os.PathLike, *,
-              fmt: str | None = None, columns: str | dict | None = None,
-              pixel_size: str | tuple | None = None,
-              **per_file) -> tuple[Loaded, Loaded, list[str]]:
-    """Reference and predictions from any supported files, and every units warning
-    (each file's, plus the scale comparison of the two).
-
-    ``fmt``, ``columns`` and ``pixel_size`` apply to both files; ``reference_fmt``,
-    ``predictions_columns`` ... (the same names prefixed) to one file and take precedence.
-    """
-    from trackverify.io.formats.units import scale_mismatch_warnings
-
-    shared = {"fmt": fmt, "columns": columns, "pixel_size": pixel_size}
-    unknown = sorted(set(per_file) - {f"{p}_{k}" for p in ("reference", "predictions") for k in shared})
-    if unknown:
-        raise TypeError(f"unknown option(s) {unknown}")
-
-    def one(path, kind, prefix):
-        return load(path, kind, **{k: per_file.get(f"{prefix}_{k}") or v for k, v in shared.items()})
-
-    ref = one(reference, "reference", "reference")
-    pred = one(predictions, "predictions", "predictions")
-    warnings = ref.warnings + pred.warnings
-    if {"x_um", "y_um"} <= set(pred.table.columns):
-        warnings += scale_mismatch_warnings(ref.table, pred.table, str(reference), str(predictions))
-    return ref, pred, warnings
+    info = {"calibration": calibration, **tracks.details}
+    return result, info, notes + units.plausibility_warnings(result, str(path))

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.hdf5 import dataset, has, is_hdf5, numbers, open_h5
 

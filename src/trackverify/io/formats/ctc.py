@@ -33,9 +33,9 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.io.bounded import MAX_LABEL_VOXELS, companion, inside, regular_file
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
-from trackverify.graph.tracks import lookup
+from trackverify.tables import lookup
 
 TRACK_FILES = ("res_track.txt", "man_track.txt")
 IMAGE_NAME = re.compile(r"^(?:mask|man_track)(\d+)\.tiff?$", re.IGNORECASE)

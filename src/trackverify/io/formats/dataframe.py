@@ -54,7 +54,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size, companion
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.tabular import (cell_numbers, check_not_semicolons, header_line, read_table,
@@ -344,4 +344,5 @@ def columns_hint(names: list[str], kind: str) -> str:
         return ""
     pairs = [f"{target}={name}" for target, name in chosen.items()]
     return (f"; the header looks like a tracker's table: try --columns {','.join(pairs)}"
-            " (with --pixel-size X[,Y[,Z]] if the positions are pixels)")
+            " with --pixel-size X[,Y[,Z]] if the positions are pixels, --units um if they are "
+            "micrometres")

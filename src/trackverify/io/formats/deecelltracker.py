@@ -44,7 +44,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import NPY_LOAD_ERRORS, check_npy, check_size
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.trackmate import MAX_BYTES
 

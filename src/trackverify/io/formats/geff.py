@@ -34,7 +34,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.io.bounded import folder_files, inside, read_json
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.units import UNIT_TO_UM
 

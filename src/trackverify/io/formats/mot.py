@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 
 NUMBER = re.compile(r"^\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")

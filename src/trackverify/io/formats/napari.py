@@ -26,7 +26,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import companion, read_json
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.tabular import cell_numbers, read_table
 
 HEADERS = (["ID", "t", "y", "x"], ["ID", "t", "z", "y", "x"])

@@ -1,14 +1,12 @@
-"""trackverify's own tables (CSV / TSV / Parquet), with an optional column mapping.
+"""trackverify's own tables (CSV / TSV / Parquet), with an optional column mapping: the
+pieces :func:`trackverify.io.tracks.read_tracks` reads them with (the rules, units included,
+are stated there).
 
 ``--columns frame=t,pred_id=id,x_um=x`` renames the file's columns (``t`` -> ``frame`` ...)
 before the table is validated as the project's reference, prediction or observation table
-(:mod:`trackverify.tables`). Coordinates are micrometres; when ``--columns`` maps the
-coordinates from other names (``x_um=x``) and ``--pixel-size`` is given, they are taken as
-pixels and multiplied (recorded in the manifest); without it, coordinates mapped from names
-that say pixels (``x_px``) get the formats' units warning. Columns already named ``x_um`` are
-never rescaled. A z axis left in an unmapped column (``z``, ``Z``, ``z_px`` ... beside
-``x_um``, ``y_um``) is refused with the complete ``--columns`` value that reads it.
-A single-recording table may leave out ``recording``. A table that misses the project's
+(:mod:`trackverify.tables`). A z axis left in an unmapped column (``z``, ``Z``, ``z_px`` ...
+beside ``x_um``, ``y_um``) is refused with the complete ``--columns`` value that reads it.
+A table that misses the project's
 columns is refused with the columns it has and, when its header is a known tracker's
 (:mod:`.dataframe`), the ``--format`` to give, or when it has a frame, an id and x, y under
 names trackers use, the exact ``--columns`` mapping to try.
@@ -16,20 +14,15 @@ names trackers use, the exact ``--columns`` mapping to try.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from trackverify.errors import InputError
-from trackverify.io.tabular import read_table
-from trackverify.tables import (OBSERVATIONS, PREDICTIONS, READ_AS_IDS, REFERENCE, closest_hint,
+from trackverify.tables import (closest_hint,
                                 validate)
 
-SCHEMAS = {"reference": REFERENCE, "predictions": PREDICTIONS, "observations": OBSERVATIONS}
-#: A column name that says its values are pixels: ``px``, ``pix`` or ``pixel(s)`` as a word.
-PIXEL_NAME = re.compile(r"(?:^|[^a-z])(?:px|pix|pixels?)(?:$|[^a-z])", re.IGNORECASE)
 
 
 def sniff(path: Path) -> bool:
@@ -50,22 +43,6 @@ def apply_mapping(df, mapping: dict[str, str], source: str):
         raise InputError(f"--columns names column(s) the file does not have: {', '.join(hints)}; "
                          f"found {present}", source=source)
     return df.rename(columns=mapping)
-
-
-def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: str | None):
-    from trackverify.io.formats import Loaded
-
-    source = str(path)
-    mapped_ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
-    df = apply_mapping(read_table(path, id_columns=mapped_ids), mapping, source)
-    if recording is not None and "recording" not in df.columns:
-        df = df.assign(recording=recording)
-    check_axes(df, mapping, source)
-    table = validated(df, SCHEMAS[kind], kind, source, mapping, path)
-    table, calibration, notes = to_micrometres(table, mapping, scale, source)
-    info = {"path": source, "format": "table", "columns": mapping or None,
-            "calibration": calibration}
-    return Loaded(table, info, notes)
 
 
 def validated(df, schema, kind: str, source: str, mapping: dict[str, str],
@@ -115,33 +92,3 @@ def check_axes(df, mapping: dict[str, str], source: str, prefix: str = "") -> No
             raise InputError(f"the column '{column}' looks like the z axis but is not read (x_um "
                              f"and y_um are): give {prefix}--columns {fix} (or drop the column "
                              "for 2-D positions)", source=source, column=str(column))
-
-
-def to_micrometres(table, mapping: dict[str, str], scale, source: str):
-    """``(table, calibration record, warnings)`` of a validated table: coordinates mapped from
-    other names are multiplied by ``--pixel-size`` when given; without it, coordinates mapped
-    from names that say pixels (``x_px``, ``X (pixel)``) are taken as micrometres with the
-    formats' warning (:func:`.units.assumed_micrometres`); columns named ``x_um`` are never
-    rescaled. Plus the units' plausibility warnings."""
-    from trackverify.io.formats.units import (assumed_micrometres, expand_scale,
-                                              plausibility_warnings)
-
-    coords = [c for c in ("x_um", "y_um", "z_um") if c in table.columns]
-    named = {project: name for name, project in mapping.items()}
-    mapped = [c for c in coords if c in named]
-    notes = []
-    if scale is not None and coords and not mapped:
-        notes.append(f"{source}: --pixel-size ignored, the table's columns are named in um")
-    if scale is not None and mapped:
-        factors = expand_scale(scale, len(coords), source)
-        table = table.copy()
-        for column, factor in zip(coords, factors):
-            table[column] = table[column].to_numpy(dtype=np.float64) * factor
-        calibration = {"unit": "pixel", "um_per_unit": list(factors), "source": "--pixel-size"}
-    elif any(PIXEL_NAME.search(named[c]) for c in mapped):
-        calibration, note = assumed_micrometres("pixel", len(coords), source)
-        notes.append(note)
-    else:
-        calibration = {"unit": "um", "um_per_unit": [1.0] * len(coords),
-                       "source": "column names (x_um, y_um, z_um)"}
-    return table, calibration, notes + (plausibility_warnings(table, source) if coords else [])

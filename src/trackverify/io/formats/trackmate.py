@@ -27,7 +27,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.extras import require
-from trackverify.io.formats import Tracks
+from trackverify.io.formats.base import Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.units import named_unit
 

@@ -47,7 +47,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import check_size, companion
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.trackmate import MAX_BYTES
 from trackverify.io.formats.units import named_unit

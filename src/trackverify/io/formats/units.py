@@ -36,7 +36,7 @@ UNCALIBRATED = {"pixel", "pixels", "px", ""}
 def named_unit(unit: str, source: str, where: str, column: str):
     """The :class:`Calibration` of a file whose coordinates are in ``unit`` (``pixel`` or an
     empty name: uncalibrated); an unknown name is an InputError naming ``column``."""
-    from trackverify.io.formats import Calibration
+    from trackverify.io.formats.base import Calibration
 
     key = unit.strip().lower()
     if key in UNCALIBRATED:

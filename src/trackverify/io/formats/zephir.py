@@ -23,7 +23,7 @@ import pandas as pd
 
 from trackverify.errors import InputError
 from trackverify.io.bounded import companion, read_json
-from trackverify.io.formats import Calibration, Tracks
+from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
 from trackverify.io.formats.hdf5 import array, has, is_hdf5, numbers, open_h5
 
