@@ -39,6 +39,13 @@ def short_values(text: str) -> str:
     return _LONG_DIGITS.sub(lambda m: f"{m[0][:4]}...({len(m[0])} digits)...{m[0][-3:]}", text)
 
 
+def one_line(message: str) -> str:
+    """An error message as the one line the CLI (and the review server) prints: whitespace
+    runs (newlines too) become one space, and long numbers echoed back are cut in the middle
+    (:func:`short_values`)."""
+    return short_values(" ".join(message.split()))
+
+
 class TrackverifyError(Exception):
     """Base class of every error trackverify raises on purpose."""
 

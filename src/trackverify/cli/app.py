@@ -17,7 +17,7 @@ import click
 
 from trackverify import __version__, stop
 from trackverify.cli.options import SEED, echo_warnings, input_options, window_options
-from trackverify.errors import TrackverifyError, short_values
+from trackverify.errors import TrackverifyError, one_line
 from trackverify.cli.evidence import LEVELS as MOTION_LEVELS
 from trackverify.execute import MAX_JOBS
 
@@ -35,12 +35,6 @@ def describe_invocation(argv: list[str]) -> str:
     inputs = [a for a in args if not a.startswith("-") and os.path.exists(a)]
     where = f" on {', '.join(inputs)}" if inputs else ""
     return f"trackverify {' '.join(words)}".rstrip() + where
-
-
-def one_line(message: str) -> str:
-    """An error message as the one line the CLI prints: whitespace runs (newlines too) become
-    one space, and long numbers echoed back are cut in the middle (:func:`short_values`)."""
-    return short_values(" ".join(message.split()))
 
 
 def click_problem(exc: click.exceptions.ClickException) -> str:

@@ -29,8 +29,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 
-from trackverify.cli import one_line
-from trackverify.errors import InputError
+from trackverify.errors import InputError, one_line
 from trackverify.review.items import load_items
 from trackverify.review.page import PAGE
 from trackverify.review.sheet import Sheet, read_sheet, write_decision
