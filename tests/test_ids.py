@@ -150,7 +150,7 @@ def test_decimal_ids_above_2_53_are_refused_as_floats_are(tmp_path):
     path = _csv(tmp_path, ["r,0,1.0,1,0,0,3,true", "r,0,1e+16,2,1,0,4,true"])
     assert _refusal(path) == (
         "FILE, column 'track', row 2: an id stored as a floating-point number (or written as a "
-        "decimal) above 2^53 has lost its exact value; store ids as integers or text")
+        "decimal) of 2^53 or more may have lost its exact value; store ids as integers or text")
 
 
 def test_text_ids_that_look_like_numbers_stay_text(tmp_path):

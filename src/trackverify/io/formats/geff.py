@@ -37,6 +37,7 @@ from trackverify.io.bounded import folder_files, inside, read_json
 from trackverify.io.formats import Calibration, Tracks
 from trackverify.io.formats.graph import tracklets
 from trackverify.io.formats.units import UNIT_TO_UM
+from trackverify.tables import MAX_FRAME
 
 FRAME_PROPS = ("FRAME", "frame")
 METADATA_FILES = (".zattrs", ".zarray", ".zgroup", ".zmetadata", "zarr.json")
@@ -199,6 +200,10 @@ def read(path: Path) -> Tracks:
     if not np.isfinite(frames).all() or (frames != np.round(frames)).any():
         raise InputError(f"node property '{frame_name}' is not whole frames (give a FRAME "
                          "property)", source=where)
+    if len(frames) and not 0 <= frames.min() <= frames.max() <= MAX_FRAME:  # before the cast
+        bad = float(frames[(frames < 0) | (frames > MAX_FRAME)][0])
+        raise InputError(f"node property '{frame_name}' holds frame {bad:.17g}, outside "
+                         f"0..{MAX_FRAME}", source=where)
     table = pd.DataFrame({"node": node_ids, "frame": frames.astype(np.int64)})
     units = []
     for axis in space_axes:
