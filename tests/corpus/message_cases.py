@@ -118,7 +118,8 @@ def message_file_cases(root: Path) -> list[Case]:
              ["not the layout of btrack", "nor of zephir"]),
             ("hdf5_without_groups_run", "tracks.hdf5", ["run", "--data"],
              ["not the layout of btrack"]),
-            ("nwb_without_groups", "rec.nwb", ["convert"], ["not a valid NWB file"])):
+            ("nwb_without_groups", "rec.nwb", ["convert"],
+             ["an HDF5 file, not NWB: no nwb_version attribute"])):
         path = root / f"message_{name}" / filename
         path.parent.mkdir(parents=True, exist_ok=True)
         with h5py.File(path, "w") as handle:
