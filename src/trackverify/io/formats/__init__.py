@@ -130,6 +130,9 @@ class Loaded:
     table: Any  # pandas.DataFrame, validated against the kind's schema
     info: dict
     warnings: list[str] = field(default_factory=list)
+    #: ``{column: "integers" | "text"}``: how the file typed its recording and detection ids
+    #: (validation makes recording ids text; :func:`load_pair` says when two files differ)
+    id_kinds: dict = field(default_factory=dict)
 
 
 def format_names() -> str:
@@ -245,7 +248,38 @@ def load(path: str | os.PathLike, kind: str, *, fmt: str | None = None,
     table, calibration, notes = units.to_micrometres(tracks, scale, str(path))
     result = convert.as_kind(table, kind, recording, str(path))
     info = {"path": str(path), "format": name, "calibration": calibration, **tracks.details}
-    return Loaded(result, info, notes + units.plausibility_warnings(result, str(path)))
+    return Loaded(result, info, notes + units.plausibility_warnings(result, str(path)),
+                  id_kinds(table))
+
+
+#: The id columns two files of :func:`load_pair` join on.
+JOINED_IDS = ("recording", "detection")
+
+
+def id_kinds(df) -> dict[str, str]:
+    """``{column: "integers" | "text"}`` of the :data:`JOINED_IDS` columns of ``df`` as read
+    (whole-valued floats are integers by the id rule)."""
+    import pandas as pd
+
+    return {column: "integers" if pd.api.types.is_numeric_dtype(df[column].dtype)
+            and not pd.api.types.is_bool_dtype(df[column].dtype) else "text"
+            for column in JOINED_IDS if column in df.columns}
+
+
+def ids_met_as_text(ref: Loaded, pred: Loaded) -> list[str]:
+    """A warning for each id column the two files type differently (integers in one, text in
+    the other): they meet by the canonical text of the integers, 1 meeting '1'
+    (:func:`trackverify.tables.common_id_type`; docs/robustness.md, "Ids as written"), which
+    the scores then rest on."""
+    notes = []
+    for column in JOINED_IDS:
+        kinds = (ref.id_kinds.get(column), pred.id_kinds.get(column))
+        if None not in kinds and kinds[0] != kinds[1]:
+            numbers, text = (ref, pred) if kinds[0] == "integers" else (pred, ref)
+            notes.append(f"the {column} ids are integers in {numbers.info['path']} and text in "
+                         f"{text.info['path']}: they meet by the text that writes each integer "
+                         "(1 is '1', never '01' or '1.0')")
+    return notes
 
 
 def load_pair(reference: str | os.PathLike, predictions: str | os.PathLike, *,
@@ -258,7 +292,7 @@ def load_pair(reference: str | os.PathLike, predictions: str | os.PathLike, *,
     ``fmt``, ``columns`` and ``pixel_size`` apply to both files; ``reference_fmt``,
     ``predictions_columns`` ... (the same names prefixed) to one file and take precedence.
     """
-    from trackverify.io.formats.units import scale_mismatch_warnings
+    from trackverify.io.formats.units import assumed_once, scale_mismatch_warnings
 
     shared = {"fmt": fmt, "columns": columns, "pixel_size": pixel_size}
     unknown = sorted(set(per_file) - {f"{p}_{k}" for p in ("reference", "predictions") for k in shared})
@@ -270,7 +304,7 @@ def load_pair(reference: str | os.PathLike, predictions: str | os.PathLike, *,
 
     ref = one(reference, "reference", "reference")
     pred = one(predictions, "predictions", "predictions")
-    warnings = ref.warnings + pred.warnings
+    warnings = assumed_once(ref, pred) + ids_met_as_text(ref, pred)
     if {"x_um", "y_um"} <= set(pred.table.columns):
         warnings += scale_mismatch_warnings(ref.table, pred.table, str(reference), str(predictions))
     return ref, pred, warnings

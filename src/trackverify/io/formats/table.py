@@ -53,11 +53,12 @@ def apply_mapping(df, mapping: dict[str, str], source: str):
 
 
 def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: str | None):
-    from trackverify.io.formats import Loaded
+    from trackverify.io.formats import Loaded, id_kinds
 
     source = str(path)
     mapped_ids = tuple(name for name, target in mapping.items() if target in READ_AS_IDS)
     df = apply_mapping(read_table(path, id_columns=mapped_ids), mapping, source)
+    kinds = id_kinds(df)  # as written: validation makes recording ids text
     if recording is not None and "recording" not in df.columns:
         df = df.assign(recording=recording)
     check_axes(df, mapping, source)
@@ -65,7 +66,7 @@ def load_as(path: Path, kind: str, mapping: dict[str, str], scale, recording: st
     table, calibration, notes = to_micrometres(table, mapping, scale, source)
     info = {"path": source, "format": "table", "columns": mapping or None,
             "calibration": calibration}
-    return Loaded(table, info, notes)
+    return Loaded(table, info, notes, kinds)
 
 
 def validated(df, schema, kind: str, source: str, mapping: dict[str, str],
