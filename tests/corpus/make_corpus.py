@@ -51,7 +51,8 @@ READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.evaluate_cases", "tests.corpus.pickle_attacks",
                   "tests.corpus.reliability_cases", "tests.corpus.bounded_cases",
                   "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases",
-                  "tests.corpus.id_cases", "tests.corpus.message_cases")
+                  "tests.corpus.id_cases", "tests.corpus.message_cases",
+                  "tests.corpus.edge_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
