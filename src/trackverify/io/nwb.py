@@ -330,42 +330,53 @@ def _build_problem(exc: BaseException) -> str | None:
     return f"'{where}' ({kind}: {reason})"
 
 
+def _first_problem(path: Path, problem) -> str | None:
+    """The text ``problem(name, obj)`` gives for the first object of the file (h5py's visit
+    order) it finds wrong, or None; the file is walked with h5py only when pynwb failed."""
+    found: list[str] = []
+
+    def visit(name, obj):
+        text = problem(name, obj)
+        if text is not None:
+            found.append(text)
+            return True
+        return None
+
+    with _h5py().File(path, "r") as f:
+        f.visititems(visit)
+    return found[0] if found else None
+
+
 def _untyped_column(path: Path) -> str | None:
     """The first column an NWB table lists in its ``colnames`` that is stored without an NWB
     type (no ``neurodata_type`` attribute: a dataset replaced with h5py), which pynwb cannot
     build (it said only ``PlaneSegmentation: 'track'``), as ``'<table>/<column>' (...)``
-    with the layout it needs; read with h5py only when pynwb failed."""
+    with the layout it needs."""
     h5py = _h5py()
-    found: list[str] = []
 
-    def visit(name, obj):
+    def untyped(name, obj):
         if not isinstance(obj, h5py.Group) or "colnames" not in obj.attrs:
             return None
         for column in np.atleast_1d(obj.attrs["colnames"]).tolist():
             column = column.decode("utf-8", "replace") if isinstance(column, bytes) else str(column)
             member = obj.get(column)
             if member is not None and "neurodata_type" not in member.attrs:
-                found.append(
-                    f"'{name}/{column}' (listed in the table's colnames, stored without an "
-                    "NWB type: every column of an NWB table is a VectorData; write it with "
-                    "pynwb (add_column), or give the dataset the attributes neurodata_type = "
-                    "'VectorData', namespace = 'hdmf-common' and description)")
-                return True
+                return (f"'{name}/{column}' (listed in the table's colnames, stored without an "
+                        "NWB type: every column of an NWB table is a VectorData; write it with "
+                        "pynwb (add_column), or give the dataset the attributes neurodata_type "
+                        "= 'VectorData', namespace = 'hdmf-common' and description)")
         return None
 
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-    return found[0] if found else None
+    return _first_problem(path, untyped)
 
 
 def _dangling_reference(path: Path) -> str | None:
     """The first attribute holding an object reference that resolves to nothing (a
-    deleted target), as ``'<object>' attribute '<name>' (...)``; read with h5py only when
-    pynwb failed without naming an object (its error then names none)."""
+    deleted target), as ``'<object>' attribute '<name>' (...)``, when pynwb failed without
+    naming an object (its error then names none)."""
     h5py = _h5py()
-    found: list[str] = []
 
-    def visit(name, obj):
+    def dangling(name, obj):
         for key in obj.attrs:
             if h5py.check_ref_dtype(obj.attrs.get_id(key).dtype) is None:
                 continue
@@ -375,14 +386,11 @@ def _dangling_reference(path: Path) -> str | None:
                     if not ref or obj.file[ref].name is None:  # None: linked nowhere
                         raise ValueError
             except (ValueError, KeyError, RuntimeError, OSError):
-                found.append(f"'{name}' (its attribute '{key}' refers to an object that is "
-                             "not in the file)")
-                return True
+                return (f"'{name}' (its attribute '{key}' refers to an object that is not in "
+                        "the file)")
         return None
 
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-    return found[0] if found else None
+    return _first_problem(path, dangling)
 
 
 def _check_schema(io, path: Path, source: str) -> None:
