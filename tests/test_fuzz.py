@@ -177,7 +177,7 @@ def test_unlinked_tracks_beyond_the_identity_bound_are_refused_at_once(tmp_path,
                           "y_um": 0.0, "pred_id": np.arange(n), "pred_valid": True})
     path = tmp_path / "observations.csv"
     table.to_csv(path, index=False)
-    fragment = f"recording 'default' has {n} reference tracks and {n} predicted ids"
+    fragment = f"recording 'recording' has {n} reference tracks and {n} predicted ids"
     _refused(["evaluate", "--reference", path, "--predictions", path], capsys, path, fragment)
     _refused(["verify", "--observations", path, "--conditions", "control",
               "--out", tmp_path / "out"], capsys, path, fragment)
@@ -257,7 +257,7 @@ def _hdf5_variant(tmp_path: Path, original: Path, label: str, beside: tuple[str,
     ("scalar_x", "'x' must be a 1-D array, found shape ()"),
     ("extradim_t_idx", "'t_idx' must be a 1-D array, found shape (46, 1)"),
     ("str_worldline_id", "'worldline_id' must hold numbers, found dtype |S8"),
-    ("nan_t_idx", "'t_idx' must hold whole numbers, found nan"),
+    ("nan_t_idx", "'t_idx' must hold whole numbers below 2^53, found nan"),
 ])
 def test_zephir_datasets_of_the_wrong_shape_or_type_are_named(tmp_path, capsys, label, fragment):
     from tests.formats.formats_data import ZEPHIR

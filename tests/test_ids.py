@@ -22,7 +22,7 @@ from trackverify.benchmark.convert import convert
 from trackverify.io.tabular import load_table, read_table, write_table
 from trackverify.benchmark.partitions import load_partitions, make_partitions, write_partitions
 from trackverify.tables import (CANONICAL_INTEGER, DECIMAL_NUMBER, MISSING_MARKERS, OBSERVATIONS,
-                                RECORDINGS, validate)
+                                RECORDINGS, TRACKER_IDS, validate)
 
 HEADER = "recording,frame,track,detection,x_um,y_um,pred_id,pred_valid\n"
 
@@ -90,6 +90,65 @@ def test_ids_above_2_53_beside_a_blank_keep_precision(tmp_path):
     assert obs["pred_id"].iloc[0] == 9007199254740993 and pd.isna(obs["pred_id"].iloc[1])
 
 
+def _arrow_parquet(path, columns: dict):
+    """A Parquet file written by pyarrow alone (no pandas metadata), as other tools write it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+BIG_IDS = [2**53 + i for i in range(6)]
+
+
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_parquet_integer_ids_beside_a_null_keep_every_digit(tmp_path, dictionary):
+    import pyarrow as pa
+
+    # float64 holds these six ids as three values (2^53, 2^53 + 2, 2^53 + 4: its spacing
+    # above 2^53 is 2, ties to even), which is how pandas read them before
+    assert len({float(i) for i in BIG_IDS}) == 3
+    ids = pa.array([*BIG_IDS, None], pa.int64())
+    path = _arrow_parquet(tmp_path / "t.parquet", {
+        "recording": ["r"] * 7, "frame": [0] * 7, "detection": list(range(7)),
+        "pred_id": ids.dictionary_encode() if dictionary else ids,
+        "pred_valid": [True] * 6 + [False]})
+    table = validate(read_table(path), TRACKER_IDS, str(path))
+    assert table["pred_id"].tolist()[:6] == BIG_IDS and pd.isna(table["pred_id"].iloc[6])
+
+
+def test_parquet_unsigned_ids_beside_a_null_beyond_int64_are_refused(tmp_path):
+    import pyarrow as pa
+
+    path = _arrow_parquet(tmp_path / "t.parquet", {
+        "recording": ["r"] * 3, "frame": [0] * 3, "detection": [0, 1, 2],
+        "pred_id": pa.array([1, None, 2**64 - 1], pa.uint64()),
+        "pred_valid": [True, False, True]})
+    assert _refusal(path, TRACKER_IDS) == f"FILE, column 'pred_id', row 3: " \
+        f"{BEYOND.format(2**64 - 1)}"
+
+
+def test_audit_sample_keeps_ids_above_2_53_of_audit_parquet(tmp_path, capsys):
+    """audit.parquet holds integer ids beside a null (an id-less detection): read back by
+    ``audit sample`` they kept every digit (review.csv listed 2^53 + 1 as 2^53 before)."""
+    from trackverify.cli import main
+
+    rows = [(t, i, BIG_IDS[i], 8.0 * (i % 3) + 0.3 * t, 8.0 * (i // 3)) for t in range(4)
+            for i in range(6)]
+    tracks = pd.DataFrame(rows, columns=["frame", "detection", "pred_id", "x_um", "y_um"])
+    tracks = tracks.astype({"pred_id": object})
+    tracks.loc[len(tracks) - 1, "pred_id"] = None
+    tracks.to_csv(tmp_path / "tracks.csv", index=False)
+    for args in (["audit", str(tmp_path / "tracks.csv"), "--out", str(tmp_path / "a")],
+                 ["audit", "sample", str(tmp_path / "a"), "--n", "17"]):
+        with pytest.raises(SystemExit) as done:
+            main(args)
+        assert done.value.code == 0, capsys.readouterr().err
+    review = pd.read_csv(tmp_path / "a" / "review.csv", dtype={"pred_id": str})  # all 17 rows
+    assert set(review["pred_id"]) == {str(i) for i in BIG_IDS}
+
+
 def test_float_ids_above_2_53_are_refused():
     table = pd.DataFrame({"recording": "r", "frame": [0, 0], "track": [2.0 ** 60, 1.0],
                           "detection": [1, 2], "x_um": 0.0, "y_um": 0.0, "pred_id": [1, 2],
@@ -150,7 +209,7 @@ def test_decimal_ids_above_2_53_are_refused_as_floats_are(tmp_path):
     path = _csv(tmp_path, ["r,0,1.0,1,0,0,3,true", "r,0,1e+16,2,1,0,4,true"])
     assert _refusal(path) == (
         "FILE, column 'track', row 2: an id stored as a floating-point number (or written as a "
-        "decimal) above 2^53 has lost its exact value; store ids as integers or text")
+        "decimal) of 2^53 or more may have lost its exact value; store ids as integers or text")
 
 
 def test_text_ids_that_look_like_numbers_stay_text(tmp_path):

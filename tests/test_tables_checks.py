@@ -129,19 +129,24 @@ def test_integer_ids_become_int64_and_unsigned_ones_beyond_int64_are_refused():
     assert out["track"].dtype == np.int64 and out["track"].tolist() == [2**63 - 1, 0, 2**63 - 1]
 
 
-def test_whole_float_ids_become_int64_up_to_2_53():
-    out = validate(observations(track=[1.0, -2.0, 1.0], detection=[2.0**53, 0.0, -2.0**53]),
+def test_whole_float_ids_become_int64_below_2_53():
+    below = 2.0**53 - 1  # the largest integer no other integer rounds to in float64
+    out = validate(observations(track=[1.0, -2.0, 1.0], detection=[below, 0.0, -below]),
                    OBSERVATIONS, "t.csv")
     assert out["track"].dtype == np.int64 and out["track"].tolist() == [1, -2, 1]
-    assert out["detection"].tolist() == [2**53, 0, -2**53]
+    assert out["detection"].tolist() == [2**53 - 1, 0, -(2**53 - 1)]
+    # 2^53 itself is refused: float64(2^53 + 1) == 2^53, so two ids may have become one
+    assert float(2**53 + 1) == 2.0**53
+    assert message(observations(detection=[0.0, 2.0**53, 1.0])).startswith(
+        "t.csv, column 'detection', row 2: an id stored as a floating-point number")
 
 
 def test_fractional_and_inexact_float_ids_name_their_row():
     assert message(observations(track=[1.0, 2.0, 1.5])) == (
         "t.csv, column 'track', row 3: an id must be a whole number or a text, found the "
         "fractional number 1.5")
-    inexact = ("", "an id stored as a floating-point number (or written as a decimal) above "
-               "2^53 has lost its exact value; store ids as integers or text")
+    inexact = ("", "an id stored as a floating-point number (or written as a decimal) of 2^53 "
+               "or more may have lost its exact value; store ids as integers or text")
     assert message(observations(track=[1.0, 2.0**53 + 2, 1.0])) == (
         f"t.csv, column 'track', row 2: {inexact[1]}")
     assert message(observations(track=[-2.0**53 - 2, 2.0, 1.0])) == (

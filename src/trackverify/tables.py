@@ -82,6 +82,8 @@ MISSING_MARKERS = ("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-n
 COORDS_3D = ("x_um", "y_um", "z_um")
 #: The recording of a table without a ``recording`` column (one recording).
 DEFAULT_RECORDING = "recording"
+#: The largest frame index (int32's largest); a larger one is refused as implausible.
+MAX_FRAME = int(np.iinfo(np.int32).max)
 
 
 @dataclass(frozen=True)
@@ -216,8 +218,14 @@ def closest_hint(name: str, candidates: list[str]) -> str:
 
 
 def _decoded(series: pd.Series) -> pd.Series:
-    """A categorical column as a plain column of its values (missing stay missing)."""
-    values = series.cat.categories.take(series.cat.codes.to_numpy(), allow_fill=True)
+    """A categorical column as a plain column of its values (missing stay missing); integer
+    categories beside a missing value as nullable integers (a float64 column would round
+    integers above 2^53)."""
+    categories = series.cat.categories
+    codes = series.cat.codes.to_numpy()
+    if pd.api.types.is_integer_dtype(categories.dtype) and (codes < 0).any():
+        categories = pd.Index(pd.array(categories.to_numpy()))
+    values = categories.take(codes, allow_fill=True)
     return pd.Series(values, index=series.index, name=series.name)
 
 
@@ -238,7 +246,7 @@ def id_column(series: pd.Series, column: str, source: str, allow_null: bool = Fa
     types as written) and a DataFrame: int64 (``Int64`` with nulls) or text, never both.
 
     Missing only as null (a blank cell), and only where ``allow_null``; whole-valued
-    floats (``45.0``) are integers; a fractional number, a float above 2^53, an integer
+    floats (``45.0``) are integers; a fractional number, a float of 2^53 or more, an integer
     outside int64, a bool, an empty text, a text that is a missing-value marker
     (:data:`MISSING_MARKERS`: ``NA``, ``None``, ``nan``, ``null``, ...) and text with a
     control or invisible character are refused with an :class:`InputError` naming
@@ -267,11 +275,11 @@ def id_column(series: pd.Series, column: str, source: str, allow_null: bool = Fa
             raise InputError(f"an id must be a whole number or a text, found the fractional "
                              f"number {float(values[_first(fractional) - 1])!r}", source=source,
                              column=column, row=_first(fractional))
-        inexact = ~null & (np.abs(values) > 2.0 ** 53)
+        inexact = ~null & (np.abs(values) >= 2.0 ** 53)  # 2^53 + 1 is stored as 2^53
         if inexact.any():
             raise InputError("an id stored as a floating-point number (or written as a "
-                             "decimal) above 2^53 has lost its exact value; store ids as "
-                             "integers or text", source=source, column=column,
+                             "decimal) of 2^53 or more may have lost its exact value; store "
+                             "ids as integers or text", source=source, column=column,
                              row=_first(inexact))
         return series.astype("Int64" if null.any() else np.int64)
     kind = pd.api.types.infer_dtype(series, skipna=True)
@@ -370,6 +378,19 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
                          source=source, column=column, row=row)
 
 
+#: The id columns two inputs join on.
+JOINED_IDS = ("recording", "detection")
+
+
+def id_kinds(frame: pd.DataFrame) -> dict[str, str]:
+    """``{column: "integers" | "text"}`` of the :data:`JOINED_IDS` columns of ``frame`` as
+    read, before validation makes recording ids text (whole-valued floats are integers by the
+    id rule)."""
+    return {column: "integers" if pd.api.types.is_numeric_dtype(frame[column].dtype)
+            and not pd.api.types.is_bool_dtype(frame[column].dtype) else "text"
+            for column in JOINED_IDS if column in frame.columns}
+
+
 def common_id_type(a: pd.Series, b: pd.Series, column: str = "id",
                    sources: tuple[str, str] = ("<first table>", "<second table>")
                    ) -> tuple[pd.Series, pd.Series]:
@@ -434,12 +455,12 @@ def _frame_column(series: pd.Series, source: str) -> pd.Series:
         if fractional.any():
             raise InputError("frame must be an integer, found a fractional value",
                              source=source, column="frame", row=_first(fractional))
-    if len(values) and not (values.min() >= 0 and values.max() <= np.iinfo(np.int32).max):
+    if len(values) and not (values.min() >= 0 and values.max() <= MAX_FRAME):
         negative = values < 0
         if negative.any():
             raise InputError("frame must be >= 0", source=source, column="frame",
                              row=_first(negative))
-        huge = values > np.iinfo(np.int32).max
+        huge = values > MAX_FRAME
         if huge.any():
             raise InputError("frame is implausibly large", source=source, column="frame",
                              row=_first(huge))

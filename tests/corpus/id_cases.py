@@ -43,8 +43,9 @@ def id_cases(root: Path) -> list[Case]:
                      words: str) -> None:
         path = _write(table, root / name / f"obs{suffix}")
         out = root / name / "out"
+        line = f" (line {row + 1})" if suffix == ".csv" else ""  # a text file's own line
         refused(name, ["verify", "--observations", str(path), "--out", str(out)],
-                [f"{path}, column '{column}', row {row}: {words}"], out)
+                [f"{path}, column '{column}', row {row}{line}: {words}"], out)
 
     for column in ID_COLUMNS:
         for marker in MARKERS:
@@ -56,7 +57,7 @@ def id_cases(root: Path) -> list[Case]:
                  ".parquet", "track", 5, "the id 'None' is a missing-value marker")
     observations("id_decimal_above_2_53_csv", _set(clean_observations(), "track", 2, 1e16),
                  ".csv", "track", 2, "an id stored as a floating-point number (or written as "
-                 "a decimal) above 2^53 has lost its exact value")
+                 "a decimal) of 2^53 or more may have lost its exact value")
     beyond = "an integer id beyond the 64-bit range"
     for name, value in (("int64", 2 ** 63), ("uint64", 2 ** 64), ("negative", -2 ** 63 - 1)):
         observations(f"id_beyond_{name}_track_csv",

@@ -52,7 +52,7 @@ READER_MODULES = ("tests.corpus.stage_cases", "tests.corpus.nwb_cases",
                   "tests.corpus.reliability_cases", "tests.corpus.bounded_cases",
                   "tests.corpus.partition_cases", "tests.corpus.tracker_csv_cases",
                   "tests.corpus.id_cases", "tests.corpus.message_cases",
-                  "tests.corpus.volume_cases")
+                  "tests.corpus.volume_cases", "tests.corpus.edge_cases")
 
 
 def build_corpus(root: Path, counts: dict[str, int] | None = None) -> list[Case]:
@@ -214,7 +214,8 @@ def file_cases(root: Path) -> list[Case]:
         "unknown_extension": ("obs.xlsx", clean.encode(), None),
         "ragged_csv_row": ("obs.csv", (clean + "r1,1,2\n").encode(), None),
         "long_csv_row": ("obs.csv", (clean + "r1,1,2,3,4,5,6,7,8,9\n").encode(),
-                         f"row {len(clean.splitlines())}: 10 cells where the header has 9"),
+                         f"row {len(clean.splitlines())} (line {len(clean.splitlines()) + 1}): "
+                         "10 cells where the header has 9"),
         "binary_csv": ("obs.csv", bytes(range(256)) * 4, None),
         "unclosed_quote": ("obs.csv", (clean + 'r1,"11,0,0,0,0,0,100,True\n').encode(), None),
     }

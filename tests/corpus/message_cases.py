@@ -90,11 +90,11 @@ def message_file_cases(root: Path) -> list[Case]:
     cases = []
     for name, text, fragments in (
             ("thousands_separator", "\n".join([*lines[:5], ",".join(cells), *lines[6:]]) + "\n",
-             ["row 5: 10 cells where the header has 9", "thousands separator"]),
+             ["row 5 (line 6): 10 cells where the header has 9", "thousands separator"]),
             ("semicolons_decimal_commas", clean.replace(",", ";").replace(".0", ",0"),
              ["the header holds ';' -- save as comma-separated"]),
             ("ragged_after_blank_line", "\n".join([*lines[:3], "", lines[3] + ",7", *lines[4:]])
-             + "\n", ["row 3: 10 cells where the header has 9"])):
+             + "\n", ["row 3 (line 5): 10 cells where the header has 9"])):
         path = _raw(root, f"message_{name}", "obs.csv", text.encode())
         out = path.parent / "out"
         cases.append(Case(f"message_{name}", ["verify", "--observations", str(path), "--out",
@@ -118,7 +118,8 @@ def message_file_cases(root: Path) -> list[Case]:
              ["not the layout of btrack", "nor of zephir"]),
             ("hdf5_without_groups_run", "tracks.hdf5", ["run", "--data"],
              ["not the layout of btrack"]),
-            ("nwb_without_groups", "rec.nwb", ["convert"], ["not a valid NWB file"])):
+            ("nwb_without_groups", "rec.nwb", ["convert"],
+             ["an HDF5 file, not NWB: no nwb_version attribute"])):
         path = root / f"message_{name}" / filename
         path.parent.mkdir(parents=True, exist_ok=True)
         with h5py.File(path, "w") as handle:

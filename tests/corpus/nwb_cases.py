@@ -117,7 +117,8 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
         # Read as something else before: a character code that is no character (a surrogate
         # crashed the writer), one number per neuron (65 read as the name 'A'), UTF-8 bytes
         # of one ragged row that do not decode (read as Latin-1), a NeuronIDs that is no
-        # SegmentationLabels (names silently dropped).
+        # SegmentationLabels (names silently dropped; then refused without saying which layout
+        # is expected, now with the type and the attributes that make it one).
         "labels_surrogate_codes": ("rois", lambda f: _replace(
             f, f"{LABELS}/labels", np.full((ROWS, 2), 0xD800, dtype=np.int32)),
             f"'{LABELS}/labels' cannot be decoded as text (row 0 holds character code 55296"),
@@ -131,7 +132,9 @@ def _mutations(h5py) -> dict[str, tuple[str, Callable, str]]:
             f"'{LABELS}/labels' cannot be decoded as text (row 0: 'utf-8' codec"),
         "labels_group_untyped": ("rois", lambda f: [
             f[LABELS].attrs.__delitem__(k) for k in list(f[LABELS].attrs)],
-            f"'{LABELS}' holds no SegmentationLabels 'labels'"),
+            f"'{LABELS}' is a group without an NWB type (no neurodata_type attribute), which "
+            "NWB readers do not see; the WormID layout keeps the neuron names in a "
+            "SegmentationLabels"),
         "volume_three_dimensional": ("labels", lambda f: _replace(
             f, f"{SEG}/data", np.zeros((2, 4, 4), dtype=np.uint16)),
             "CalciumSeriesSegmentation/data' (MultiChannelVolumeSeries: incorrect shape for "

@@ -41,7 +41,9 @@ def test_evaluate_ctc_pixels_with_and_without_pixel_size(tmp_path, capsys):
     args = ["evaluate", "--reference", base / "GT" / "TRA", "--predictions", base / "res",
             "--format", "ctc"]
     code, _, err = run(args + ["--out", tmp_path / "plain"], capsys)
-    assert code == 0 and err.count("no calibration") == 2     # one warning per file
+    assert code == 0 and err.count("no calibration") == 1     # one warning naming both files
+    assert f"{base / 'GT' / 'TRA'} and {base / 'res'}: coordinates are in pixel and both files " \
+           "have no calibration" in err
     code, _, err = run(args + ["--pixel-size", "0.5", "--out", tmp_path / "um"], capsys)
     assert code == 0 and "no calibration" not in err
     results = json.loads((tmp_path / "um" / "results.json").read_text())

@@ -18,6 +18,7 @@ from trackverify.io.nwb import read_nwb, write_nwb  # noqa: E402
 from trackverify.io.tabular import read_table  # noqa: E402
 
 SPACING = [0.5, 0.25, 2.0]
+SEGMENTATION = "processing/CalciumActivity/CalciumSeriesSegmentation"
 
 
 def _volume(nwb):
@@ -423,9 +424,44 @@ def test_neuron_ids_that_are_not_segmentation_labels_are_refused(tmp_path):
         group = f["processing/CalciumActivity/NeuronIDs"]
         for key in list(group.attrs):
             del group.attrs[key]
-    with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs' holds "
-                                         "no SegmentationLabels 'labels'"):
+    with pytest.raises(InputError, match="w.nwb: 'processing/CalciumActivity/NeuronIDs' is a "
+                                         "group without an NWB type .* give the group the "
+                                         "attributes neurodata_type = 'SegmentationLabels' and "
+                                         "namespace = 'ndx-multichannel-volume'$"):
         read_nwb(path)
+    with h5py.File(path, "a") as f:  # the message's remedy, as written, makes the file read
+        group = f["processing/CalciumActivity/NeuronIDs"]
+        group.attrs["neurodata_type"] = "SegmentationLabels"
+        group.attrs["namespace"] = "ndx-multichannel-volume"
+    observations, _ = read_nwb(path)
+    assert observations["neuron_name"].tolist() == ["AVAL", "AVAR?", ""] * 2
+
+
+def test_a_table_column_without_its_nwb_type_is_named_with_the_layout_it_needs(tmp_path):
+    """Non-ASCII track names stored as text read; the same names in a column replaced with
+    h5py without its attributes are refused naming the column and the attributes it needs
+    (pynwb said only "PlaneSegmentation: 'track'")."""
+    names = np.array(["Ä0", "神経", "b"], dtype=object)
+    table = pd.DataFrame({"recording": "r1", "frame": np.repeat([0, 1], 3),
+                          "track": np.tile(names, 2), "detection": np.tile([0, 1, 2], 2),
+                          "x_um": np.tile([0.0, 10, 20], 2), "y_um": 5.0, "z_um": 1.0,
+                          "pred_id": np.tile(names, 2), "pred_valid": True})
+    path = write_nwb(table, tmp_path / "w.nwb")
+    assert set(read_nwb(path)[0]["track"]) == set(names)
+    columns = [f"{SEGMENTATION}/Seg_tpoint_{t}/track" for t in (0, 1)]
+    with h5py.File(path, "a") as f:
+        for where in columns:
+            del f[where]
+            f.create_dataset(where, data=list(names), dtype=h5py.string_dtype("utf-8"))
+    with pytest.raises(InputError, match=re.escape(
+            f"'{columns[0]}' (listed in the table's colnames, stored without an NWB type: every "
+            "column of an NWB table is a VectorData")):
+        read_nwb(path)
+    with h5py.File(path, "a") as f:  # the remedy the message gives
+        for where in columns:
+            f[where].attrs.update(neurodata_type="VectorData", namespace="hdmf-common",
+                                  description="track")
+    assert set(read_nwb(path)[0]["track"]) == set(names)
 
 
 def test_frames_far_apart_write_one_plane_segmentation_each(tmp_path):

@@ -123,8 +123,7 @@ def evaluate(reference, predictions, zero_distance_um, match_distance_um, defini
                          sparse_reference=sparse_reference, protocols=protocols,
                          division_frame_buffer=division_frame_buffer,
                          check_reference=check_reference, detections=detections, out=out,
-                         **options)
-    echo_warnings(found.warnings)
+                         warn=lambda text: echo_warnings([text]), **options)
     results, graph, extra, checked = found.tracking, found.graph, found.protocols, found.checked
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns

@@ -28,10 +28,12 @@ that is not a regular file, nothing is allocated that the file cannot fill.
 
 from __future__ import annotations
 
+import lzma
 import os
 import stat
 import tokenize
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,11 @@ MAX_TEXT_BYTES = 64 * 1024 * 1024
 
 MAX_LABEL_VOXELS = 200_000_000
 """Largest label volume read or written (NWB label volumes, CTC label images): 2e8 voxels."""
+
+MAX_COMPRESSION = 1100
+"""Most bytes one stored byte of compressed data may stand for (an HDF5 dataset, a zip member
+of an ``.npz`` archive): deflate, the usual method of both, inflates at most about 1032:1;
+more declared data is not in the file (or is a decompression bomb)."""
 
 MAX_LAYOUT_CELLS = 5 * 10**7
 """Largest dense per-frame layout (frame span x identities) built for one recording (the
@@ -223,7 +230,8 @@ def check_pair_layout(n_points: int, n_axes: int, *, what: str, recording: objec
 #: What ``np.load`` (and numpy's header parser) raises on a damaged ``.npy`` / ``.npz`` file:
 #: a flipped header byte reaches Python's tokenizer (``tokenize.TokenError``, ``SyntaxError``).
 NPY_LOAD_ERRORS = (OSError, ValueError, TypeError, EOFError, SyntaxError, tokenize.TokenError,
-                   zipfile.BadZipFile)
+                   zipfile.BadZipFile, zlib.error, lzma.LZMAError)
+NPY_MAGIC = b"\x93NUMPY"
 
 
 def _npy_declared(handle) -> tuple[int, int] | None:
@@ -258,7 +266,7 @@ def check_npy(path: str | os.PathLike) -> Path:
     with open(path, "rb") as handle:
         magic = handle.read(6)
         handle.seek(0)
-        if magic == b"\x93NUMPY":
+        if magic == NPY_MAGIC:
             found = _npy_declared(handle)
             if found is not None:
                 check_declared_bytes(found[0], size - found[1], source=source,
@@ -270,23 +278,57 @@ def check_npy(path: str | os.PathLike) -> Path:
                 return path  # the loader names a broken archive
             with archive:
                 for info in archive.infolist():
-                    if not info.filename.endswith(".npy"):
-                        continue
-                    try:
-                        member = archive.open(info)
-                    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError,
-                            ValueError):
-                        return path
-                    with member:
-                        found = _npy_declared(member)
-                    if found is not None:
-                        check_declared_bytes(found[0], info.file_size - found[1],
-                                             source=source,
-                                             what=f"the header of member '{info.filename}'")
+                    if not info.is_dir():
+                        _check_npz_member(archive, info, source)
     return path
 
 
-__all__ = ["MAX_TEXT_BYTES", "MAX_LABEL_VOXELS", "regular_file", "inside", "companion",
+#: The compression methods of a zip member Python reads (numpy's ``np.savez`` writes the
+#: first, ``np.savez_compressed`` the second).
+ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate",
+               zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "LZMA"}
+
+
+def _check_npz_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> None:
+    """Refuse an ``.npz`` member that cannot be read as an array, before numpy reads it
+    (numpy raised NotImplementedError on an unknown compression method, RuntimeError on an
+    encrypted member, and handed back the raw bytes of a member that is not a ``.npy``
+    array): a compression method other than :data:`ZIP_METHODS`, encryption, more
+    uncompressed bytes than :data:`MAX_COMPRESSION` per stored byte (a decompression bomb),
+    content that is not a ``.npy`` array (``np.savez`` writes nothing else), and an array
+    header declaring more data than the member holds."""
+    what = f"member '{info.filename}'"
+    if info.compress_type not in ZIP_METHODS:
+        raise InputError(f"{what} is compressed with zip method {info.compress_type}, which "
+                         f"cannot be read (readable: {', '.join(ZIP_METHODS.values())}; np.savez "
+                         "writes stored or deflate)", source=source)
+    if info.flag_bits & 0x1:
+        raise InputError(f"{what} is encrypted (an .npz archive is read without a password)",
+                         source=source)
+    inflation = 1 if info.compress_type == zipfile.ZIP_STORED else MAX_COMPRESSION
+    if info.file_size > info.compress_size * inflation:
+        raise InputError(f"{what} declares {info.file_size} bytes from {info.compress_size} "
+                         f"stored ({ZIP_METHODS[info.compress_type]}), more than {inflation} per "
+                         "stored byte: the archive is damaged or a decompression bomb",
+                         source=source)
+    try:
+        with archive.open(info) as member:
+            magic = member.read(len(NPY_MAGIC))
+            found = None
+            if magic == NPY_MAGIC:
+                member.seek(0)
+                found = _npy_declared(member)
+    except NPY_LOAD_ERRORS as exc:
+        raise InputError(f"{what} cannot be read ({exc})", source=source) from None
+    if magic != NPY_MAGIC:
+        raise InputError(f"{what} is not a .npy array (it does not start with numpy's magic "
+                         "bytes; np.savez writes only .npy members)", source=source)
+    if found is not None:
+        check_declared_bytes(found[0], info.file_size - found[1], source=source,
+                             what=f"the header of {what}")
+
+
+__all__ = ["MAX_TEXT_BYTES", "MAX_LABEL_VOXELS", "MAX_COMPRESSION", "regular_file", "inside", "companion",
            "folder_files",
            "read_bytes", "read_text", "read_json", "parse_nested",
            "check_declared_bytes", "check_npy"]

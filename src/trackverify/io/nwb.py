@@ -83,7 +83,7 @@ from trackverify.errors import InputError
 from trackverify.io.bounded import (MAX_LABEL_VOXELS, check_declared_bytes, check_frame_layout,
                                     regular_file)
 from trackverify.io.formats.hdf5 import check_in_file, declared_allowed
-from trackverify.tables import OBSERVATIONS, RECORDINGS, plain, validate
+from trackverify.tables import MAX_FRAME, OBSERVATIONS, RECORDINGS, plain, validate
 
 MODULE = "processing/CalciumActivity"
 SEGMENTATION = f"{MODULE}/CalciumSeriesSegmentation"
@@ -160,8 +160,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def check_links(path: Path, source: str) -> None:
-    """Refuse a file h5py cannot open, external links, dangling soft links and soft-link
-    loops (pynwb and h5py raise tracebacks on them), and datasets kept in other files
+    """Refuse a file h5py cannot open, an HDF5 file without the root attribute
+    ``nwb_version`` (not NWB; pynwb said "TypeError: Missing NWB version"), external links,
+    dangling soft links and soft-link loops (pynwb and h5py raise tracebacks on them), and
+    datasets kept in other files
     (external storage, virtual datasets: :func:`hdf5.check_in_file`); every
     group is visited once (a hard-link cycle ends here and is refused by pynwb)."""
     h5py = _h5py()
@@ -170,6 +172,10 @@ def check_links(path: Path, source: str) -> None:
     except OSError as exc:
         raise InputError(f"not a readable NWB (HDF5) file ({exc})", source=source) from exc
     with handle as f:
+        if "nwb_version" not in f.attrs:
+            raise InputError("an HDF5 file, not NWB: no nwb_version attribute (an NWB file "
+                             "records at its root the version of the standard it follows)",
+                             source=source)
         seen: set = set()
         stack = [f]
         while stack:
@@ -217,8 +223,8 @@ def pynwb_file(path: Path, source: str) -> Iterator[Any]:
     except Exception as exc:  # noqa: BLE001 - pynwb/hdmf raise many types on bad files
         if io is not None:
             io.close()
-        problem = _build_problem(exc) or _dangling_reference(path) or \
-            f"it ({type(exc).__name__}: {_first_line(exc)})"
+        problem = _untyped_column(path) or _build_problem(exc) or _dangling_reference(path) \
+            or f"it ({type(exc).__name__}: {_first_line(exc)})"
         raise InputError(f"not a valid NWB file: pynwb cannot build {problem}",
                          source=source) from None
     try:
@@ -323,14 +329,53 @@ def _build_problem(exc: BaseException) -> str | None:
     return f"'{where}' ({kind}: {reason})"
 
 
-def _dangling_reference(path: Path) -> str | None:
-    """The first attribute holding an object reference that resolves to nothing (a
-    deleted target), as ``'<object>' attribute '<name>' (...)``; read with h5py only when
-    pynwb failed without naming an object (its error then names none)."""
-    h5py = _h5py()
+def _first_problem(path: Path, problem) -> str | None:
+    """The text ``problem(name, obj)`` gives for the first object of the file (h5py's visit
+    order) it finds wrong, or None; the file is walked with h5py only when pynwb failed."""
     found: list[str] = []
 
     def visit(name, obj):
+        text = problem(name, obj)
+        if text is not None:
+            found.append(text)
+            return True
+        return None
+
+    with _h5py().File(path, "r") as f:
+        f.visititems(visit)
+    return found[0] if found else None
+
+
+def _untyped_column(path: Path) -> str | None:
+    """The first column an NWB table lists in its ``colnames`` that is stored without an NWB
+    type (no ``neurodata_type`` attribute: a dataset replaced with h5py), which pynwb cannot
+    build (it said only ``PlaneSegmentation: 'track'``), as ``'<table>/<column>' (...)``
+    with the layout it needs."""
+    h5py = _h5py()
+
+    def untyped(name, obj):
+        if not isinstance(obj, h5py.Group) or "colnames" not in obj.attrs:
+            return None
+        for column in np.atleast_1d(obj.attrs["colnames"]).tolist():
+            column = column.decode("utf-8", "replace") if isinstance(column, bytes) else str(column)
+            member = obj.get(column)
+            if member is not None and "neurodata_type" not in member.attrs:
+                return (f"'{name}/{column}' (listed in the table's colnames, stored without an "
+                        "NWB type: every column of an NWB table is a VectorData; write it with "
+                        "pynwb (add_column), or give the dataset the attributes neurodata_type "
+                        "= 'VectorData', namespace = 'hdmf-common' and description)")
+        return None
+
+    return _first_problem(path, untyped)
+
+
+def _dangling_reference(path: Path) -> str | None:
+    """The first attribute holding an object reference that resolves to nothing (a
+    deleted target), as ``'<object>' attribute '<name>' (...)``, when pynwb failed without
+    naming an object (its error then names none)."""
+    h5py = _h5py()
+
+    def dangling(name, obj):
         for key in obj.attrs:
             if h5py.check_ref_dtype(obj.attrs.get_id(key).dtype) is None:
                 continue
@@ -340,14 +385,11 @@ def _dangling_reference(path: Path) -> str | None:
                     if not ref or obj.file[ref].name is None:  # None: linked nowhere
                         raise ValueError
             except (ValueError, KeyError, RuntimeError, OSError):
-                found.append(f"'{name}' (its attribute '{key}' refers to an object that is "
-                             "not in the file)")
-                return True
+                return (f"'{name}' (its attribute '{key}' refers to an object that is not in "
+                        "the file)")
         return None
 
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-    return found[0] if found else None
+    return _first_problem(path, dangling)
 
 
 def _check_schema(io, path: Path, source: str) -> None:
@@ -499,7 +541,11 @@ def _read_rois(seg, source: str):
         if match is None:
             raise InputError(f"'/{SEGMENTATION}/{name}': a frame is named Seg_tpoint_{{t}} with "
                              "t in plain ASCII digits and no leading zero", source=source)
-        frames_by_name[int(match.group(1))] = name
+        digits = match.group(1)  # bounded before any array holds it (2^63 became a float)
+        if len(digits) > len(str(MAX_FRAME)) or int(digits) > MAX_FRAME:
+            raise InputError(f"'/{SEGMENTATION}/{name}': frame {digits} is implausibly large "
+                             f"(frames are at most {MAX_FRAME})", source=source)
+        frames_by_name[int(digits)] = name
     if not frames_by_name:
         raise InputError(f"'{SEGMENTATION}' holds no Seg_tpoint_{{t}} plane segmentations",
                          source=source)
@@ -667,10 +713,17 @@ def _read_names(module, n_rows: int, path: Path, source: str) -> np.ndarray | No
     if labels is None or not _is_type(labels, "SegmentationLabels"):
         with _h5py().File(path, "r") as f:
             present = LABELS in f
+            kind = "a dataset" if isinstance(f.get(LABELS), _h5py().Dataset) else \
+                "a group without an NWB type (no neurodata_type attribute), which NWB " \
+                "readers do not see"
         if labels is None and not present:
             return None
-        raise InputError(f"'{LABELS}' holds no SegmentationLabels 'labels' (found "
-                         f"{getattr(labels, 'neurodata_type', 'an untyped group')})",
+        found = kind if labels is None else f"a {labels.neurodata_type}"
+        raise InputError(f"'{LABELS}' is {found}; the WormID layout keeps the neuron names "
+                         "in a SegmentationLabels (namespace ndx-multichannel-volume) with the "
+                         "datasets 'labels' (one text per neuron) and 'description': write it "
+                         "with pynwb, or give the group the attributes neurodata_type = "
+                         "'SegmentationLabels' and namespace = 'ndx-multichannel-volume'",
                          source=source)
     data = labels.labels
     if hasattr(_on_disk(data), "id"):

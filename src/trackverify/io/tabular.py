@@ -120,12 +120,12 @@ def _read_kind(path: Path, kind: str | None, id_columns: tuple[str, ...] = ()) -
             raise InputError(f"not a readable Parquet file ({_first_line(exc)})",
                              source=str(path)) from None
         try:
-            return arrow.to_pandas()
+            return exact_integers(arrow, arrow.to_pandas())
         except _TO_PANDAS_ERRORS:
             # the pandas metadata stored in the file names dtypes its columns no longer have
             # (e.g. Int64 for a bool column): the columns as they are, which validation judges
             try:
-                return arrow.to_pandas(ignore_metadata=True)
+                return exact_integers(arrow, arrow.to_pandas(ignore_metadata=True))
             except _TO_PANDAS_ERRORS as exc:
                 raise InputError(f"a Parquet column cannot be read as a table column "
                                  f"({_first_line(exc)})", source=str(path)) from None
@@ -153,6 +153,25 @@ def _read_kind(path: Path, kind: str | None, id_columns: tuple[str, ...] = ()) -
     raise InputError(f"unknown table format '{path.suffix.lower()}' (use .csv, .tsv or "
                      ".parquet; a .txt or extensionless file is read by its content)",
                      source=str(path))
+
+
+#: pandas' nullable dtype of each Arrow integer type (exact, with missing values).
+NULLABLE_INTEGERS = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(),
+                     pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(),
+                     pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                     pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+
+
+def exact_integers(arrow: pa.Table, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (``arrow`` as pandas made it) with every integer column that holds a null
+    as pandas' nullable integers (``Int64``, ``UInt64``, ...). pandas makes such a column
+    float64, which rounds integers above 2^53: ids 2^53 + 1 and 2^53 read as one id (the
+    rule of docs/robustness.md, "Ids as written": integers are exact)."""
+    for field, column in zip(arrow.schema, arrow.columns):
+        if (pa.types.is_integer(field.type) and column.null_count and field.name in frame
+                and frame[field.name].dtype.kind == "f"):
+            frame[field.name] = column.to_pandas(types_mapper=NULLABLE_INTEGERS.get).array
+    return frame
 
 
 #: pandas' C parser on a row of more cells than the header ("line" counts the header's line).

@@ -45,9 +45,9 @@ import pandas as pd
 
 from trackverify import __version__
 from trackverify.errors import InputError
-from trackverify.tables import (DEFAULT_RECORDING, OBSERVATIONS, PREDICTIONS,
+from trackverify.tables import (DEFAULT_RECORDING, JOINED_IDS, OBSERVATIONS, PREDICTIONS,
                                 READ_AS_IDS, REFERENCE, Schema, check_unique, common_id_type,
-                                coordinate_columns, plain, validate)
+                                coordinate_columns, id_kinds, plain, validate)
 
 KINDS = ("predictions", "reference", "observations")
 SCHEMAS = {"predictions": PREDICTIONS, "reference": REFERENCE, "observations": OBSERVATIONS}
@@ -156,6 +156,7 @@ def _read(tracks, path: Path | None, kind: str, fmt, mapping: dict, scale, units
             table, info, warnings = read_file(path, kind, reader, scale, recording)
             _check_format_axes(path, table, source)
             return table, {**info, "format": reader, "recording": _recording_record(False, recording),
+                           "ids_as_read": info.pop("ids_as_read"),
                            "columns": None,
                            "pixel_size": None if scale is None else list(scale),
                            "warnings": warnings}
@@ -171,14 +172,14 @@ def _read(tracks, path: Path | None, kind: str, fmt, mapping: dict, scale, units
                          source=source)
     names = [str(c) for c in frame.columns]
     frame = apply_mapping(frame, mapping, source)
-    named = "recording" in frame.columns
+    named, kinds = "recording" in frame.columns, id_kinds(frame)
     check_axes(frame, mapping, source)
     table = validated(frame, SCHEMAS[kind], kind, source, mapping, path, names=names)
     if not named and recording is not None:  # validation named it DEFAULT_RECORDING
         table["recording"] = str(recording)
     table, calibration, warnings = table_micrometres(table, mapping, scale, units, source)
     return table, {"format": "table" if path is not None else "dataframe",
-                   "recording": _recording_record(named, recording),
+                   "recording": _recording_record(named, recording), "ids_as_read": kinds,
                    "columns": {p: name for name, p in mapping.items()} or None,
                    "pixel_size": None if scale is None else list(scale),
                    "calibration": calibration, "warnings": warnings}
@@ -240,6 +241,22 @@ def _check_format_axes(path: Path, table: pd.DataFrame, source: str) -> None:
         return
     mapping = {name: project for project, name in guess.items()}
     check_axes(frame.rename(columns=mapping), mapping, source, prefix="--format table ")
+
+
+def ids_met_as_text(ref: TrackTable, pred: TrackTable) -> list[str]:
+    """A warning for each id column the two inputs type differently (integers in one, text in
+    the other): they meet by the canonical text of the integers, 1 meeting '1'
+    (:func:`trackverify.tables.common_id_type`; docs/robustness.md, "Ids as written"), which
+    the scores then rest on."""
+    notes = []
+    for column in JOINED_IDS:
+        kinds = (ref.record["ids_as_read"].get(column), pred.record["ids_as_read"].get(column))
+        if None not in kinds and kinds[0] != kinds[1]:
+            numbers, text = (ref, pred) if kinds[0] == "integers" else (pred, ref)
+            notes.append(f"the {column} ids are integers in {numbers.record['source']} and text "
+                         f"in {text.record['source']}: they meet by the text that writes each "
+                         "integer (1 is '1', never '01' or '1.0')")
+    return notes
 
 
 def _recording_record(named: bool, recording: str | None) -> dict:
@@ -470,7 +487,7 @@ def read_pair(reference, predictions, **options) -> tuple[TrackTable, TrackTable
     precedence. A side without a ``recording`` column (and no ``recording`` given) whose other
     side holds one recording is that recording (its record says so).
     """
-    from trackverify.io.formats.units import scale_mismatch_warnings
+    from trackverify.io.formats.units import assumed_once, scale_mismatch_warnings
 
     shared = ("fmt", "columns", "pixel_size", "units", "recording")
     unknown = sorted(set(options) - set(shared) - {f"{p}_{k}" for p in ("reference", "predictions")
@@ -485,7 +502,7 @@ def read_pair(reference, predictions, **options) -> tuple[TrackTable, TrackTable
     ref, pred = one(reference, "reference"), one(predictions, "predictions")
     _same_recording(ref, pred)
     _same_recording(pred, ref)
-    warnings = ref.warnings + pred.warnings
+    warnings = assumed_once(ref, pred) + ids_met_as_text(ref, pred)
     if {"x_um", "y_um"} <= set(pred.table.columns):
         warnings += scale_mismatch_warnings(ref.table, pred.table, ref.record["source"],
                                             pred.record["source"])

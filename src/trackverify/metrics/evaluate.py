@@ -99,13 +99,14 @@ def check_distances(**distances) -> None:
 def evaluate(reference, predictions, *, zero_distance_um: float = 5.0,
              match_distance_um: float | None = None, definition: str | None = None,
              sparse_reference: bool = False, protocols=(), division_frame_buffer: int = 1,
-             check_reference: bool = False, detections=None, out=None,
+             check_reference: bool = False, detections=None, out=None, warn=None,
              **reading) -> Evaluation:
     """Score ``predictions`` against ``reference`` (paths or DataFrames) by every family
     (module docstring); ``reading``: how to read them (``fmt``, ``columns``, ``pixel_size``,
     ``units``, ``recording`` and their ``reference_`` / ``predictions_`` forms,
     :func:`trackverify.io.tracks.read_pair`). ``out``: also write the outputs there (refused
-    before any work when it is, holds or lies in an input). Example::
+    before any work when it is, holds or lies in an input); ``warn`` receives each warning as
+    it arises (all are also in ``Evaluation.warnings``). Example::
 
         >>> import pandas as pd, trackverify
         >>> ref = pd.DataFrame({"frame": [0, 1, 0, 1], "track": [1, 1, 2, 2],
@@ -127,6 +128,8 @@ def evaluate(reference, predictions, *, zero_distance_um: float = 5.0,
         check_out_overlap(out, {"reference": reference, "predictions": predictions,
                                 "detections": detections})
     ref, pred, warnings = read_pair(reference, predictions, **reading)
+    for text in warnings if warn is not None else ():  # before anything can refuse the pair
+        warn(text)
     ref_source, pred_source = ref.record["source"], pred.record["source"]
     dets = None if detections is None else read_detections(detections, ref.table)
     inputs = {"reference": ref.record, "predictions": pred.record}
@@ -136,7 +139,10 @@ def evaluate(reference, predictions, *, zero_distance_um: float = 5.0,
                                  reference_source=ref_source, predictions_source=pred_source)
     by_detection = "detection" in ref.table.columns and "detection" in pred.table.columns
     if not by_detection:
-        warnings += apart_warning(ref.table, pred.table, float(zero_distance_um), pred_source)
+        apart = apart_warning(ref.table, pred.table, float(zero_distance_um), pred_source)
+        for text in apart if warn is not None else ():
+            warn(text)
+        warnings += apart
     masks = ref.record["format"] == "ctc" and pred.record["format"] == "ctc"
     definition = definition or ("ctc" if masks else "traccuracy")
     match_distance = zero_distance_um / 2 if match_distance_um is None else match_distance_um

@@ -30,6 +30,9 @@ from trackverify.stages.common import (StageResult, as_array, config_record, con
 from trackverify.values import is_real
 
 LABEL_KEYS = ("sampleDirs", "flies", "t0s", "t1s", "labels")
+#: Most labelled frames one labels file may hold, over all its bouts (10^7 frames: 18 hours
+#: of labels at 150 frames per second; a bout of 2^41 frames asked for 16 TiB).
+MAX_LABELLED_FRAMES = 10**7
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def load_labels(path: Path) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
     raw = load_restricted(path)
     if not isinstance(raw, dict) or any(k not in raw for k in LABEL_KEYS):
         raise InputError(f"expected a dict with keys {list(LABEL_KEYS)}", source=str(path))
-    out = []
+    out, total = [], 0
     try:
         for s, sample in enumerate(raw["sampleDirs"]):
             sample = _sample_dir(sample, s, path)
@@ -69,6 +72,7 @@ def load_labels(path: Path) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
                 if not np.all(np.isin(lab, (0, 1))):
                     raise InputError(f"sample {s} fly {fly}: labels must be 0 or 1",
                                      source=str(path))
+                total = _labelled_frames(total, t0, t1, f"[{s}][{j}]", path)
                 frames, y = expand_bouts(t0, t1, lab)
                 out.append((sample, fly - 1, frames, y))
     except (TypeError, IndexError, KeyError, ValueError, OverflowError) as exc:
@@ -92,6 +96,20 @@ def _fly_number(fly: Any, where: str, path: Path) -> int:
         raise InputError(f"{where} = {fly}: fly numbers are whole numbers from 1 (1-based)",
                          source=str(path))
     return int(fly)
+
+
+def _labelled_frames(total: int, t0: np.ndarray, t1: np.ndarray, where: str, path: Path) -> int:
+    """``total`` plus the frames of the bouts ``t0 .. t1 - 1``; beyond
+    :data:`MAX_LABELLED_FRAMES` an InputError naming the bout that passes it."""
+    lengths = np.minimum(t1 - t0, MAX_LABELLED_FRAMES + 1)  # (0 <= t0 <= t1: no overflow)
+    reached = total + np.cumsum(lengths)
+    over = np.flatnonzero(reached > MAX_LABELLED_FRAMES)
+    if over.size:
+        k = int(over[0])
+        raise InputError(f"t1s{where}[{k}] = {int(t1[k])}: with this bout the labels cover more "
+                         f"than the {MAX_LABELLED_FRAMES} frames a labels file may hold (t0s "
+                         "and t1s are frame indices)", source=str(path))
+    return int(reached[-1]) if reached.size else total
 
 
 def _whole(values: Any, where: str, path: Path) -> np.ndarray:

@@ -204,5 +204,7 @@ def read_file(path: Path, kind: str, name: str, scale: tuple[float, ...] | None,
     tracks = get_format(name).read(path)
     table, calibration, notes = units.to_micrometres(tracks, scale, str(path))
     result = convert.as_kind(table, kind, recording, str(path))
-    info = {"calibration": calibration, **tracks.details}
+    from trackverify.tables import id_kinds
+
+    info = {"calibration": calibration, **tracks.details, "ids_as_read": id_kinds(table)}
     return result, info, notes + units.plausibility_warnings(result, str(path))

@@ -20,6 +20,7 @@ import pandas as pd
 from trackverify.errors import InputError
 from trackverify.io.formats.base import Calibration, Tracks
 from trackverify.io.formats.convert import parent_ids
+from trackverify.io.formats.graph import node_frames
 from trackverify.io.formats.hdf5 import dataset, has, is_hdf5, numbers, open_h5
 
 
@@ -53,6 +54,11 @@ def read(path: Path) -> Tracks:
     lengths = spans[:, 1] - spans[:, 0]
     if (lengths < 0).any() or (spans < 0).any() or (spans > len(order)).any():
         raise InputError(f"tracks/{kind}/map points outside tracks/{kind}/tracks", source=where)
+    if int(lengths.sum()) > len(order):  # each entry is in one track (10^5 spans of all of
+        # 10^5 entries, a 2.4 MB file, asked for 80 GB)
+        raise InputError(f"tracks/{kind}/map spans {int(lengths.sum())} entries of "
+                         f"tracks/{kind}/tracks, which holds {len(order)}: the spans overlap",
+                         source=where)
     which = np.repeat(np.arange(len(spans)), lengths)
     position = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     index = order[np.repeat(spans[:, 0], lengths) + position]
@@ -61,12 +67,10 @@ def read(path: Path) -> Tracks:
     if (index >= len(coords)).any():
         raise InputError(f"tracks/{kind}/tracks names an object beyond objects/{kind}/coords",
                          source=where)
-    frames = coords[index, 0]
-    if (frames != np.round(frames)).any():
-        raise InputError("an object's t is not an integer frame", source=where)
+    frames = node_frames(coords[index, 0], where, f"objects/{kind}/coords t")
     label = lbepr[which, 0]
     parent = lbepr[which, 3]
-    table = pd.DataFrame({"frame": frames.astype(np.int64), "track": label,
+    table = pd.DataFrame({"frame": frames, "track": label,
                           "x": coords[index, 1], "y": coords[index, 2], "z": coords[index, 3],
                           "node": index})
     no_parent = (parent == label) | (parent <= 0)

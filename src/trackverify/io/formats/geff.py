@@ -35,7 +35,7 @@ from trackverify.errors import InputError
 from trackverify.extras import require
 from trackverify.io.bounded import folder_files, inside, read_json
 from trackverify.io.formats.base import Calibration, Tracks
-from trackverify.io.formats.graph import tracklets
+from trackverify.io.formats.graph import node_frames, tracklets
 from trackverify.io.formats.units import UNIT_TO_UM
 
 FRAME_PROPS = ("FRAME", "frame")
@@ -195,11 +195,8 @@ def read(path: Path) -> Tracks:
         raise InputError(f"the edge ids must be an (edges, 2) array of node ids, found "
                          f"{edge_ids.dtype} {edge_ids.shape}", source=where)
     frame_name = frame_prop if frame_prop in props else time_axes[0]
-    frames = _values(props, frame_name, where, len(node_ids)).astype(np.float64)
-    if not np.isfinite(frames).all() or (frames != np.round(frames)).any():
-        raise InputError(f"node property '{frame_name}' is not whole frames (give a FRAME "
-                         "property)", source=where)
-    table = pd.DataFrame({"node": node_ids, "frame": frames.astype(np.int64)})
+    frames = node_frames(_values(props, frame_name, where, len(node_ids)), where, frame_name)
+    table = pd.DataFrame({"node": node_ids, "frame": frames})
     units = []
     for axis in space_axes:
         key = _axis_key(axis.name)

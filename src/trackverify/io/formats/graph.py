@@ -19,6 +19,23 @@ from trackverify.errors import InputError
 from trackverify.io.formats.convert import parent_ids
 
 
+def node_frames(values: np.ndarray, where: str, name: str) -> np.ndarray:
+    """A graph's per-node frame numbers (``name``: the attribute or property holding them)
+    as int64, each a whole number within ``0..MAX_FRAME``; checked before the cast, which
+    turned a FRAME of 1e300 into a numpy warning and a negative frame. Else an InputError
+    naming ``where``, ``name`` and the first bad node (1-based)."""
+    from trackverify.tables import MAX_FRAME
+
+    values = np.asarray(values, dtype=np.float64)
+    bad = ~(np.isfinite(values) & (values == np.round(values)) & (values >= 0)
+            & (values <= MAX_FRAME))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"node {row + 1} has frame {values[row]:.17g}, not a whole number in "
+                         f"0..{MAX_FRAME}", source=where, column=name)
+    return values.astype(np.int64)
+
+
 def tracklets(frames: np.ndarray, source: np.ndarray, target: np.ndarray,
               where: str) -> tuple[np.ndarray, pd.Series, pd.Series | None]:
     """``(track per node, parent_track per node, merge_parents per node or None)``.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from trackverify.errors import InputError
 from trackverify.extras import require
+from trackverify.io.bounded import MAX_COMPRESSION
 
 
 MAGIC = b"\x89HDF\r\n\x1a\n"
@@ -113,11 +114,6 @@ def array(handle, name: str):
         return np.asarray(node[()])
 
 
-MAX_COMPRESSION = 1100
-"""Most bytes one stored byte of a compressed dataset may stand for: gzip (deflate), HDF5's
-usual filter, inflates at most about 1032:1; more declared data is not in the file."""
-
-
 def declared_allowed(dataset) -> tuple[int, int]:
     """``(declared, allowed)`` bytes of an h5py dataset: shape x item size (Python ints),
     against the bytes it stores (:data:`MAX_COMPRESSION` times them when compressed)."""
@@ -156,7 +152,7 @@ def check_storage(node, name: str) -> None:
 
 def numbers(handle, name: str, ndim: int, integer: bool = False):
     """Dataset ``name`` as an ``ndim``-D array of numbers: int64 when ``integer`` (every value
-    whole, finite and within int64), else float64. Text, another shape or a scalar is an
+    whole and within int64; stored as floats, finite and below 2^53), else float64. Text, another shape or a scalar is an
     :class:`InputError` naming the dataset (``astype`` would raise, or wrap silently)."""
     import numpy as np
 
@@ -169,11 +165,12 @@ def numbers(handle, name: str, ndim: int, integer: bool = False):
         raise InputError(f"'{name}' must hold numbers, found dtype {values.dtype}", source=where)
     if not integer:
         return values.astype(np.float64)
-    if values.dtype.kind == "f":
-        whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
+    if values.dtype.kind == "f":  # exact below 2^53 only (2^53 + 1 is stored as 2^53)
+        whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**53)
         if not whole.all():
             bad = float(values[~whole].flat[0])
-            raise InputError(f"'{name}' must hold whole numbers, found {bad!r}", source=where)
+            raise InputError(f"'{name}' must hold whole numbers below 2^53, found {bad!r}",
+                             source=where)
     elif values.dtype.kind == "u" and values.size and int(values.max()) >= 2**63:
         raise InputError(f"'{name}' holds a value beyond int64", source=where)
     return values.astype(np.int64)

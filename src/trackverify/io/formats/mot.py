@@ -64,10 +64,12 @@ def read(path: Path) -> Tracks:
     if bad.any():
         row, column = np.argwhere(bad)[0]
         raise InputError("expected a number", source=where, column=str(column + 1), row=int(row) + 1)
-    whole = values[:, :2] != np.round(values[:, :2])
+    ids = values[:, :2]  # read as float64: exact below 2^53 only (2^53 + 1 became 2^53)
+    whole = (ids != np.round(ids)) | (np.abs(ids) >= 2.0**53)
     if whole.any():
         row, column = np.argwhere(whole)[0]
-        raise InputError("frame and id must be whole numbers", source=where,
+        raise InputError(f"frame and id must be whole numbers below 2^53, found "
+                         f"{str(raw.iat[row, column])!r}", source=where,
                          column=("frame", "id")[column], row=int(row) + 1)
     table = pd.DataFrame({"frame": values[:, 0].astype(np.int64),
                           "track": values[:, 1].astype(np.int64)})

@@ -28,8 +28,9 @@ from trackverify.errors import InputError
 from trackverify.io.bounded import check_size
 from trackverify.extras import require
 from trackverify.io.formats.base import Tracks
-from trackverify.io.formats.graph import tracklets
+from trackverify.io.formats.graph import node_frames, tracklets
 from trackverify.io.formats.units import named_unit
+from trackverify.values import INT64_MAX, INT64_MIN
 
 MAX_BYTES = 2 * 1024**3
 
@@ -130,6 +131,10 @@ def read(path: Path) -> Tracks:
     if not spots:
         raise InputError("the TrackMate file has no spots", source=where)
     spot = pd.DataFrame(spots, columns=["node", "frame", "x", "y", "z", "spot_name"])
+    beyond = next((t for t in (*edge_track, *filtered) if not INT64_MIN <= t <= INT64_MAX), None)
+    if beyond is not None:  # np.asarray raised OverflowError
+        raise InputError(f"TRACK_ID {beyond} is beyond the 64-bit range", source=where,
+                         column="TRACK_ID")
     link = pd.DataFrame(edges, columns=["source", "target"]).assign(
         source_track=np.asarray(edge_track, dtype=np.int64))
     keep = link["source_track"].isin(filtered).to_numpy()
@@ -147,11 +152,9 @@ def read(path: Path) -> Tracks:
     source_track = np.zeros(len(spot), dtype=np.int64)
     source_track[src] = link["source_track"].to_numpy()
     source_track[dst] = link["source_track"].to_numpy()
-    frames = spot["frame"].to_numpy()
-    if (frames != np.round(frames)).any():
-        raise InputError("a spot's FRAME is not an integer", source=where, column="FRAME")
-    track, parent, merges = tracklets(frames.astype(np.int64), src, dst, where)
-    spot = spot.assign(frame=frames.astype(np.int64), track=track, parent_track=parent,
+    frames = node_frames(spot["frame"].to_numpy(), where, "FRAME")
+    track, parent, merges = tracklets(frames, src, dst, where)
+    spot = spot.assign(frame=frames, track=track, parent_track=parent,
                        source_track=source_track)
     if merges is not None:
         spot["merge_parents"] = merges

@@ -87,14 +87,36 @@ def to_micrometres(tracks, pixel_size: tuple[float, ...] | None,
     return out, record, notes
 
 
+ASSUMED = "assumed (no calibration in the file and no --pixel-size)"
+
+
 def assumed_micrometres(unit: str, ndim: int, source: str) -> tuple[dict, str]:
     """The calibration record and the warning of coordinates in ``unit`` (pixels, say) that
     nothing converts: taken as micrometres (the formats' files without a calibration, a
     table's columns mapped from pixel names without ``--pixel-size``)."""
-    record = {"unit": unit, "um_per_unit": [1.0] * ndim,
-              "source": "assumed (no calibration in the file and no --pixel-size)"}
-    return record, (f"{source}: coordinates are in {unit} and the file has no calibration; "
-                    "taken as micrometres (give --pixel-size X[,Y[,Z]])")
+    record = {"unit": unit, "um_per_unit": [1.0] * ndim, "source": ASSUMED}
+    return record, _assumed_note(unit, source)
+
+
+def _assumed_note(unit: str, sources: str, whose: str = "the file has") -> str:
+    return (f"{sources}: coordinates are in {unit} and {whose} no calibration; taken as "
+            "micrometres (give --pixel-size X[,Y[,Z]])")
+
+
+def assumed_once(first, second) -> list[str]:
+    """The warnings of two files read (:class:`~trackverify.io.tracks.TrackTable`), the
+    "taken as micrometres" warning said once, naming both, when both files give it in the
+    same unit (one ``--pixel-size`` answers both; a 2-D file against a 3-D one printed it
+    twice)."""
+    records = [read.record.get("calibration") or {} for read in (first, second)]
+    units = {record.get("unit") for record in records}
+    if len(units) != 1 or any(record.get("source") != ASSUMED for record in records):
+        return first.warnings + second.warnings
+    unit = units.pop()
+    paths = [read.record.get("source") for read in (first, second)]
+    notes = [_assumed_note(unit, path) for path in paths]
+    rest = [w for w in first.warnings + second.warnings if w not in notes]
+    return [_assumed_note(unit, " and ".join(paths), "both files have"), *rest]
 
 
 def median_spacing_um(table: pd.DataFrame) -> float | None:

@@ -111,7 +111,7 @@ def check_alignment(volume: Volume, points, frame: int, *, seed: int = SEED) -> 
         if column not in points.columns:
             raise InputError(f"the positions have no '{column}' column", column=column)
     volume.check_frames(points["frame"].to_numpy())
-    t = volume.frame_index(frame)
+    volume.frame_index(frame)  # refuses a frame the volume does not hold
     rows = points[points["frame"].to_numpy() == frame]
     xyz = np.column_stack([rows["x_um"], rows["y_um"],
                            rows["z_um"] if "z_um" in rows else np.zeros(len(rows))])
