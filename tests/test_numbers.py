@@ -50,11 +50,12 @@ def test_run_summary_and_report_are_rounded_and_json_is_not(tmp_path):
                      "--out", tmp_path / "out")
     assert result.returncode == 0, result.stderr
     assert too_long(result.stdout) == [], result.stdout
-    pooled = json.loads((tmp_path / "out" / "results.json").read_text())[
-        "anatomical_verification"]["pooled"]["all_conditions"]
-    auroc = pooled["auroc"]
-    assert f"AUROC {fmt(auroc)}," in result.stdout
-    assert repr(auroc) in (tmp_path / "out" / "results.json").read_text()  # every digit
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    auroc = results["anatomical_verification"]["pooled"]["all_conditions"]["auroc"]
+    star = results["verifier_comparison"]["fixed_distance"]["populations"]["six_corruptions"][
+        "auroc_abstain_as_error"]
+    assert f"AUROC* {fmt(star)};" in result.stdout
+    assert repr(star) in (tmp_path / "out" / "results.json").read_text()  # every digit
     report = (tmp_path / "out" / "report.html").read_text()
     assert too_long(re.sub(r"<svg.*?</svg>", "", report, flags=re.S)) == []
     assert f"<td>{fmt(auroc)}</td>" in report

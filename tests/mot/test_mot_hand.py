@@ -806,7 +806,7 @@ def test_exact_ties_in_a_shuffled_table_go_to_the_earlier_row(seed):
     a_first = int((a_row[np.argsort(pred["pred_id"].to_numpy()[a_row])]
                    < b_row[np.argsort(pred["pred_id"].to_numpy()[b_row])]).sum())
     assert 0 < a_first < n  # both orders occur
-    m = evaluate_tracking(ref, pred, zero_distance_um=5.0)["default"]
+    m = evaluate_tracking(ref, pred, zero_distance_um=5.0)["recording"]
     assert m["idsw"] == a_first and m["identity_switches"] == a_first
     assert m["clr_tp"] == 2 * n and m["clr_fp"] == n
 
