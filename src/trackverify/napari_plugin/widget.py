@@ -23,8 +23,10 @@ TABLE_COLUMNS = ("rank", "kind", "recording", "ids", "lookalike_id", "first_fram
 
 def audit_points(viewer) -> list:
     """The viewer's points layers that came from an audit folder."""
+    from napari.layers import Points
+
     return [layer for layer in viewer.layers
-            if "trackverify" in layer.metadata and layer._type_string == "points"]
+            if "trackverify" in layer.metadata and isinstance(layer, Points)]
 
 
 def jump_to_event(viewer, layer, rank: int, frame: int | None = None) -> np.ndarray:
