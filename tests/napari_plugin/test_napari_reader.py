@@ -188,3 +188,11 @@ def test_the_volume_goes_underneath(audits, tmp_path):
     assert [layer[2] for layer in layers[1:]] == ["points", "tracks"]
     with pytest.raises(InputError, match="volume readers"):
         audit_layers(audits["flat"], image=tmp_path / "volume.tif")
+
+
+def test_each_verdict_has_its_colour_and_any_other_is_white():
+    from trackverify.napari_plugin.layers import OTHER_COLOR, verdict_colors
+
+    got = verdict_colors(["abstained", "certified", "flagged", "no such verdict"])
+    assert got.tolist() == [list(VERDICT_COLORS["abstained"]), list(VERDICT_COLORS["certified"]),
+                            list(VERDICT_COLORS["flagged"]), list(OTHER_COLOR)]

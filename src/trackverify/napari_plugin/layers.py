@@ -91,10 +91,11 @@ def point_rows(observations: pd.DataFrame) -> np.ndarray:
 
 
 def verdict_colors(verdict) -> np.ndarray:
-    """RGBA per verdict (:data:`VERDICT_COLORS`)."""
-    names = pd.Series(verdict, dtype=object).astype(str)
-    table = {**VERDICT_COLORS}
-    return np.array([table.get(v, OTHER_COLOR) for v in names], dtype=np.float64).reshape(-1, 4)
+    """RGBA per verdict (:data:`VERDICT_COLORS`; :data:`OTHER_COLOR` for any other)."""
+    codes = pd.Categorical(pd.Series(verdict, dtype=object).astype(str),
+                           categories=list(VERDICT_COLORS)).codes  # -1: not listed
+    palette = np.array([*VERDICT_COLORS.values(), OTHER_COLOR], dtype=np.float64)
+    return palette[codes]
 
 
 def track_ids(pred_id: pd.Series) -> tuple[np.ndarray, list]:
@@ -119,8 +120,8 @@ def recording_layers(rows: pd.DataFrame, recording: str, several: bool, audit: d
     located = rows[point_rows(rows)]
     points = located[cols].to_numpy(np.float64)
     features = located.drop(columns=cols).reset_index(drop=True)
-    threshold = pd.to_numeric(located.get("threshold_um"), errors="coerce") \
-        if "threshold_um" in located else pd.Series(dtype=float)
+    threshold = pd.to_numeric(located["threshold_um"], errors="coerce").to_numpy(np.float64) \
+        if "threshold_um" in located.columns else np.zeros(0)
     size = float(np.nanmedian(threshold)) if np.isfinite(threshold).any() else DEFAULT_SIZE_UM
     events = audit["events"]
     if "recording" in events.columns and len(events):
