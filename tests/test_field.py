@@ -54,8 +54,9 @@ def test_parity_and_napari_tests_pass_in_the_field_environment():
     done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                            "no:xdist", *FIELD_TESTS], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=2400)
-    tail = done.stdout[-3000:]
-    assert done.returncode == 0, tail
-    summary = tail.strip().splitlines()[-1]
+    lines = done.stdout.strip().splitlines()
+    outcome = "\n".join(line for line in lines if line.startswith(("FAILED", "ERROR")))
+    summary = lines[-1] if lines else done.stderr[-2000:]
+    assert done.returncode == 0, f"{outcome}\n{summary}"
     passed = int(re.search(r"(\d+) passed", summary).group(1))
     assert passed >= 30 and "failed" not in summary and "skipped" not in summary, summary

@@ -92,8 +92,8 @@ def point_rows(observations: pd.DataFrame) -> np.ndarray:
 
 def verdict_colors(verdict) -> np.ndarray:
     """RGBA per verdict (:data:`VERDICT_COLORS`; :data:`OTHER_COLOR` for any other)."""
-    codes = pd.Categorical(pd.Series(verdict, dtype=object).astype(str),
-                           categories=list(VERDICT_COLORS)).codes  # -1: not listed
+    codes = pd.Index(list(VERDICT_COLORS)).get_indexer(
+        pd.Series(verdict, dtype=object).astype(str))  # -1: not listed
     palette = np.array([*VERDICT_COLORS.values(), OTHER_COLOR], dtype=np.float64)
     return palette[codes]
 
