@@ -52,8 +52,14 @@ class Threshold:
     file: str | None = None
 
 
+#: Reasons of the rows an audit does not judge: the anchor frame (trusted), a track's own
+#: start (what its later rows are judged against) and the frames before the anchor.
+NOT_JUDGED = ("anchor_frame", "track_start", "before_anchor")
+
+
 def audited(observations: pd.DataFrame) -> np.ndarray:
-    """Rows after the anchor frame that carry a valid predicted id."""
+    """Rows with a valid predicted id that are judged: after the anchor frame, and not the
+    start of their track (:data:`NOT_JUDGED`)."""
     reason = observations["reason"]
     return (observations["pred_valid"].to_numpy(dtype=bool)
-            & ~reason.isin(["anchor_frame", "before_anchor"]).to_numpy())
+            & ~reason.isin(NOT_JUDGED).to_numpy())
