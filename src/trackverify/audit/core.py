@@ -173,18 +173,23 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     from trackverify.audit.events import KINDS, find_events
 
     events, observations["event"] = find_events(observations)
+    from trackverify.audit.joins import continuity, continuity_summary, find_joins
+
+    joins = find_joins(observations, events)
+    pieces = continuity(observations, joins)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
                        detections is not None)
     summary["counts"]["events"] = int(len(events))
     summary["counts"]["events_by_kind"] = {k: int(events["kind"].eq(k).sum()) for k in KINDS}
+    summary["continuity"] = continuity_summary(pieces)
     summary["inputs"] = inputs
     summary["input"] = given.record  # how the tracks were read: reader, mapping, units
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
     summary["anchor_contradictions"] = anchor_contradictions(
         table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary,
-                         events)
+                         events, joins, pieces)
     if out is not None:  # checked above, before any work
         from trackverify.audit.write import write_outputs
 

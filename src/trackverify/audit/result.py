@@ -25,7 +25,9 @@ class AuditResult:
     lookalike_um, threshold_um, relative_score, segment, event``; ``segments``: every suspect
     run of one id's frames (the detail); ``tracks``: one row per (recording, predicted id);
     ``summary``: settings, counts and the threshold with its source; ``events``: the review
-    list, one row per thing a person checks once (:mod:`trackverify.audit.events`).
+    list, one row per thing a person checks once (:mod:`trackverify.audit.events`);
+    ``joins``: later tracks that continue an anchor identity, and ``continuity``: each anchor
+    identity's pieces (:mod:`trackverify.audit.joins`).
     """
 
     observations: pd.DataFrame
@@ -33,6 +35,8 @@ class AuditResult:
     tracks: pd.DataFrame
     summary: dict = field(default_factory=dict)
     events: pd.DataFrame = field(default_factory=pd.DataFrame)
+    joins: pd.DataFrame = field(default_factory=pd.DataFrame)
+    continuity: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         counts = self.summary.get("counts", {})

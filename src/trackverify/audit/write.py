@@ -14,8 +14,9 @@ from trackverify.io.tabular import write_table
 
 
 def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
-    """``audit.parquet``, ``events.csv`` (the review list), ``segments.csv``, ``tracks.csv``,
-    ``audit.json``, ``report.html``.
+    """``audit.parquet``, ``events.csv`` (the review list), ``joins.csv`` (later tracks that
+    continue an anchor identity), ``segments.csv``, ``tracks.csv``, ``audit.json``,
+    ``report.html``.
 
     Refused (:class:`~trackverify.errors.InputError`, nothing written) when ``out`` is, lies
     inside or contains an input the audit read (``result.summary["inputs"]``), as the
@@ -34,6 +35,7 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
     observations = result.observations.assign(lookalike_id=lookalike_column(result.observations))
     write_table(observations, out / "audit.parquet")
     write_table(result.events, out / "events.csv")
+    write_table(result.joins, out / "joins.csv")
     write_table(result.segments, out / "segments.csv")
     write_table(result.tracks, out / "tracks.csv")
     write_json_atomic(out / "audit.json", result.summary)
