@@ -246,6 +246,7 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
             "per_recording_um": used,
         },
         "counts": {"rows": int(len(observations)), "audited": int(len(judged)), **counts,
+                   "track_starts": int(observations["reason"].eq("track_start").sum()),
                    "abstained_by_reason": {str(k): int(v) for k, v in reasons.items()},
                    "no_prediction": int((~observations["pred_valid"].to_numpy(dtype=bool)).sum()),
                    "suspect_segments": int(len(segments))},

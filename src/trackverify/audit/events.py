@@ -378,7 +378,8 @@ def _evidence(events: pd.DataFrame) -> pd.Series:
     frames = " (" + events["frames"].astype(str) + " frames)"
     ids, look = events["ids"].astype(str), events["lookalike_id"].astype(str)
     on, flagged = events["on_lookalike"].astype(str), events["flagged"].astype(str)
-    sits = ("id " + ids + " sits a median " + f(events["_look"]) + " um from where " + look
+    look_um = f(events["_look"])  # each measured column formatted once
+    sits = ("id " + ids + " sits a median " + look_um + " um from where " + look
             + " should be and " + f(events["_score"]) + " um from its own place in " + on
             + " of " + flagged + " flagged observations, " + span + frames)
     drifts = ("id " + ids + " is a median " + f(events["_all_own"]) + " um from its own place"
@@ -395,14 +396,15 @@ def _evidence(events: pd.DataFrame) -> pd.Series:
                  "its first frame, or not in the anchor frame for a verifier that does not "
                  "register it); check it by hand from frame " + events["first_frame"].astype(str))
     started = events["_start_identity"]
-    start_frame = events["_start_frame"].astype("Int64").astype(str)
-    where = np.where(pd.isna(started).to_numpy(), "a place no anchor identity holds",
-                     started.astype(str) + "'s place")
+    start_frame = events["_start_frame"].astype("Int64").astype(str).fillna("?").to_numpy(
+        dtype=object)
+    named = (started.astype(str) + "'s place").to_numpy(dtype=object)
+    where = np.where(pd.isna(started).to_numpy(), "a place no anchor identity holds", named)
     origin = " (it started on " + where + " at frame " + start_frame + ")"
     origin = np.where(started.astype(str).to_numpy() == ids.to_numpy(), "", origin)
     switch = ("id " + ids + " leaves the place it started on" + origin + " at frame "
               + events["first_frame"].astype(str) + " and follows " + look
-              + "'s place from there: a median " + f(events["_look"]) + " um from where " + look
+              + "'s place from there: a median " + look_um + " um from where " + look
               + " should be in " + on + " of " + flagged + " flagged observations, " + span
               + frames)
     crossing = ("ids " + ids.str.replace(";", " and ") + " cross at frame "

@@ -10,8 +10,8 @@ and that observation lies within ``i``'s threshold of where the registration put
 from its first frame to the last frame before its first judged row in an event other than a
 frame event (where it leaves ``i``; its last frame when it never does). Its evidence: that
 distance, the threshold, the piece of ``i`` seen before it (``previous_id``, the track of
-``i`` whose last certified frame is the latest before the join's first frame, and that
-frame), and the verdicts of its judged rows within the join.
+``i`` whose last certified frame, or its start, is the latest before the join's first
+frame, and that frame), and the verdicts of its judged rows within the join.
 
 *Continuity* of an anchor identity: its pieces, the identity's own track and every join to
 it; a neuron's trace split in ten is a loss even when every piece is right.
@@ -94,10 +94,11 @@ def _join_ends(judged: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
 
 def _previous(joins: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
     """``previous_id`` / ``previous_last_frame``: the piece of the same identity (its own
-    anchor track or another track started on it) whose last certified frame (the anchor
-    frame counts) is the latest before the join's first frame; null when none."""
+    anchor track or another track started on it) whose last certified frame (its start
+    counts: the anchor frame, or a later track's first observation) is the latest before the
+    join's first frame; null when none."""
     on_place = (audited(observations) & observations["verdict"].eq("certified").to_numpy()) \
-        | observations["reason"].eq("anchor_frame").to_numpy()
+        | observations["reason"].isin(["anchor_frame", "track_start"]).to_numpy()
     pieces = observations[on_place & observations["start_identity"].notna().to_numpy()]
     pieces = pieces.groupby(["recording", "pred_id", "start_identity"], sort=False)[
         "frame"].max().rename("previous_last_frame").reset_index()

@@ -727,14 +727,15 @@ def carry_points(registered: np.ndarray, start_frames: np.ndarray, starts: np.nd
     to frame ``frames[k]``: the registration evaluated at a point that is no anchor point.
 
     The locally affine motion of the registered anchor points around it (moving least
-    squares): with ``p_j`` the ``m = min(n, 3 (D + 1))`` registered anchor points nearest the
-    start ``z`` at its frame, Gaussian weights ``g_j = exp(-|z - p_j|^2 / (2 c^2))`` (``c``
-    = the anchor spacing, :func:`anchor_spacing` of ``registered[0]``), ``zbar = sum g_j p_j
-    / G``, ``M = sum g_j (p_j - zbar)(p_j - zbar)^T + 1e-3 G c^2 I`` (a ridge: a translation
-    where the neighbours span no volume), the point goes where those anchor points go,
-    ``x_t = sum_j phi_j R[t, j]`` with ``phi_j = g_j (1 / G + (p_j - zbar)^T M^-1 (z -
-    zbar))`` (``sum phi_j = 1``; an affine motion is carried exactly). The weights depend
-    on the start frame only, so a track's place in every frame is one weighted sum. NaN
+    squares): with ``p_j = R[t0, j]`` the ``m = min(n, 3 (D + 1))`` registered anchor points
+    nearest the start ``z`` at its frame ``t0``, Gaussian weights ``g_j = exp(-|z - p_j|^2 /
+    (2 c^2))`` (``c`` = the anchor spacing, :func:`anchor_spacing` of ``registered[0]``),
+    ``G = sum g_j``, ``zbar = sum g_j p_j / G`` and ``M = sum g_j (p_j - zbar)(p_j -
+    zbar)^T + 1e-3 G c^2 I`` (a ridge: a translation where the neighbours span no volume),
+    the weights ``phi_j = g_j (1 / G + (p_j - zbar)^T M^-1 (z - zbar))`` (``sum phi_j = 1``;
+    an affine motion is carried exactly) move the point as its neighbours move:
+    ``x_t = z + sum_j phi_j (R[t, j] - p_j)`` (``x_t = z`` at ``t0``). The weights depend on
+    the start only, so a track's place in every frame is one weighted sum. NaN
     where either frame is not registered. ``registered`` is (T, n, D); the rest per point.
     """
     registered = np.asarray(registered, dtype=np.float64)
@@ -767,7 +768,8 @@ def carry_points(registered: np.ndarray, start_frames: np.ndarray, starts: np.nd
         + (1e-3 * c * c) * g_sum[:, None, None] * np.eye(dims)
     lever = np.linalg.solve(moment, (z - zbar)[:, :, None])[:, :, 0]
     phi = g * (1.0 / g_sum[:, None] + np.einsum("kmi,ki->km", centred, lever))
-    out[rows] = np.einsum("km,kmd->kd", phi, registered[frames[rows][:, None], nearest])
+    moved = registered[frames[rows][:, None], nearest] - p  # each neighbour's motion
+    out[rows] = z + np.einsum("km,kmd->kd", phi, moved)
     return out
 
 
