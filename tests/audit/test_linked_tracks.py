@@ -186,3 +186,27 @@ def test_carry_points_moves_a_point_with_its_neighbours_by_hand():
     registered[1] = np.nan
     assert np.isnan(carry_points(registered, np.array([0]), np.array([[5.0, 2.0]]),
                                  np.array([1]))).all()
+
+
+def test_the_review_item_carries_the_start_of_the_sampled_track(audited, tmp_path):
+    # the review page shows the observation a row is judged against: its track's start
+    from trackverify.audit.write import write_audit
+    from trackverify.review.items import load_items
+    from trackverify.review.sheet import read_sheet
+
+    out = write_audit(audited, tmp_path / "audit")
+    pd.DataFrame({"recording": ["worm", "worm"], "frame": [20, 20], "pred_id": [100, 4],
+                  "detection": [2, 4], "x_um": [grid(20)[2][0], grid(20)[4][0]],
+                  "y_um": [grid(20)[2][1], grid(20)[4][1]], "stratum": ["worm/certified"] * 2,
+                  "decision": ["", ""]}).to_csv(out / "review.csv", index=False)
+    later, anchored = load_items(out, read_sheet(out / "review.csv"))
+    start = later["start"]
+    assert (start["frame"], start["identity"]) == (10, "2")
+    assert start["place"] == dict(zip(["x", "y"], grid(10)[2].tolist()))
+    # the detections around it in its frame, nearest first: itself (id 100 there), then
+    # its neighbours 8 um away (ids 1, 3 and 6)
+    assert [p["label"] for p in start["neighbours"]][:1] == ["100"]
+    assert sorted(p["label"] for p in start["neighbours"][1:4]) == ["1", "3", "6"]
+    # an anchor identity starts at the anchor frame, where the anchor place is
+    assert (anchored["start"]["frame"], anchored["start"]["identity"]) == (0, "4")
+    assert anchored["start"]["place"] == anchored["anchor"]

@@ -11,9 +11,12 @@ frame long and the same mistake is listed again for every frame and every id it 
   over the whole recording, that independent flags make one). The tracker or the
   registration failed on the whole frame: one event, not one per id. Its rows belong to no
   other event.
-- ``swap``: two ids ``p`` and ``q`` where ``p`` is flagged with look-alike ``q`` and ``q``
-  with look-alike ``p`` in the same frames, in at least half of the frames of the smaller of
-  the two confusions: each sits at the other's place.
+- ``swap``: two tracks ``p`` and ``q``, judged against identities ``a`` and ``b`` (an anchor
+  identity's own id; for a later track, the identity its start holds), where ``p`` is
+  flagged with look-alike ``b`` and ``q`` with look-alike ``a`` in the same frames, in at
+  least half of the frames of the smaller of the two confusions: each sits at the other's
+  place. ``crossing``: a swap neither track comes back from (no certified row of either
+  after its first frame): two linked tracks that crossed.
 - ``identity``: the other flagged observations of one id ``p`` whose look-alike (the
   identity whose registered anchor position is nearest) is one identity ``q``, over the
   whole recording: ``p`` sits on (or drifts towards) ``q``. A tracker's confusions recur:
@@ -21,9 +24,12 @@ frame long and the same mistake is listed again for every frame and every id it 
   (benchmarks/audit_events.py, docs/evidence/audit.md): every split lowered the wrong
   observations the top events hold, so an event is the confusion, listed with its first and
   last frame and its number of frames. Flagged rows without a look-alike (a verifier that
-  does not register the anchor) form one event per id.
-- ``uncovered``: an id the anchor frame does not hold once (reasons
-  ``not_in_anchor_frame`` / ``no_anchor_identity``): no evidence of an error, but an
+  does not register the anchor) form one event per id. ``switch``: an identity event its
+  track never comes back from (no certified row after its first frame): the track left the
+  neuron it started on at that frame and follows ``q``'s place from there.
+- ``uncovered``: an id with no single start to judge it against (reasons
+  ``no_anchor_identity``: several rows of its first frame; ``not_in_anchor_frame``: a later
+  id for a verifier that does not register the anchor): no evidence of an error, but an
   identity to check by hand at its first frame.
 
 Rank (the cost model): a look costs the same for every event (a person opens it and checks
