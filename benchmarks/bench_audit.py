@@ -95,18 +95,10 @@ def main() -> None:
                   f"{seconds:.2f} s (min of {args.repeats}), writing {writing:.2f} s; {result}")
         return
     table = tracker_output(args.ids, args.frames)
-    times, result = [], None
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        result = trackverify.audit(table)
-        times.append(time.perf_counter() - start)
-    with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        write_audit(result, out)
-        writing = time.perf_counter() - start
+    seconds, result, writing = timed(table, args.repeats)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"audit of {args.ids} ids x {args.frames} frames ({len(table):,} rows): "
-          f"min {min(times):.2f} s over {args.repeats} runs (goal < 20 s); writing the outputs "
+          f"min {seconds:.2f} s over {args.repeats} runs (goal < 20 s); writing the outputs "
           f"{writing:.2f} s; peak RSS {peak:.0f} MB")
     print(result)
 

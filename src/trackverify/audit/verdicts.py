@@ -117,21 +117,20 @@ def judge_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, ancho
     rows["relative_score"] = np.nan
     places = [f"expected_{c}" for c in coordinate_columns(shifted)]
     rows[places] = np.nan
-    rows["start_frame"] = pd.array(np.full(len(rows), pd.NA), dtype="Int64")
-    rows["start_identity"] = pd.Series([None] * len(rows), index=rows.index, dtype=object)
     columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um", "threshold_um",
-               "relative_score", *places, "start_frame", "start_identity"]
+               "relative_score", *places]
     with np.errstate(divide="ignore", invalid="ignore"):  # spacing 0: no relative score
         relative = np.where(spacing > 0, scores / spacing, np.nan)
-    start_frame = pd.array(np.where(claim.start_frame >= 0, claim.start_frame + anchor, 0),
-                           dtype="Int64")
-    start_frame[claim.start_frame < 0] = pd.NA
     rows.loc[audited.index, columns] = pd.DataFrame(
         {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
          "lookalike_um": lookalike_um, "threshold_um": limit,
-         "relative_score": relative, **dict(zip(places, expected.T)),
-         "start_frame": start_frame, "start_identity": claim.start_identity},
-        index=audited.index)
+         "relative_score": relative, **dict(zip(places, expected.T))}, index=audited.index)
+    start_frame = pd.array(np.where(claim.start_frame >= 0, claim.start_frame + anchor, 0),
+                           dtype="Int64")
+    start_frame[claim.start_frame < 0] = pd.NA
+    rows["start_frame"] = pd.Series(start_frame, index=audited.index).reindex(rows.index)
+    rows["start_identity"] = pd.Series(claim.start_identity, index=audited.index,
+                                       dtype=object).reindex(rows.index)
     return rows, float(value)
 
 
