@@ -5,9 +5,8 @@ Data: ``../shared/data/fdnc-nerve-freely-moving`` (``detections.parquet``: every
 the real freely moving recording; ``tracker_cpd.parquet``: the CPD template tracker's output).
 
 - ``laptrack.parquet``: laptrack 0.17.1 (PyPI; run in its own environment
-  ``.venv-laptrack``, never a dependency of the library: ``make .venv-laptrack`` or
-  ``python -m venv .venv-laptrack && .venv-laptrack/bin/pip install laptrack==0.17.1
-  pyarrow``) on every detection, LAP linking frame to frame with gap closing over two
+  ``.venv-laptrack``, never a dependency of the library: ``make .venv-laptrack``, pins in
+  mk/laptrack.mk) on every detection, LAP linking frame to frame with gap closing over two
   frames and its defaults otherwise (no splitting, no merging). Its one setting, the
   largest distance of a link (``cutoff`` = ``gap_closing_cutoff``), is chosen by a rule
   from the detections alone, fixed before any audit was run: the 99th percentile of the

@@ -210,3 +210,19 @@ def test_the_review_item_carries_the_start_of_the_sampled_track(audited, tmp_pat
     # an anchor identity starts at the anchor frame, where the anchor place is
     assert (anchored["start"]["frame"], anchored["start"]["identity"]) == (0, "4")
     assert anchored["start"]["place"] == anchored["anchor"]
+
+
+def test_claims_of_the_own_ids_score_as_the_ids_themselves():
+    # registered_distance's score with claims = each row's own anchor index is its score
+    from trackverify.verifiers.registered_distance import RegisteredDistance
+
+    table = tracker(lambda t, k: k if not (20 <= t <= 25 and k in (5, 6)) else 11 - k)
+    table = table.assign(pred_valid=True)
+    verifier = RegisteredDistance()
+    plain = verifier.score(table)
+    anchor_ids, _ = verifier.register(table)
+    claimed = verifier.score(table, claims=anchor_ids.get_indexer(table["pred_id"]))
+    np.testing.assert_array_equal(plain, claimed)
+    # a claim on no anchor point (-1) abstains
+    none = verifier.score(table, claims=np.full(len(table), -1))
+    assert np.isnan(none).all()
