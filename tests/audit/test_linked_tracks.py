@@ -76,6 +76,11 @@ def test_every_observation_with_an_id_is_judged_but_each_tracks_start(audited):
     assert counts["abstained"] == 0 and counts["track_starts"] == 4
     starts = obs.drop_duplicates("pred_id").set_index("pred_id")["start_identity"]
     assert starts.loc[[100, 101, 200, 201]].tolist() == [2, 2, 8, 9]
+    from trackverify.audit.write import one_line
+
+    assert one_line(audited).startswith(
+        "audited 464 observations (4 later tracks' first observations, what each track is "
+        "judged against, not judged): 400 certified (86.2%), 64 flagged (13.8%)")
 
 
 def test_a_switch_a_crossing_and_a_frame_failure_are_each_one_event(audited):

@@ -62,6 +62,11 @@ def one_line(result: AuditResult) -> str:
     else:
         verdicts = ", ".join(f"{c[v]} {v} ({c[v] / c['audited']:.1%})"
                              for v in ("certified", "flagged", "abstained"))
-    return (f"audited {c['audited']} observations: {verdicts}; {c['events']} events to review "
-            f"(events.csv; {c['suspect_segments']} suspect segments in segments.csv); threshold "
-            f"{t['source']} ({calibrated})")
+    starts = c.get("track_starts", 0)
+    later = (f" ({starts} later tracks' first observations, what each track is judged "
+             "against, not judged)") if starts else ""
+    joins = (result.summary.get("continuity") or {}).get("joins", 0)
+    stitched = f"; {joins} joins in joins.csv" if joins else ""
+    return (f"audited {c['audited']} observations{later}: {verdicts}; {c['events']} events to "
+            f"review (events.csv; {c['suspect_segments']} suspect segments in segments.csv)"
+            f"{stitched}; threshold {t['source']} ({calibrated})")
