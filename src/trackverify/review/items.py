@@ -13,7 +13,13 @@ For row ``i`` of review.csv (recording ``r``, frame ``t``, claimed id ``p``):
 * where the registration puts ``p`` in frame ``t`` (audit.parquet's ``expected_*`` columns:
   the anchor place carried to frame ``t``), drawn in the observed frame; an audit without
   them (a verifier that does not register, or an older audit) marks the anchor place there
-  and says so (``note``).
+  and says so (``note``);
+* the *start* of ``p``'s track, the observation the sampled one is judged against (the
+  question a reviewer answers: is the sampled observation on the neuron its track started
+  on?): its frame ``s`` (audit.parquet's ``start_frame``; the anchor frame for an anchor
+  identity), its place, the anchor identity whose place it holds (``start_identity``; null:
+  none) and every detection of frame ``s`` within :data:`NEAR_UM` of it (as ``observed``);
+  null for an audit without ``start_frame`` (an older audit: its start is the anchor).
 """
 
 from __future__ import annotations
@@ -71,6 +77,28 @@ def _expected(audit: pd.DataFrame, rows: np.ndarray, dims: list[str]) -> dict | 
         return None
     place = audit.iloc[rows[0]][columns].to_numpy(dtype=float)
     return dict(zip(dims, place.tolist())) if np.isfinite(place).all() else None
+
+
+def _start(audit: pd.DataFrame, track_rows: np.ndarray, dets: pd.DataFrame,
+           dets_by_frame: dict, recording: str, det_label: str, dims: list[str]) -> dict | None:
+    """The start of the claimed id's track (module docstring), or None when the audit does
+    not record it or the track has none."""
+    if "start_frame" not in audit.columns or not len(track_rows):
+        return None
+    first = audit["start_frame"].to_numpy(dtype=float, na_value=np.nan)[track_rows]
+    frames = audit["frame"].to_numpy()[track_rows]
+    at = track_rows[frames == first]
+    if not len(at) or not np.isfinite(first[0]):
+        return None
+    row = audit.iloc[at[0]]
+    place = row[[f"{a}_um" for a in dims]].to_numpy(dtype=float)
+    frame = int(first[0])
+    around = _near(dets, dets_by_frame.get((recording, frame), np.array([], dtype=np.int64)),
+                   place, dims)
+    identity = row["start_identity"] if "start_identity" in audit.columns else None
+    return {"frame": frame, "place": dict(zip(dims, place.tolist())),
+            "identity": _label(identity),
+            "neighbours": _points(dets, around, det_label, dims)}
 
 
 def _detections_path(audit_dir: Path, settings: dict) -> Path | None:
@@ -133,6 +161,7 @@ def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
                       if anchor_place is not None else empty)
         observed = _near(dets, dets_by_frame.get((recording, frame), empty), observation, dims)
         track = _points(audit, window, "frame", dims)
+        start = _start(audit, track_rows, dets, dets_by_frame, recording, det_label, dims)
         items.append({
             "index": index, "recording": recording, "frame": frame,
             "pred_id": _label(pred_id), "detection": row.get("detection") or None,
@@ -145,6 +174,7 @@ def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
             "observed": _points(dets, observed, det_label, dims),
             "observed_source": observed_source,
             "track": track,
+            "start": start,
             "note": (EXPECTED_NOTE if expected is not None else REGISTERED_NOTE)
             if anchor_place is not None
             else f"id {_label(pred_id)} has no row in the anchor frame {anchor}",

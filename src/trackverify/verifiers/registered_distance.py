@@ -537,11 +537,95 @@ class RegisteredDistance:
             self._merged = cached
         return cached[2]
 
-    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
+    def claimants(self, table: pd.DataFrame, detections: pd.DataFrame | None,
+                  rows: np.ndarray) -> np.ndarray:
+        """Per row of ``table`` in ``rows`` (indices), the anchor index whose registered
+        position holds the row's detection at its frame: the one-to-one assignment's
+        (:func:`assign_detections`), or, with ``one_to_one=False``, the nearest registered
+        anchor point when it lies within the anchor spacing ``c``; -1: none (or a frame not
+        registered). Reads frames, coordinates and detection ids only, never an identity
+        after the anchor frame."""
+        return self.holders(table, self.register(table, detections)[1], rows)
+
+    def holders(self, table: pd.DataFrame, registration: Registration,
+                rows: np.ndarray) -> np.ndarray:
+        """:meth:`claimants` with the ``registration`` :meth:`register` returned for
+        ``table``'s recording (no second registration)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.full(len(rows), -1, dtype=np.int64)
+        if not len(rows) or not registration.positions.shape[1]:
+            return out
+        part = table.iloc[rows]
+        frames = part["frame"].to_numpy()
+        points = part[coordinate_columns(table)].to_numpy(dtype=np.float64)
+        if self.one_to_one and self._owners is not None:
+            _, det_frames, det_points, det_ids, _, owner, _ = self._owners
+            detection = detection_of_points(
+                det_frames, det_points, frames, points, det_ids,
+                part["detection"].to_numpy() if "detection" in part.columns else None)
+            return np.where(detection >= 0, owner[np.maximum(detection, 0)], -1)
+        known = np.flatnonzero(np.isfinite(registration.positions[frames, 0, 0]))
+        index, distance = nearest_other(registration.positions, frames[known], points[known],
+                                        np.full(len(known), -1))
+        cap = anchor_spacing(registration.positions[0])
+        out[known] = np.where(distance < cap, index, -1)
+        return out
+
+    def score_places(self, table: pd.DataFrame, registration: Registration,
+                     places: np.ndarray, spacing: np.ndarray) -> np.ndarray:
+        """Scores of claims on places that are no anchor point (the audit's tracks that start
+        on a detection no anchor identity holds; ``places`` (rows, D): where the registration
+        carries that start to each row's frame, :func:`carry_points`; NaN rows: no claim).
+
+        The claim of :meth:`score` with that place as the claimed position and no anchor
+        point of its own: ``d + max(0, d - alt) + c [contradicted]``, ``d`` the distance to
+        the place, ``alt`` to the nearest registered anchor point, contradicted when the
+        assignment gives the row's detection to an anchor point (that point claims it, the
+        place has no claim on the assignment); the ambiguity band and ``merge_k`` with
+        ``alt`` and the place's own nearest anchor point; ``score="relative"`` times ``c /
+        spacing`` (``spacing``: per row, the start's distance to the nearest registered
+        anchor point at its frame); pooled along predicted tracks. ``registration`` is the
+        one :meth:`register` returned for ``table``'s recording."""
+        positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
+        frames = table["frame"].to_numpy()
+        places = np.asarray(places, dtype=np.float64)
+        usable = table["pred_valid"].to_numpy(dtype=bool) & np.isfinite(places).all(axis=1)
+        scores = np.full(len(table), np.nan)
+        rows = np.flatnonzero(usable)
+        if not len(rows) or not registration.positions.shape[1]:
+            return scores
+        none = np.full(len(rows), -1)
+        distance = np.linalg.norm(positions[rows] - places[rows], axis=1)
+        alt = nearest_other(registration.positions, frames[rows], positions[rows], none)[1]
+        margin = alt - distance
+        sigma = registration.sigma[frames[rows]]
+        keep = ~(np.abs(margin) < self.ambiguity_k * sigma)
+        if self.merge_k > 0:
+            crowded = nearest_other(registration.positions, frames[rows], places[rows], none)[1]
+            keep &= ~(crowded < self.merge_k * sigma)
+        value = distance + np.maximum(-margin, 0.0)
+        cap = anchor_spacing(registration.positions[0])
+        if self.one_to_one and self._owners is not None:
+            value = np.where(self.holders(table, registration, rows) >= 0, value + cap, value)
+        if self.score_kind == "relative":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = value * np.where(spacing[rows] > 0, cap / spacing[rows], np.nan)
+        scores[rows] = np.where(keep, value, np.nan)
+        if self.track_window:
+            scores = pool_along_tracks(scores, *claimed_tracks(table), self.track_window)
+        return scores
+
+    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None,
+              claims: np.ndarray | None = None) -> np.ndarray:
+        """Scores of ``table``'s rows (module docstring). ``claims``, when given: per row, the
+        anchor index whose registered position the row is judged against (-1: none, the row
+        abstains), instead of the index of its own predicted id (the audit's track starts,
+        :mod:`trackverify.audit.verdicts`); tracks are still pooled by predicted id."""
         anchor_ids, registration = self.register(table, detections)
         positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
         frames = table["frame"].to_numpy()
-        which = anchor_ids.get_indexer(table["pred_id"])
+        which = (anchor_ids.get_indexer(table["pred_id"]) if claims is None
+                 else np.asarray(claims, dtype=np.int64))
         usable = table["pred_valid"].to_numpy(dtype=bool) & (which >= 0)
         if registration.positions.shape[1]:
             usable &= np.isfinite(registration.positions[frames, 0, 0])
@@ -629,6 +713,64 @@ def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.
     rows = np.arange(len(frames)) if rows is None else rows
     order = rows[np.argsort(frames[rows], kind="stable")]
     return np.split(order, np.flatnonzero(np.diff(frames[order])) + 1)
+
+
+#: Anchor points whose registered motion carries a point that is no anchor point
+#: (:func:`carry_points`): the 3 (D + 1) nearest (12 in 3-D), weighted by a Gaussian of the
+#: anchor spacing; fixed in advance, as the reference check's local affine motion is.
+CARRY_NEIGHBOURS_PER_AXIS = 3
+
+
+def carry_points(registered: np.ndarray, start_frames: np.ndarray, starts: np.ndarray,
+                 frames: np.ndarray) -> np.ndarray:
+    """Where the registration carries each point ``starts[k]`` (seen at ``start_frames[k]``)
+    to frame ``frames[k]``: the registration evaluated at a point that is no anchor point.
+
+    The locally affine motion of the registered anchor points around it (moving least
+    squares): with ``p_j = R[t0, j]`` the ``m = min(n, 3 (D + 1))`` registered anchor points
+    nearest the start ``z`` at its frame ``t0``, Gaussian weights ``g_j = exp(-|z - p_j|^2 /
+    (2 c^2))`` (``c`` = the anchor spacing, :func:`anchor_spacing` of ``registered[0]``),
+    ``G = sum g_j``, ``zbar = sum g_j p_j / G`` and ``M = sum g_j (p_j - zbar)(p_j -
+    zbar)^T + 1e-3 G c^2 I`` (a ridge: a translation where the neighbours span no volume),
+    the weights ``phi_j = g_j (1 / G + (p_j - zbar)^T M^-1 (z - zbar))`` (``sum phi_j = 1``;
+    an affine motion is carried exactly) move the point as its neighbours move:
+    ``x_t = z + sum_j phi_j (R[t, j] - p_j)`` (``x_t = z`` at ``t0``). The weights depend on
+    the start only, so a track's place in every frame is one weighted sum. NaN
+    where either frame is not registered. ``registered`` is (T, n, D); the rest per point.
+    """
+    registered = np.asarray(registered, dtype=np.float64)
+    starts = np.asarray(starts, dtype=np.float64)
+    start_frames, frames = np.asarray(start_frames), np.asarray(frames)
+    out = np.full(starts.shape, np.nan)
+    n, dims = registered.shape[1:]
+    ok = np.isfinite(registered[start_frames, 0, 0]) & np.isfinite(registered[frames, 0, 0]) \
+        if n else np.zeros(len(starts), dtype=bool)
+    rows = np.flatnonzero(ok & np.isfinite(starts).all(axis=1))
+    if not len(rows) or n < 1:
+        return out
+    c = anchor_spacing(registered[0]) if n > 1 else 1.0
+    c = c if np.isfinite(c) and c > 0 else 1.0
+    m = min(n, CARRY_NEIGHBOURS_PER_AXIS * (dims + 1))
+    # neighbours at the start frame (one k-d tree per distinct start frame)
+    nearest = np.empty((len(rows), m), dtype=np.int64)
+    for group in frame_groups(start_frames[rows]):
+        t = int(start_frames[rows[group[0]]])
+        nearest[group] = cKDTree(registered[t]).query(starts[rows[group]], k=m)[1].reshape(-1, m)
+    p = registered[start_frames[rows][:, None], nearest]  # (k, m, D)
+    z = starts[rows]
+    g = np.exp(-((p - z[:, None, :]) ** 2).sum(axis=2) / (2 * c * c))
+    g_sum = g.sum(axis=1)
+    g = np.where(g_sum[:, None] > 0, g, 1.0)  # far from every anchor point: plain mean
+    g_sum = g.sum(axis=1)
+    zbar = (g[:, :, None] * p).sum(axis=1) / g_sum[:, None]
+    centred = p - zbar[:, None, :]
+    moment = np.einsum("km,kmi,kmj->kij", g, centred, centred) \
+        + (1e-3 * c * c) * g_sum[:, None, None] * np.eye(dims)
+    lever = np.linalg.solve(moment, (z - zbar)[:, :, None])[:, :, 0]
+    phi = g * (1.0 / g_sum[:, None] + np.einsum("kmi,ki->km", centred, lever))
+    moved = registered[frames[rows][:, None], nearest] - p  # each neighbour's motion
+    out[rows] = z + np.einsum("km,kmd->kd", phi, moved)
+    return out
 
 
 def identity_spacings(anchor: np.ndarray) -> np.ndarray:
