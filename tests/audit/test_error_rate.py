@@ -138,7 +138,7 @@ def test_round_trip_sample_fill_estimate(audited):
     assert len(review) == 40 and review["decision"].isna().all()
     # blind: no stratum, verdict or score in the sheet
     assert list(review.columns) == ["recording", "frame", "pred_id", "detection", "x_um",
-                                    "y_um", "z_um", "decision"]
+                                    "y_um", "z_um", "start_frame", "decision"]
     review["stratum"] = row_strata(audited)
     assert review["frame"].tolist() == design["order"]["frame"]
     # truth of the six-neuron worm: ids 0 and 1 are swapped on frames 25-39
