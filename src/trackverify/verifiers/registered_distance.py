@@ -96,7 +96,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.linalg.lapack import dgesv
 from scipy.spatial import cKDTree
+from scipy.spatial.distance import cdist
 from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 from trackverify.anchors import ANCHOR_FRAME, anchor_positions
@@ -289,8 +291,9 @@ def _better_start(starts: tuple[np.ndarray, ...], x: np.ndarray, spacing: float)
     """The start whose points lie nearest the detections: lowest mean of
     ``min(d_i, spacing)^2`` (``d_i`` = distance of point i to its nearest detection; capped
     so that a few lost points do not decide); ties keep the first."""
-    tree = cKDTree(x)
-    cost = [float((np.minimum(tree.query(y)[0], spacing) ** 2).mean()) for y in starts]
+    # exponents at sigma^2 = 1/2 are -d^2: a row's max is minus its squared nearest distance
+    nearest = -_exponents(np.vstack(starts), _detection_terms(x), 0.5).max(axis=1)
+    cost = np.minimum(nearest, spacing ** 2).reshape(len(starts), -1).mean(axis=1)
     return starts[int(np.argmin(cost))]
 
 
@@ -317,19 +320,50 @@ def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarra
     return vectors[:, :rank], np.maximum(values[:rank], 1e-12)
 
 
-def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndarray:
-    """CPD E-step: ``P[i, j]`` = posterior that detection j belongs to anchor point i."""
+#: Exponents of the E-step's kernel below this are raised to it: ``exp(-700)`` (1e-304)
+#: stands for a value that would be subnormal or 0. Next to the outlier term ``c`` (the
+#: kernel's sums are at least ``c``, about 1e-3 with unit-free coordinates) it changes no
+#: sum, and it keeps ``exp`` off its slow subnormal path (several times slower).
+EXPONENT_FLOOR = -700.0
+
+
+def _detection_terms(x: np.ndarray) -> np.ndarray:
+    """``[x, 1, |x|^2]`` per detection, transposed ((D + 2, m)): the right factor of
+    :func:`_exponents`, built once per frame."""
+    return np.vstack([x.T, np.ones(len(x)), (x * x).sum(axis=1)])
+
+
+def _exponents(y: np.ndarray, terms: np.ndarray, sigma2: float) -> np.ndarray:
+    """``-|y_i - x_j|^2 / (2 sigma^2)`` (n, m), clipped to ``[EXPONENT_FLOOR, 0]``, as one
+    product ``[y / s, -|y|^2 / (2 s), -1 / (2 s)] [x, 1, |x|^2]^T`` (``s = sigma^2``,
+    ``terms`` = :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
+    scale = 1.0 / sigma2
+    left = np.empty((len(y), y.shape[1] + 2))
+    np.multiply(y, scale, out=left[:, :-2])
+    left[:, -2] = (y * y).sum(axis=1) * (-0.5 * scale)
+    left[:, -1] = -0.5 * scale
+    out = left @ terms
+    return np.clip(out, EXPONENT_FLOOR, 0.0, out=out)
+
+
+def _expectation(y: np.ndarray, terms: np.ndarray, sigma2: float, w: float,
+                 ones: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CPD's E-step, summed: ``P 1`` (n,), ``P^T 1`` (m,) and ``P X`` (n, D) of the posterior
+    ``P[i, j] = e_ij / (sum_k e_kj + c)`` that detection j belongs to anchor point i, with
+    ``e_ij = exp(-|y_i - x_j|^2 / (2 sigma^2))`` and ``c = (2 pi sigma^2)^(D/2) w / (1 - w)
+    n / m`` (the uniform outlier share ``w``); ``terms`` = :func:`_detection_terms` of X.
+    ``P`` itself is never formed: ``[P X, P 1]`` is ``e ([X, 1] / s)`` with ``s_j = sum_k
+    e_kj + c``. ``ones`` (n,), when given, is a vector of ones to sum the columns with.
+    """
     n, dims = y.shape
-    kernel = y @ x.T  # in place from here: -|y_i - x_j|^2 / (2 sigma^2), then its exp
-    kernel *= 2.0
-    kernel -= (y * y).sum(1)[:, None]
-    kernel -= (x * x).sum(1)[None, :]
-    np.minimum(kernel, 0.0, out=kernel)
-    kernel *= 0.5 / sigma2
+    m = terms.shape[1]
+    kernel = _exponents(y, terms, sigma2)
     np.exp(kernel, out=kernel)
-    c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(x)
-    kernel /= kernel.sum(axis=0, keepdims=True) + c
-    return kernel
+    column = (np.ones(n) if ones is None else ones) @ kernel
+    c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / m
+    share = 1.0 / (column + c)
+    sums = kernel @ (terms[:-1].T * share[:, None])  # [P X, P 1]
+    return sums[:, dims], column * share, sums[:, :dims]
 
 
 def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
@@ -378,10 +412,21 @@ def _offset_candidates(x: np.ndarray, rotated: np.ndarray, radius: float,
                        cells: int = 8) -> np.ndarray:
     """The (detection - anchor) offsets that fall in the ``cells`` most populated offset cells."""
     offsets = (x[:, None, :] - rotated[None, :, :]).reshape(-1, x.shape[1])
-    _, inverse, counts = np.unique(np.floor(offsets / radius).astype(np.int64), axis=0,
+    _, inverse, counts = np.unique(_cell_keys(np.floor(offsets / radius).astype(np.int64)),
                                    return_inverse=True, return_counts=True)
     top = np.argsort(-counts, kind="stable")[:cells]
     return offsets[np.isin(inverse.ravel(), top)]
+
+
+def _cell_keys(cells: np.ndarray) -> np.ndarray:
+    """One integer per row of ``cells`` (k, D), ordered as the rows are lexicographically
+    (the order of ``np.unique(cells, axis=0)``, several times faster on one column); the
+    rows themselves when the span of the cells does not fit in int64."""
+    low = cells.min(axis=0)
+    span = cells.max(axis=0).astype(object) - low + 1  # Python integers: no overflow
+    if int(np.prod(span)) >= 2 ** 62:
+        return np.unique(cells, axis=0, return_inverse=True)[1].ravel()
+    return np.ravel_multi_index((cells - low).T, tuple(int(v) for v in span))
 
 
 def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
@@ -401,39 +446,57 @@ def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.nd
     Without ``fit_affine`` the affine part stays the identity (plain non-rigid CPD).
     ``G = Q diag(L) Q^T`` (low rank), so the solve goes through the Woodbury identity:
     ``W = (R - D Q (s L^-1 + Q^T D Q)^-1 Q^T R) / s`` with ``D = diag(P1)``,
-    ``s = lambda sigma^2``; the field is ``G W = Q diag(L) Q^T W``.
+    ``s = lambda sigma^2``, ``R = P X - D (a B^T + t)``, whence the field
+    ``G W = Q (s L^-1 + Q^T D Q)^-1 Q^T R`` (substitute and use ``Q^T Q = I``).
+
+    Every sum over anchor points goes through one basis ``Z = [a, 1, Q]`` (n, D + 1 + r):
+    ``Z^T D Z`` and ``Z^T P X`` give both solves' matrices, ``T = Z [B^T; t; F]`` with
+    ``F = (s L^-1 + Q^T D Q)^-1 Q^T R``, and ``sigma^2 = (sum_j (P^T 1)_j |x_j|^2 - 2 tr(
+    (Z^T P X)^T H) + tr(H^T Z^T D Z H)) / (N_P D)`` with ``H = [B^T; t; F]``: no (n, D)
+    product beyond ``T`` itself.
     """
     n, dims = a.shape
     q, values = gram
-    design = np.c_[a, np.ones(n)]
-    field = np.zeros_like(a)
-    affine = a
+    k = dims + 1  # affine columns of the basis
+    basis = np.hstack([a, np.ones((n, 1)), q])
+    terms = _detection_terms(x)
+    squares = terms[-1]
+    ridge = 1e-9 * np.eye(k)
+    inverse_values = lam / values  # (lambda sigma^2) L^-1 = sigma^2 * inverse_values
+    diagonal = np.arange(len(values))
+    coef = np.eye(k, dims)  # the identity affine part (B = I, t = 0)
+    smooth = np.zeros((len(values), dims))  # F: the field is Q F
     moved = start
+    ones = np.ones(n)
     for _ in range(iterations):
-        p = _posterior(moved, x, sigma2, w)
-        p1, pt1 = p.sum(axis=1), p.sum(axis=0)
+        p1, pt1, px = _expectation(moved, terms, sigma2, w, ones)
         n_p = p1.sum()
         if n_p < 1e-9:
             break
-        px = p @ x
+        normal = (basis * p1[:, None]).T @ basis  # Z^T D Z
+        means = basis.T @ px  # Z^T P X
         if fit_affine:  # minimise sum_i p1_i |px_i / p1_i - field_i - (B a_i + t)|^2
-            weighted = design * p1[:, None]
-            coef = np.linalg.solve(design.T @ weighted + 1e-9 * np.eye(dims + 1),
-                                   design.T @ (px - p1[:, None] * field))
-            affine = design @ coef
-        rhs = px - p1[:, None] * affine
-        shift = lam * sigma2
-        dq = q * p1[:, None]
-        small = np.diag(shift / values) + q.T @ dq
-        weights = (rhs - dq @ np.linalg.solve(small, q.T @ rhs)) / shift
-        field = q @ (values[:, None] * (q.T @ weights))
-        moved = affine + field
+            coef = _solve(normal[:k, :k] + ridge, means[:k] - normal[:k, k:] @ smooth)
+        small = normal[k:, k:].copy()
+        small[diagonal, diagonal] += sigma2 * inverse_values
+        smooth = _solve(small, means[k:] - normal[k:, :k] @ coef)
+        weights = np.vstack([coef, smooth])  # H
+        moved = basis @ weights
         previous_sigma2 = sigma2
-        sigma2 = max((float((pt1 * (x ** 2).sum(1)).sum()) - 2 * float((px * moved).sum())
-                      + float((p1 * (moved ** 2).sum(1)).sum())) / (n_p * dims), floor)
+        sigma2 = max((float(pt1 @ squares) - 2 * float((means * weights).sum())
+                      + float((weights * (normal @ weights)).sum())) / (n_p * dims), floor)
         if abs(previous_sigma2 - sigma2) <= tolerance * previous_sigma2:
             break  # converged: the mixture scale no longer moves
     return moved, sigma2
+
+
+def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` by LU (LAPACK gesv, as ``np.linalg.solve``, without its checks on
+    small matrices); a singular matrix raises ``np.linalg.LinAlgError`` as it does."""
+    _, _, out, info = dgesv(matrix, rhs)
+    if info > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return out
 
 
 @dataclass
@@ -684,7 +747,7 @@ def assign_detections(registered: np.ndarray, frames: np.ndarray, points: np.nda
         t = int(frames[group[0]])
         if not 0 <= t < len(registered) or not np.isfinite(registered[t]).all():
             continue
-        distance = np.linalg.norm(registered[t][:, None, :] - points[group][None, :, :], axis=2)
+        distance = cdist(registered[t], points[group])  # sqrt of the summed squares, as np.linalg.norm
         rows, cols = assign(np.minimum(distance, cap))
         keep = distance[rows, cols] < cap
         owner[group[cols[keep]]] = rows[keep]
