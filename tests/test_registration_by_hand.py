@@ -70,17 +70,17 @@ def rotation_2d(degrees):
 
 
 def posterior_sums(y, x, sigma2, w):
-    """``(P 1, P^T 1, P X)`` of the E-step under test (``rd._expectation``), which never forms
-    ``P``."""
+    """``[P X, P 1, P |X|^2]`` of the E-step under test (``rd._expectation``), which never
+    forms ``P``."""
     return rd._expectation(y, rd._detection_terms(x), sigma2, w)
 
 
 def assert_sums_of(p, x, sums):
-    """``sums`` are ``P 1, P^T 1, P X`` of the posterior ``p`` written out by hand."""
-    p1, pt1, px = sums
-    np.testing.assert_allclose(p1, p.sum(axis=1), rtol=1e-12, atol=0)
-    np.testing.assert_allclose(pt1, p.sum(axis=0), rtol=1e-12, atol=0)
-    np.testing.assert_allclose(px, p @ x, rtol=1e-12, atol=1e-300)
+    """``sums`` are ``P X, P 1, P |X|^2`` of the posterior ``p`` written out by hand."""
+    dims = x.shape[1]
+    np.testing.assert_allclose(sums[:, :dims], p @ x, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(sums[:, dims], p.sum(axis=1), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(sums[:, dims + 1], p @ (x ** 2).sum(axis=1), rtol=1e-12, atol=0)
 
 
 def test_posterior_of_two_points_against_three_detections_by_hand():
@@ -117,21 +117,21 @@ def test_posterior_of_a_coincident_pair_far_from_the_origin_is_not_above_one():
     raw = 2 * y[0, 0] * x[0, 0] - y[0, 0] ** 2 - x[0, 0] ** 2
     assert raw > 0  # the scene does exercise the clip (exact IEEE products, no sum)
     assert rd._exponents(y, rd._detection_terms(x), 1.0)[0, 0] == 0.0
-    p1, pt1, _ = posterior_sums(y, x, 1.0, 0.5)
-    assert p1[0] == pt1[0] == pytest.approx(1 / (1 + np.sqrt(2 * np.pi)), rel=1e-12)
+    assert posterior_sums(y, x, 1.0, 0.5)[0, 1] == pytest.approx(1 / (1 + np.sqrt(2 * np.pi)),
+                                                                rel=1e-12)
 
 
 def test_posterior_far_below_the_exponent_floor_is_negligible():
     """A detection 100 sigma from an anchor point: ``exp(-5000)`` is 0 in float64; the
     E-step takes ``exp(-700)`` (1e-304) instead (``EXPONENT_FLOOR``), which is nothing beside
-    the outlier term c = (2 pi)^(1/2) (D = 1, w = 0.5, sigma^2 = 1): P 1 of the far point is
-    below 1e-300, the near point's ``1 / (1 + c)`` to the last digits."""
+    the outlier term c = (2 pi)^(1/2) * 1 * 2 / 1 (D = 1, w = 0.5, sigma^2 = 1, n = 2, m = 1):
+    P 1 of the far point is below 1e-300, the near point's ``1 / (1 + c)`` to the last
+    digits."""
     y, x = np.array([[0.0], [100.0]]), np.array([[0.0]])
-    p1, pt1, px = posterior_sums(y, x, 1.0, 0.5)
+    p1 = posterior_sums(y, x, 1.0, 0.5)[:, 1]
     c = np.sqrt(2 * np.pi) * 2
     assert p1[0] == pytest.approx(1 / (1 + c), rel=1e-15)
     assert 0 < p1[1] < 1e-300
-    assert pt1[0] == pytest.approx(1 / (1 + c), rel=1e-15)
 
 
 # --- rotation and kernel ---------------------------------------------------------------------

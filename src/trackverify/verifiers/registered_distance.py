@@ -292,7 +292,7 @@ def _better_start(starts: tuple[np.ndarray, ...], x: np.ndarray, spacing: float)
     ``min(d_i, spacing)^2`` (``d_i`` = distance of point i to its nearest detection; capped
     so that a few lost points do not decide); ties keep the first."""
     # exponents at sigma^2 = 1/2 are -d^2: a row's max is minus its squared nearest distance
-    nearest = -_exponents(np.vstack(starts), _detection_terms(x), 0.5).max(axis=1)
+    nearest = -_exponents(np.concatenate(starts), _detection_terms(x), 0.5).max(axis=1)
     cost = np.minimum(nearest, spacing ** 2).reshape(len(starts), -1).mean(axis=1)
     return starts[int(np.argmin(cost))]
 
@@ -328,42 +328,36 @@ EXPONENT_FLOOR = -700.0
 
 
 def _detection_terms(x: np.ndarray) -> np.ndarray:
-    """``[x, 1, |x|^2]`` per detection, transposed ((D + 2, m)): the right factor of
-    :func:`_exponents`, built once per frame."""
-    return np.vstack([x.T, np.ones(len(x)), (x * x).sum(axis=1)])
+    """``[x, 1, |x|^2]`` per detection ((m, D + 2)), built once per frame: the right factor of
+    :func:`_exponents` (transposed) and of :func:`_expectation`'s sums."""
+    return np.concatenate([x, np.ones((len(x), 1)), (x * x).sum(axis=1, keepdims=True)], axis=1)
 
 
 def _exponents(y: np.ndarray, terms: np.ndarray, sigma2: float) -> np.ndarray:
     """``-|y_i - x_j|^2 / (2 sigma^2)`` (n, m), clipped to ``[EXPONENT_FLOOR, 0]``, as one
-    product ``[y / s, -|y|^2 / (2 s), -1 / (2 s)] [x, 1, |x|^2]^T`` (``s = sigma^2``,
-    ``terms`` = :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
-    scale = 1.0 / sigma2
-    left = np.empty((len(y), y.shape[1] + 2))
-    np.multiply(y, scale, out=left[:, :-2])
-    left[:, -2] = (y * y).sum(axis=1) * (-0.5 * scale)
-    left[:, -1] = -0.5 * scale
-    out = left @ terms
+    product ``[y, -|y|^2 / 2, -1 / 2] [x, 1, |x|^2]^T / sigma^2`` (``terms`` =
+    :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
+    left = np.concatenate([y, np.add.reduce(y * y, axis=1, keepdims=True) * -0.5,
+                           np.full((len(y), 1), -0.5)], axis=1)
+    out = left @ terms.T
+    out *= 1.0 / sigma2
     return np.clip(out, EXPONENT_FLOOR, 0.0, out=out)
 
 
-def _expectation(y: np.ndarray, terms: np.ndarray, sigma2: float, w: float,
-                 ones: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CPD's E-step, summed: ``P 1`` (n,), ``P^T 1`` (m,) and ``P X`` (n, D) of the posterior
-    ``P[i, j] = e_ij / (sum_k e_kj + c)`` that detection j belongs to anchor point i, with
-    ``e_ij = exp(-|y_i - x_j|^2 / (2 sigma^2))`` and ``c = (2 pi sigma^2)^(D/2) w / (1 - w)
-    n / m`` (the uniform outlier share ``w``); ``terms`` = :func:`_detection_terms` of X.
-    ``P`` itself is never formed: ``[P X, P 1]`` is ``e ([X, 1] / s)`` with ``s_j = sum_k
-    e_kj + c``. ``ones`` (n,), when given, is a vector of ones to sum the columns with.
-    """
+def _expectation(y: np.ndarray, terms: np.ndarray, sigma2: float, w: float) -> np.ndarray:
+    """CPD's E-step, summed: ``[P X, P 1, P |X|^2]`` ((n, D + 2): per anchor point its
+    posterior-weighted detections, its posterior mass and its weighted squared norms) of the
+    posterior ``P[i, j] = e_ij / (sum_k e_kj + c)`` that detection j belongs to anchor point
+    i, with ``e_ij = exp(-|y_i - x_j|^2 / (2 sigma^2))`` and ``c = (2 pi sigma^2)^(D/2) w /
+    (1 - w) n / m`` (the uniform outlier share ``w``); ``terms`` = :func:`_detection_terms`
+    of X. ``P`` itself is never formed: the sums are ``e (terms / s)`` with ``s_j = sum_k
+    e_kj + c``; the total of the last column is ``sum_j (P^T 1)_j |x_j|^2``."""
     n, dims = y.shape
-    m = terms.shape[1]
     kernel = _exponents(y, terms, sigma2)
     np.exp(kernel, out=kernel)
-    column = (np.ones(n) if ones is None else ones) @ kernel
-    c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / m
-    share = 1.0 / (column + c)
-    sums = kernel @ (terms[:-1].T * share[:, None])  # [P X, P 1]
-    return sums[:, dims], column * share, sums[:, :dims]
+    column = np.add.reduce(kernel, axis=0)
+    column += (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(terms)
+    return kernel @ (terms / column[:, None])
 
 
 def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
@@ -450,41 +444,37 @@ def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.nd
     ``G W = Q (s L^-1 + Q^T D Q)^-1 Q^T R`` (substitute and use ``Q^T Q = I``).
 
     Every sum over anchor points goes through one basis ``Z = [a, 1, Q]`` (n, D + 1 + r):
-    ``Z^T D Z`` and ``Z^T P X`` give both solves' matrices, ``T = Z [B^T; t; F]`` with
-    ``F = (s L^-1 + Q^T D Q)^-1 Q^T R``, and ``sigma^2 = (sum_j (P^T 1)_j |x_j|^2 - 2 tr(
-    (Z^T P X)^T H) + tr(H^T Z^T D Z H)) / (N_P D)`` with ``H = [B^T; t; F]``: no (n, D)
-    product beyond ``T`` itself.
+    ``Z^T D Z`` and ``Z^T P X`` give both solves' matrices, ``T = Z H`` with ``H = [B^T; t;
+    F]``, ``F = (s L^-1 + Q^T D Q)^-1 Q^T R``, and ``sigma^2 = (sum_j (P^T 1)_j |x_j|^2 - 2
+    tr((Z^T P X)^T H) + tr(H^T Z^T D Z H)) / (N_P D)``.
     """
     n, dims = a.shape
     q, values = gram
     k = dims + 1  # affine columns of the basis
-    basis = np.hstack([a, np.ones((n, 1)), q])
+    basis = np.concatenate([a, np.ones((n, 1)), q], axis=1)
+    basis_t = basis.T.copy()
     terms = _detection_terms(x)
-    squares = terms[-1]
     ridge = 1e-9 * np.eye(k)
-    inverse_values = lam / values  # (lambda sigma^2) L^-1 = sigma^2 * inverse_values
-    diagonal = np.arange(len(values))
-    coef = np.eye(k, dims)  # the identity affine part (B = I, t = 0)
-    smooth = np.zeros((len(values), dims))  # F: the field is Q F
+    inverse_values = np.diag(lam / values)  # (lambda sigma^2) L^-1 = sigma^2 * this
+    weights = np.eye(basis.shape[1], dims)  # H: the identity affine part, no field
     moved = start
-    ones = np.ones(n)
     for _ in range(iterations):
-        p1, pt1, px = _expectation(moved, terms, sigma2, w, ones)
-        n_p = p1.sum()
+        sums = _expectation(moved, terms, sigma2, w)
+        p1 = sums[:, dims]
+        totals = np.add.reduce(sums, axis=0)  # [., N_P, sum_j (P^T 1)_j |x_j|^2]
+        n_p = float(totals[dims])
         if n_p < 1e-9:
             break
-        normal = (basis * p1[:, None]).T @ basis  # Z^T D Z
-        means = basis.T @ px  # Z^T P X
+        normal = (basis_t * p1) @ basis  # Z^T D Z
+        means = basis_t @ sums[:, :dims]  # Z^T P X
         if fit_affine:  # minimise sum_i p1_i |px_i / p1_i - field_i - (B a_i + t)|^2
-            coef = _solve(normal[:k, :k] + ridge, means[:k] - normal[:k, k:] @ smooth)
-        small = normal[k:, k:].copy()
-        small[diagonal, diagonal] += sigma2 * inverse_values
-        smooth = _solve(small, means[k:] - normal[k:, :k] @ coef)
-        weights = np.vstack([coef, smooth])  # H
+            weights[:k] = _solve(normal[:k, :k] + ridge, means[:k] - normal[:k, k:] @ weights[k:])
+        weights[k:] = _solve(normal[k:, k:] + sigma2 * inverse_values,
+                             means[k:] - normal[k:, :k] @ weights[:k])
         moved = basis @ weights
         previous_sigma2 = sigma2
-        sigma2 = max((float(pt1 @ squares) - 2 * float((means * weights).sum())
-                      + float((weights * (normal @ weights)).sum())) / (n_p * dims), floor)
+        sigma2 = max((float(totals[dims + 1]) - 2 * float(np.vdot(means, weights))
+                      + float(np.vdot(weights, normal @ weights))) / (n_p * dims), floor)
         if abs(previous_sigma2 - sigma2) <= tolerance * previous_sigma2:
             break  # converged: the mixture scale no longer moves
     return moved, sigma2
