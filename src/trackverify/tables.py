@@ -325,13 +325,17 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     than :data:`MAX_ID_CHARACTERS`, holding a control character
     or another character that does not show as itself (:func:`values.hidden_character`: a
     right-to-left override, a zero-width space, a line separator, ...). Checked on the Arrow
-    data (pyarrow compute) or on the distinct values joined into one text; the first
-    offending row is looked for only when there is one."""
+    data (pyarrow compute) or on the distinct values joined into one text (every check is a
+    property of a value, so the distinct values decide: one value when the column holds one,
+    read off its buffers, else Arrow's unique values); the first offending row is looked for
+    only when there is one."""
+    if single_value(series):  # e.g. a one-recording table's recording: one value to check
+        series = series.iloc[:1]
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        arrow = series.array.__arrow_array__()
+        arrow = pc.unique(series.array.__arrow_array__())
         marker = bool(pc.any(pc.is_in(arrow, value_set=pa.array(MISSING_MARKERS))).as_py())
         longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
         control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
