@@ -16,9 +16,10 @@ best of ``--repeat``, one BLAS thread as the fit itself sets:
   allow: pycpd's model is ``Y + G(Y) W`` with a full-rank kernel over its source points and a
   dense M x M solve; ours is ``a B^T + t + G(a) W`` (an affine part, the kernel over the
   anchor, low rank, Woodbury); pycpd has no global pose, no start choice, no ``sigma^2``
-  floor, and stops on an absolute change of ``sigma^2`` (replaced here by the step counts);
-  its BLAS runs with its default threads. Our time includes all of our fit (pose, starts,
-  every frame); pycpd's only its registrations.
+  floor, and stops on an absolute change of ``sigma^2`` (replaced here by the step counts).
+  Both run with one BLAS thread (ours sets it; pycpd's environment is given it: with two
+  threads on this 2-core machine its dense solves ran up to 12x slower under load). Our
+  time includes all of our fit (pose, starts, every frame); pycpd's only its registrations.
 
 Agreement: the new fit's positions against the reference's (max |difference| in um, and
 relative to the anchor's RMS radius), sigma (max relative difference), the one-to-one
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -154,8 +156,11 @@ def against_pycpd(anchor: np.ndarray, detections: pd.DataFrame, ours: tuple[floa
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "frames.npz"
         np.savez(path, **arrays)
+        threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                     "MKL_NUM_THREADS")}
         done = subprocess.run([str(PYCPD), str(ROOT / "benchmarks" / "pycpd_reference.py"),
-                               str(path)], capture_output=True, text=True, check=True)
+                               str(path)], capture_output=True, text=True, check=True,
+                              env=dict(os.environ, **threads))
     theirs = json.loads(done.stdout)
     print(f"  pycpd DeformableRegistration: {theirs['cpu']:6.2f} s CPU  {theirs['wall']:6.2f} s "
           f"wall over {theirs['frames']} frames, {theirs['steps']} EM steps (ours: "

@@ -329,9 +329,10 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     property of a value, so the distinct values decide: one value when the column holds one,
     read off its buffers, else Arrow's unique values); the first offending row is looked for
     only when there is one."""
-    if single_value(series):  # e.g. a one-recording table's recording: one value to check
+    one = single_value(series)  # e.g. a one-recording table's recording: one value to check
+    if one:
         series = series.iloc[:1]
-    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+    if not one and isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -344,7 +345,7 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     else:
         import re
 
-        distinct = list(series.dropna().unique())
+        distinct = [series.iloc[0]] if one else list(series.dropna().unique())
         longest = max(map(len, distinct), default=0)
         control = re.search(_CONTROL, "".join(distinct)) is not None
         marker = not set(MISSING_MARKERS).isdisjoint(distinct)
