@@ -55,7 +55,8 @@ import trackverify.verifiers.registered_distance as rd  # noqa: E402
 from tests import registration_reference as reference  # noqa: E402
 from trackverify.anchors import anchor_positions  # noqa: E402
 from trackverify.synth.motion import MOTION_LEVELS  # noqa: E402
-from trackverify.synth.specimen import SpecimenConfig, animal_observations  # noqa: E402
+from trackverify.synth.specimen import (SpecimenConfig, animal_detections,  # noqa: E402
+                                         animal_observations)
 
 PYCPD = ROOT / ".venv-pycpd" / "bin" / "python"
 EXAMPLE = ROOT / "examples" / "real-tracker"
@@ -198,6 +199,11 @@ def verdict_cases():
         positions = full.drop(columns=["track", "detection"])
         yield f"specimen {motion}", (positions,), {}
         yield f"specimen {motion}, swapped", (swapped(positions),), {}
+        if animal_detections(config, 0) is not None:  # a level with a detection table
+            detections = pd.concat([animal_detections(config, k) for k in range(2)],
+                                   ignore_index=True)
+            yield f"specimen {motion} + detections", (full.drop(columns=["track"]),
+                                                      detections), {}
 
 
 def compare_verdicts() -> bool:
