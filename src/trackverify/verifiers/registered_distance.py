@@ -335,12 +335,12 @@ def _detection_terms(x: np.ndarray) -> np.ndarray:
 
 def _exponents(y: np.ndarray, terms: np.ndarray, sigma2: float) -> np.ndarray:
     """``-|y_i - x_j|^2 / (2 sigma^2)`` (n, m), clipped to ``[EXPONENT_FLOOR, 0]``, as one
-    product ``[y, -|y|^2 / 2, -1 / 2] [x, 1, |x|^2]^T / sigma^2`` (``terms`` =
-    :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
-    left = np.concatenate([y, np.add.reduce(y * y, axis=1, keepdims=True) * -0.5,
-                           np.full((len(y), 1), -0.5)], axis=1)
+    product ``[y / s, -|y|^2 / (2 s), -1 / (2 s)] [x, 1, |x|^2]^T`` (``s = sigma^2``,
+    ``terms`` = :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
+    half = -0.5 / sigma2  # scaled on the (n, D + 2) side, not on the (n, m) product
+    left = np.concatenate([y * (1.0 / sigma2), np.add.reduce(y * y, axis=1, keepdims=True) * half,
+                           np.full((len(y), 1), half)], axis=1)
     out = left @ terms.T
-    out *= 1.0 / sigma2
     return np.clip(out, EXPONENT_FLOOR, 0.0, out=out)
 
 
