@@ -321,9 +321,10 @@ def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarra
 
 
 #: Exponents of the E-step's kernel below this are raised to it: ``exp(-700)`` (1e-304)
-#: stands for a value that would be subnormal or 0. Next to the outlier term ``c`` (the
-#: kernel's sums are at least ``c``, about 1e-3 with unit-free coordinates) it changes no
-#: sum, and it keeps ``exp`` off its slow subnormal path (several times slower).
+#: stands for a value that would be subnormal or 0. Next to the outlier term ``c`` (every
+#: column sum is at least ``c``, above 1e-6 even at the floor of sigma with unit-free
+#: coordinates) it changes no sum, and it keeps ``exp`` off its slow subnormal path (several
+#: times slower).
 EXPONENT_FLOOR = -700.0
 
 
