@@ -11,8 +11,7 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli.options import SEED, echo_warnings, input_options
-from trackverify.execute import MAX_JOBS
+from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options
 
 
 #: The default command's name: what ``audit`` runs unless its first word names a subcommand.
@@ -67,10 +66,7 @@ def audit():
               help="Also give the registration every detection of --detections, labelled or "
                    "not, as identity-free evidence [off: on the real recording it flagged more "
                    "correct observations than wrong ones; docs/guide/audit.md].")
-@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
-              help="Recordings (with several TRACKS files: files) audited at once.")
-@click.option("--executor", type=click.Choice(["process", "ray"]), default="process",
-              show_default=True, help="Where --jobs run (ray needs the 'ray' extra).")
+@jobs_options("Recordings (with several TRACKS files: files) audited at once.")
 @click.option("--anchor-frame", type=click.IntRange(min=0), default=None,
               help="The frame a person checked (its identities are trusted) [each recording's first].")
 @click.option("--verifier", default=None,
