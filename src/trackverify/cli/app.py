@@ -164,7 +164,8 @@ def cli() -> None:
     \b
     Start here:
       trackverify audit TRACKS --out DIR  audit your tracker's output (no reference needed)
-      trackverify audit sample DIR --n N  draw observations to check by hand; then
+      trackverify audit sample DIR --n N  draw observations to check by hand
+      trackverify review DIR              check them in a local page (or in any tool); then
       trackverify audit estimate DIR      the error rate with 95 % intervals
       trackverify check-reference -h      check hand-made reference tracks for label errors
       trackverify evaluate -h             score predictions against reference tracks

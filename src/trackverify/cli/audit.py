@@ -132,9 +132,9 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
 def sample(audit_dir, n, seed):
     """Draw audited observations for a person to check: AUDIT_DIR/review.csv, sample.json.
 
-    Fill review.csv's decision column with correct, wrong or unsure in any tool, in the
-    order of its rows (stop when the interval is narrow enough), then run `trackverify audit
-    estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
+    Fill review.csv's decision column with correct, wrong or unsure in any tool or in the
+    local review page (`trackverify review AUDIT_DIR`), in the order of its rows (stop when
+    the interval is narrow enough), then run `trackverify audit estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
     review.csv holding decisions is never replaced.
     """
     from trackverify.review.design import DEFAULT_SEED, draw_sample
