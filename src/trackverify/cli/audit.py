@@ -79,7 +79,7 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
     TRACKS holds recording, frame, pred_id (blank: no identity), positions x_um, y_um[,
     z_um] and/or detection (positions then from --detections)[, pred_valid] (recording is
     optional for one recording), or is any tracker file the readers take (the names
-    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes audit.parquet, segments.csv (the
+    --format takes; docs/reference/formats.md); audit.json's input block says how it was read. Writes audit.parquet, segments.csv (the
     ranked review list), tracks.csv, audit.json and report.html to --out. Then
     `trackverify audit sample DIR --n N` draws observations to review and `trackverify
     audit estimate` gives the error rate (docs/guide/error-rate.md).
