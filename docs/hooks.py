@@ -14,9 +14,13 @@ whatever version of trackverify is installed.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import types
 from pathlib import Path
+
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
 
 #: The terminal width the command reference is printed at (click wraps to two columns less).
 WIDTH = 80
@@ -24,8 +28,28 @@ COMMANDS = "<!-- the commands: docs/hooks.py -->"
 API = "<!-- the public API: docs/hooks.py -->"
 
 
+#: The docstrings' reStructuredText roles (``:func:`audit```) and literal-block colons
+#: (``Example::``), which Markdown would print as they are.
+ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):`~?")
+LITERAL = re.compile(r"(\S)::$")
+
+
+class _Docstrings(Preprocessor):
+    def run(self, lines):
+        return [LITERAL.sub(r"\1:", ROLE.sub("`", line)) for line in lines]
+
+
+class DocstringMarkup(Extension):
+    """Reads the docstrings' reStructuredText markup as Markdown: a role is its code span,
+    ``Example::`` a colon (its indented block is a code block in either)."""
+
+    def extendMarkdown(self, md):
+        md.preprocessors.register(_Docstrings(md), "docstring_markup", 5)
+
+
 def on_config(config):
     sys.path.insert(0, str(Path(config.config_file_path).parent / "src"))
+    config.markdown_extensions.append(DocstringMarkup())
     return config
 
 
