@@ -86,7 +86,7 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
     TRACKS holds recording, frame, pred_id (blank: no identity), positions x_um, y_um[,
     z_um] and/or detection (positions then from --detections)[, pred_valid] (recording is
     optional for one recording), or is any tracker file the readers take (the names
-    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes
+    --format takes; docs/reference/formats.md); audit.json's input block says how it was read. Writes
     events.csv (the review list: each mistake once), audit.parquet (every observation's
     verdict), segments.csv (every suspect run), tracks.csv, joins.csv, audit.json and
     report.html to --out; several TRACKS files: each into --out/<name>/ and a list of them in
