@@ -238,8 +238,8 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     summary["inputs"] = inputs
     summary["input"] = given.record  # how the tracks were read: reader, mapping, units
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
-    summary["anchor_contradictions"] = anchor_contradictions(
-        table, evidence, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
+    summary["anchor_contradictions"] = anchor_contradictions(  # the detections' positions, as given
+        table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary,
                          events, joins, pieces)
     if out is not None:  # checked above, before any work
