@@ -35,6 +35,13 @@ def write_review_csv(audit_dir: Path, n: int) -> Path:
     return path
 
 
+def with_cell(line: str, header: str, column: str, value: str) -> str:
+    """One line of a review.csv without quoted fields, with ``column``'s cell set to ``value``."""
+    cells = line.rstrip("\n").split(",")
+    cells[header.rstrip("\n").split(",").index(column)] = value
+    return ",".join(cells) + "\n"
+
+
 def _audit(out: Path) -> Path:
     done = run_cli("audit", EXAMPLE / "tracker_cpd.parquet", "--detections",
                    EXAMPLE / "detections.parquet", "--out", out)

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import missing_reference
-from tests.review.conftest import write_review_csv
+from tests.review.conftest import with_cell, write_review_csv
 from trackverify.review.folder import LOCK_NAME
+from trackverify.review.sheet import read_sheet
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +72,7 @@ def _start(folder: Path, *options: str) -> tuple[subprocess.Popen, str]:
 
 
 def _decided(path: Path) -> list[str]:
-    return [line.rsplit(",", 1)[1].strip() for line in path.read_text().splitlines()[1:]]
+    return read_sheet(path).decisions
 
 
 def test_keyboard_decisions_survive_a_killed_server_in_the_same_tab(audit_dir, browser):
@@ -109,7 +110,7 @@ def test_a_refused_decision_is_said_and_the_page_stays(audit_dir, browser, launc
     page.shows("progress", "2 of 20 decided")
     original = path.read_text()
     lines = original.splitlines(keepends=True)
-    path.write_text("".join([lines[0], lines[1].replace(",correct", ",maybe"), *lines[2:]]))
+    path.write_text("".join([lines[0], with_cell(lines[1], lines[0], "decision", "maybe"), *lines[2:]]))
     page.press("w")  # review.csv edited into an invalid file: 409, the line shown
     page.shows("status", "not saved: item 3 is still undecided (the server answered 409: "
                          f"{path}, column 'decision', row 1: decision 'maybe' is not one of")
