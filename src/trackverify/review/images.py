@@ -105,6 +105,11 @@ class ReviewImages:
         return {"given": self.source.as_dict(), "recording": self.recording,
                 "volume": self.volume.describe(), "alignment": self.alignment.as_dict()}
 
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of the crops kept for reuse (at most :data:`KEPT_BYTES`)."""
+        return self._kept_bytes
+
     def holds(self, frame: int) -> bool:
         numbers = self.volume.frame_numbers
         at = int(np.searchsorted(numbers, frame))

@@ -149,11 +149,11 @@ def methods(result: dict, design: dict) -> str:
                 "without replacement, Waudby-Smith & Ramdas 2020" if result["interval"].startswith(
                     "anytime") else "Korn-Graubard interval {} of a complete review of a number "
                 "of rows fixed in advance")
-        text += ((f" The tracker's identities were wrong in {_pct(every['estimate'])} of the "
-                  f"{every['N']} audited observations (95 % ") if every["estimate"] is not None
-                 else (f" The error rate of the {every['N']} audited observations has no point "
-                       "estimate yet (a stratum has no decided row; 95 % ")
-                 + kind.format(f"{_pct(every['low'])} to {_pct(every['high'])}")
+        opening = (f" The tracker's identities were wrong in {_pct(every['estimate'])} of the "
+                   f"{every['N']} audited observations (95 % " if every["estimate"] is not None
+                   else f" The error rate of the {every['N']} audited observations has no point "
+                   "estimate yet (a stratum has no decided row; 95 % ")
+        text += (opening + kind.format(f"{_pct(every['low'])} to {_pct(every['high'])}")
                  + "; unsure counted as correct for the lower and as wrong for the upper limit)")
         text += (f"; of the certified observations at most {_pct(certified['upper_one_sided'])}"
                  " were wrong (one-sided 95 %)." if certified is not None and
