@@ -340,3 +340,35 @@ def test_a_misaligned_volume_is_said_on_the_terminal_and_the_page(rendered, tmp_
         assert any("check voxel_um" in line for line in served.reported)
     finally:
         served.close()
+
+
+def test_the_tracks_start_is_shown_when_the_audit_records_it(rendered, tmp_path):
+    """An audit that writes start_frame / start_identity (a linking tracker's track that
+    starts after the anchor frame): the item carries the start's frame, place and the points
+    around it, its crop is served; its identity only in triage mode. Without the columns,
+    start is null (above)."""
+    folder, _, sources = rendered
+    audit_dir = _audit_copy(rendered, tmp_path)
+    audit = pd.read_parquet(audit_dir / "audit.parquet")
+    first = read_sheet(audit_dir / "review.csv").rows[0]
+    own = audit["pred_id"] == float(first["pred_id"])
+    start = int(first["frame"]) - 1 if int(first["frame"]) > 1 else int(first["frame"])
+    audit["start_frame"] = np.where(own, start, audit.groupby("pred_id")["frame"].transform("min"))
+    audit["start_identity"] = np.where(own, 77.0, audit["pred_id"])
+    audit.to_parquet(audit_dir / "audit.parquet")
+    at_start = audit[own & (audit["frame"] == start)].iloc[0]
+    for triage in (False, True):
+        served = Served(audit_dir, 0, Settings(images=ImageSource(sources["tiff"]), triage=triage))
+        try:
+            detail = json.loads(_get(served, "/api/item?index=0")[1])
+            assert detail["start"]["frame"] == start
+            assert detail["start"]["place"] == pytest.approx({a: at_start[f"{a}_um"] for a in "xyz"}, abs=1e-4)
+            assert ("identity" in detail["start"]) is triage
+            if triage:
+                assert detail["start"]["identity"] == "77"
+            status, png, headers = _get(served, "/api/image?index=0&panel=start&view=xy&low=10&high=995")
+            h0, h1, v0, v1 = map(float, headers["X-Extent"].split(","))
+            assert status == 200 and (h0 + h1) / 2 == pytest.approx(at_start["x_um"], abs=VOXEL_UM[0] / 2 + 1e-9)
+            assert (v0 + v1) / 2 == pytest.approx(at_start["y_um"], abs=VOXEL_UM[1] / 2 + 1e-9)
+        finally:
+            served.close()

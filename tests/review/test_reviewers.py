@@ -133,3 +133,31 @@ def test_two_reviewers_serve_their_own_sheets_at_once(sampled, launcher):
     assert read_sheet(sampled / "review-bob.csv").decisions[0] == "wrong"
     assert read_sheet(sampled / "review.csv").rows[0]["reviewer"] == "ann"
     assert read_sheet(sampled / "review.csv").decisions[0] == "correct"
+
+
+def test_the_guide_quotes_the_methods_paragraph_estimate_json_writes():
+    """docs/guide/error-rate.md's paragraph, its placeholders filled in, is what
+    :func:`trackverify.review.record.methods` writes for the same review."""
+    import re
+
+    from trackverify.review.record import methods
+
+    block = lambda **k: {"estimate": None, "low": None, "high": None, "N": 0, "target_met": None, **k}
+    result = {"trackverify": "9.9.9", "n_decided": 150, "n_rows": 200, "complete": False, "target": 0.03,
+              "interval": "anytime-valid confidence sequence (...)",
+              "review": {"decided": 150, "mode": {"blind": 150, "triage": 0, "not recorded": 0},
+                         "shown": {"images": 150, "positions": 0, "not recorded": 0}, "reviewers": ["ann"]},
+              "agreement": [{"sheets": ["review.csv", "review-bob.csv"], "reviewers": [["ann"], ["bob"]],
+                             "rows": 40, "kappa": 0.8125, "observed": 0.95}],
+              "all": block(estimate=0.071, low=0.05, high=0.093, N=39220, target_met=True),
+              "certified": block(upper_one_sided=0.021)}
+    design = {"seed": 7, "allocation": {"planning_rate": {"certified": 0.05, "flagged": 0.5}, "floor": 10}}
+    guide = (ROOT / "docs" / "guide" / "error-rate.md").read_text()
+    quoted = " ".join(line[2:] for line in guide.split("## 4.")[1].splitlines() if line.startswith("> "))
+    for placeholder, value in (("version X", "version 9.9.9"), ("K of", "150 of"), ("R of", "40 of"),
+                               ("kappa 0.xx", "kappa 0.81"), ("agreement A %", "agreement 95.0 %"),
+                               ("in E %", "in 7.1 %"), ("the N audited", "the 39220 audited"),
+                               ("L % to H %", "5.0 % to 9.3 %"), ("most U %", "most 2.1 %")):
+        assert placeholder in quoted, placeholder
+        quoted = quoted.replace(placeholder, value)
+    assert methods(result, design) == re.sub(r"\s+", " ", quoted)
