@@ -7,6 +7,10 @@ BIN := $(VENV)/bin
 STAMP := .make
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
+# torch is installed first from the CPU build this machine keeps on disk (a range that it
+# satisfies then installs nothing more; docs/dependencies.md).
+TORCH := torch==2.13.0
+
 # Reference-library environments (parity tests) add themselves to TEST_DEPS in mk/*.mk.
 TEST_DEPS := $(STAMP)/test
 -include mk/*.mk
@@ -30,6 +34,7 @@ $(STAMP)/core: $(STAMP)/venv pyproject.toml
 	touch $@
 
 $(STAMP)/test: $(STAMP)/venv pyproject.toml
+	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e '.[test,all]'
 	touch $@ $(STAMP)/core
 

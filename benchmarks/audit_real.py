@@ -96,11 +96,13 @@ def load(data: Path, anchor_frame: int | None = None
 
 
 def audited_rows(result, truth: pd.DataFrame) -> pd.DataFrame:
-    """The audited observations (valid id, after the anchor frame) with ``track`` joined."""
+    """The audited observations (valid id, after the anchor frame, a track's own start
+    aside: ``trackverify.audit.result.audited``) with ``track`` joined."""
+    from trackverify.audit.result import audited
+
     obs = result.observations.merge(truth, on=["recording", "frame", "detection"], how="left",
                                     validate="one_to_one")
-    return obs[obs["pred_valid"].to_numpy(bool)
-               & ~obs["reason"].isin(["anchor_frame", "before_anchor"]).to_numpy()]
+    return obs[audited(obs)]
 
 
 def anchor_frame_tracks(result, truth: pd.DataFrame) -> pd.Series:
@@ -177,7 +179,9 @@ def unanchored_pairs(result, truth: pd.DataFrame, observations: pd.DataFrame,
     anchor = int(result.observations.loc[result.observations["reason"].eq("anchor_frame"),
                                           "frame"].min())
     ref = trackverify.audit(reference, detections, anchor_frame=anchor).observations
-    ref = ref[~ref["reason"].isin(["anchor_frame", "before_anchor"])]
+    from trackverify.audit.result import audited
+
+    ref = ref[audited(ref)]
     ref_flagged = ref["verdict"].eq("flagged").groupby(ref["pred_id"]).mean()
     pairs = rows.assign(id_elsewhere=elsewhere, certified=rows["verdict"].eq("certified"),
                         flagged=rows["verdict"].eq("flagged"),

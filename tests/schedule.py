@@ -20,6 +20,7 @@ from __future__ import annotations
 #: by module). Only the order matters: a missing or renamed entry makes a test run in its
 #: collected place.
 SLOW: dict[str, float] = {
+    "tests/test_field.py": 120,  # added 7 December 2026: its nested run, measured alone
     "tests/test_cohort.py": 86,
     "tests/graph/test_ctc_parity.py": 66,
     "tests/test_run.py": 60,

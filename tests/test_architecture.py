@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: imports no other family: they share one height and are told apart below).
 HEIGHT = {"floor": 0, "io": 1, "report": 2, "synth": 3, "reference_check": 4, "metrics": 5,
           "verifiers": 6, "benchmark": 7, "audit": 8, "review": 9,
-          "andi": 10, "stages": 10, "conversion": 10, "cli": 11}
+          "andi": 10, "stages": 10, "conversion": 10, "cli": 11, "napari_plugin": 11}
 FAMILIES = {"andi", "stages", "conversion"}
 
 

@@ -69,6 +69,20 @@ def rotation_2d(degrees):
 # --- E-step --------------------------------------------------------------------------------
 
 
+def posterior_sums(y, x, sigma2, w):
+    """``[P X, P 1, P |X|^2]`` of the E-step under test (``rd._expectation``), which never
+    forms ``P``."""
+    return rd._expectation(y, rd._detection_terms(x), sigma2, w)
+
+
+def assert_sums_of(p, x, sums):
+    """``sums`` are ``P X, P 1, P |X|^2`` of the posterior ``p`` written out by hand."""
+    dims = x.shape[1]
+    np.testing.assert_allclose(sums[:, :dims], p @ x, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(sums[:, dims], p.sum(axis=1), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(sums[:, dims + 1], p @ (x ** 2).sum(axis=1), rtol=1e-12, atol=0)
+
+
 def test_posterior_of_two_points_against_three_detections_by_hand():
     """y = (0, 0), (3, 0); x = (0, 0), (1, 0), (3, 1); sigma^2 = 0.5, w = 0.2, D = 2, n = 2,
     m = 3. Squared distances [[0, 1, 10], [9, 4, 1]], so ``e = exp(-d^2)``; ``c = (2 pi 0.5)^1
@@ -77,11 +91,11 @@ def test_posterior_of_two_points_against_three_detections_by_hand():
     x = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0]])
     e = np.exp(-np.array([[0.0, 1.0, 10.0], [9.0, 4.0, 1.0]]))
     expected = e / (e.sum(axis=0) + np.pi / 6)
-    np.testing.assert_allclose(rd._posterior(y, x, 0.5, 0.2), expected, rtol=1e-12, atol=0)
+    assert_sums_of(expected, x, posterior_sums(y, x, 0.5, 0.2))
     # 3-D, the same points at z = 0: c = (2 pi 0.5)^(3/2) * 0.25 * 2 / 3 = pi^1.5 / 6
     y3, x3 = np.c_[y, np.zeros(2)], np.c_[x, np.zeros(3)]
     expected3 = e / (e.sum(axis=0) + np.pi ** 1.5 / 6)
-    np.testing.assert_allclose(rd._posterior(y3, x3, 0.5, 0.2), expected3, rtol=1e-12, atol=0)
+    assert_sums_of(expected3, x3, posterior_sums(y3, x3, 0.5, 0.2))
 
 
 def test_posterior_with_more_anchor_points_than_detections():
@@ -91,7 +105,7 @@ def test_posterior_with_more_anchor_points_than_detections():
     x = np.array([[0.0, 0.0]])
     e = np.array([[1.0], [np.exp(-1.0)], [np.exp(-4.0)]])
     expected = e / (e.sum() + 12 * np.pi)
-    np.testing.assert_allclose(rd._posterior(y, x, 2.0, 0.5), expected, rtol=1e-12, atol=0)
+    assert_sums_of(expected, x, posterior_sums(y, x, 2.0, 0.5))
 
 
 def test_posterior_of_a_coincident_pair_far_from_the_origin_is_not_above_one():
@@ -102,8 +116,22 @@ def test_posterior_of_a_coincident_pair_far_from_the_origin_is_not_above_one():
     y, x = np.array([[3e7]]), np.array([[3e7 + 1e-3]])
     raw = 2 * y[0, 0] * x[0, 0] - y[0, 0] ** 2 - x[0, 0] ** 2
     assert raw > 0  # the scene does exercise the clip (exact IEEE products, no sum)
-    assert rd._posterior(y, x, 1.0, 0.5)[0, 0] == pytest.approx(1 / (1 + np.sqrt(2 * np.pi)),
+    assert rd._exponents(y, rd._detection_terms(x), 1.0)[0, 0] == 0.0
+    assert posterior_sums(y, x, 1.0, 0.5)[0, 1] == pytest.approx(1 / (1 + np.sqrt(2 * np.pi)),
                                                                 rel=1e-12)
+
+
+def test_posterior_far_below_the_exponent_floor_is_negligible():
+    """A detection 100 sigma from an anchor point: ``exp(-5000)`` is 0 in float64; the
+    E-step takes ``exp(-700)`` (1e-304) instead (``EXPONENT_FLOOR``), which is nothing beside
+    the outlier term c = (2 pi)^(1/2) * 1 * 2 / 1 (D = 1, w = 0.5, sigma^2 = 1, n = 2, m = 1):
+    P 1 of the far point is below 1e-300, the near point's ``1 / (1 + c)`` to the last
+    digits."""
+    y, x = np.array([[0.0], [100.0]]), np.array([[0.0]])
+    p1 = posterior_sums(y, x, 1.0, 0.5)[:, 1]
+    c = np.sqrt(2 * np.pi) * 2
+    assert p1[0] == pytest.approx(1 / (1 + c), rel=1e-15)
+    assert 0 < p1[1] < 1e-300
 
 
 # --- rotation and kernel ---------------------------------------------------------------------
@@ -351,12 +379,12 @@ def test_three_em_steps_equal_three_dense_cpd_steps():
 
 
 class CountingPosterior:
-    """``_posterior`` that counts its calls (one per EM iteration)."""
+    """``_expectation`` (the E-step) that counts its calls (one per EM iteration)."""
 
     def __init__(self, monkeypatch):
         self.calls = 0
-        self._original = rd._posterior
-        monkeypatch.setattr(rd, "_posterior", self)
+        self._original = rd._expectation
+        monkeypatch.setattr(rd, "_expectation", self)
 
     def __call__(self, *args):
         self.calls += 1

@@ -335,13 +335,18 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     than :data:`MAX_ID_CHARACTERS`, holding a control character
     or another character that does not show as itself (:func:`values.hidden_character`: a
     right-to-left override, a zero-width space, a line separator, ...). Checked on the Arrow
-    data (pyarrow compute) or on the distinct values joined into one text; the first
-    offending row is looked for only when there is one."""
-    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+    data (pyarrow compute) or on the distinct values joined into one text (every check is a
+    property of a value, so the distinct values decide: one value when the column holds one,
+    read off its buffers, else Arrow's unique values); the first offending row is looked for
+    only when there is one."""
+    one = single_value(series)  # e.g. a one-recording table's recording: one value to check
+    if one:
+        series = series.iloc[:1]
+    if not one and isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        arrow = series.array.__arrow_array__()
+        arrow = pc.unique(series.array.__arrow_array__())
         marker = bool(pc.any(pc.is_in(arrow, value_set=pa.array(MISSING_MARKERS))).as_py())
         longest = pc.max(pc.utf8_length(arrow)).as_py() or 0
         control = bool(pc.any(pc.match_substring_regex(arrow, _CONTROL)).as_py())
@@ -350,7 +355,7 @@ def _check_text_ids(series: pd.Series, column: str, source: str) -> None:
     else:
         import re
 
-        distinct = list(series.dropna().unique())
+        distinct = [series.iloc[0]] if one else list(series.dropna().unique())
         longest = max(map(len, distinct), default=0)
         control = re.search(_CONTROL, "".join(distinct)) is not None
         marker = not set(MISSING_MARKERS).isdisjoint(distinct)

@@ -250,18 +250,33 @@ def test_an_id_twice_in_the_anchor_frame_has_no_anchor_identity():
     assert later.loc[[(1, 0), (2, 0), (3, 0)], "verdict"].tolist() == ["certified"] * 3
 
 
-def test_registered_distance_names_an_id_not_in_the_anchor_frame_on_the_real_path():
-    # A seventh neuron appears at frame 10, still at x = 40 um (8 um beyond the grid's last
-    # column): the registration has no anchor place for it, and the audit says why.
+def test_an_id_first_seen_later_is_judged_from_its_own_start_on_the_real_path():
+    # A seventh neuron appears at frame 10 at x = 40 um, on no anchor identity's place, and
+    # stays there while the grid drifts 0.3 um a frame in x: its start (frame 10) is not
+    # judged; the registration carries that start with the grid (the grid moves rigidly,
+    # so the carried place is the start plus the grid's shift since frame 10), and every
+    # later row is judged against it: 0.3 um per frame away from where it should be.
     tracks = six_neurons(frames=20, swap=None)
     new = pd.DataFrame({"recording": "worm", "frame": range(10, 20), "detection": 6,
                         "pred_id": 6, "x_um": 40.0, "y_um": 0.0})
     result = trackverify.audit(pd.concat([tracks, new], ignore_index=True))
-    obs = result.observations
-    assert set(obs.loc[obs["pred_id"] == 6, "reason"]) == {"not_in_anchor_frame"}
-    assert set(obs.loc[(obs["pred_id"] < 6) & (obs["frame"] > 0), "verdict"]) == {"certified"}
-    assert result.segments[["pred_id", "first_frame", "last_frame", "frames",
-                            "reason"]].values.tolist() == [[6, 10, 19, 10, "not_in_anchor_frame"]]
+    obs = result.observations.set_index(["pred_id", "frame"])
+    seven = obs.loc[6]
+    assert seven.loc[10, "reason"] == "track_start" and seven.loc[10, "verdict"] == "abstained"
+    assert np.isnan(seven.loc[10, "score"])
+    assert set(seven["start_frame"]) == {10} and seven["start_identity"].isna().all()
+    later = seven.loc[11:]
+    np.testing.assert_allclose(later["expected_x_um"], 40.0 + 0.3 * (later.index - 10), atol=0.02)
+    np.testing.assert_allclose(later["expected_y_um"], 0.0, atol=0.02)
+    # own distance 0.3 (t - 10); track pooling (h 1) takes the median of the row and its
+    # neighbours when larger: the last row keeps its own 2.7, the others their next one's
+    # own distance is larger, the median of three rises by one step except at the ends
+    assert (later["verdict"] == "certified").all()  # threshold: half of 40 - 19 = 21 um
+    assert later["threshold_um"].tolist() == pytest.approx([10.5] * 9)
+    assert set(obs.loc[obs.index.get_level_values(0) < 6].query("frame > 0")["verdict"]) == {
+        "certified"}
+    assert result.summary["counts"]["audited"] == 6 * 19 + 9  # the start is not judged
+    assert result.joins.empty  # it starts on no identity's place
 
 
 def test_detections_table_adds_evidence_but_no_rows():
@@ -269,9 +284,10 @@ def test_detections_table_adds_evidence_but_no_rows():
     extra = pd.DataFrame({"recording": "worm", "frame": range(6), "detection": 100,
                           "x_um": 40.0, "y_um": 40.0})
     detections = pd.concat([tracks.drop(columns="pred_id"), extra], ignore_index=True)
-    result = trackverify.audit(tracks, detections)
+    result = trackverify.audit(tracks, detections, detections_as_evidence=True)
     assert len(result.observations) == len(tracks)
     assert result.summary["detections_table"] is True
+    assert result.summary["detections"] == "positions and evidence"
     missing = detections[detections["detection"] != 3]
     with pytest.raises(InputError, match="is not a row of the detection table"):
         trackverify.audit(tracks, missing)

@@ -291,6 +291,7 @@ def test_a_plain_dataframe_records_its_reader_and_units():
     block = trackverify.audit(tracks).summary["input"]
     assert block == {"format": "dataframe", "columns": None, "pixel_size": None,
                      "recording": {"from": "default", "name": "recording"},
+                     "ids_as_read": {"detection": "integers"},
                      "calibration": {"unit": "um", "um_per_unit": [1.0, 1.0, 1.0],
                                      "source": "column names (x_um, y_um, z_um)"},
                      "positions": "tracks", "warnings": [], "path": None, "source": "<tracks>",

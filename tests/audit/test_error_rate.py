@@ -139,7 +139,8 @@ def test_round_trip_sample_fill_estimate(audited):
     # blind: no stratum, verdict or score in the sheet; where to find each row elsewhere, then
     # the decision and its record
     assert list(review.columns) == ["recording", "frame", "pred_id", "detection", "row", "x_um",
-                                    "y_um", "z_um", "x_file", "y_file", "z_file", "decision",
+                                    "y_um", "z_um", "x_file", "y_file", "z_file", "start_frame",
+                                    "decision",
                                     "reviewer", "mode", "shown", "seconds", "decided_at"]
     review["stratum"] = row_strata(audited)
     assert review["frame"].tolist() == design["order"]["frame"]

@@ -185,8 +185,9 @@ def test_the_audit_finds_a_synthetic_swap_as_one_event_and_writes_it(tmp_path):
     written = pd.read_csv(tmp_path / "out" / "events.csv")
     assert written["kind"].tolist() == ["swap"] and written["observations"].tolist() == [30]
     assert result.summary["counts"]["events"] == 1
-    assert result.summary["counts"]["events_by_kind"] == {"frame": 0, "swap": 1, "identity": 0,
-                                                          "drift": 0, "uncovered": 0}
+    assert result.summary["counts"]["events_by_kind"] == {
+        "frame": 0, "swap": 1, "crossing": 0, "identity": 0, "switch": 0, "drift": 0,
+        "uncovered": 0}
     report = (tmp_path / "out" / "report.html").read_text()
     assert "1. swap" in report and "Identities, worst first" in report
     # where the registration puts each id: the swapped rows sit one grid spacing from it

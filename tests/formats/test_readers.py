@@ -161,6 +161,51 @@ def test_geff_props_layout_3d_float_ids():
     check_parent_links(table)
 
 
+def test_geff_metadata_read_here_equals_the_geff_library_on_a_1_1_store():
+    """GEFF 0.x metadata is read here (the library >= 1.0 refuses it), 1.x by the geff
+    library: on the pycellin 1.1 store both readings give the same axes and track
+    properties (SOURCE.md: axes POSITION_T, cell_x, cell_y, cell_z; lineage lineage_ID)."""
+    pytest.importorskip("geff")
+    from trackverify.io.bounded import read_json
+    from trackverify.io.formats.geff import library_metadata, own_metadata
+
+    store = shared(GEFF / "Ecoli_growth_on_agar_pad.geff")
+    attrs = read_json(store / ".zattrs")["geff"]
+    ours, theirs = own_metadata(attrs, str(store)), library_metadata(attrs, str(store))
+    assert ours.axes == theirs.axes
+    assert [(a.name, a.type, a.unit) for a in ours.axes] == [
+        ("POSITION_T", "time", "minute"), ("cell_x", "space", "micrometer"),
+        ("cell_y", "space", "micrometer"), ("cell_z", "space", "micrometer")]
+    assert ours.track_node_props == theirs.track_node_props == {"lineage": "lineage_ID"}
+    assert ours.version == theirs.version == "1.1"
+    assert ours.read_by == "trackverify" and theirs.read_by.startswith("geff ")
+
+
+@pytest.mark.parametrize("store, read_by", [("mouse-20250719.zarr", "trackverify"),
+                                            ("Ecoli_growth_on_agar_pad.geff", "geff ")])
+def test_geff_version_decides_who_reads_the_metadata(store, read_by):
+    """0.2.2 (geff-java's mouse store) is read here, 1.1 by the library; results.json
+    records which (``metadata_read_by``)."""
+    pytest.importorskip("geff")
+    _, tracks = read_tracks(shared(GEFF / store))
+    assert tracks.details["metadata_read_by"].startswith(read_by)
+
+
+def test_geff_1_x_metadata_the_library_refuses_is_one_error(tmp_path):
+    """A 1.x store without node_props_metadata (required since GEFF 1.0) is refused by the
+    library's schema, as one InputError."""
+    pytest.importorskip("geff")
+    import shutil
+
+    store = tmp_path / "s.geff"
+    shutil.copytree(shared(GEFF / "Ecoli_growth_on_agar_pad.geff"), store)
+    attrs = json.loads((store / ".zattrs").read_text())
+    del attrs["geff"]["node_props_metadata"]
+    (store / ".zattrs").write_text(json.dumps(attrs))
+    with pytest.raises(InputError, match="geff package refuses this store's metadata"):
+        read_tracks(store)
+
+
 def test_geff_first_layout_is_refused_with_a_reason():
     with pytest.raises(InputError, match="first GEFF layout"):
         read_points(shared(GEFF / "Fluo-N2DL-HeLa-01.zarr"))

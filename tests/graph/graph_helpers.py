@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,10 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-TRACCURACY_PYTHON = ROOT / ".venv-traccuracy" / "bin" / "python"
+#: traccuracy's Python: its own environment, or the one TRACKVERIFY_TRACCURACY_PYTHON names
+#: (tests/test_field.py: the environment trackverify and traccuracy share).
+TRACCURACY_PYTHON = Path(os.environ.get("TRACKVERIFY_TRACCURACY_PYTHON")
+                         or ROOT / ".venv-traccuracy" / "bin" / "python")
 DATA = ROOT.parent / "shared" / "data" / "tracker-formats"
 
 

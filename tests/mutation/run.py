@@ -188,7 +188,8 @@ FUNCTIONS["verifiers/registered_distance.py"] = [
         "detection_of_points", "nearest_smallest_index", "frame_groups", "anchor_spacing",
         "identity_spacings", "spacing_factors",
         "_unique_detections", "fit_registration", "_fit", "_better_start", "_low_rank_kernel",
-        "_posterior", "global_pose", "_rotation", "_offset_candidates", "_register_frame",
+        "_detection_terms", "_exponents", "_expectation", "global_pose", "_rotation",
+        "_offset_candidates", "_cell_keys", "_register_frame", "_solve",
         "ambiguity_ratios", "calibrate_ambiguity_k"))]
 # metrics/graph/tracks.py: the graph (its edges, degrees, successors) and the key lookup; not the
 # table reader graph_from_table.

@@ -277,12 +277,16 @@ def test_the_new_routes_refuse_without_the_token_and_any_hostile_parameter(rende
             assert status == expected and empty_or_json(body) and secret not in body, change
         for query in ("index=..", "index=" + "9" * 19, "index=40", ""):
             assert _get(served, f"/api/item?{query}")[0] == 400
-        # a panel the item does not have, a frame the volume does not hold
-        assert _get(served, ok.replace("observed", "start").join(("/api/image?", "")))[0] == 404
         # a path with .. under the routes serves nothing
         for path in (f"/api/image/../../v.h5?{ok}", f"/api/image/..?{ok}", f"/api/../v.h5?{ok}"):
             status, _, body = exchange(served.port, request("GET", path, headers={"X-Token": served.token}))
             assert status == 404 and body == b""
+    finally:
+        served.close()
+    served = Served(audit, 0, Settings())  # no images: no image route answers
+    try:
+        status, body, _ = _get(served, f"/api/image?{ok}")
+        assert (status, json.loads(body)) == (404, {"error": "this review has no images (start it with --images SOURCE)"})
     finally:
         served.close()
 

@@ -76,7 +76,10 @@ def test_items_carry_the_anchor_the_track_and_nothing_of_the_audit_when_blind(au
         item = blind.detail(index)
         assert item["anchor"]["frame"] == 0 and item["dims"] == ["x", "y", "z"]
         assert item["points_source"].startswith("the detections")
-        assert "verifier" not in item and item["start"] is None  # this audit writes no start_frame
+        assert "verifier" not in item
+        # an anchor identity's track starts at its anchor-frame row
+        assert item["start"]["frame"] == 0 and item["start"]["place"] == item["anchor"]["place"]
+        assert "identity" not in item["start"] and triage.detail(index)["start"]["identity"] == item["pred_id"]
         own = audit[audit["pred_id"] == float(item["pred_id"])].set_index("frame")
         # the track: the id's own rows within 5 frames, in frame order, the observation at "at"
         frames = [s["frame"] for s in item["steps"]]

@@ -6,37 +6,57 @@ and optionally every detection of each frame (``recording, frame, detection, x_u
 z_um]``). The *anchor frame* (default: each recording's first frame) is the frame a person
 checked: its identities are trusted and everything after it is audited.
 
-Per observation (a row after the anchor frame with a valid predicted id):
+**What is judged** (the definition, the same for every id). A *track* is the rows of one
+valid predicted id from the anchor frame on. Its *start* is its first observation in a
+registered frame: for an id in the anchor frame, its anchor-frame row (the anchor frame is
+its start); for an id that appears later, its own first observation. Every other
+observation of the track answers one question: **is it on the neuron the track started
+on?** The neuron is named by where the start sits, identity-free: an *anchor identity*
+(an id the anchor frame holds once, on a valid row) starts on its own anchor place; a later
+start on the anchor identity ``i`` whose registered place the registration's one-to-one
+assignment gives the start's detection (``start_identity = i``), and is then judged like
+``i`` itself, against ``i``'s registered place in each frame; a later start on a detection
+no anchor identity holds is judged against that start carried by the registration to each
+frame (:func:`trackverify.verifiers.registered_distance.carry_points`: the locally affine
+motion of the registered anchor points around it; ``start_identity`` null). The start
+itself is the one observation not judged (reason ``anchor_frame``, trusted as a person
+checked it, or ``track_start``), and the counts say how many (``counts.track_starts``).
+A verifier that does not register the anchor judges anchor identities only.
+
+Per judged observation:
 
 - ``score`` = the verifier's score (``registered_distance``: distance in um from the row's
-  position to the identity-free registered anchor position of its predicted id);
+  position to the registered place of the neuron its track started on, plus the margin
+  excess and the one-to-one assignment's penalty, pooled along the track);
 - ``threshold_um`` = the threshold the row is judged by (below); ``relative_score`` =
-  ``score / s_p`` with ``s_p`` the *spacing* of its predicted id ``p`` (anchor-frame
-  distance from ``p`` to its nearest other identity, :class:`AnchorIdentities`);
+  ``score / s`` with ``s`` the *spacing* of that neuron (for an anchor identity ``p``, the
+  anchor-frame distance from ``p`` to its nearest other identity, :class:`AnchorIdentities`;
+  for a start on no identity's place, its distance to the nearest registered anchor
+  identity at its frame);
 - ``verdict`` = ``certified`` when ``score <= threshold_um``, ``flagged`` when ``score >
   threshold_um``, ``abstained`` when the verifier gave no score (NaN);
 - ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false),
-  ``not_in_anchor_frame`` (the id has no valid row in the anchor frame: first seen later, or
-  missing there), ``no_anchor_identity`` (it has several there), ``frame_not_registered``,
-  ``ambiguous`` (the margin to the nearest other identity is inside the registration's
-  uncertainty), ``merged`` (registered_distance's ``merge_k``: the claimed identity's
-  registered anchor lies within ``merge_k sigma`` of another's at that frame, so the frame
-  cannot tell the two apart), ``no_spacing`` (default threshold only: another identity shares
-  ``p``'s anchor position, spacing 0), or ``verifier_abstained`` for a verifier that does not
-  say why;
-  ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted, not
-  audited) and ``before_anchor`` on rows before it (verdict ``abstained``: not audited). An
-  id that is not an *anchor identity* (one valid row in the anchor frame) is not covered by
-  the anchor's trust: its rows are ``abstained`` with ``not_in_anchor_frame`` /
-  ``no_anchor_identity`` and no score, whatever the verifier returns (a certificate says
-  "the identity the person checked"; such an id has none to check against);
+  ``no_anchor_identity`` (the id names several rows of the frame it starts in: no single
+  start), ``not_in_anchor_frame`` (a verifier that does not register the anchor, and an id
+  not in the anchor frame), ``frame_not_registered``, ``ambiguous`` (the margin to the
+  nearest other identity is inside the registration's uncertainty), ``merged``
+  (registered_distance's ``merge_k``: the claimed identity's registered anchor lies within
+  ``merge_k sigma`` of another's at that frame, so the frame cannot tell the two apart),
+  ``no_spacing`` (default threshold only: another identity shares the claimed place,
+  spacing 0), or ``verifier_abstained`` for a verifier that does not say why; not judged:
+  ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted),
+  ``track_start`` on a later track's first observation (verdict ``abstained``: what the
+  track is judged against) and ``before_anchor`` on rows before the anchor frame (verdict
+  ``abstained``);
+- ``start_frame`` / ``start_identity`` = the frame of the row's track's start and the anchor
+  identity whose place it holds (null: none);
 - ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
   registered anchor position is nearest to the row, and that distance (verifiers that
   register the anchor only; null otherwise);
-- ``expected_x_um, expected_y_um[, expected_z_um]`` = where the registration puts the row's
-  predicted id in the row's frame (its registered anchor position, from which ``score``
-  measures before its margin excess and track pooling); null for verifiers that do not
-  register and where it says nothing;
+- ``expected_x_um, expected_y_um[, expected_z_um]`` = where the registration puts the neuron
+  the row's track started on in the row's frame (from which ``score`` measures before its
+  margin excess and track pooling); null for verifiers that do not register and where it
+  says nothing;
 - ``event`` = the rank of the event (:mod:`trackverify.audit.events`) covering the row, null
   when none.
 
@@ -45,13 +65,17 @@ maximal run of consecutive observations none of which is certified (missing fram
 id do not break a run); each observation's ``segment`` column holds its segment's rank.
 A segment's ``reason`` is the abstention reason all of its observations share (else null).
 Segments whose ``reason`` is ``not_in_anchor_frame`` or ``no_anchor_identity`` (an uncovered
-id: no evidence of an error, but an identity to check by hand at its ``first_frame``) come
+id: no start to judge it against, but an identity to check by hand at its ``first_frame``) come
 last; the others are ranked by the mean relative score of their scored rows (descending;
 a run with none scored after every scored one), then by the number of flagged observations
 (descending), then by the largest relative score, then the largest score (all rounded to
 1e-6), then by length, then by recording, id and first frame: the review budget is counted
 in observations, so the list leads with the most evidence per observation reviewed (the
 key chosen on the synthetic specimen by ``benchmarks/bench_review_ranking.py``).
+
+Events (each mistake once: :mod:`trackverify.audit.events`), joins (a later track that
+continues an anchor identity) and each anchor identity's continuity (its pieces:
+:mod:`trackverify.audit.joins`) are read from the verdicts.
 
 The threshold is, in order: ``calibration`` (a ``calibration.json`` written by ``trackverify
 run --calibrate``; its threshold, verifier options and stated guarantee), ``threshold_um``
@@ -83,6 +107,17 @@ from trackverify.values import is_integer
 #: 10^5 one-row recordings ran past an hour). Larger cohorts are audited in parts.
 MAX_RECORDINGS = 1000
 
+#: What every judged observation answers (``audit.json``'s ``question``; the module
+#: docstring's definition).
+QUESTION = ("Is the observation on the neuron its track started on? A track is one "
+            "predicted id; its start is its first observation in a registered frame (the "
+            "anchor frame for an id there, trusted as a person checked it; an id's own first "
+            "observation otherwise), which is not judged. A start names its neuron by where "
+            "it sits: the anchor identity whose registered place the one-to-one assignment "
+            "gives its detection (start_identity), else its own place carried by the "
+            "registration. Every other observation with an id is certified, flagged or "
+            "abstained (with a reason).")
+
 
 def audit(tracks: pd.DataFrame | str | os.PathLike,
           detections: pd.DataFrame | str | os.PathLike | None = None, *,
@@ -92,15 +127,20 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
           source: str = "<tracks>", detections_source: str = "<detections>",
           fmt: str | None = None, columns: str | dict | None = None,
           pixel_size: str | tuple | None = None, units: str | None = None,
-          recording: str | None = None,
+          recording: str | None = None, detections_as_evidence: bool = False,
+          jobs: int = 1, executor: str = "process",
           progress: Callable[[str, int, int], None] | None = None,
           warn: Callable[[str], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
     ``tracks`` is the tracker's output (see the module docstring), a table or a file any
     reader takes (``fmt``: the format's name, detected when None); ``detections`` optionally
-    every detection of each frame (a table or a CSV / Parquet file; used as identity-free
-    evidence by the registration, and the positions of a tracker output that has none). A
+    every detection of each frame (a table or a CSV / Parquet file): the positions of a
+    tracker output that names its detections but has none, and, with
+    ``detections_as_evidence``, identity-free evidence for the registration too (every
+    detection, labelled or not; off by default: on the real recording it flags more correct
+    rows than wrong ones, docs/guide/audit.md). ``jobs`` recordings are judged at once on
+    ``executor`` (:func:`trackverify.execute.ordered_map`: the same result for any number). A
     file and a table are read alike, by the one reader of tracks
     (:func:`trackverify.io.tracks.read_tracks`: ``columns`` renames, ``pixel_size`` converts
     pixels, ``units="um"`` says mapped coordinates are micrometres, ``recording`` names a
@@ -157,39 +197,62 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     from trackverify.reference_check.core import check_anchor_layout
     with naming_input(source):  # before any verifier: a frame too crowded to check its labels
         check_anchor_layout(table, "pred_id", anchor_frame)
-    for i, (recording, rows) in enumerate(table.groupby("recording", sort=False)):
-        if progress is not None:
-            progress(str(recording), i, len(recordings))
-        extra = None if dets is None else dets[dets["recording"] == recording]
-        if progress is not None and hasattr(scorer, "on_frame"):  # by frame, while registering
-            scorer.on_frame = (lambda done, total, name=str(recording):
-                               progress(f"{name}: frames", done, total))
-        with naming_input(source):  # a refusal about the recording names the tracks file
-            scored, used = judge_recording(rows, extra, scorer, anchor_frame, threshold, source)
-        parts.append(scored)
-        thresholds[str(recording)] = used
+    evidence = dets if detections_as_evidence else None
+    by_frame = progress is not None and hasattr(scorer, "on_frame") and jobs == 1
+
+    def tasks():  # drawn one at a time: in this process, frames are reported while registering
+        for recording, rows in table.groupby("recording", sort=False):
+            if by_frame:
+                scorer.on_frame = (lambda done, total, name=str(recording):
+                                   progress(f"{name}: frames", done, total))
+            yield (rows, None if evidence is None else
+                   evidence[evidence["recording"] == recording],
+                   scorer, anchor_frame, threshold, source)
+    from trackverify.execute import ordered_map
+
+    with naming_input(source):  # a refusal about a recording names the tracks file
+        for i, (scored, used) in enumerate(ordered_map(_judged, tasks(), jobs, executor)):
+            recording = str(scored["recording"].iat[0])
+            if progress is not None:
+                progress(recording, i + 1, len(recordings))
+            parts.append(scored)
+            thresholds[recording] = used
+    if hasattr(scorer, "on_frame"):
+        scorer.on_frame = None
     observations = pd.concat(parts).sort_index(kind="stable")
     segments, observations["segment"] = segments_and_membership(observations)
     from trackverify.audit.events import KINDS, find_events
 
     events, observations["event"] = find_events(observations)
+    from trackverify.audit.joins import continuity, continuity_summary, find_joins
+
+    joins = find_joins(observations, events)
+    pieces = continuity(observations, joins)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
-                       detections is not None)
+                       None if detections is None else
+                       "positions and evidence" if detections_as_evidence else "positions")
     summary["counts"]["events"] = int(len(events))
     summary["counts"]["events_by_kind"] = {k: int(events["kind"].eq(k).sum()) for k in KINDS}
+    summary["continuity"] = continuity_summary(pieces)
     summary["inputs"] = inputs
     summary["input"] = given.record  # how the tracks were read: reader, mapping, units
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
     summary["anchor_contradictions"] = anchor_contradictions(
-        table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
+        table, evidence, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary,
-                         events)
+                         events, joins, pieces)
     if out is not None:  # checked above, before any work
         from trackverify.audit.write import write_outputs
 
         write_outputs(result, out)
     return result
+
+
+def _judged(task: tuple):
+    """One recording judged (:func:`judge_recording` of the task's arguments): a module-level
+    function, so a process pool or Ray can run it."""
+    return judge_recording(*task)
 
 
 def _audited_table(table: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -217,7 +280,7 @@ def _check_recordings(count: int, source: str) -> None:
 
 
 def _summary(observations, segments, scorer, threshold: Threshold, used: dict, anchor_frame,
-             with_detections: bool) -> dict:
+             detections_use: str | None) -> dict:
     from trackverify.verifiers import recorded_options
 
     judged = observations[audited(observations)]
@@ -228,7 +291,9 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
         "evidence": getattr(scorer, "evidence", None),
         "verifier_options": recorded_options(scorer),
         "anchor_frame": "first frame of each recording" if anchor_frame is None else int(anchor_frame),
-        "detections_table": with_detections,
+        "question": QUESTION,
+        "detections_table": detections_use == "positions and evidence",  # as evidence
+        "detections": detections_use,  # None, "positions" or "positions and evidence"
         "threshold": {
             "source": threshold.source,
             "calibrated": threshold.calibrated,
@@ -241,6 +306,7 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
             "per_recording_um": used,
         },
         "counts": {"rows": int(len(observations)), "audited": int(len(judged)), **counts,
+                   "track_starts": int(observations["reason"].eq("track_start").sum()),
                    "abstained_by_reason": {str(k): int(v) for k, v in reasons.items()},
                    "no_prediction": int((~observations["pred_valid"].to_numpy(dtype=bool)).sum()),
                    "suspect_segments": int(len(segments))},

@@ -11,9 +11,12 @@ frame long and the same mistake is listed again for every frame and every id it 
   over the whole recording, that independent flags make one). The tracker or the
   registration failed on the whole frame: one event, not one per id. Its rows belong to no
   other event.
-- ``swap``: two ids ``p`` and ``q`` where ``p`` is flagged with look-alike ``q`` and ``q``
-  with look-alike ``p`` in the same frames, in at least half of the frames of the smaller of
-  the two confusions: each sits at the other's place.
+- ``swap``: two tracks ``p`` and ``q``, judged against identities ``a`` and ``b`` (an anchor
+  identity's own id; for a later track, the identity its start holds), where ``p`` is
+  flagged with look-alike ``b`` and ``q`` with look-alike ``a`` in the same frames, in at
+  least half of the frames of the smaller of the two confusions: each sits at the other's
+  place. ``crossing``: a swap neither track comes back from (no certified row of either
+  after its first frame): two linked tracks that crossed.
 - ``identity``: the other flagged observations of one id ``p`` whose look-alike (the
   identity whose registered anchor position is nearest) is one identity ``q``, over the
   whole recording: ``p`` sits on (or drifts towards) ``q``. A tracker's confusions recur:
@@ -21,9 +24,12 @@ frame long and the same mistake is listed again for every frame and every id it 
   (benchmarks/audit_events.py, docs/evidence/audit.md): every split lowered the wrong
   observations the top events hold, so an event is the confusion, listed with its first and
   last frame and its number of frames. Flagged rows without a look-alike (a verifier that
-  does not register the anchor) form one event per id.
-- ``uncovered``: an id the anchor frame does not hold once (reasons
-  ``not_in_anchor_frame`` / ``no_anchor_identity``): no evidence of an error, but an
+  does not register the anchor) form one event per id. ``switch``: an identity event its
+  track never comes back from (no certified row after its first frame): the track left the
+  neuron it started on at that frame and follows ``q``'s place from there.
+- ``uncovered``: an id with no single start to judge it against (reasons
+  ``no_anchor_identity``: several rows of its first frame; ``not_in_anchor_frame``: a later
+  id for a verifier that does not register the anchor): no evidence of an error, but an
   identity to check by hand at its first frame.
 
 Rank (the cost model): a look costs the same for every event (a person opens it and checks
@@ -52,7 +58,11 @@ FRAME_EVENT_ALPHA = 0.001
 FRAME_EVENT_SHARE = 0.5
 #: A swap needs the two confusions to share at least this share of the smaller one's frames.
 SWAP_SHARE = 0.5
-KINDS = ("frame", "swap", "identity", "drift", "uncovered")
+KINDS = ("frame", "swap", "crossing", "identity", "switch", "drift", "uncovered")
+#: The order events of equal evidence keep: a crossing is a swap for good, a switch an
+#: identity confusion for good (the same rule; the kind says the track never came back).
+ORDER = {"frame": 0, "swap": 1, "crossing": 1, "identity": 2, "switch": 2, "drift": 3,
+         "uncovered": 4}
 EVENT_COLUMNS = ("rank", "kind", "recording", "ids", "lookalike_id", "first_frame",
                  "last_frame", "frames", "observations", "flagged", "on_lookalike",
                  "evidence")
@@ -74,7 +84,7 @@ def find_events(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     rows = rows[rows["_event"].notna().to_numpy()]
     if not len(rows):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}), membership
-    events = _describe(rows)
+    events = _describe(rows, _last_certified(observations))
     rank = pd.Series(events["rank"].to_numpy(), index=events.index)
     membership.iloc[rows["_position"].to_numpy()] = rank.reindex(rows["_event"]).to_numpy()
     return events.reset_index(drop=True), membership
@@ -91,12 +101,22 @@ def _candidates(observations: pd.DataFrame) -> pd.DataFrame:
         segment = segments_and_membership(observations)[1]
     rows = observations.assign(_position=np.arange(len(observations)),
                                _segment=segment.to_numpy(dtype=float, na_value=np.nan))[keep].copy()
-    rows["_own"] = own_distance(rows)
+    rows["_own_um"] = own_distance(rows)
     rows["_on"] = on_another_place(rows)
     rows["_uncovered"] = rows["reason"].isin(UNCOVERED).to_numpy()
     if "lookalike_id" not in rows.columns:
         rows["lookalike_id"] = None
+    rows["_own"] = own_identity(rows)
     return rows
+
+
+def own_identity(table: pd.DataFrame) -> np.ndarray:
+    """Per row, the identity its track is judged against: ``start_identity`` (the anchor
+    identity its start holds; None for a start on no identity's place), or the row's own
+    ``pred_id`` for a table without that column (an anchor identity's own id)."""
+    if "start_identity" not in table.columns:
+        return table["pred_id"].to_numpy(dtype=object)
+    return table["start_identity"].to_numpy(dtype=object)
 
 
 def own_distance(table: pd.DataFrame) -> np.ndarray:
@@ -231,30 +251,42 @@ def _frame_event_rows(rows: pd.DataFrame, observations: pd.DataFrame) -> tuple[n
 
 
 def _swap_partner(rows: pd.DataFrame, kind: np.ndarray) -> pd.Series:
-    """Per candidate row, the other id of its swap (None when not in one): the confusions
-    ``p -> q`` and ``q -> p`` are a swap when the frames in which both ids are on the other's
-    place are at least ``SWAP_SHARE`` of the smaller confusion's frames on the other's place."""
-    pool = rows[(kind == "identity") & rows["lookalike_id"].notna().to_numpy()]
+    """Per candidate row, the other id of its swap (None when not in one). Track ``p``
+    judged against identity ``a`` (its own id for an anchor identity, the identity its start
+    holds for a later track) and track ``q`` against ``b``: the confusions ``p -> b`` and
+    ``q -> a`` are a swap when the frames in which both tracks are on the other's place are
+    at least ``SWAP_SHARE`` of the smaller confusion's frames on the other's place."""
+    pool = rows[(kind == "identity") & rows["lookalike_id"].notna().to_numpy()
+                & pd.notna(rows["_own"]).to_numpy()]
     out = pd.Series(np.full(len(rows), None, dtype=object), index=rows.index)
     keyed = pd.DataFrame({"recording": pool["recording"].astype(str).to_numpy(),
                           "p": pool["pred_id"].astype(str).to_numpy(),
-                          "q": pool["lookalike_id"].astype(str).to_numpy(),
+                          "a": pool["_own"].astype(str).to_numpy(),
+                          "b": pool["lookalike_id"].astype(str).to_numpy(),
                           "frame": pool["frame"].to_numpy()}, index=pool.index)
     on = keyed[pool["_on"].to_numpy()]
-    mirror = on.rename(columns={"p": "q", "q": "p"})
-    both = on.merge(mirror, on=["recording", "p", "q", "frame"], how="inner")
+    mirror = on.rename(columns={"p": "q", "a": "b", "b": "a"})
+    both = on.merge(mirror, on=["recording", "a", "b", "frame"], how="inner")
+    both = both[both["p"] != both["q"]]
     if not len(both):
         return out
-    pair = ["recording", "p", "q"]
-    sizes = on.groupby(pair).size()
-    shared = both.groupby(pair).size()
-    mirrored = sizes.reindex(pd.MultiIndex.from_arrays(
-        [shared.index.get_level_values(0), shared.index.get_level_values(2),
-         shared.index.get_level_values(1)])).to_numpy()
-    smaller = np.minimum(sizes.reindex(shared.index).to_numpy(), mirrored)
-    swapped = shared.index[shared.to_numpy() >= SWAP_SHARE * smaller]
-    chosen = pd.MultiIndex.from_frame(keyed[pair]).isin(swapped)
-    out.loc[pool.index[chosen]] = pool["lookalike_id"].to_numpy(dtype=object)[chosen]
+    sizes = on.groupby(["recording", "p", "b"]).size()
+    shared = both.groupby(["recording", "p", "b", "q", "a"]).size()
+    level = shared.index.get_level_values
+    mine = sizes.reindex(pd.MultiIndex.from_arrays([level(0), level(1), level(2)])).to_numpy()
+    theirs = sizes.reindex(pd.MultiIndex.from_arrays([level(0), level(3), level(4)])).to_numpy()
+    swapped = shared[shared.to_numpy() >= SWAP_SHARE * np.minimum(mine, theirs)].reset_index()
+    if not len(swapped):
+        return out
+    # one partner per confusion p -> b: the track sharing the most frames (ties: first)
+    swapped = swapped.sort_values(0, ascending=False, kind="stable").drop_duplicates(
+        ["recording", "p", "b"])
+    partner = swapped.set_index(["recording", "p", "b"])["q"]
+    found = partner.reindex(pd.MultiIndex.from_frame(keyed[["recording", "p", "b"]]))
+    chosen = found.notna().to_numpy()
+    as_id = pd.Series(pool["pred_id"].to_numpy(dtype=object), index=keyed["p"].to_numpy())
+    as_id = as_id[~as_id.index.duplicated()]  # the partner's id as written, from its text
+    out.loc[pool.index[chosen]] = as_id.reindex(found.to_numpy()[chosen]).to_numpy(dtype=object)
     return out
 
 
@@ -270,11 +302,34 @@ def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def _describe(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per event (EVENT_COLUMNS), ranked; indexed by the event key."""
+def _last_certified(observations: pd.DataFrame) -> pd.Series:
+    """Per (recording, predicted id as text), the last frame of a certified judged row."""
+    rows = observations[audited(observations)
+                        & observations["verdict"].eq("certified").to_numpy()]
+    return rows["frame"].groupby([rows["recording"].astype(str).to_numpy(),
+                                  rows["pred_id"].astype(str).to_numpy()]).max()
+
+
+def _for_good(events: pd.DataFrame, last_certified: pd.Series) -> np.ndarray:
+    """Per event: each of its ids has no certified row after the event's first frame (the
+    track left its place and never came back)."""
+    ids = events["ids"].astype(str).str.split(";")
+    flat = ids.explode()
+    key = pd.MultiIndex.from_arrays([events["recording"].astype(str).reindex(flat.index),
+                                     flat.to_numpy()])
+    last = last_certified.reindex(key).to_numpy(dtype=float, na_value=-np.inf)
+    first = events["first_frame"].reindex(flat.index).to_numpy(dtype=float)
+    return pd.Series(last < first, index=flat.index).groupby(level=0).all() \
+        .reindex(events.index).to_numpy(dtype=bool)
+
+
+def _describe(rows: pd.DataFrame, last_certified: pd.Series | None = None) -> pd.DataFrame:
+    """One row per event (EVENT_COLUMNS), ranked; indexed by the event key. An identity
+    event (swap) whose ids have no certified row after its first frame is a ``switch``
+    (``crossing``): the track left for good."""
     on = rows["_on"].to_numpy()
     rows = rows.assign(_flagged=rows["verdict"].eq("flagged"),
-                       _on_own=rows["_own"].where(on), _on_look=rows["lookalike_um"].where(on)
+                       _on_own=rows["_own_um"].where(on), _on_look=rows["lookalike_um"].where(on)
                        if "lookalike_um" in rows.columns else np.nan,
                        _id_text=rows["pred_id"].astype(str))
     g = rows.groupby("_event", sort=True)
@@ -293,14 +348,23 @@ def _describe(rows: pd.DataFrame) -> pd.DataFrame:
         "on_lookalike": g["_on"].sum().astype(np.int64),
         "_score": g["_on_own"].median(),
         "_look": g["_on_look"].median(),
-        "_all_own": g["_own"].median(),
+        "_all_own": g["_own_um"].median(),
         "_threshold": g["threshold_um"].median(),
         "_scored": first["_frame_n"],
         "_sort_id": first["_sort_id"],
     })
+    if last_certified is not None and len(events):
+        good = _for_good(events, last_certified)
+        kind = events["kind"].to_numpy(dtype=object)
+        kind[good & (kind == "identity")] = "switch"
+        kind[good & (kind == "swap")] = "crossing"
+        events["kind"] = kind
+    events["_start_identity"] = first["_own"]
+    events["_start_frame"] = (first["start_frame"] if "start_frame" in first.columns
+                              else pd.Series(pd.NA, index=first.index, dtype="Int64"))
     events["evidence"] = _evidence(events)
     order = events.assign(_last=events["kind"].eq("uncovered"),
-                          _kind=events["kind"].map({k: i for i, k in enumerate(KINDS)}))
+                          _kind=events["kind"].map(ORDER))
     order = order.sort_values(
         ["_last", "on_lookalike", "flagged", "observations", "recording", "_kind", "_sort_id",
          "first_frame"],
@@ -320,7 +384,8 @@ def _evidence(events: pd.DataFrame) -> pd.Series:
     frames = " (" + events["frames"].astype(str) + " frames)"
     ids, look = events["ids"].astype(str), events["lookalike_id"].astype(str)
     on, flagged = events["on_lookalike"].astype(str), events["flagged"].astype(str)
-    sits = ("id " + ids + " sits a median " + f(events["_look"]) + " um from where " + look
+    look_um = f(events["_look"])  # each measured column formatted once
+    sits = ("id " + ids + " sits a median " + look_um + " um from where " + look
             + " should be and " + f(events["_score"]) + " um from its own place in " + on
             + " of " + flagged + " flagged observations, " + span + frames)
     drifts = ("id " + ids + " is a median " + f(events["_all_own"]) + " um from its own place"
@@ -333,10 +398,27 @@ def _evidence(events: pd.DataFrame) -> pd.Series:
     frame = (span + ": " + flagged + " of " + events["_scored"].astype("Int64").astype(str)
              + " scored ids flagged at once: the tracker or the registration failed on the "
              "whole frame")
-    uncovered = ("id " + ids + " is not in the anchor frame once: no identity to check it "
-                 "against; check it by hand from frame " + events["first_frame"].astype(str))
+    uncovered = ("id " + ids + " has no single start to judge it against (several rows of "
+                 "its first frame, or not in the anchor frame for a verifier that does not "
+                 "register it); check it by hand from frame " + events["first_frame"].astype(str))
+    started = events["_start_identity"]
+    start_frame = events["_start_frame"].astype("Int64").astype(str).fillna("?").to_numpy(
+        dtype=object)
+    named = (started.astype(str) + "'s place").to_numpy(dtype=object)
+    where = np.where(pd.isna(started).to_numpy(), "a place no anchor identity holds", named)
+    origin = " (it started on " + where + " at frame " + start_frame + ")"
+    origin = np.where(started.astype(str).to_numpy() == ids.to_numpy(), "", origin)
+    switch = ("id " + ids + " leaves the place it started on" + origin + " at frame "
+              + events["first_frame"].astype(str) + " and follows " + look
+              + "'s place from there: a median " + look_um + " um from where " + look
+              + " should be in " + on + " of " + flagged + " flagged observations, " + span
+              + frames)
+    crossing = ("ids " + ids.str.replace(";", " and ") + " cross at frame "
+                + events["first_frame"].astype(str) + ": each follows the other's place from "
+                "there (" + flagged + " flagged observations, " + on + " on the other's place, "
+                + span + frames + ")")
     kind = events["kind"].to_numpy()
     identity = np.where(events["on_lookalike"].to_numpy() > 0, sits, drifts)
-    text = np.select([kind == "frame", kind == "swap", kind == "uncovered"],
-                     [frame, swap, uncovered], identity)
+    text = np.select([kind == "frame", kind == "swap", kind == "crossing", kind == "switch",
+                      kind == "uncovered"], [frame, swap, crossing, switch, uncovered], identity)
     return pd.Series(text, index=events.index, dtype=object)

@@ -44,7 +44,11 @@ def event_picture(event: pd.Series, observations: pd.DataFrame) -> str:
     now = observations[(observations["frame"].to_numpy() == frame)
                        & observations["pred_valid"].to_numpy(dtype=bool)]
     main, other = _main_ids(event, covered, frame)
-    ids = _around(anchor, main, now)
+    ids = _around(anchor, main + _started_on(covered, main), now)
+    if "start_identity" in now.columns:  # later tracks drawn with the identity they started on
+        ids = ids + [i for i in pd.unique(now.loc[now["start_identity"].isin(ids).to_numpy()
+                                                  & ~now["pred_id"].isin(ids).to_numpy(),
+                                                  "pred_id"]) if i not in ids]
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.9))
     _panel(axes[0], anchor[anchor["pred_id"].isin(ids)], main, other, expected=False,
@@ -56,13 +60,22 @@ def event_picture(event: pd.Series, observations: pd.DataFrame) -> str:
     return svg
 
 
+def _started_on(covered: pd.DataFrame, main: list) -> list:
+    """The anchor identities the event's main tracks started on (a later track is not in the
+    anchor frame: its neighbourhood there is its start identity's)."""
+    if "start_identity" not in covered.columns:
+        return []
+    started = covered.loc[covered["pred_id"].isin(main).to_numpy(), "start_identity"]
+    return [i for i in pd.unique(started.dropna()) if i not in main]
+
+
 def _main_ids(event: pd.Series, covered: pd.DataFrame, frame: int) -> tuple[list, list]:
     """The event's ids drawn red and blue: the predicted id and its look-alike (identity),
     the two ids (swap), the ids flagged in the frame (frame event), the id (others)."""
     ids = list(pd.unique(covered.loc[covered["frame"].to_numpy() == frame, "pred_id"]))
-    if event["kind"] == "identity" and pd.notna(event["lookalike_id"]):
+    if event["kind"] in ("identity", "switch") and pd.notna(event["lookalike_id"]):
         return ids[:1], [event["lookalike_id"]]
-    if event["kind"] == "swap":
+    if event["kind"] in ("swap", "crossing"):
         pair = list(np.sort(pd.unique(covered["pred_id"]).astype(object)))
         return pair[:1], pair[1:2]
     return ids, []

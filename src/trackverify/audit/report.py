@@ -24,18 +24,56 @@ ID_ROWS = 500
 
 
 def identity_timeline(recording: str, observations: pd.DataFrame) -> Timeline:
-    """One recording's identity timeline: predicted ids x frames from the anchor frame on.
+    """One recording's identity timeline: anchor identities x frames from the anchor frame on.
 
-    State per observation (:data:`LEGEND`): anchor frame, certified, abstained, flagged;
-    invalid predictions and frames before the anchor are not drawn. No markers.
-    """
+    A row is an anchor identity: the rows of every track judged against it (its own, and
+    each later track whose start holds its place, ``start_identity``), a marker where such a
+    later track starts. State per observation (:data:`LEGEND`; two tracks in one frame show
+    the worse): anchor frame, certified, abstained, flagged; a later track's start (not
+    judged) is drawn certified, as the assignment puts it on the identity's place; invalid
+    predictions, frames before the anchor and tracks that started on no identity's place
+    are not drawn (:func:`fragment_summary` counts them)."""
     rows = observations[observations["pred_valid"].to_numpy(dtype=bool)
                         & ~observations["reason"].eq("before_anchor").to_numpy()]
+    own = (rows["start_identity"] if "start_identity" in rows.columns else rows["pred_id"])
+    rows = rows[own.notna().to_numpy()]
+    own = own[own.notna().to_numpy()]
     verdict = rows["verdict"].to_numpy()
     code = np.select([rows["reason"].eq("anchor_frame").to_numpy(), verdict == "flagged",
                       verdict == "abstained"], [1, 4, 3], 2)
-    return build_timeline(f"{recording}: identity timeline", "predicted id", rows["pred_id"],
-                          rows["frame"].to_numpy(), code, states=LEGEND, colours=COLOURS)
+    starts = rows["reason"].eq("track_start").to_numpy()
+    code = np.where(starts, 2, code)  # a later track's start: on the identity's place
+    return build_timeline(f"{recording}: identity timeline", "anchor identity",
+                          own.to_numpy(dtype=object), rows["frame"].to_numpy(), code,
+                          states=LEGEND, colours=COLOURS,
+                          marker_rows=own.to_numpy(dtype=object)[starts],
+                          marker_frames=rows["frame"].to_numpy()[starts],
+                          marker_label="a later track starts on it")
+
+
+def fragment_summary(observations: pd.DataFrame) -> str:
+    """One sentence on the tracks beside the anchor identities' own: how many started later,
+    how many of those on an anchor identity's place (drawn on its row), how many on no
+    identity's place and their judged observations by verdict (empty without later tracks)."""
+    from trackverify.audit.result import audited
+
+    if "start_identity" not in observations.columns:
+        return ""
+    later = observations["reason"].eq("track_start").to_numpy()
+    if not later.any():
+        return ""
+    on_identity = int((later & observations["start_identity"].notna().to_numpy()).sum())
+    unnamed = observations["start_identity"].isna().to_numpy() & audited(observations) \
+        & observations["start_frame"].notna().to_numpy()
+    verdicts = observations.loc[unnamed, "verdict"].value_counts()
+    counts = ", ".join(f"{int(verdicts.get(v, 0))} {v}" for v in ("certified", "flagged",
+                                                                  "abstained"))
+    return (f"<p>{int(later.sum())} tracks start after the anchor frame: {on_identity} on an "
+            f"anchor identity's place (drawn on its row, a marker where each starts; "
+            f"<code>joins.csv</code> proposes which continue it) and "
+            f"{int(later.sum()) - on_identity} on no identity's place (not drawn; their "
+            f"{int(unnamed.sum())} judged observations: {counts}; every track is in "
+            f"<code>tracks.csv</code>).</p>")
 
 
 def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
@@ -140,7 +178,7 @@ def _timelines_html(observations: pd.DataFrame) -> str:
     note = (f"<p>The {MAX_TIMELINES} recordings with the most flagged observations of "
             f"{len(flagged)} are drawn.</p>") if len(flagged) > MAX_TIMELINES else ""
     return note + "".join(timeline_svg(identity_timeline(str(name), groups.get_group(name)))
-                          for name in names)
+                          + fragment_summary(groups.get_group(name)) for name in names)
 
 
 def _events_html(result) -> str:
@@ -173,6 +211,15 @@ def _ids_html(result) -> str:
     tracks = result.tracks
     if not len(tracks):
         return "<p>No audited identities.</p>"
+    later = ""
+    if "start_identity" in tracks.columns:  # the anchor identities; later tracks counted
+        own = tracks["start_identity"].astype(str).to_numpy() == tracks["pred_id"].astype(str).to_numpy()
+        if not own.all():
+            later = (f"<p>{int((~own).sum())} tracks that start after the anchor frame are "
+                     "not listed: each is in <code>tracks.csv</code>, its mistakes in the "
+                     "events, and <code>joins.csv</code> says which continue an anchor "
+                     "identity.</p>")
+        tracks = tracks[own]
     events = result.observations.dropna(subset=["event"]).groupby(
         ["recording", "pred_id"], sort=False)["event"].agg(["nunique", "min"])
     merged = tracks.join(events, on=["recording", "pred_id"])
@@ -189,8 +236,34 @@ def _ids_html(result) -> str:
             for t in order.head(ID_ROWS).itertuples()]
     note = (f"<p>The {ID_ROWS} worst of {len(order)} ids are shown; all are in "
             "<code>tracks.csv</code>.</p>") if len(order) > ID_ROWS else ""
-    return note + table(["recording", "predicted id", "observations", "certified", "flagged",
+    return later + note + table(["recording", "predicted id", "observations", "certified", "flagged",
                          "abstained", "first flagged frame", "events", "best event rank"], rows)
+
+
+#: Anchor identities listed in the continuity table (most pieces first).
+CONTINUITY_ROWS = 20
+
+
+def _continuity_html(result) -> str:
+    """How many pieces each anchor identity's trace is in (its own track and the later tracks
+    joined to it), the most split first; nothing when no later track continues one."""
+    pieces = result.continuity
+    summary = result.summary.get("continuity") or {}
+    if not len(pieces) or not summary.get("joins"):
+        return ""
+    worst = pieces.assign(_r=pieces["recording"].astype(str),
+                          _i=pieces["identity"].astype(str)).sort_values(
+        ["pieces", "_r", "_i"], ascending=[False, True, True], kind="stable").head(CONTINUITY_ROWS)
+    rows = [[html.escape(str(p.recording)), html.escape(str(p.identity)), str(p.pieces),
+             html.escape(p.ids if len(p.ids) <= 120 else p.ids[:117] + "...")]
+            for p in worst.itertuples()]
+    return (f"<h2>Continuity: pieces per anchor identity</h2><p>{summary['joins']} later tracks "
+            f"continue an anchor identity (<code>joins.csv</code>, with the evidence of each); "
+            f"{summary['in_one_piece']} of {summary['anchor_identities']} anchor identities are "
+            f"in one piece, the median in {fmt(summary['median_pieces'])}, the most split in "
+            f"{summary['max_pieces']}. A trace in many pieces is a loss even when every piece is "
+            "right: stitch the pieces with <code>joins.csv</code>.</p>"
+            + table(["recording", "anchor identity", "pieces", "ids"], rows))
 
 
 def render_audit_report(result) -> str:
@@ -209,11 +282,14 @@ def render_audit_report(result) -> str:
 present there); every detection of each frame used as evidence:
 {'yes' if summary['detections_table'] else 'no (only the tracker rows)'}.</p>
 <section class="caveats"><h2>Read this first</h2>{_threshold_sentence(summary)}
-<p><i>certified</i>: the score is at most the threshold; <i>flagged</i>: above it (the
-identity looks wrong); <i>abstained</i>: the verifier could not decide (reasons below). An
-<i>event</i> is one mistake to check once: an id on another identity's place, two ids
-swapped, a frame where most ids are flagged, a drift, or an id the anchor frame does not
-hold; <code>segments.csv</code> keeps every run of one id's non-certified frames as the
+<p>Each observation answers one question: <b>is it on the neuron its track started on?</b>
+(the anchor frame's place for an id there; a later track's own first observation, which is
+not judged, otherwise). <i>certified</i>: the score is at most the threshold; <i>flagged</i>:
+above it (the track looks elsewhere); <i>abstained</i>: the verifier could not decide
+(reasons below). An <i>event</i> is one mistake to check once: an id on another identity's
+place, a track that leaves its place for another's for good (switch), two ids swapped or
+crossing, a frame where most ids are flagged, a drift, or an id with no single start;
+<code>segments.csv</code> keeps every run of one id's non-certified frames as the
 detail.</p></section>
 <h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
 <ul>{reasons}</ul>
@@ -222,4 +298,5 @@ detail.</p></section>
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}
 <h2 id="events">Events to review (top {min(EVENT_ROWS, len(result.events))} of {len(result.events)})</h2>
 {_events_html(result)}
+{_continuity_html(result)}
 <h2>Identities, worst first</h2>{_ids_html(result)}""")

@@ -25,7 +25,9 @@ class AuditResult:
     lookalike_um, threshold_um, relative_score, segment, event``; ``segments``: every suspect
     run of one id's frames (the detail); ``tracks``: one row per (recording, predicted id);
     ``summary``: settings, counts and the threshold with its source; ``events``: the review
-    list, one row per thing a person checks once (:mod:`trackverify.audit.events`).
+    list, one row per thing a person checks once (:mod:`trackverify.audit.events`);
+    ``joins``: later tracks that continue an anchor identity, and ``continuity``: each anchor
+    identity's pieces (:mod:`trackverify.audit.joins`).
     """
 
     observations: pd.DataFrame
@@ -33,6 +35,8 @@ class AuditResult:
     tracks: pd.DataFrame
     summary: dict = field(default_factory=dict)
     events: pd.DataFrame = field(default_factory=pd.DataFrame)
+    joins: pd.DataFrame = field(default_factory=pd.DataFrame)
+    continuity: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         counts = self.summary.get("counts", {})
@@ -52,8 +56,14 @@ class Threshold:
     file: str | None = None
 
 
+#: Reasons of the rows an audit does not judge: the anchor frame (trusted), a track's own
+#: start (what its later rows are judged against) and the frames before the anchor.
+NOT_JUDGED = ("anchor_frame", "track_start", "before_anchor")
+
+
 def audited(observations: pd.DataFrame) -> np.ndarray:
-    """Rows after the anchor frame that carry a valid predicted id."""
+    """Rows with a valid predicted id that are judged: after the anchor frame, and not the
+    start of their track (:data:`NOT_JUDGED`)."""
     reason = observations["reason"]
     return (observations["pred_valid"].to_numpy(dtype=bool)
-            & ~reason.isin(["anchor_frame", "before_anchor"]).to_numpy())
+            & ~reason.isin(NOT_JUDGED).to_numpy())

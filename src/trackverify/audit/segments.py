@@ -90,14 +90,22 @@ def _mode_lookalike(picked: pd.DataFrame) -> pd.Series:
 
 
 def track_summary(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per (recording, predicted id): audited observations, shares by verdict, first flagged."""
+    """Per (recording, predicted id): where its track started (``start_frame``,
+    ``start_identity``: the anchor identity its start holds, null for none), audited
+    observations, shares by verdict, first flagged."""
     rows = observations[audited(observations)]
     verdict = rows["verdict"]
     frame = rows.assign(certified=verdict.eq("certified"), flagged=verdict.eq("flagged"),
                         abstained=verdict.eq("abstained"),
                         flagged_frame=rows["frame"].where(verdict.eq("flagged")))
     grouped = frame.groupby(["recording", "pred_id"], sort=True)
+    started = {}
+    if "start_identity" in rows.columns:  # where each track started (its first row as it is)
+        first = frame.drop_duplicates(["recording", "pred_id"]).set_index(
+            ["recording", "pred_id"]).sort_index()
+        started = {"start_frame": first["start_frame"], "start_identity": first["start_identity"]}
     out = pd.DataFrame({
+        **started,
         "frames_observed": grouped.size(),
         "share_certified": grouped["certified"].mean(),
         "share_flagged": grouped["flagged"].mean(),

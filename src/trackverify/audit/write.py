@@ -14,8 +14,9 @@ from trackverify.io.tabular import write_table
 
 
 def write_audit(result: AuditResult, out: str | os.PathLike) -> Path:
-    """``audit.parquet``, ``events.csv`` (the review list), ``segments.csv``, ``tracks.csv``,
-    ``audit.json``, ``report.html``.
+    """``audit.parquet``, ``events.csv`` (the review list), ``joins.csv`` (later tracks that
+    continue an anchor identity), ``segments.csv``, ``tracks.csv``, ``audit.json``,
+    ``report.html``.
 
     Refused (:class:`~trackverify.errors.InputError`, nothing written) when ``out`` is, lies
     inside or contains an input the audit read (``result.summary["inputs"]``), as the
@@ -34,6 +35,7 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
     observations = result.observations.assign(lookalike_id=lookalike_column(result.observations))
     write_table(observations, out / "audit.parquet")
     write_table(result.events, out / "events.csv")
+    write_table(result.joins, out / "joins.csv")
     write_table(result.segments, out / "segments.csv")
     write_table(result.tracks, out / "tracks.csv")
     write_json_atomic(out / "audit.json", result.summary)
@@ -60,6 +62,11 @@ def one_line(result: AuditResult) -> str:
     else:
         verdicts = ", ".join(f"{c[v]} {v} ({c[v] / c['audited']:.1%})"
                              for v in ("certified", "flagged", "abstained"))
-    return (f"audited {c['audited']} observations: {verdicts}; {c['events']} events to review "
-            f"(events.csv; {c['suspect_segments']} suspect segments in segments.csv); threshold "
-            f"{t['source']} ({calibrated})")
+    starts = c.get("track_starts", 0)
+    later = (f" ({starts} later tracks' first observations, what each track is judged "
+             "against, not judged)") if starts else ""
+    joins = (result.summary.get("continuity") or {}).get("joins", 0)
+    stitched = f"; {joins} joins in joins.csv" if joins else ""
+    return (f"audited {c['audited']} observations{later}: {verdicts}; {c['events']} events to "
+            f"review (events.csv; {c['suspect_segments']} suspect segments in segments.csv)"
+            f"{stitched}; threshold {t['source']} ({calibrated})")

@@ -399,7 +399,10 @@ def _check_schema(io, path: Path, source: str) -> None:
     what the schema refuses (except :data:`_TOLERATED_SCHEMA`)."""
     from hdmf.validate import ValidatorMap
     from pynwb import CORE_NAMESPACE
-    from pynwb.validate import get_cached_namespaces_to_validate
+    try:
+        from pynwb.validation import get_cached_namespaces_to_validate  # pynwb >= 3
+    except ImportError:  # pynwb 2.x
+        from pynwb.validate import get_cached_namespaces_to_validate
 
     with warnings.catch_warnings(), _one_type_map():
         warnings.simplefilter("ignore")

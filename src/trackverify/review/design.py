@@ -1,7 +1,9 @@
 """The review sample: stratified by recording x verdict, allocated by a rule fixed in advance.
 
 Population: the audited observations of ``audit.parquet`` (after the anchor frame, with a
-valid predicted id). Strata: (recording, verdict), the flagged observations split in two:
+valid predicted id, each track's own start aside: the rows the audit judges). Each sampled
+row carries its track's ``start_frame``: a reviewer decides whether the observation is on
+the neuron of its track's start (docs/guide/error-rate.md), whatever its stratum. Strata: (recording, verdict), the flagged observations split in two:
 ``flagged_on_other``, those nearer another identity's registered place than their own
 (:func:`trackverify.audit.events.on_another_place`, the evidence the events rank by), and
 ``flagged``, the rest (an audit without look-alikes has no ``flagged_on_other``). The split
@@ -51,7 +53,7 @@ PLANNING_RATE = {"certified": 0.05, "flagged": 0.5, "flagged_on_other": 0.5, "ab
 #: Smallest sample of a stratum (all of it when smaller): room for an interval per stratum.
 FLOOR = 10
 REVIEW_COLUMNS = ["recording", "frame", "pred_id", "detection", "row", "x_um", "y_um", "z_um",
-                  "x_file", "y_file", "z_file"]
+                  "x_file", "y_file", "z_file", "start_frame"]
 #: Where a row is in other tools (module docstring).
 WHERE = ["row", "x_file", "y_file", "z_file", "t_index", "x_voxel", "y_voxel", "z_voxel"]
 DEFAULT_SEED = 20261205

@@ -162,20 +162,21 @@ def takes_detections(verifier: Verifier) -> bool:
 
 
 def run_verifier(verifier: Verifier, table: pd.DataFrame,
-                 detections: pd.DataFrame | None = None) -> np.ndarray:
+                 detections: pd.DataFrame | None = None, **options) -> np.ndarray:
     """Scores for ``table``'s rows, checked: one float per row, a non-finite one (inf,
     -inf, NaN) read as NaN (abstain). Scores that are not numbers, or not one per row, raise
     :class:`ConfigError` naming the verifier.
 
     ``detections`` (one recording's detection table, or None) reaches verifiers that take it,
-    as a copy with the columns of :data:`DETECTION_COLUMNS` only.
+    as a copy with the columns of :data:`DETECTION_COLUMNS` only; ``options`` (e.g. the
+    audit's ``claims``) reach ``score`` as keywords.
     """
     if takes_detections(verifier):
         view = None if detections is None else detections[
             [c for c in DETECTION_COLUMNS if c in detections.columns]].copy()
-        raw = verifier.score(verifier_view(table), detections=view)
+        raw = verifier.score(verifier_view(table), detections=view, **options)
     else:
-        raw = verifier.score(verifier_view(table))
+        raw = verifier.score(verifier_view(table), **options)
     try:
         scores = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -96,7 +96,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.linalg.lapack import dgesv
 from scipy.spatial import cKDTree
+from scipy.spatial.distance import cdist
 from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 from trackverify.anchors import ANCHOR_FRAME, anchor_positions
@@ -289,8 +291,9 @@ def _better_start(starts: tuple[np.ndarray, ...], x: np.ndarray, spacing: float)
     """The start whose points lie nearest the detections: lowest mean of
     ``min(d_i, spacing)^2`` (``d_i`` = distance of point i to its nearest detection; capped
     so that a few lost points do not decide); ties keep the first."""
-    tree = cKDTree(x)
-    cost = [float((np.minimum(tree.query(y)[0], spacing) ** 2).mean()) for y in starts]
+    # exponents at sigma^2 = 1/2 are -d^2: a row's max is minus its squared nearest distance
+    nearest = -_exponents(np.concatenate(starts), _detection_terms(x), 0.5).max(axis=1)
+    cost = np.minimum(nearest, spacing ** 2).reshape(len(starts), -1).mean(axis=1)
     return starts[int(np.argmin(cost))]
 
 
@@ -317,19 +320,45 @@ def _low_rank_kernel(a: np.ndarray, beta: float, keep: float) -> tuple[np.ndarra
     return vectors[:, :rank], np.maximum(values[:rank], 1e-12)
 
 
-def _posterior(y: np.ndarray, x: np.ndarray, sigma2: float, w: float) -> np.ndarray:
-    """CPD E-step: ``P[i, j]`` = posterior that detection j belongs to anchor point i."""
+#: Exponents of the E-step's kernel below this are raised to it: ``exp(-700)`` (1e-304)
+#: stands for a value that would be subnormal or 0. Next to the outlier term ``c`` (every
+#: column sum is at least ``c``, above 1e-6 even at the floor of sigma with unit-free
+#: coordinates) it changes no sum, and it keeps ``exp`` off its slow subnormal path (several
+#: times slower).
+EXPONENT_FLOOR = -700.0
+
+
+def _detection_terms(x: np.ndarray) -> np.ndarray:
+    """``[x, 1, |x|^2]`` per detection ((m, D + 2)), built once per frame: the right factor of
+    :func:`_exponents` (transposed) and of :func:`_expectation`'s sums."""
+    return np.concatenate([x, np.ones((len(x), 1)), (x * x).sum(axis=1, keepdims=True)], axis=1)
+
+
+def _exponents(y: np.ndarray, terms: np.ndarray, sigma2: float) -> np.ndarray:
+    """``-|y_i - x_j|^2 / (2 sigma^2)`` (n, m), clipped to ``[EXPONENT_FLOOR, 0]``, as one
+    product ``[y / s, -|y|^2 / (2 s), -1 / (2 s)] [x, 1, |x|^2]^T`` (``s = sigma^2``,
+    ``terms`` = :func:`_detection_terms`); a rounding error of the expansion above 0 is 0."""
+    half = -0.5 / sigma2  # scaled on the (n, D + 2) side, not on the (n, m) product
+    left = np.concatenate([y * (1.0 / sigma2), np.add.reduce(y * y, axis=1, keepdims=True) * half,
+                           np.full((len(y), 1), half)], axis=1)
+    out = left @ terms.T
+    return np.clip(out, EXPONENT_FLOOR, 0.0, out=out)
+
+
+def _expectation(y: np.ndarray, terms: np.ndarray, sigma2: float, w: float) -> np.ndarray:
+    """CPD's E-step, summed: ``[P X, P 1, P |X|^2]`` ((n, D + 2): per anchor point its
+    posterior-weighted detections, its posterior mass and its weighted squared norms) of the
+    posterior ``P[i, j] = e_ij / (sum_k e_kj + c)`` that detection j belongs to anchor point
+    i, with ``e_ij = exp(-|y_i - x_j|^2 / (2 sigma^2))`` and ``c = (2 pi sigma^2)^(D/2) w /
+    (1 - w) n / m`` (the uniform outlier share ``w``); ``terms`` = :func:`_detection_terms`
+    of X. ``P`` itself is never formed: the sums are ``e (terms / s)`` with ``s_j = sum_k
+    e_kj + c``; the total of the last column is ``sum_j (P^T 1)_j |x_j|^2``."""
     n, dims = y.shape
-    kernel = y @ x.T  # in place from here: -|y_i - x_j|^2 / (2 sigma^2), then its exp
-    kernel *= 2.0
-    kernel -= (y * y).sum(1)[:, None]
-    kernel -= (x * x).sum(1)[None, :]
-    np.minimum(kernel, 0.0, out=kernel)
-    kernel *= 0.5 / sigma2
+    kernel = _exponents(y, terms, sigma2)
     np.exp(kernel, out=kernel)
-    c = (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(x)
-    kernel /= kernel.sum(axis=0, keepdims=True) + c
-    return kernel
+    column = np.add.reduce(kernel, axis=0)
+    column += (2 * np.pi * sigma2) ** (dims / 2) * w / (1 - w) * n / len(terms)
+    return kernel @ (terms / column[:, None])
 
 
 def global_pose(a: np.ndarray, x: np.ndarray, spacing: float,
@@ -378,10 +407,21 @@ def _offset_candidates(x: np.ndarray, rotated: np.ndarray, radius: float,
                        cells: int = 8) -> np.ndarray:
     """The (detection - anchor) offsets that fall in the ``cells`` most populated offset cells."""
     offsets = (x[:, None, :] - rotated[None, :, :]).reshape(-1, x.shape[1])
-    _, inverse, counts = np.unique(np.floor(offsets / radius).astype(np.int64), axis=0,
+    _, inverse, counts = np.unique(_cell_keys(np.floor(offsets / radius).astype(np.int64)),
                                    return_inverse=True, return_counts=True)
     top = np.argsort(-counts, kind="stable")[:cells]
     return offsets[np.isin(inverse.ravel(), top)]
+
+
+def _cell_keys(cells: np.ndarray) -> np.ndarray:
+    """One integer per row of ``cells`` (k, D), ordered as the rows are lexicographically
+    (the order of ``np.unique(cells, axis=0)``, several times faster on one column); the
+    rows themselves when the span of the cells does not fit in int64."""
+    low = cells.min(axis=0)
+    span = cells.max(axis=0).astype(object) - low + 1  # Python integers: no overflow
+    if int(np.prod(span)) >= 2 ** 62:
+        return np.unique(cells, axis=0, return_inverse=True)[1].ravel()
+    return np.ravel_multi_index((cells - low).T, tuple(int(v) for v in span))
 
 
 def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.ndarray, start: np.ndarray,
@@ -401,39 +441,53 @@ def _register_frame(a: np.ndarray, gram: tuple[np.ndarray, np.ndarray], x: np.nd
     Without ``fit_affine`` the affine part stays the identity (plain non-rigid CPD).
     ``G = Q diag(L) Q^T`` (low rank), so the solve goes through the Woodbury identity:
     ``W = (R - D Q (s L^-1 + Q^T D Q)^-1 Q^T R) / s`` with ``D = diag(P1)``,
-    ``s = lambda sigma^2``; the field is ``G W = Q diag(L) Q^T W``.
+    ``s = lambda sigma^2``, ``R = P X - D (a B^T + t)``, whence the field
+    ``G W = Q (s L^-1 + Q^T D Q)^-1 Q^T R`` (substitute and use ``Q^T Q = I``).
+
+    Every sum over anchor points goes through one basis ``Z = [a, 1, Q]`` (n, D + 1 + r):
+    ``Z^T D Z`` and ``Z^T P X`` give both solves' matrices, ``T = Z H`` with ``H = [B^T; t;
+    F]``, ``F = (s L^-1 + Q^T D Q)^-1 Q^T R``, and ``sigma^2 = (sum_j (P^T 1)_j |x_j|^2 - 2
+    tr((Z^T P X)^T H) + tr(H^T Z^T D Z H)) / (N_P D)``.
     """
     n, dims = a.shape
     q, values = gram
-    design = np.c_[a, np.ones(n)]
-    field = np.zeros_like(a)
-    affine = a
+    k = dims + 1  # affine columns of the basis
+    basis = np.concatenate([a, np.ones((n, 1)), q], axis=1)
+    basis_t = basis.T.copy()
+    terms = _detection_terms(x)
+    ridge = 1e-9 * np.eye(k)
+    inverse_values = np.diag(lam / values)  # (lambda sigma^2) L^-1 = sigma^2 * this
+    weights = np.eye(basis.shape[1], dims)  # H: the identity affine part, no field
     moved = start
     for _ in range(iterations):
-        p = _posterior(moved, x, sigma2, w)
-        p1, pt1 = p.sum(axis=1), p.sum(axis=0)
-        n_p = p1.sum()
+        sums = _expectation(moved, terms, sigma2, w)
+        p1 = sums[:, dims]
+        totals = np.add.reduce(sums, axis=0)  # [., N_P, sum_j (P^T 1)_j |x_j|^2]
+        n_p = float(totals[dims])
         if n_p < 1e-9:
             break
-        px = p @ x
+        normal = (basis_t * p1) @ basis  # Z^T D Z
+        means = basis_t @ sums[:, :dims]  # Z^T P X
         if fit_affine:  # minimise sum_i p1_i |px_i / p1_i - field_i - (B a_i + t)|^2
-            weighted = design * p1[:, None]
-            coef = np.linalg.solve(design.T @ weighted + 1e-9 * np.eye(dims + 1),
-                                   design.T @ (px - p1[:, None] * field))
-            affine = design @ coef
-        rhs = px - p1[:, None] * affine
-        shift = lam * sigma2
-        dq = q * p1[:, None]
-        small = np.diag(shift / values) + q.T @ dq
-        weights = (rhs - dq @ np.linalg.solve(small, q.T @ rhs)) / shift
-        field = q @ (values[:, None] * (q.T @ weights))
-        moved = affine + field
+            weights[:k] = _solve(normal[:k, :k] + ridge, means[:k] - normal[:k, k:] @ weights[k:])
+        weights[k:] = _solve(normal[k:, k:] + sigma2 * inverse_values,
+                             means[k:] - normal[k:, :k] @ weights[:k])
+        moved = basis @ weights
         previous_sigma2 = sigma2
-        sigma2 = max((float((pt1 * (x ** 2).sum(1)).sum()) - 2 * float((px * moved).sum())
-                      + float((p1 * (moved ** 2).sum(1)).sum())) / (n_p * dims), floor)
+        sigma2 = max((float(totals[dims + 1]) - 2 * float(np.vdot(means, weights))
+                      + float(np.vdot(weights, normal @ weights))) / (n_p * dims), floor)
         if abs(previous_sigma2 - sigma2) <= tolerance * previous_sigma2:
             break  # converged: the mixture scale no longer moves
     return moved, sigma2
+
+
+def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` by LU (LAPACK gesv, as ``np.linalg.solve``, without its checks on
+    small matrices); a singular matrix raises ``np.linalg.LinAlgError`` as it does."""
+    _, _, out, info = dgesv(matrix, rhs)
+    if info > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return out
 
 
 @dataclass
@@ -537,11 +591,95 @@ class RegisteredDistance:
             self._merged = cached
         return cached[2]
 
-    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None) -> np.ndarray:
+    def claimants(self, table: pd.DataFrame, detections: pd.DataFrame | None,
+                  rows: np.ndarray) -> np.ndarray:
+        """Per row of ``table`` in ``rows`` (indices), the anchor index whose registered
+        position holds the row's detection at its frame: the one-to-one assignment's
+        (:func:`assign_detections`), or, with ``one_to_one=False``, the nearest registered
+        anchor point when it lies within the anchor spacing ``c``; -1: none (or a frame not
+        registered). Reads frames, coordinates and detection ids only, never an identity
+        after the anchor frame."""
+        return self.holders(table, self.register(table, detections)[1], rows)
+
+    def holders(self, table: pd.DataFrame, registration: Registration,
+                rows: np.ndarray) -> np.ndarray:
+        """:meth:`claimants` with the ``registration`` :meth:`register` returned for
+        ``table``'s recording (no second registration)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.full(len(rows), -1, dtype=np.int64)
+        if not len(rows) or not registration.positions.shape[1]:
+            return out
+        part = table.iloc[rows]
+        frames = part["frame"].to_numpy()
+        points = part[coordinate_columns(table)].to_numpy(dtype=np.float64)
+        if self.one_to_one and self._owners is not None:
+            _, det_frames, det_points, det_ids, _, owner, _ = self._owners
+            detection = detection_of_points(
+                det_frames, det_points, frames, points, det_ids,
+                part["detection"].to_numpy() if "detection" in part.columns else None)
+            return np.where(detection >= 0, owner[np.maximum(detection, 0)], -1)
+        known = np.flatnonzero(np.isfinite(registration.positions[frames, 0, 0]))
+        index, distance = nearest_other(registration.positions, frames[known], points[known],
+                                        np.full(len(known), -1))
+        cap = anchor_spacing(registration.positions[0])
+        out[known] = np.where(distance < cap, index, -1)
+        return out
+
+    def score_places(self, table: pd.DataFrame, registration: Registration,
+                     places: np.ndarray, spacing: np.ndarray) -> np.ndarray:
+        """Scores of claims on places that are no anchor point (the audit's tracks that start
+        on a detection no anchor identity holds; ``places`` (rows, D): where the registration
+        carries that start to each row's frame, :func:`carry_points`; NaN rows: no claim).
+
+        The claim of :meth:`score` with that place as the claimed position and no anchor
+        point of its own: ``d + max(0, d - alt) + c [contradicted]``, ``d`` the distance to
+        the place, ``alt`` to the nearest registered anchor point, contradicted when the
+        assignment gives the row's detection to an anchor point (that point claims it, the
+        place has no claim on the assignment); the ambiguity band and ``merge_k`` with
+        ``alt`` and the place's own nearest anchor point; ``score="relative"`` times ``c /
+        spacing`` (``spacing``: per row, the start's distance to the nearest registered
+        anchor point at its frame); pooled along predicted tracks. ``registration`` is the
+        one :meth:`register` returned for ``table``'s recording."""
+        positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
+        frames = table["frame"].to_numpy()
+        places = np.asarray(places, dtype=np.float64)
+        usable = table["pred_valid"].to_numpy(dtype=bool) & np.isfinite(places).all(axis=1)
+        scores = np.full(len(table), np.nan)
+        rows = np.flatnonzero(usable)
+        if not len(rows) or not registration.positions.shape[1]:
+            return scores
+        none = np.full(len(rows), -1)
+        distance = np.linalg.norm(positions[rows] - places[rows], axis=1)
+        alt = nearest_other(registration.positions, frames[rows], positions[rows], none)[1]
+        margin = alt - distance
+        sigma = registration.sigma[frames[rows]]
+        keep = ~(np.abs(margin) < self.ambiguity_k * sigma)
+        if self.merge_k > 0:
+            crowded = nearest_other(registration.positions, frames[rows], places[rows], none)[1]
+            keep &= ~(crowded < self.merge_k * sigma)
+        value = distance + np.maximum(-margin, 0.0)
+        cap = anchor_spacing(registration.positions[0])
+        if self.one_to_one and self._owners is not None:
+            value = np.where(self.holders(table, registration, rows) >= 0, value + cap, value)
+        if self.score_kind == "relative":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = value * np.where(spacing[rows] > 0, cap / spacing[rows], np.nan)
+        scores[rows] = np.where(keep, value, np.nan)
+        if self.track_window:
+            scores = pool_along_tracks(scores, *claimed_tracks(table), self.track_window)
+        return scores
+
+    def score(self, table: pd.DataFrame, detections: pd.DataFrame | None = None,
+              claims: np.ndarray | None = None) -> np.ndarray:
+        """Scores of ``table``'s rows (module docstring). ``claims``, when given: per row, the
+        anchor index whose registered position the row is judged against (-1: none, the row
+        abstains), instead of the index of its own predicted id (the audit's track starts,
+        :mod:`trackverify.audit.verdicts`); tracks are still pooled by predicted id."""
         anchor_ids, registration = self.register(table, detections)
         positions = table[coordinate_columns(table)].to_numpy(dtype=np.float64)
         frames = table["frame"].to_numpy()
-        which = anchor_ids.get_indexer(table["pred_id"])
+        which = (anchor_ids.get_indexer(table["pred_id"]) if claims is None
+                 else np.asarray(claims, dtype=np.int64))
         usable = table["pred_valid"].to_numpy(dtype=bool) & (which >= 0)
         if registration.positions.shape[1]:
             usable &= np.isfinite(registration.positions[frames, 0, 0])
@@ -631,6 +769,64 @@ def frame_groups(frames: np.ndarray, rows: np.ndarray | None = None) -> list[np.
     return np.split(order, np.flatnonzero(np.diff(frames[order])) + 1)
 
 
+#: Anchor points whose registered motion carries a point that is no anchor point
+#: (:func:`carry_points`): the 3 (D + 1) nearest (12 in 3-D), weighted by a Gaussian of the
+#: anchor spacing; fixed in advance, as the reference check's local affine motion is.
+CARRY_NEIGHBOURS_PER_AXIS = 3
+
+
+def carry_points(registered: np.ndarray, start_frames: np.ndarray, starts: np.ndarray,
+                 frames: np.ndarray) -> np.ndarray:
+    """Where the registration carries each point ``starts[k]`` (seen at ``start_frames[k]``)
+    to frame ``frames[k]``: the registration evaluated at a point that is no anchor point.
+
+    The locally affine motion of the registered anchor points around it (moving least
+    squares): with ``p_j = R[t0, j]`` the ``m = min(n, 3 (D + 1))`` registered anchor points
+    nearest the start ``z`` at its frame ``t0``, Gaussian weights ``g_j = exp(-|z - p_j|^2 /
+    (2 c^2))`` (``c`` = the anchor spacing, :func:`anchor_spacing` of ``registered[0]``),
+    ``G = sum g_j``, ``zbar = sum g_j p_j / G`` and ``M = sum g_j (p_j - zbar)(p_j -
+    zbar)^T + 1e-3 G c^2 I`` (a ridge: a translation where the neighbours span no volume),
+    the weights ``phi_j = g_j (1 / G + (p_j - zbar)^T M^-1 (z - zbar))`` (``sum phi_j = 1``;
+    an affine motion is carried exactly) move the point as its neighbours move:
+    ``x_t = z + sum_j phi_j (R[t, j] - p_j)`` (``x_t = z`` at ``t0``). The weights depend on
+    the start only, so a track's place in every frame is one weighted sum. NaN
+    where either frame is not registered. ``registered`` is (T, n, D); the rest per point.
+    """
+    registered = np.asarray(registered, dtype=np.float64)
+    starts = np.asarray(starts, dtype=np.float64)
+    start_frames, frames = np.asarray(start_frames), np.asarray(frames)
+    out = np.full(starts.shape, np.nan)
+    n, dims = registered.shape[1:]
+    ok = np.isfinite(registered[start_frames, 0, 0]) & np.isfinite(registered[frames, 0, 0]) \
+        if n else np.zeros(len(starts), dtype=bool)
+    rows = np.flatnonzero(ok & np.isfinite(starts).all(axis=1))
+    if not len(rows) or n < 1:
+        return out
+    c = anchor_spacing(registered[0]) if n > 1 else 1.0
+    c = c if np.isfinite(c) and c > 0 else 1.0
+    m = min(n, CARRY_NEIGHBOURS_PER_AXIS * (dims + 1))
+    # neighbours at the start frame (one k-d tree per distinct start frame)
+    nearest = np.empty((len(rows), m), dtype=np.int64)
+    for group in frame_groups(start_frames[rows]):
+        t = int(start_frames[rows[group[0]]])
+        nearest[group] = cKDTree(registered[t]).query(starts[rows[group]], k=m)[1].reshape(-1, m)
+    p = registered[start_frames[rows][:, None], nearest]  # (k, m, D)
+    z = starts[rows]
+    g = np.exp(-((p - z[:, None, :]) ** 2).sum(axis=2) / (2 * c * c))
+    g_sum = g.sum(axis=1)
+    g = np.where(g_sum[:, None] > 0, g, 1.0)  # far from every anchor point: plain mean
+    g_sum = g.sum(axis=1)
+    zbar = (g[:, :, None] * p).sum(axis=1) / g_sum[:, None]
+    centred = p - zbar[:, None, :]
+    moment = np.einsum("km,kmi,kmj->kij", g, centred, centred) \
+        + (1e-3 * c * c) * g_sum[:, None, None] * np.eye(dims)
+    lever = np.linalg.solve(moment, (z - zbar)[:, :, None])[:, :, 0]
+    phi = g * (1.0 / g_sum[:, None] + np.einsum("kmi,ki->km", centred, lever))
+    moved = registered[frames[rows][:, None], nearest] - p  # each neighbour's motion
+    out[rows] = z + np.einsum("km,kmd->kd", phi, moved)
+    return out
+
+
 def identity_spacings(anchor: np.ndarray) -> np.ndarray:
     """``s_p = min_{q != p} |a_p - a_q|`` per anchor point (n, D): its distance to the
     nearest *other* anchor point; reads coordinates only (inf for fewer than two points)."""
@@ -684,7 +880,7 @@ def assign_detections(registered: np.ndarray, frames: np.ndarray, points: np.nda
         t = int(frames[group[0]])
         if not 0 <= t < len(registered) or not np.isfinite(registered[t]).all():
             continue
-        distance = np.linalg.norm(registered[t][:, None, :] - points[group][None, :, :], axis=2)
+        distance = cdist(registered[t], points[group])  # sqrt of the summed squares, as np.linalg.norm
         rows, cols = assign(np.minimum(distance, cap))
         keep = distance[rows, cols] < cap
         owner[group[cols[keep]]] = rows[keep]

@@ -57,15 +57,23 @@ def track_file(path: Path) -> Path | None:
 
 
 def sniff(path: Path) -> bool:
+    """A ``*_track.txt`` whose first line is four integers, or that is empty (a result with
+    no tracks) with label images beside it: the folder's layout says CTC."""
     found = track_file(path)
     if found is None or not found.name.lower().endswith("_track.txt"):
         return False
     with open(found, "rb") as handle:
-        line = handle.readline(256).split()
+        head = handle.read(256)
+    line = head.split(b"\n", 1)[0].split()
+    if not head.strip():
+        return any(IMAGE_NAME.match(p.name) for p in found.parent.iterdir())
     return len(line) == 4 and all(part.isdigit() for part in line)
 
 
 def read_track_table(path: Path) -> pd.DataFrame:
+    """The ``L B E P`` lines of a track file (none for a result with no tracks: an empty
+    file; a reference without tracks is refused by its reader, :func:`trackverify.graph.ctc.
+    ctc_folder`, or by the reference table's validation)."""
     where = str(path)
     try:
         table = pd.read_csv(path, sep=r"\s+", header=None, names=["L", "B", "E", "P"],
@@ -73,8 +81,6 @@ def read_track_table(path: Path) -> pd.DataFrame:
     except (ValueError, OverflowError, pd.errors.ParserError) as exc:  # OverflowError: beyond int64
         raise InputError(f"not a CTC track file of 'L B E P' integer lines ({exc})",
                          source=where) from exc
-    if table.empty:
-        raise InputError("the track file has no tracks", source=where)
     bad = (table["L"] < 1) | (table["B"] < 0) | (table["E"] < table["B"]) | (table["P"] < 0)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
@@ -216,7 +222,7 @@ def validate_tracks(tracks: pd.DataFrame, frame: np.ndarray, label: np.ndarray, 
     want_label = np.repeat(L, span)
     want_frame = np.repeat(B, span) + np.arange(int(span.sum())) - np.repeat(
         np.cumsum(span) - span, span)
-    n = int(max(L.max(), label.max(initial=0))) + 1
+    n = int(max(L.max(initial=0), label.max(initial=0))) + 1
     missing = lookup(frame * n + label, want_frame * n + want_label) < 0
     if missing.any():
         i = int(np.flatnonzero(missing)[0])

@@ -1,4 +1,5 @@
-"""GEFF (Graph Exchange File Format) zarr stores, read with the ``geff`` package.
+"""GEFF (Graph Exchange File Format) zarr stores: metadata through the ``geff`` package
+(GEFF >= 1.0) or read here (0.2 to 0.x), arrays through zarr.
 
 The graph group is the path given or its ``tracks/`` subgroup (where geff-java and many
 writers put it). Read: node ids, the links, and the node properties named by the metadata's
@@ -11,9 +12,14 @@ named ``t`` / ``time`` / ``frame`` and space when named as above. The graph is c
 as ``source_track``, node ids as ``node``. Units: the space axes' ``unit`` when every one is
 a known length (micrometer, nanometer, ...), else uncalibrated (``--pixel-size``).
 
-Versions: the pinned ``geff`` (extra ``formats``) reads metadata under the ``geff`` key,
-i.e. GEFF 0.2 (``props``) up to 1.1. The first layout (GEFF 0.1, flat attributes with
-``position_attr``) is refused with a message saying so.
+Versions: metadata under the ``geff`` key of ``geff_version`` 1.0 and later is validated by
+the geff library (extra ``formats``: ``geff>=1.0,<2``, whose schema requires
+``node_props_metadata`` and refuses older stores); that of 0.2 to 0.x (written by geff 0.2
+to 0.5, geff-java, pycellin ...) is read here (:func:`own_metadata`: ``geff_version``,
+``axes``, ``track_node_props``, the only keys used). Node ids, edge ids and node properties
+(``nodes/props/NAME/values`` and ``missing``, laid out alike in every version from 0.2) are
+read with zarr. The first layout (GEFF 0.1, flat attributes with ``position_attr``) is
+refused with a message saying so.
 
 Safety: before zarr opens the store, :func:`check_store` refuses special files (a FIFO chunk
 would block), links out of the store (a chunk linked to ``/etc/passwd`` or another input),
@@ -26,6 +32,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +153,130 @@ def _values(props: dict, name: str, where: str, nodes: int, numeric: bool = True
     return values
 
 
+@dataclass(frozen=True)
+class Axis:
+    """One entry of the metadata's ``axes``: a node property name, its type and unit."""
+
+    name: str
+    type: str | None
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What this reader takes from a store's ``geff`` metadata, whatever its version."""
+
+    version: str
+    axes: tuple[Axis, ...]
+    track_node_props: dict
+    read_by: str  # "geff <version>" (the library validated it) or "trackverify"
+
+
+def major_version(version) -> int | None:
+    """The GEFF major version of a ``geff_version`` string (``"0.2.2.dev20+g61"`` -> 0), or
+    None when it does not start with a number."""
+    head = str(version).split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _group_attrs(group: Path) -> dict:
+    """The store's attributes: ``.zattrs`` (zarr format 2) or ``zarr.json``'s
+    ``attributes`` (format 3)."""
+    if (group / ".zattrs").is_file():
+        attrs = read_json(group / ".zattrs", what="zarr metadata file")
+    else:
+        attrs = read_json(group / "zarr.json", what="zarr metadata file").get("attributes", {})
+    return attrs if isinstance(attrs, dict) else {}
+
+
+def own_metadata(geff: dict, where: str) -> Metadata:
+    """The metadata of a GEFF 0.2 to 0.x store, read here (the geff library >= 1.0 refuses
+    them: it requires ``node_props_metadata`` and ``edge_props_metadata`` and forbids keys
+    they had, e.g. ``affine``): ``geff_version``, ``axes`` (each ``name``, optional ``type``
+    and ``unit``) and ``track_node_props``; every other key is ignored."""
+    axes = geff.get("axes") or []
+    if not isinstance(axes, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str)
+                                             for a in axes):
+        raise InputError("the GEFF metadata's 'axes' must be a list of objects with a 'name'",
+                         source=where)
+    for axis in axes:
+        for key in ("type", "unit"):
+            if axis.get(key) is not None and not isinstance(axis[key], str):
+                raise InputError(f"the GEFF axis '{axis['name']}' has a {key} that is not text "
+                                 f"({axis[key]!r})", source=where)
+    track = geff.get("track_node_props") or {}
+    if not isinstance(track, dict) or not all(isinstance(v, str) for v in track.values()):
+        raise InputError("the GEFF metadata's 'track_node_props' must map 'tracklet' / "
+                         "'lineage' to property names", source=where)
+    return Metadata(str(geff.get("geff_version")),
+                    tuple(Axis(a["name"], a.get("type"), a.get("unit")) for a in axes),
+                    dict(track), "trackverify")
+
+
+def library_metadata(geff: dict, where: str) -> Metadata:
+    """The metadata of a GEFF >= 1.0 store, validated by the geff library's own schema
+    (``geff.GeffMetadata``)."""
+    library = require("geff", "formats", "reading GEFF")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # geff warns about unit names it does not know
+            model = library.GeffMetadata.model_validate(geff)
+    except Exception as exc:  # pydantic's ValidationError, value errors
+        raise InputError(f"the geff package refuses this store's metadata ({type(exc).__name__}: "
+                         f"{_first_line(exc)})", source=where) from exc
+    axes = tuple(Axis(a.name, a.type, a.unit) for a in (model.axes or []))
+    return Metadata(str(model.geff_version), axes, dict(model.track_node_props or {}),
+                    f"geff {getattr(library, '__version__', '?')}")
+
+
+def read_metadata(group: Path, where: str) -> Metadata:
+    """The store's ``geff`` metadata: GEFF >= 1.0 through the geff library, 0.2 to 0.x here
+    (:func:`own_metadata`); the first layout (0.1, flat attributes) is refused."""
+    attrs = _group_attrs(group)
+    if "geff" not in attrs and "geff_version" in attrs:
+        raise InputError(f"GEFF {attrs['geff_version']} (flat attributes, position_attr) is the "
+                         "first GEFF layout, which the geff package no longer reads; re-export "
+                         "it with geff >= 0.2", source=where)
+    geff = attrs.get("geff")
+    if not isinstance(geff, dict):
+        raise InputError("the store's 'geff' metadata is not an object", source=where)
+    major = major_version(geff.get("geff_version"))
+    if major is None:
+        raise InputError(f"the GEFF metadata's geff_version {geff.get('geff_version')!r} is not "
+                         "a version number", source=where)
+    return own_metadata(geff, where) if major < 1 else library_metadata(geff, where)
+
+
+def _node_props(root, names: list[str]) -> tuple[list[str], dict]:
+    """The node property names the store holds, and ``values`` / ``missing`` of those of
+    ``names`` it holds, as numpy arrays."""
+    holder = root["nodes"]
+    available = list(holder["props"].group_keys()) if "props" in holder else []
+    props = {}
+    for name in names:
+        if name in available:
+            prop = holder["props"][name]
+            props[name] = {"values": prop["values"][...],
+                           "missing": prop["missing"][...] if "missing" in prop else None}
+    return available, props
+
+
+def _read_graph(group: Path, names: list[str], where: str) -> tuple[np.ndarray, np.ndarray,
+                                                                     list[str], dict]:
+    """``(node ids, edge ids, available node property names, the properties of names)``
+    read with zarr (the store was checked first: :func:`check_store`)."""
+    zarr = require("zarr", "formats", "reading GEFF")
+    try:
+        root = zarr.open_group(str(group), mode="r")
+        node_ids = np.asarray(root["nodes"]["ids"][...])
+        edge_ids = np.asarray(root["edges"]["ids"][...])
+        available, props = _node_props(root, names)
+    except Exception as exc:  # zarr raises key / value / type errors for bad stores
+        raise InputError(f"zarr cannot read this store ({type(exc).__name__}: "
+                         f"{_first_line(exc)})", source=where) from exc
+    return node_ids, edge_ids, available, props
+
+
 def read(path: Path) -> Tracks:
     where = str(path)
     group = graph_group(path)
@@ -153,39 +284,17 @@ def read(path: Path) -> Tracks:
         raise InputError("not a GEFF store (no .zattrs with geff metadata here or in tracks/)",
                          source=where)
     check_store(group)
-    attrs = read_json(group / ".zattrs") if (group / ".zattrs").is_file() else {}
-    if "geff" not in attrs and "geff_version" in attrs:
-        raise InputError(f"GEFF {attrs['geff_version']} (flat attributes, position_attr) is the "
-                         "first GEFF layout, which the geff package no longer reads; re-export "
-                         "it with geff >= 0.2", source=where)
-    require("geff", "formats", "reading GEFF")
-    reader_module = require("geff.geff_reader", "formats", "reading GEFF")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # geff warns about unit names it does not know
-            reader = reader_module.GeffReader(str(group))
-            metadata = reader.metadata
-            axes = list(metadata.axes or [])
-            time_axes = [a.name for a in axes if _axis_type(a) == "time"]
-            space_axes = [a for a in axes if _axis_type(a) == "space"]
-            available = set(reader.node_prop_names) if hasattr(reader, "node_prop_names") else None
-            frame_prop = next((p for p in FRAME_PROPS if available is None or p in available), None)
-            track_props = dict(getattr(metadata, "track_node_props", None) or {})
-            track_prop = track_props.get("tracklet") or track_props.get("lineage") or "track_id"
-            wanted = [a.name for a in axes] + [p for p in (frame_prop, track_prop) if p]
-            names = [p for p in dict.fromkeys(wanted) if available is None or p in available]
-            reader.read_node_props(names)
-            graph = reader.build()
-    except InputError:
-        raise
-    except Exception as exc:  # geff raises pydantic / zarr / value errors for bad stores
-        raise InputError(f"the geff package cannot read this store ({type(exc).__name__}: "
-                         f"{_first_line(exc)})", source=where) from exc
+    metadata = read_metadata(group, where)
+    axes = list(metadata.axes)
+    time_axes = [a.name for a in axes if _axis_type(a) == "time"]
+    space_axes = [a for a in axes if _axis_type(a) == "space"]
+    track_props = metadata.track_node_props
+    track_prop = track_props.get("tracklet") or track_props.get("lineage") or "track_id"
+    wanted = list(dict.fromkeys([a.name for a in axes] + [*FRAME_PROPS, track_prop]))
+    node_ids, edge_ids, available, props = _read_graph(group, wanted, where)
+    frame_prop = next((p for p in FRAME_PROPS if p in available), None)
     if not time_axes or not space_axes:
         raise InputError("the GEFF metadata must declare a time axis and space axes", source=where)
-    props = graph["node_props"]
-    node_ids = np.asarray(graph["node_ids"])
-    edge_ids = np.asarray(graph["edge_ids"])
     if node_ids.ndim != 1 or node_ids.dtype.kind not in "iuf":  # (float ids: found in real files)
         raise InputError(f"the node ids must be a 1-D array of numbers, found {node_ids.dtype} "
                          f"{node_ids.shape}", source=where)
@@ -229,7 +338,8 @@ def read(path: Path) -> Tracks:
         str(units[0]) if calibrated else "pixel",
         tuple(by_axis[k] for k in "xyz" if k in table.columns) if calibrated else None,
         f"GEFF axes units {units}")
-    details = {"geff_version": str(metadata.geff_version), "graph_group": str(group),
+    details = {"geff_version": metadata.version, "metadata_read_by": metadata.read_by,
+               "graph_group": str(group),
                "nodes": int(len(node_ids)), "links": int(len(edge_ids)),
                "frame_from": frame_name, "tracklets": int(table["track"].nunique())}
     return Tracks(table, calibration, details)

@@ -85,9 +85,11 @@ def _images(folder: Path, pattern: re.Pattern) -> dict:
                        if (m := pattern.match(p.name))))
 
 
-def ctc_folder(path) -> CtcFolder:
+def ctc_folder(path, reference: bool = False) -> CtcFolder:
     """The CTC folder at ``path`` (a track file, its folder, or a ``*_GT`` folder with
-    ``TRA/`` and optionally ``SEG/``)."""
+    ``TRA/`` and optionally ``SEG/``). A result may have no tracks (an empty track file and
+    label images without labels: scored, every reference node missed); a ``reference``
+    without tracks is refused."""
     path = Path(path)
     found = track_file(path)
     if found is None:
@@ -103,7 +105,11 @@ def ctc_folder(path) -> CtcFolder:
         for p in sorted(seg_dir.iterdir()):
             if m := SEG_SLICE.match(p.name):
                 seg.setdefault(int(m.group(1)), []).append((int(m.group(2)), p))
-    return CtcFolder(found, read_track_table(found), images, seg)
+    tracks = read_track_table(found)
+    if reference and tracks.empty:
+        raise InputError("the reference track file has no tracks (nothing to score against)",
+                         source=str(found))
+    return CtcFolder(found, tracks, images, seg)
 
 
 @dataclass(frozen=True)
@@ -218,8 +224,8 @@ def branching_correctness(ref: pd.DataFrame, res: pd.DataFrame, match: CtcMatch,
     frames apart) are few; each is tested by binary searches in the matched pairs."""
     mf = match.gt_frame[match.mg]
     m_ref, m_res = match.gt_label[match.mg], match.pred_label[match.mp]
-    n = int(max(m_ref.max(initial=0), m_res.max(initial=0), ref["L"].max(),
-                res["L"].max())) + 1
+    n = int(max(m_ref.max(initial=0), m_res.max(initial=0),
+                ref["L"].to_numpy().max(initial=0), res["L"].to_numpy().max(initial=0))) + 1
     order = np.argsort(mf * n + m_ref, kind="stable")  # sorted once, searched per question
     pair_keys, pair_res = (mf * n + m_ref)[order], m_res[order]
     res_keys, res_counts = np.unique(mf * n + m_res, return_counts=True)
@@ -368,7 +374,7 @@ def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: 
     0.98...
     """
     metrics.check_definition(definition)
-    ref, res = ctc_folder(reference), ctc_folder(predictions)
+    ref, res = ctc_folder(reference, reference=True), ctc_folder(predictions)
     match = match_folders(ref, res)
     g = _graph(ref.tracks, match.gt_frame, match.gt_label, ref.track_file)
     p = _graph(res.tracks, match.pred_frame, match.pred_label, res.track_file)

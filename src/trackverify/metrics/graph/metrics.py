@@ -221,7 +221,8 @@ def division_metrics(gt: TrackGraph, pred: TrackGraph, mg, mp, frame_buffer: int
     div_g, div_p = gt.divisions(), pred.divisions()
     is_div_p = pred.out_degree >= 2
     partner = pred_of_gt[div_g]
-    hit = (partner >= 0) & is_div_p[np.maximum(partner, 0)]
+    hit = partner >= 0
+    hit[hit] = is_div_p[partner[hit]]  # (no prediction: nothing is indexed)
     tp = hit & (good_children[div_g] == 2)
     n_tp, n_wc = int(tp.sum()), int((hit & ~tp).sum())
     fn_nodes = div_g[~hit]
