@@ -64,7 +64,7 @@ function showInterval(){const b=info.interval&&info.interval.all;if(!b){$("inter
  let t=`error rate of all audited observations: 95 % anytime-valid interval ${pct(b.low)} to ${pct(b.high)} (half-width ${(100*b.half_width).toFixed(1)} points`;
  if(b.target_met!==null)t+=b.target_met?`; target ${(100*info.target).toFixed(1)} points reached: you may stop`:`; target ${(100*info.target).toFixed(1)} points not reached yet`;
  $("interval").textContent=t+")"+extraInterval(info.interval)}
-function place(labels,marks){const boxes=[];let out="";
+function place(labels,marks){const boxes=[[0,0,W,P-2]];let out="";
  for(const l of labels){const w=6*l.text.length+2,h=10,r=l.r+1;
   for(const [dx,dy] of [[r,-r],[r,r+h],[-r-w,-r],[-r-w,r+h],[-w/2,-r-2],[-w/2,r+h+2]]){
    const bx=l.x+dx,by=l.y+dy-h;if(bx<1||by<1||bx+w>W-1||by+h>W-1)continue;
@@ -85,7 +85,7 @@ function view(id,c,a,b,depth,slab,points,me,extra,title){
   s+=`<path d="M${x-6} ${y}h12M${x} ${y-6}v12" class="${e.cls}"/>`;marks.push({x,y,r:6});labels.unshift({x,y,r:6,text:e.text,cls:e.lcls})}
  const cx=X(c[a]),cy=Y(c[b]);if(!info.images)s+=`<circle cx="${cx}" cy="${cy}" r="2.5" fill="#f80"/>`;s+=`<path class="me" d="M${cx-20} ${cy}h9M${cx+11} ${cy}h9M${cx} ${cy-20}v9M${cx} ${cy+11}v9"/>`;marks.push({x:cx,y:cy,r:11});
  if(me)labels.unshift({x:cx+8,y:cy-8,r:6,text:me,cls:"melab"});
- s+=place(labels,marks);s+=`<text x="2" y="10">${esc(title)}</text>`;return s+"</svg>"}
+ s+=`<text x="2" y="10" class="title">${esc(title)}</text>`;s+=place(labels,marks);return s+"</svg>"}
 function slabs(){return info.slab_um||{xy:4,xz:4,plane:1}}
 function panel(el,key,c,points,me,extra,title,dims){
  const z=dims.includes("z"),sl=slabs();
