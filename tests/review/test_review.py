@@ -106,3 +106,31 @@ def test_bad_review_csv_is_refused_in_one_line(tmp_path, text, line):
     done = run_cli("review", tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"trackverify: error: {tmp_path / 'review.csv'}, {line}"]
+
+
+def test_the_interval_is_shown_only_for_the_sheet_sample_json_drew(audit_dir):
+    from tests.review.conftest import Served
+    from trackverify.review.app import Settings
+    from trackverify.review.design import draw_sample
+
+    (audit_dir / "review.csv").unlink(missing_ok=True)
+    draw_sample(audit_dir, 30, seed=11)
+    served = Served(audit_dir, 0, Settings(target=0.4))
+    try:
+        listing = json.loads(_call(f"{served.base}/api/items?token={served.token}")[1])
+        assert listing["interval"]["all"]["n_rows"] == 30 and listing["interval_note"] is None
+        assert listing["interval"]["all"]["target_met"] is False and served.reported == []
+    finally:
+        served.close()
+    write_review_csv(audit_dir, 30)  # other rows than sample.json drew
+    served = Served(audit_dir, 0)
+    try:
+        listing = json.loads(_call(f"{served.base}/api/items?token={served.token}")[1])
+        assert listing["interval"] is None and listing["interval_note"].startswith("no interval")
+        assert served.reported == [
+            f"trackverify review: no interval on the page: {audit_dir / 'review.csv'}, column "
+            "'frame', row 1: is not the observation sample.json drew at this row: keep review.csv's "
+            "rows in the order written (the order is the design)"]
+    finally:
+        served.close()
+    (audit_dir / "sample.json").unlink()

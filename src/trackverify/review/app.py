@@ -271,7 +271,8 @@ def items(review: Review, request: Request) -> Response:
                           "reviewer": review.settings.reviewer, "target": review.settings.target,
                           "images": shown, "slab_um": slab,
                           "interval_note": None if review.design is not None else
-                          "no interval: the folder has no sample.json of this sheet's design"})
+                          "no interval: the folder has no sample.json that draws this sheet's "
+                          "rows in their order (the terminal says why)"})
 
 
 def _index(review: Review, request: Request) -> int:
@@ -440,17 +441,24 @@ def open_review(audit_dir: str | os.PathLike, settings: Settings,
     """The review of ``audit_dir``'s sheet: the sheet (given the record columns it lacks),
     its items, sample.json when it fits, the images opened and checked on the anchor frame
     (the check's sentence reported)."""
-    from trackverify.review.estimate import read_design
+    from trackverify.review.estimate import check_order, read_design
 
     audit_dir = Path(audit_dir)
     if not REVIEWER.fullmatch(settings.reviewer):
         raise InputError(f"reviewer {settings.reviewer!r}: letters, digits, '.', '_' or '-' "
                          "(at most 64, starting with a letter or digit)", source="--reviewer")
     start = with_record(audit_dir / settings.sheet)
-    try:
-        design = read_design(audit_dir / "sample.json")
-    except InputError:
-        design = None
+    design = None
+    if (audit_dir / "sample.json").is_file():
+        try:
+            design = read_design(audit_dir / "sample.json")
+            if "order" not in design:
+                raise InputError("has no review order (drawn before it): no interval on the page",
+                                 source=str(audit_dir / "sample.json"))
+            check_order(design, _table(start), start.path)
+        except InputError as exc:
+            design = None
+            report(f"trackverify review: no interval on the page: {one_line(str(exc))}")
     items = ReviewItems(audit_dir, start, settings.triage, design)
     images = None
     if settings.images is not None:

@@ -112,7 +112,7 @@ def read_decisions(audit_dir: Path) -> tuple[dict, "object"]:
                          row=int(np.argmax(bad)) + 1)
     review = review.assign(decision=decision.to_numpy(dtype=str))
     if "order" in design:
-        _check_order(design, review, path)
+        check_order(design, review, path)
     else:
         _check_legacy(design, review, path)
     return design, review
@@ -150,7 +150,7 @@ def read_design(path: Path) -> dict:
     return design
 
 
-def _check_order(design: dict, review, path: Path) -> None:
+def check_order(design: dict, review, path: Path) -> None:
     """review.csv holds sample.json's rows in its order (recording and frame per row)."""
     order = design["order"]
     if len(review) != len(order["stratum"]):
