@@ -187,7 +187,7 @@ class ReviewItems:
             if voxels is not None and "t_index" not in where and pd.notna(voxels["t_index"].iloc[index]):
                 where.update({k: v for k, v in voxels.iloc[index].items() if pd.notna(v)})
             out.append({"index": index, "recording": row["recording"],
-                        "frame": int(float(row["frame"])), "pred_id": label(row["pred_id"]),
+                        "frame": int(float(row["frame"])), "pred_id": label(self._key(index)[2]),
                         "detection": row.get("detection") or None,
                         "where": {k: (int(v) if k in ("row", "t_index") else _number(v))
                                   for k, v in where.items()}})

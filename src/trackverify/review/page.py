@@ -65,12 +65,15 @@ function showInterval(){const b=info.interval&&info.interval.all;if(!b){$("inter
  if(b.target_met!==null)t+=b.target_met?`; target ${(100*info.target).toFixed(1)} points reached: you may stop`:`; target ${(100*info.target).toFixed(1)} points not reached yet`;
  $("interval").textContent=t+")"+extraInterval(info.interval)}
 function place(labels,marks){const boxes=[[0,0,W,P-2]];let out="";
- for(const l of labels){const w=6*l.text.length+2,h=10,r=l.r+1;
+ for(const l of labels){const w=6*l.text.length+2,h=10,r=l.r+1;let spot=null,first=null;
   for(const [dx,dy] of [[r,-r],[r,r+h],[-r-w,-r],[-r-w,r+h],[-w/2,-r-2],[-w/2,r+h+2]]){
    const bx=l.x+dx,by=l.y+dy-h;if(bx<1||by<1||bx+w>W-1||by+h>W-1)continue;
    if(boxes.some(q=>bx<q[0]+q[2]&&q[0]<bx+w&&by<q[1]+q[3]&&q[1]<by+h))continue;
+   first=first||[bx,by];
    if(marks.some(m=>{const cx=Math.max(bx,Math.min(m.x,bx+w)),cy=Math.max(by,Math.min(m.y,by+h));return (cx-m.x)**2+(cy-m.y)**2<m.r*m.r}))continue;
-   boxes.push([bx,by,w,h]);out+=`<text x="${bx+1}" y="${by+h-1}" class="${l.cls}">${esc(l.text)}</text>`;break}}
+   spot=[bx,by];break}
+  spot=spot||(l.always?first:null);  // the claimed id's label over a mark rather than none
+  if(spot){boxes.push([spot[0],spot[1],w,h]);out+=`<text x="${spot[0]+1}" y="${spot[1]+h-1}" class="${l.cls}">${esc(l.text)}</text>`}}
  return out}
 function view(id,c,a,b,depth,slab,points,me,extra,title){
  const R=info.images?7:4,X=u=>P+(u-c[a]+H)*S,Y=v=>P+(v-c[b]+H)*S,near=(p,q)=>Math.abs(p.x-q.x)<.01&&Math.abs(p.y-q.y)<.01&&(p.z===undefined||Math.abs(p.z-q.z)<.01);
@@ -84,7 +87,7 @@ function view(id,c,a,b,depth,slab,points,me,extra,title){
  for(const e of extra){if(Math.abs(e.p[a]-c[a])>H||Math.abs(e.p[b]-c[b])>H)continue;const x=X(e.p[a]),y=Y(e.p[b]);
   s+=`<path d="M${x-6} ${y}h12M${x} ${y-6}v12" class="${e.cls}"/>`;marks.push({x,y,r:6});labels.unshift({x,y,r:6,text:e.text,cls:e.lcls})}
  const cx=X(c[a]),cy=Y(c[b]);if(!info.images)s+=`<circle cx="${cx}" cy="${cy}" r="2.5" fill="#f80"/>`;s+=`<path class="me" d="M${cx-20} ${cy}h9M${cx+11} ${cy}h9M${cx} ${cy-20}v9M${cx} ${cy+11}v9"/>`;marks.push({x:cx,y:cy,r:11});
- if(me)labels.unshift({x:cx+8,y:cy-8,r:6,text:me,cls:"melab"});
+ if(me)labels.unshift({x:cx+8,y:cy-8,r:6,text:me,cls:"melab",always:true});
  s+=`<text x="2" y="10" class="title">${esc(title)}</text>`;s+=place(labels,marks);return s+"</svg>"}
 function slabs(){return info.slab_um||{xy:4,xz:4,plane:1}}
 function panel(el,key,c,points,me,extra,title,dims){
