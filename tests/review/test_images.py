@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import shutil
 import urllib.error

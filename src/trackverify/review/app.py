@@ -260,7 +260,8 @@ def items(review: Review, request: Request) -> Response:
     images = review.images
     shown = None if images is None else {
         "source": Path(images.source.source).name, "shows": [images.recording],
-        "alignment": images.alignment.sentence, "aligned": images.alignment.aligned}
+        "alignment": images.alignment.sentence, "aligned": images.alignment.aligned,
+        "extent_um": images.frame_extent()}
     voxel = None if images is None else images.volume.voxel_um
     slab = {"xy": 4.0, "xz": 4.0, "plane": 1.0} if voxel is None else {
         "xy": (PLANES_HALF + 0.5) * voxel["z"],

@@ -110,6 +110,12 @@ class ReviewImages:
         """Bytes of the crops kept for reuse (at most :data:`KEPT_BYTES`)."""
         return self._kept_bytes
 
+    def frame_extent(self) -> list[float]:
+        """A frame's outer edges in micrometres, ``[x_min, x_max, y_min, y_max]``."""
+        volume = self.volume
+        return [volume.origin_um[a] + (e - 0.5) * volume.voxel_um[a]
+                for a in "xy" for e in (0, volume.size(a))]
+
     def holds(self, frame: int) -> bool:
         numbers = self.volume.frame_numbers
         at = int(np.searchsorted(numbers, frame))

@@ -95,13 +95,13 @@ function panel(el,key,c,points,me,extra,title,dims){
  let s=view(key+"-xy",c,"x","y",z?"z":null,sl.xy,points,me,extra,`x-y, ${title}`);
  if(z){s+=view(key+"-xz",c,"x","z","y",sl.xz,points,me,extra,`x-z, ${title}`);s+=view(key+"-plane",c,"x","y","z",sl.plane,points,me,extra,`plane, ${title}`)}
  el.innerHTML=s;return z?["xy","xz","plane"]:["xy"]}
-function overview(d,st){const pts=st.outline,c=st.place;let x0=Math.min(c.x-H,...pts.map(p=>p[0]))-5,x1=Math.max(c.x+H,...pts.map(p=>p[0]))+5,
+function overview(st){const pts=st.outline,c=st.place;if(info.images&&info.images.shows.includes(items[at].recording)){const e=info.images.extent_um;return {x0:e[0],x1:e[1],y0:e[2],y1:e[3]}}let x0=Math.min(c.x-H,...pts.map(p=>p[0]))-5,x1=Math.max(c.x+H,...pts.map(p=>p[0]))+5,
  y0=Math.min(c.y-H,...pts.map(p=>p[1]))-5,y1=Math.max(c.y+H,...pts.map(p=>p[1]))+5;
  return {x0,x1,y0,y1}}
 function drawOverview(st,ext){const k=OV/Math.max(ext.x1-ext.x0,ext.y1-ext.y0),w=(ext.x1-ext.x0)*k,h=(ext.y1-ext.y0)*k,c=st.place;
  let s=`<svg width="${w}" height="${h}" id="ovsvg"><image id="i-ov" preserveAspectRatio="none" width="0" height="0"/>`;
  if(!info.images)for(const p of st.outline)s+=`<circle cx="${(p[0]-ext.x0)*k}" cy="${(p[1]-ext.y0)*k}" r="1.5" fill="#888"/>`;
- s+=`<rect class="box" x="${(c.x-H-ext.x0)*k}" y="${(c.y-H-ext.y0)*k}" width="${2*H*k}" height="${2*H*k}"/><text x="2" y="10">whole frame ${st.frame}</text></svg>`;return s}
+ s+=`<rect class="box" x="${(c.x-H-ext.x0)*k}" y="${(c.y-H-ext.y0)*k}" width="${2*H*k}" height="${2*H*k}"/><text x="2" y="10" fill="#f80">whole frame ${st.frame}</text></svg>`;return s}
 async function image(g,index,pan,vw,stepIndex,c,a,b,ov){
  const q=`/api/image?index=${index}&panel=${pan}&view=${vw}&step=${stepIndex}&low=${LOWS[lo]}&high=${HIGHS[hi]}`;let r;
  try{r=await fetch(q,{headers:{"X-Token":token}})}catch(e){return}
@@ -128,7 +128,7 @@ async function draw(){const it=items[at];if(!it)return;const g=++gen;
  let d;try{d=details[it.index]||(details[it.index]=await call(`/api/item?index=${it.index}`,{}))}catch(e){say(`cannot load item ${at+1}: ${e}`);return}
  if(g!==gen)return;if(step===null)step=d.at;step=Math.max(0,Math.min(step,d.steps.length-1));const st=d.steps[step],delta=st.frame-d.frame;
  $("obstitle").textContent=`observed frame ${st.frame}`+(delta?` (t${delta>0?"+":""}${delta})`:"")+`, track step ${step-d.at>0?"+":""}${step-d.at}`;
- const ext=overview(d,st);
+ const ext=overview(st);
  const views=panel($("observed"),"observed",st.place,st.points,it.pred_id,judgedMarks(d,step),`frame ${st.frame}`,d.dims);
  $("observed").insertAdjacentHTML("beforeend",drawOverview(st,ext));
  images(g,it.index,"observed",views,step,st.place);
