@@ -136,9 +136,12 @@ def test_round_trip_sample_fill_estimate(audited):
         assert s["share"] == s["planned"] / 40
     review = pd.read_csv(audited / "review.csv")
     assert len(review) == 40 and review["decision"].isna().all()
-    # blind: no stratum, verdict or score in the sheet
-    assert list(review.columns) == ["recording", "frame", "pred_id", "detection", "x_um",
-                                    "y_um", "z_um", "start_frame", "decision"]
+    # blind: no stratum, verdict or score in the sheet; where to find each row elsewhere, then
+    # the decision and its record
+    assert list(review.columns) == ["recording", "frame", "pred_id", "detection", "row", "x_um",
+                                    "y_um", "z_um", "x_file", "y_file", "z_file", "start_frame",
+                                    "decision",
+                                    "reviewer", "mode", "shown", "seconds", "decided_at"]
     review["stratum"] = row_strata(audited)
     assert review["frame"].tolist() == design["order"]["frame"]
     # truth of the six-neuron worm: ids 0 and 1 are swapped on frames 25-39

@@ -196,7 +196,7 @@ def test_carry_points_moves_a_point_with_its_neighbours_by_hand():
 def test_the_review_item_carries_the_start_of_the_sampled_track(audited, tmp_path):
     # the review page shows the observation a row is judged against: its track's start
     from trackverify.audit.write import write_audit
-    from trackverify.review.items import load_items
+    from trackverify.review.items import ReviewItems
     from trackverify.review.sheet import read_sheet
 
     out = write_audit(audited, tmp_path / "audit")
@@ -204,17 +204,20 @@ def test_the_review_item_carries_the_start_of_the_sampled_track(audited, tmp_pat
                   "detection": [2, 4], "x_um": [grid(20)[2][0], grid(20)[4][0]],
                   "y_um": [grid(20)[2][1], grid(20)[4][1]], "stratum": ["worm/certified"] * 2,
                   "decision": ["", ""]}).to_csv(out / "review.csv", index=False)
-    later, anchored = load_items(out, read_sheet(out / "review.csv"))
+    items = ReviewItems(out, read_sheet(out / "review.csv"), triage=True)
+    later, anchored = items.detail(0), items.detail(1)
     start = later["start"]
     assert (start["frame"], start["identity"]) == (10, "2")
     assert start["place"] == dict(zip(["x", "y"], grid(10)[2].tolist()))
-    # the detections around it in its frame, nearest first: itself (id 100 there), then
-    # its neighbours 8 um away (ids 1, 3 and 6)
-    assert [p["label"] for p in start["neighbours"]][:1] == ["100"]
-    assert sorted(p["label"] for p in start["neighbours"][1:4]) == ["1", "3", "6"]
+    # the points around it in its frame, nearest first: itself, then its neighbours 8 um away
+    near = [np.hypot(p["x"] - start["place"]["x"], p["y"] - start["place"]["y"])
+            for p in start["points"]]
+    assert near[0] == 0 and near[1:4] == pytest.approx([8.0] * 3)
     # an anchor identity starts at the anchor frame, where the anchor place is
     assert (anchored["start"]["frame"], anchored["start"]["identity"]) == (0, "4")
-    assert anchored["start"]["place"] == anchored["anchor"]
+    assert anchored["start"]["place"] == anchored["anchor"]["place"]
+    # blind (the default): the start carries no identity the audit gave it
+    assert "identity" not in ReviewItems(out, read_sheet(out / "review.csv")).detail(0)["start"]
 
 
 def test_claims_of_the_own_ids_score_as_the_ids_themselves():

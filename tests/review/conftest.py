@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import built_once, run_cli
 from tests.review.launcher import Launcher
-from trackverify.review.app import Limits
+from trackverify.review.app import Limits, Settings
 from trackverify.review.server import make_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +33,13 @@ def write_review_csv(audit_dir: Path, n: int) -> Path:
     path = audit_dir / "review.csv"
     sheet.to_csv(path, index=False)
     return path
+
+
+def with_cell(line: str, header: str, column: str, value: str) -> str:
+    """One line of a review.csv without quoted fields, with ``column``'s cell set to ``value``."""
+    cells = line.rstrip("\n").split(",")
+    cells[header.rstrip("\n").split(",").index(column)] = value
+    return ",".join(cells) + "\n"
 
 
 def _audit(out: Path) -> Path:
@@ -55,9 +62,11 @@ class Served:
     """A server of a folder in this process (a thread runs it): ``url``, ``base``,
     ``token``, ``port`` and the lines it reported for the terminal."""
 
-    def __init__(self, folder: Path, port: int | None = None, **limits):
+    def __init__(self, folder: Path, port: int | None = None, settings: Settings = Settings(),
+                 **limits):
         self.reported: list[str] = []
-        self.server = make_server(folder, port, Limits(**limits), report=self.reported.append)
+        self.server = make_server(folder, port, Limits(**limits), report=self.reported.append,
+                                  settings=settings)
         self.url, self.port = self.server.url, self.server.port
         self.base, self.token = self.url.split("/?token=")
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -4,7 +4,7 @@ A launcher process imports trackverify's review server once (pandas, pyarrow, wa
 then forks one child per server: a process of its own (its own lock on the folder, its own
 sockets), killed by its process id, exactly what ``trackverify review`` runs after its
 imports. Protocol (one JSON object per line, each answered by one): ``{"start": {"folder",
-"port", "limits", "nofile", "stdout", "stderr"}}`` -> ``{"pid"}``: the child writes the page's
+"port", "limits", "settings", "nofile", "stdout", "stderr"}}`` -> ``{"pid"}``: the child writes the page's
 address as the first line of its ``stdout`` file (or its error to ``stderr`` and exits 2);
 ``{"ended": pid}`` -> ``{"ended": bool}``; ``{"kill": pid, "signal": n}`` -> ``{}`` once the
 child is gone. Only the launcher, the children's parent, signals and reaps them: a child's
@@ -41,12 +41,16 @@ def _child(request: dict) -> None:
 
             resource.setrlimit(resource.RLIMIT_NOFILE, (request["nofile"], request["nofile"]))
         from trackverify.errors import TrackverifyError
-        from trackverify.review.app import Limits
+        from trackverify.review.app import Limits, Settings
+        from trackverify.review.images import ImageSource
         from trackverify.review.server import make_server
 
+        given = dict(request.get("settings") or {})
+        if given.get("images") is not None:
+            given["images"] = ImageSource(**given["images"])
         try:
             server = make_server(request["folder"], request.get("port"),
-                                 Limits(**request.get("limits", {})))
+                                 Limits(**request.get("limits", {})), settings=Settings(**given))
         except TrackverifyError as exc:
             print(f"trackverify: error: {exc}", file=sys.stderr)
             code = 2
@@ -125,11 +129,13 @@ class Launcher:
         folder.mkdir(parents=True, exist_ok=True)
 
     def start(self, audit_dir: Path, port: int | None = None, nofile: int | None = None,
-              **limits) -> Server | str:
-        """A running server of ``audit_dir``, or the one-line error it stopped with."""
+              settings: dict | None = None, **limits) -> Server | str:
+        """A running server of ``audit_dir`` (``settings``: :class:`Settings`' fields, the
+        images as a dict of :class:`ImageSource`'s), or the one-line error it stopped with."""
         self.count += 1
         out, err = self.folder / f"{self.count}.out", self.folder / f"{self.count}.err"
         pid = self.ask({"start": {"folder": str(audit_dir), "port": port, "limits": limits,
+                                  "settings": settings,
                                   "nofile": nofile, "stdout": str(out), "stderr": str(err)}})["pid"]
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:

@@ -21,7 +21,8 @@ import urllib.request
 import pytest
 
 from tests.conftest import run_cli
-from tests.review.conftest import QUICK, ROOT, Served, empty_or_json, exchange, request, write_review_csv
+from tests.review.conftest import (QUICK, ROOT, Served, empty_or_json, exchange, request, with_cell,
+                                   write_review_csv)
 from trackverify.review.app import ROUTES, json_depth
 from trackverify.review.folder import LOCK_NAME
 from trackverify.review.sheet import DECISIONS, read_sheet
@@ -293,7 +294,7 @@ def test_an_edited_or_deleted_review_csv_is_a_clear_error_on_the_page_and_the_te
     path = audit_dir / "review.csv"
     original = path.read_text()
     lines = original.splitlines(keepends=True)
-    path.write_text("".join([lines[0], lines[1].rstrip("\n") + "maybe\n", *lines[2:]]))
+    path.write_text("".join([lines[0], with_cell(lines[1], lines[0], "decision", "maybe"), *lines[2:]]))
     status, body = post(served.base, served.token, 3, "wrong")
     line = (f"{path}, column 'decision', row 1: decision 'maybe' is not one of correct, wrong, "
             "unsure (or empty)")

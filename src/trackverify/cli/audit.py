@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options
+from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options, volume_options
 
 
 #: The default command's name: what ``audit`` runs unless its first word names a subcommand.
@@ -129,19 +129,28 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
               help="Observations to review (strata: recording x verdict; docs/guide/error-rate.md).")
 @click.option("--seed", type=SEED, default=None,
               help="Seed of the draw (numpy PCG64) [20261205].")
-def sample(audit_dir, n, seed):
+@volume_options(images=True)
+def sample(audit_dir, n, seed, images, **volume):
     """Draw audited observations for a person to check: AUDIT_DIR/review.csv, sample.json.
 
     Fill review.csv's decision column with correct, wrong or unsure in any tool or in the
     local review page (`trackverify review AUDIT_DIR`), in the order of its rows (stop when
-    the interval is narrow enough), then run `trackverify audit estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
-    review.csv holding decisions is never replaced.
+    the interval is narrow enough), then run `trackverify audit estimate AUDIT_DIR`.
+    review.csv does not show the stratum (sample.json holds it); it gives each row's row in
+    the tracks, its position in the file's units and, with --images, in voxels. A review.csv
+    holding decisions is never replaced.
     """
     from trackverify.review.design import DEFAULT_SEED, draw_sample
+    from trackverify.review.images import ImageSource
 
-    review, design = draw_sample(audit_dir, n, DEFAULT_SEED if seed is None else seed)
+    review, design = draw_sample(audit_dir, n, DEFAULT_SEED if seed is None else seed,
+                                 ImageSource.given(images, **volume))
     strata = ", ".join(f"{s['stratum']} {s['n']} of {s['N']}" for s in design["strata"])
     click.echo(f"sampled {n} observations ({strata}); decide the rows of {review} in order")
+    if "images" in design:
+        alignment = design["images"]["alignment"]
+        click.echo(("" if alignment["aligned"] else "trackverify: warning: ")
+                   + alignment["sentence"], err=not alignment["aligned"])
 
 
 @audit.command("estimate")

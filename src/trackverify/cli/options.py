@@ -93,6 +93,57 @@ def window_options(start: str = "300", recovery_end: str = "700"):
     return decorate
 
 
+def voxel_sizes(ctx, param, value):
+    """``--voxel-um X,Y[,Z]`` as a tuple of floats."""
+    if value is None:
+        return None
+    try:
+        numbers = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"'{value}': give X,Y[,Z] micrometres per voxel") from None
+    if len(numbers) not in (2, 3):
+        raise click.BadParameter(f"'{value}': give X,Y[,Z] micrometres per voxel")
+    return numbers
+
+
+#: The keyword names :func:`volume_options` gives (``images`` and ``recording`` with ``images=True``).
+VOLUME = ("dataset", "axes", "voxel_um", "channel", "first_frame")
+
+
+def volume_options(command=None, *, images: bool = False):
+    """How a lab's volume is read (docs/guide/volumes.md): ``--dataset``, ``--axes``,
+    ``--voxel-um``, ``--channel``, ``--first-frame``; with ``images``, ``--images SOURCE``
+    first and ``--recording`` (the audit's recording the volume shows)."""
+    def decorate(command):
+        options = [
+            click.option("--dataset", default=None, metavar="PATH",
+                         help="The array inside the file: an HDF5 dataset path, an NWB acquisition "
+                              "series, a zarr array or OME-Zarr level (also FILE.h5:/path)."),
+            click.option("--axes", default=None, metavar="LETTERS",
+                         help="The file's axes, letters of t, c, z, y, x in its order (e.g. tzyx) "
+                              "[from the file's metadata]."),
+            click.option("--voxel-um", "voxel_um", default=None, callback=voxel_sizes,
+                         metavar="X,Y[,Z]",
+                         help="Micrometres per voxel along x, y, z [from the file's metadata]."),
+            click.option("--channel", default=None, metavar="INDEX|NAME",
+                         help="The channel to show [the only one]."),
+            click.option("--first-frame", type=int, default=None,
+                         help="The tracker's number of the volume's first time point [0]."),
+        ]
+        if images:
+            options = [click.option(
+                "--images", default=None,
+                metavar="SOURCE", help="The recording's raw volumes (TIFF, folder of TIFFs, "
+                "zarr / OME-Zarr, HDF5 FILE.h5:/path, NWB; docs/guide/volumes.md) [none: "
+                "positions only]."), *options, click.option(
+                "--recording", default=None, metavar="NAME",
+                help="The audit's recording the volume shows [its only one].")]
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate(command) if command is not None else decorate
+
+
 def echo_warnings(warnings: list[str]) -> None:
     for text in warnings:
         click.echo(f"trackverify: warning: {text}", err=True)

@@ -7,35 +7,12 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli.options import echo_warnings, input_options
-
-
-def _voxels(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        numbers = tuple(float(v) for v in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"'{value}': give X,Y[,Z] micrometres per voxel") from None
-    if len(numbers) not in (2, 3):
-        raise click.BadParameter(f"'{value}': give X,Y[,Z] micrometres per voxel")
-    return numbers
+from trackverify.cli.options import echo_warnings, input_options, volume_options
 
 
 @click.command("volume")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--dataset", default=None, metavar="PATH",
-              help="The array inside the file: an HDF5 dataset path, an NWB acquisition series, "
-                   "a zarr array or OME-Zarr level (also FILE.h5:/path).")
-@click.option("--axes", default=None, metavar="LETTERS",
-              help="The file's axes, letters of t, c, z, y, x in its order (e.g. tzyx) "
-                   "[from the file's metadata].")
-@click.option("--voxel-um", "voxel_um", default=None, callback=_voxels, metavar="X,Y[,Z]",
-              help="Micrometres per voxel along x, y, z [from the file's metadata].")
-@click.option("--channel", default=None, metavar="INDEX|NAME",
-              help="The channel to show [the only one].")
-@click.option("--first-frame", type=int, default=None,
-              help="The tracker's number of the volume's first time point [0].")
+@volume_options
 @click.option("--tracks", type=click.Path(exists=True, path_type=Path), default=None,
               help="Tracks or detections (any format the readers take) to check against the "
                    "image: do they sit on bright blobs?")

@@ -23,6 +23,14 @@ each stratum's rows come in a uniformly random order without replacement, all fr
 random around ``n_h``, and given it each row of ``h`` had inclusion probability
 ``rows_h / N_h``. ``review.csv`` does not name the stratum (the review is blind to the
 verdict); ``sample.json`` holds each row's stratum and frame in ``order``.
+
+Where each row is in other tools (:data:`WHERE`): ``row``, the observation's row in the
+tracks as read (1-based: a CSV or Parquet table's data row; audit.parquet keeps the rows in
+that order), ``x_file, y_file[, z_file]``, its position in the file's own units (the
+micrometres divided by audit.json's ``input.calibration.um_per_unit``; empty when the
+positions came from the detections table), and with images (:class:`ImageSource`) the
+volume's ``t_index`` and fractional voxel indices ``x_voxel, y_voxel, z_voxel`` (voxel
+``i``'s centre at ``i``; empty for another recording or a frame the volume lacks).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import pandas as pd
 
 from trackverify.review.sequence import (ALPHA, PRIOR_WEIGHT, TRUNCATION, occurrence_rank,
                                                stratum_sequence)
+from trackverify.review.sheet import RECORD
 from trackverify.errors import InputError
 from trackverify.io.atomic import write_json_atomic
 from trackverify.io.tabular import read_table, write_table
@@ -43,8 +52,10 @@ from trackverify.io.tabular import read_table, write_table
 PLANNING_RATE = {"certified": 0.05, "flagged": 0.5, "flagged_on_other": 0.5, "abstained": 0.5}
 #: Smallest sample of a stratum (all of it when smaller): room for an interval per stratum.
 FLOOR = 10
-REVIEW_COLUMNS = ["recording", "frame", "pred_id", "detection", "x_um", "y_um", "z_um",
-                  "start_frame", "decision"]
+REVIEW_COLUMNS = ["recording", "frame", "pred_id", "detection", "row", "x_um", "y_um", "z_um",
+                  "x_file", "y_file", "z_file", "start_frame"]
+#: Where a row is in other tools (module docstring).
+WHERE = ["row", "x_file", "y_file", "z_file", "t_index", "x_voxel", "y_voxel", "z_voxel"]
 DEFAULT_SEED = 20261205
 
 
@@ -100,8 +111,13 @@ def allocate(sizes: np.ndarray, rates: np.ndarray, n: int, floor: int = FLOOR) -
     return whole
 
 
-def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) -> tuple[Path, dict]:
+def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED,
+                images=None) -> tuple[Path, dict]:
     """Draw the review sample of ``audit_dir``; write ``review.csv`` and ``sample.json`` there.
+
+    ``images``: an :class:`~trackverify.review.images.ImageSource`: review.csv also gives
+    each row's voxel indices, and sample.json how the volume was read and whether the
+    tracks sit on it (checked on the anchor frame; ``design["images"]["alignment"]``).
 
     Refuses (:class:`InputError`) to replace a ``review.csv`` that holds a decision.
     Returns the path of ``review.csv`` and the design written to ``sample.json``.
@@ -131,7 +147,16 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
     order = stratum_sequence(sizes, share, n, rng)
     picked = review_rows(codes, sizes, order, rng)
     sample = rows.iloc[picked]
-    table = sample.reindex(columns=REVIEW_COLUMNS).assign(decision=None)
+    table = sample.assign(**file_coordinates(sample, audit_dir)).assign(row=sample.index + 1)
+    table = table.reindex(columns=REVIEW_COLUMNS)
+    shown = None
+    if images is not None:
+        shown = _voxels(audit_dir, images)
+        try:
+            table = pd.concat([table, shown.voxels(sample)], axis=1)
+        finally:
+            shown.close()
+    table = table.assign(decision=None, **dict.fromkeys(RECORD, None))
     table["pred_id"] = ids(table["pred_id"])
     held = np.bincount(order, minlength=len(names))
     from trackverify import __version__
@@ -152,9 +177,34 @@ def draw_sample(audit_dir: str | os.PathLike, n: int, seed: int = DEFAULT_SEED) 
                           "planning_rate": float(rates[h]),
                           "inclusion_probability": float(held[h] / sizes[h])}
                          for h in range(len(names))]}
+    if shown is not None:
+        design["images"] = shown.describe()
     write_table(table, review)
     write_json_atomic(audit_dir / "sample.json", design)
     return review, design
+
+
+def file_coordinates(rows: pd.DataFrame, audit_dir: Path) -> dict[str, np.ndarray]:
+    """``x_file, y_file[, z_file]`` of ``rows`` (module docstring); NaN when unknown."""
+    from trackverify.review.items import read_settings
+
+    read = read_settings(Path(audit_dir)).get("input") or {}
+    factors = (read.get("calibration") or {}).get("um_per_unit")
+    dims = [a for a in "xyz" if f"{a}_um" in rows]
+    known = str(read.get("positions") or "").startswith("tracks") and isinstance(
+        factors, list) and len(factors) == len(dims)
+    return {f"{a}_file": rows[f"{a}_um"].to_numpy(float) / float(factors[k]) if known
+            else np.full(len(rows), np.nan) for k, a in enumerate(dims)}
+
+
+def _voxels(audit_dir: Path, images):
+    """The volume of ``images`` opened and checked for the audit of ``audit_dir``."""
+    from trackverify.review.images import open_images
+    from trackverify.review.items import anchor_frames, read_settings
+
+    audit = read_table(Path(audit_dir) / "audit.parquet")
+    audit = audit.assign(recording=audit["recording"].astype(str))
+    return open_images(images, audit, anchor_frames(audit, read_settings(Path(audit_dir))))
 
 
 def review_rows(codes: np.ndarray, sizes: np.ndarray, order: np.ndarray,

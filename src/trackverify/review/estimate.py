@@ -43,6 +43,7 @@ from trackverify.io.bounded import read_json
 from trackverify.io.tabular import read_table
 from trackverify.values import is_integer
 
+from trackverify.review.record import agreement, methods, review_record
 from trackverify.review.sheet import DECISIONS
 
 
@@ -111,7 +112,7 @@ def read_decisions(audit_dir: Path) -> tuple[dict, "object"]:
                          row=int(np.argmax(bad)) + 1)
     review = review.assign(decision=decision.to_numpy(dtype=str))
     if "order" in design:
-        _check_order(design, review, path)
+        check_order(design, review, path)
     else:
         _check_legacy(design, review, path)
     return design, review
@@ -149,7 +150,7 @@ def read_design(path: Path) -> dict:
     return design
 
 
-def _check_order(design: dict, review, path: Path) -> None:
+def check_order(design: dict, review, path: Path) -> None:
     """review.csv holds sample.json's rows in its order (recording and frame per row)."""
     order = design["order"]
     if len(review) != len(order["stratum"]):
@@ -271,6 +272,11 @@ def estimate_error_rate(audit_dir: str | os.PathLike, target: float | None = Non
     interval of a complete review, else None). ``trackverify.estimate_error_rate`` is this
     function; the command is ``trackverify audit estimate [--target 0.03]``.
 
+    Also ``review`` (the decisions by mode, blind or triage, by what was shown, images or
+    positions, the reviewers and the seconds spent: :func:`.record.review_record`),
+    ``agreement`` (Cohen's kappa of review.csv and each other reviewer's
+    ``review-<name>.csv``: :func:`.record.agreement`) and ``methods``, the methods paragraph.
+
     Example (after some rows of ``audit/review.csv``, in order, have their decision)::
 
         result = trackverify.estimate_error_rate("audit", target=0.03)
@@ -328,7 +334,10 @@ def estimate_error_rate(audit_dir: str | os.PathLike, target: float | None = Non
               "unsure": "counted correct for low, wrong for high; an undecided row before "
                         "the last decided one counts as unsure",
               "seed": design.get("seed"), "audit": str(audit_dir),
-              "trackverify": __version__}
+              "trackverify": __version__,
+              "review": review_record(review, audit_dir / "review.csv"),
+              "agreement": agreement(audit_dir)}
+    result["methods"] = methods(result, design)
     write_json_atomic(audit_dir / "estimate.json", result)
     _add_to_report(audit_dir / "report.html", result)
     return result
@@ -377,6 +386,14 @@ def summary_lines(result: dict) -> list[str]:
                 else "fixed-N intervals (a sample drawn before the review order)")]
     if result.get("target") is not None:
         lines[0] += f"; target half-width {100 * result['target']:.1f} points"
+    triage = result["review"]["mode"]["triage"]
+    if triage:
+        lines.append(f"{triage} of {result['review']['decided']} decisions were made in triage "
+                     "mode (the page showed the audit's verdicts): the review is not blind")
+    for pair in result["agreement"]:
+        kappa = "undefined" if pair["kappa"] is None else f"{pair['kappa']:.2f}"
+        lines.append(f"agreement of {pair['sheets'][0]} and {pair['sheets'][1]}: Cohen's kappa "
+                     f"{kappa} over the {pair['rows']} rows both decided")
     lines += [line("all", result["all"]), line("certified", result["certified"])]
     if len(result["per_recording"]) > 1:
         for recording, blocks in result["per_recording"].items():

@@ -1,6 +1,7 @@
-"""One review server per folder, and what a restart of it keeps.
+"""One review server per sheet of a folder, and what a restart of it keeps.
 
-``AUDIT_DIR/.review.lock`` is held locked (``fcntl.flock``; ``msvcrt.locking`` on Windows)
+``AUDIT_DIR/.review.lock`` (for review.csv; ``.review-<name>.lock`` for another reviewer's
+``review-<name>.csv``) is held locked (``fcntl.flock``; ``msvcrt.locking`` on Windows)
 by the one server of the folder for as long as its process lives: the operating system drops
 the lock when the process ends, however it ends (SIGKILL too), so a second server on the
 same folder, from any process, is refused with a line naming the first (its process id and
@@ -95,21 +96,27 @@ def _port(recorded: dict) -> int | None:
     return port if type(port) is int and 0 < port < 65536 else None
 
 
-def remove_stale_temporaries(folder: Path) -> None:
-    """Remove the temporary copies of review.csv in ``folder`` (only the lock's holder may:
+def lock_name(sheet: str = SHEET_NAME) -> str:
+    """The lock file of ``sheet`` (a file name in the folder): :data:`LOCK_NAME` for
+    review.csv, ``.review-<name>.lock`` for ``review-<name>.csv``."""
+    return f".{Path(sheet).stem}.lock"
+
+
+def remove_stale_temporaries(folder: Path, sheet: str = SHEET_NAME) -> None:
+    """Remove the temporary copies of ``sheet`` in ``folder`` (only the lock's holder may:
     a running server's copy is in use)."""
-    for path in folder.glob(f".{SHEET_NAME}.*.tmp"):
+    for path in folder.glob(f".{sheet}.*.tmp"):
         try:
             path.unlink()
         except OSError:
             pass
 
 
-def claim_folder(folder: str | os.PathLike) -> Claim:
-    """Lock ``folder`` for one review server, or raise an :class:`InputError` naming the
-    process that holds it; remove stale temporary copies of review.csv."""
+def claim_folder(folder: str | os.PathLike, sheet: str = SHEET_NAME) -> Claim:
+    """Lock ``folder``'s ``sheet`` for one review server, or raise an :class:`InputError`
+    naming the process that holds it; remove stale temporary copies of the sheet."""
     folder = Path(folder)
-    path = folder / LOCK_NAME
+    path = folder / lock_name(sheet)
     try:
         # not through a symbolic link: the file is truncated and written
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -124,8 +131,9 @@ def claim_folder(folder: str | os.PathLike) -> Claim:
         holder = f"process {pid}" if type(pid) is int else "another process"
         where = f" at http://127.0.0.1:{port}/" if port else ""
         raise InputError(f"already being reviewed by {holder}{where} (one server per review "
-                         "folder: use its page, or stop it first)", source=str(folder))
+                         "folder: use its page, or stop it first)",
+                         source=str(folder if sheet == SHEET_NAME else folder / sheet))
     token = recorded.get("token")
-    remove_stale_temporaries(folder)
+    remove_stale_temporaries(folder, sheet)
     return Claim(folder, fd, token if isinstance(token, str) and _TOKEN.fullmatch(token)
                  else secrets.token_urlsafe(24), _port(recorded))

@@ -1,25 +1,27 @@
-"""What the review page draws for each sampled observation, from the audit's outputs.
+"""What the review page shows of each sampled observation, from the audit's outputs.
 
-For row ``i`` of review.csv (recording ``r``, frame ``t``, claimed id ``p``):
+For row ``i`` of the sheet (recording ``r``, frame ``t``, claimed id ``p``), :meth:`ReviewItems.detail`:
 
-* the anchor frame ``a`` of ``r`` (audit.json's ``anchor_frame``, else ``r``'s first frame
-  in audit.parquet, as the audit chose it), ``p``'s place there and every other identity of
-  frame ``a`` within :data:`NEAR_UM` of it, with their ids;
-* frame ``t``: every detection within :data:`NEAR_UM` of the observation, from the
-  detections table audit.json names (a relative path is looked up from the current folder,
-  then from AUDIT_DIR), else the tracker's rows of frame ``t`` (audit.parquet);
-* ``p``'s track: its rows in frames ``t - TRACK_FRAMES .. t + TRACK_FRAMES``.
+* ``anchor``: the anchor frame ``a`` of ``r`` (audit.json's ``anchor_frame``, else ``r``'s
+  first frame in audit.parquet, as the audit chose it), ``p``'s place there and every
+  identity of frame ``a`` within :data:`NEAR_UM` of it on each axis, with its id;
+* ``steps``: ``p``'s track in frames ``t - TRACK_FRAMES .. t + TRACK_FRAMES`` (its rows, in
+  frame order; ``at`` is the observation's step), each with its place and the detections of
+  its frame within :data:`NEAR_UM` of it (the detections table audit.json names, looked up
+  from the current folder then from AUDIT_DIR, else the tracker's rows), unlabelled, and the
+  x-y positions of every detection of its frame (``outline``, for the whole-frame view). The
+  page draws each step centred on the track's own place in that frame, so a moving worm's
+  track is seen as the image or points around the id, never as jumps in the frame's
+  coordinates;
+* ``start``: the first observation of ``p``'s track, the one it is judged against
+  (audit.parquet's ``start_frame``, when the audit writes it): its frame, place and the
+  detections around it; null otherwise;
+* in triage mode only, ``verifier``: the row's verdict, reason, score, threshold, stratum,
+  event, look-alike and where the registration puts ``p`` in frame ``t`` (``expected``), and
+  ``start``'s ``identity``. Blind (the default), nothing of the audit's judgement is served.
 
-* where the registration puts ``p`` in frame ``t`` (audit.parquet's ``expected_*`` columns:
-  the anchor place carried to frame ``t``), drawn in the observed frame; an audit without
-  them (a verifier that does not register, or an older audit) marks the anchor place there
-  and says so (``note``);
-* the *start* of ``p``'s track, the observation the sampled one is judged against (the
-  question a reviewer answers: is the sampled observation on the neuron its track started
-  on?): its frame ``s`` (audit.parquet's ``start_frame``; the anchor frame for an anchor
-  identity), its place, the anchor identity whose place it holds (``start_identity``; null:
-  none) and every detection of frame ``s`` within :data:`NEAR_UM` of it (as ``observed``);
-  null for an audit without ``start_frame`` (an older audit: its start is the anchor).
+:meth:`ReviewItems.listing` is the light list: each row's recording, frame, id and where to
+find it elsewhere (the sheet's ``row``, file and voxel coordinates).
 """
 
 from __future__ import annotations
@@ -35,73 +37,36 @@ from trackverify.errors import InputError
 from trackverify.io.tabular import read_table
 from trackverify.review.sheet import Sheet
 
-#: Radius (um) of the neighbourhoods drawn around the anchor place and the observation.
+#: Half the side (um) of the box of points sent around each place.
 NEAR_UM = 25.0
-#: Frames of the claimed id's track drawn either side of the observed frame.
+#: Frames of the claimed id's track either side of the observed frame.
 TRACK_FRAMES = 5
-REGISTERED_NOTE = ("the audit does not record the registered place; the claimed id's "
-                   "anchor-frame place is marked instead")
-EXPECTED_NOTE = "where the registration puts the claimed id in this frame"
+#: The sheet's columns that say where an observation is in other tools (design.WHERE).
+WHERE = ("row", "x_file", "y_file", "z_file", "t_index", "x_voxel", "y_voxel", "z_voxel")
+#: audit.parquet's columns shown in triage mode only.
+VERIFIER = ("verdict", "reason", "score", "threshold_um", "relative_score", "lookalike_id",
+            "lookalike_um", "segment", "event")
+_EMPTY = np.array([], dtype=np.int64)
 
 
-def _points(table: pd.DataFrame, rows: np.ndarray, label: str, dims: list[str]) -> list[dict]:
-    """``table``'s ``rows`` as JSON points {label, x, y[, z]}, in ``rows``' order."""
-    part = table.iloc[rows]
-    labels = part[label].to_numpy() if label in part else np.full(len(part), None)
-    coords = {axis: part[f"{axis}_um"].to_numpy(float) for axis in dims}
-    return [{"label": _label(labels[k]), **{axis: float(coords[axis][k]) for axis in dims}}
-            for k in range(len(part))]
-
-
-def _label(value) -> str | None:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+def label(value) -> str | None:
+    """An id as text: whole floats without ``.0``; None for a missing one."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
         return None
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
 
 
-def _near(table: pd.DataFrame, rows: np.ndarray, centre: np.ndarray, dims: list[str]) -> np.ndarray:
-    """Those of ``rows`` within :data:`NEAR_UM` of ``centre``, nearest first (stable)."""
-    xyz = table.iloc[rows][[f"{axis}_um" for axis in dims]].to_numpy(float)
-    distance = np.sqrt(((xyz - centre) ** 2).sum(axis=1))
-    keep = np.flatnonzero(distance <= NEAR_UM)
-    return rows[keep[np.argsort(distance[keep], kind="stable")]]
-
-
-def _expected(audit: pd.DataFrame, rows: np.ndarray, dims: list[str]) -> dict | None:
-    """Where the registration puts the claimed id in the observed frame (its row's
-    ``expected_*``), or None when the audit does not say."""
-    columns = [f"expected_{axis}_um" for axis in dims]
-    if not len(rows) or not set(columns) <= set(audit.columns):
+def _number(value) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
         return None
-    place = audit.iloc[rows[0]][columns].to_numpy(dtype=float)
-    return dict(zip(dims, place.tolist())) if np.isfinite(place).all() else None
+    return value if np.isfinite(value) else None
 
 
-def _start(audit: pd.DataFrame, track_rows: np.ndarray, dets: pd.DataFrame,
-           dets_by_frame: dict, recording: str, det_label: str, dims: list[str]) -> dict | None:
-    """The start of the claimed id's track (module docstring), or None when the audit does
-    not record it or the track has none."""
-    if "start_frame" not in audit.columns or not len(track_rows):
-        return None
-    first = audit["start_frame"].to_numpy(dtype=float, na_value=np.nan)[track_rows]
-    frames = audit["frame"].to_numpy()[track_rows]
-    at = track_rows[frames == first]
-    if not len(at) or not np.isfinite(first[0]):
-        return None
-    row = audit.iloc[at[0]]
-    place = row[[f"{a}_um" for a in dims]].to_numpy(dtype=float)
-    frame = int(first[0])
-    around = _near(dets, dets_by_frame.get((recording, frame), np.array([], dtype=np.int64)),
-                   place, dims)
-    identity = row["start_identity"] if "start_identity" in audit.columns else None
-    return {"frame": frame, "place": dict(zip(dims, place.tolist())),
-            "identity": _label(identity),
-            "neighbours": _points(dets, around, det_label, dims)}
-
-
-def _detections_path(audit_dir: Path, settings: dict) -> Path | None:
+def detections_path(audit_dir: Path, settings: dict) -> Path | None:
     named = (settings.get("inputs") or {}).get("detections")
     if not named or named == "None":
         return None
@@ -111,72 +76,183 @@ def _detections_path(audit_dir: Path, settings: dict) -> Path | None:
     return None
 
 
-def _anchor_frames(audit: pd.DataFrame, settings: dict) -> dict[str, int]:
+def anchor_frames(audit: pd.DataFrame, settings: dict) -> dict[str, int]:
+    """Each recording's anchor frame: audit.json's, else its first frame in audit.parquet."""
     fixed = settings.get("anchor_frame")
     first = audit.groupby("recording", sort=False)["frame"].min()
     return {str(r): int(fixed) if isinstance(fixed, int) else int(f) for r, f in first.items()}
 
 
-def load_items(audit_dir: str | os.PathLike, sheet: Sheet) -> list[dict]:
-    """One dict per row of ``sheet`` with what the page draws (see the module docstring)."""
-    audit_dir = Path(audit_dir)
-    audit = read_table(audit_dir / "audit.parquet")
+def read_settings(audit_dir: Path) -> dict:
     try:
-        settings = json.loads((audit_dir / "audit.json").read_text(encoding="utf-8"))
+        return json.loads((audit_dir / "audit.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read ({exc})", source=str(audit_dir / "audit.json")) from None
-    audit = audit.assign(recording=audit["recording"].astype(str))
-    dims = ["x", "y", "z"] if "z_um" in audit else ["x", "y"]
-    dets_path = _detections_path(audit_dir, settings)
-    if dets_path is not None:
-        dets = read_table(dets_path)
-        dets = dets.assign(recording=dets["recording"].astype(str) if "recording" in dets
-                           else audit["recording"].iloc[0])
-        observed_source = f"detections ({dets_path.name})"
-    else:
-        dets, observed_source = audit, "the tracker's rows (no detections table found)"
-    det_label = "detection" if dets is not audit else "pred_id"
-    anchors = _anchor_frames(audit, settings)
-    by_frame = audit.groupby(["recording", "frame"], sort=False).indices
-    dets_by_frame = dets.groupby(["recording", "frame"], sort=False).indices
-    # positions in ``audit`` itself (rows without an id in no group; a dropna() before the
-    # groupby numbered the rows after the first missing id wrongly)
-    by_id = audit.groupby(["recording", "pred_id"], sort=False, dropna=True).indices
-    empty = np.array([], dtype=np.int64)
-    items = []
-    for index, row in enumerate(sheet.rows):
-        recording, frame = row["recording"], int(float(row["frame"]))
-        pred_id = float(row["pred_id"]) if row["pred_id"] not in ("", "nan") else np.nan
-        observation = np.array([float(row.get(f"{axis}_um") or "nan") for axis in dims])
-        anchor = anchors.get(recording)
-        track_rows = by_id.get((recording, pred_id), empty)
-        frames = audit["frame"].to_numpy()[track_rows]
-        at_anchor = track_rows[frames == anchor]
-        anchor_place = (audit.iloc[at_anchor[:1]][[f"{a}_um" for a in dims]].to_numpy(float)[0]
-                        if len(at_anchor) else None)
-        expected = _expected(audit, track_rows[frames == frame], dims)
-        window = track_rows[np.abs(frames - frame) <= TRACK_FRAMES]
-        window = window[np.argsort(audit["frame"].to_numpy()[window], kind="stable")]
-        neighbours = (_near(audit, by_frame.get((recording, anchor), empty), anchor_place, dims)
-                      if anchor_place is not None else empty)
-        observed = _near(dets, dets_by_frame.get((recording, frame), empty), observation, dims)
-        track = _points(audit, window, "frame", dims)
-        start = _start(audit, track_rows, dets, dets_by_frame, recording, det_label, dims)
-        items.append({
-            "index": index, "recording": recording, "frame": frame,
-            "pred_id": _label(pred_id), "detection": row.get("detection") or None,
-            "stratum": row.get("stratum") or None, "decision": row["decision"],
-            "dims": dims, "anchor_frame": anchor,
-            "observation": dict(zip(dims, observation.tolist())),
-            "anchor": None if anchor_place is None else dict(zip(dims, anchor_place.tolist())),
-            "expected": expected,
-            "anchor_neighbours": _points(audit, neighbours, "pred_id", dims),
-            "observed": _points(dets, observed, det_label, dims),
-            "observed_source": observed_source,
-            "track": track,
-            "start": start,
-            "note": (EXPECTED_NOTE if expected is not None else REGISTERED_NOTE)
-            if anchor_place is not None
-            else f"id {_label(pred_id)} has no row in the anchor frame {anchor}",
-        })
-    return items
+
+
+class _Points:
+    """A table's positions as arrays, indexed by (recording, frame)."""
+
+    def __init__(self, table: pd.DataFrame, dims: list[str], labels: str | None):
+        self.xyz = table[[f"{a}_um" for a in dims]].to_numpy(float)
+        self.labels = table[labels].to_numpy() if labels else None
+        self.by_frame = table.groupby(["recording", "frame"], sort=False).indices
+        self.dims = dims
+
+    def rows(self, recording: str, frame: int) -> np.ndarray:
+        return self.by_frame.get((recording, frame), _EMPTY)
+
+    def near(self, recording: str, frame: int, centre: np.ndarray) -> list[dict]:
+        """The points of the frame within NEAR_UM of ``centre`` on every axis, nearest first."""
+        rows = self.rows(recording, frame)
+        offset = self.xyz[rows] - centre
+        keep = np.flatnonzero((np.abs(offset) <= NEAR_UM).all(axis=1))
+        keep = keep[np.argsort((offset[keep] ** 2).sum(axis=1), kind="stable")]
+        return [{"label": None if self.labels is None else label(self.labels[rows[k]]),
+                 **dict(zip(self.dims, np.round(self.xyz[rows[k]], 3).tolist()))} for k in keep]
+
+    def outline(self, recording: str, frame: int) -> list[list[float]]:
+        return np.round(self.xyz[self.rows(recording, frame)][:, :2], 1).tolist()
+
+
+class ReviewItems:
+    """The items of one sheet (module docstring); ``triage`` adds the audit's judgement;
+    ``design``: sample.json as read (the stratum of each row in triage mode), or None."""
+
+    def __init__(self, audit_dir: str | os.PathLike, sheet: Sheet, triage: bool = False,
+                 design: dict | None = None):
+        audit_dir = Path(audit_dir)
+        audit = read_table(audit_dir / "audit.parquet")
+        self.settings = read_settings(audit_dir)
+        self.audit = audit.assign(recording=audit["recording"].astype(str))
+        self.dims = ["x", "y", "z"] if "z_um" in audit else ["x", "y"]
+        self.triage, self.design, self.rows = triage, design, sheet.rows
+        path = detections_path(audit_dir, self.settings)
+        if path is not None:
+            dets = read_table(path)
+            dets = dets.assign(recording=dets["recording"].astype(str) if "recording" in dets
+                               else self.audit["recording"].iloc[0])
+            self.points_source = f"the detections ({path.name})"
+        else:
+            dets, self.points_source = self.audit, "the tracker's rows (no detections table found)"
+        self.detections = _Points(dets, self.dims, None)
+        self.identities = _Points(self.audit, self.dims, "pred_id")
+        self.anchors = anchor_frames(self.audit, self.settings)
+        self.by_id = self.audit.groupby(["recording", "pred_id"], sort=False, dropna=True).indices
+        self.frames = self.audit["frame"].to_numpy()
+        self.numeric_ids = self.audit["pred_id"].dtype.kind in "fiu"
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # -- the row of the sheet in audit.parquet
+    def _key(self, index: int) -> tuple[str, int, object]:
+        row = self.rows[index]
+        text = row["pred_id"]
+        pred_id = (float(text) if _number(text) is not None else np.nan) if self.numeric_ids \
+            else text
+        return row["recording"], int(float(row["frame"])), pred_id
+
+    def _track(self, recording: str, pred_id) -> np.ndarray:
+        rows = self.by_id.get((recording, pred_id), _EMPTY)
+        return rows[np.argsort(self.frames[rows], kind="stable")]
+
+    def _observed_row(self, index: int, track: np.ndarray, frame: int) -> int | None:
+        """The audit row of sheet row ``index``: its id's row in its frame (its detection,
+        else the nearest to its position, when the id has several there)."""
+        here = track[self.frames[track] == frame]
+        if len(here) > 1:
+            row = self.rows[index]
+            if "detection" in self.audit and _number(row.get("detection")) is not None:
+                same = here[self.audit["detection"].to_numpy()[here] == float(row["detection"])]
+                here = same if len(same) else here
+            place = self._place(index)
+            here = here[np.argsort(((self.identities.xyz[here] - place) ** 2).sum(axis=1),
+                                   kind="stable")]
+        return int(here[0]) if len(here) else None
+
+    def _place(self, index: int) -> np.ndarray:
+        return np.array([_number(self.rows[index].get(f"{a}_um")) or np.nan for a in self.dims])
+
+    def _xyz(self, place: np.ndarray) -> dict:
+        return dict(zip(self.dims, np.round(place, 4).tolist()))
+
+    # -- what the page shows
+    def listing(self, voxels: pd.DataFrame | None = None) -> list[dict]:
+        """Each row's recording, frame, claimed id and ``where`` (the sheet's :data:`WHERE`
+        cells, ``voxels``' when given and the sheet has none)."""
+        out = []
+        for index, row in enumerate(self.rows):
+            where = {name: row[name] for name in WHERE if row.get(name, "") != ""}
+            if voxels is not None and "t_index" not in where and pd.notna(voxels["t_index"].iloc[index]):
+                where.update({k: v for k, v in voxels.iloc[index].items() if pd.notna(v)})
+            out.append({"index": index, "recording": row["recording"],
+                        "frame": int(float(row["frame"])), "pred_id": label(self._key(index)[2]),
+                        "detection": row.get("detection") or None,
+                        "where": {k: (int(v) if k in ("row", "t_index") else _number(v))
+                                  for k, v in where.items()}})
+        return out
+
+    def detail(self, index: int) -> dict:
+        """Everything the page draws for sheet row ``index`` (module docstring)."""
+        recording, frame, pred_id = self._key(index)
+        track = self._track(recording, pred_id)
+        window = track[np.abs(self.frames[track] - frame) <= TRACK_FRAMES]
+        observed = self._observed_row(index, track, frame)
+        places = self.identities.xyz[window]
+        if observed is None:  # the sheet's row is not in the audit: its own place only
+            window, places = np.array([-1]), self._place(index)[None, :]
+        at = int(np.flatnonzero(window == observed)[0]) if observed is not None else 0
+        frames = np.where(window >= 0, self.frames[np.maximum(window, 0)], frame)
+        steps = [{"frame": int(f), "place": self._xyz(p),
+                  "points": self.detections.near(recording, int(f), p),
+                  "outline": self.detections.outline(recording, int(f))}
+                 for f, p in zip(frames, places)]
+        anchor_frame = self.anchors.get(recording)
+        at_anchor = track[self.frames[track] == anchor_frame]
+        anchor_place = self.identities.xyz[at_anchor[0]] if len(at_anchor) else None
+        item = {"index": index, "recording": recording, "frame": frame,
+                "pred_id": label(pred_id), "dims": self.dims, "points_source": self.points_source,
+                "anchor": {"frame": anchor_frame,
+                           "place": None if anchor_place is None else self._xyz(anchor_place),
+                           "points": [] if anchor_place is None else
+                           self.identities.near(recording, anchor_frame, anchor_place)},
+                "steps": steps, "at": at, "start": self._start(recording, track)}
+        if self.triage:
+            item["verifier"] = self._verifier(index, observed)
+        return item
+
+    def _start(self, recording: str, track: np.ndarray) -> dict | None:
+        """The first observation of the track (audit.parquet's ``start_frame``), or None."""
+        if "start_frame" not in self.audit.columns or not len(track):
+            return None
+        first = pd.to_numeric(self.audit["start_frame"], errors="coerce").to_numpy(float)[track]
+        at = track[self.frames[track] == first]
+        if not len(at):
+            return None
+        place, frame = self.identities.xyz[at[0]], int(first[0])
+        start = {"frame": frame, "place": self._xyz(place),
+                 "points": self.detections.near(recording, frame, place)}
+        if self.triage and "start_identity" in self.audit.columns:
+            start["identity"] = label(self.audit["start_identity"].iloc[at[0]])
+        return start
+
+    def _verifier(self, index: int, observed: int | None) -> dict:
+        """The audit's judgement of the row (triage mode only)."""
+        if observed is None:
+            return {}
+        row = self.audit.iloc[observed]
+        out = {name: (label(row[name]) if name in ("lookalike_id", "segment", "event")
+                      else row[name] if name in ("verdict", "reason") else _number(row[name]))
+               for name in VERIFIER if name in self.audit.columns}
+        out = {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in out.items()}
+        columns = [f"expected_{a}_um" for a in self.dims]
+        expected = row[columns].to_numpy(float) if set(columns) <= set(self.audit.columns) else None
+        out["expected"] = self._xyz(expected) if expected is not None and np.isfinite(
+            expected).all() else None
+        order = (self.design or {}).get("order", {}).get("stratum")
+        if order is not None and index < len(order):
+            out["stratum"] = self.design["strata"][order[index]]["stratum"]
+        elif self.rows[index].get("stratum"):
+            out["stratum"] = self.rows[index]["stratum"]
+        return out

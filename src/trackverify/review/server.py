@@ -43,7 +43,7 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 
 from trackverify.errors import InputError
-from trackverify.review.app import Limits, ReviewApp
+from trackverify.review.app import Limits, ReviewApp, Settings
 from trackverify.review.folder import Claim, claim_folder
 from trackverify.review.sheet import read_sheet
 
@@ -122,8 +122,8 @@ class ReviewServer:
     """A claimed folder served on 127.0.0.1: :attr:`url` (with the token), :meth:`run`
     until :meth:`shutdown` (or Ctrl-C), then :meth:`close`."""
 
-    def __init__(self, claim: Claim, server: _Server):
-        self.claim, self.server = claim, server
+    def __init__(self, claim: Claim, server: _Server, app: ReviewApp):
+        self.claim, self.server, self.app = claim, server, app
         self.port = int(server.effective_port)
         self.url = f"http://{HOST}:{self.port}/?token={claim.token}"
         self._stop = threading.Event()
@@ -141,6 +141,7 @@ class ReviewServer:
         self._stop.set()
         self.server.task_dispatcher.shutdown(timeout=5)
         wasyncore.close_all(self.server.socket_map)
+        self.app.close()
         self.claim.release()
 
 
@@ -182,21 +183,25 @@ def _bind_port(app: ReviewApp, port: int | None, claim: Claim, limits: Limits,
 
 
 def make_server(audit_dir: str | os.PathLike, port: int | None = None, limits: Limits = Limits(),
-                report: Callable[[str], None] = _stderr) -> ReviewServer:
-    """A server of AUDIT_DIR's review.csv (checked here) on ``port`` (None: the folder's
-    last port when free, else a free one; 0: a free one); ``report`` receives the one-line
-    problems the terminal shows."""
+                report: Callable[[str], None] = _stderr,
+                settings: Settings = Settings()) -> ReviewServer:
+    """A server of AUDIT_DIR's sheet (``settings.sheet``, review.csv by default; checked
+    here) on ``port`` (None: the sheet's last port when free, else a free one; 0: a free
+    one); ``report`` receives the one-line problems the terminal shows."""
     audit_dir = Path(audit_dir)
-    read_sheet(audit_dir / "review.csv")  # refused before the folder is claimed
-    claim = claim_folder(audit_dir)
+    read_sheet(audit_dir / settings.sheet)  # refused before the folder is claimed
+    claim = claim_folder(audit_dir, settings.sheet)
+    app = None
     try:
-        app = ReviewApp(audit_dir, claim.token, limits, report)
+        app = ReviewApp(audit_dir, claim.token, limits, report, settings)
         server = _bind_port(app, port, claim, limits, report)
         claim.record(int(server.effective_port))
     except BaseException:
+        if app is not None:
+            app.close()
         claim.release()
         raise
     waitress_log = logging.getLogger("waitress")
     waitress_log.handlers, waitress_log.propagate = [_OneLine(report)], False
     waitress_log.setLevel(logging.ERROR)
-    return ReviewServer(claim, server)
+    return ReviewServer(claim, server, app)
