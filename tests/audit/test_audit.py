@@ -285,9 +285,10 @@ def test_detections_table_adds_evidence_but_no_rows():
     extra = pd.DataFrame({"recording": "worm", "frame": range(6), "detection": 100,
                           "x_um": 40.0, "y_um": 40.0})
     detections = pd.concat([tracks.drop(columns="pred_id"), extra], ignore_index=True)
-    result = trackverify.audit(tracks, detections)
+    result = trackverify.audit(tracks, detections, detections_as_evidence=True)
     assert len(result.observations) == len(tracks)
     assert result.summary["detections_table"] is True
+    assert result.summary["detections"] == "positions and evidence"
     missing = detections[detections["detection"] != 3]
     with pytest.raises(InputError, match="is not a row of the detection table"):
         trackverify.audit(tracks, missing)

@@ -131,13 +131,17 @@ def _zarray(shape, chunks, dtype: str) -> str:
                        "dimension_separator": ".", "zarr_format": 2})
 
 
-def geff_store(folder: Path, nodes: int = 4) -> Path:
-    """A GEFF 1.1 store (zarr v2, uncompressed) of two tracks of two nodes: node i at frame
-    i // 2, x = i, y = 2 i; links 0 -> 2 and 1 -> 3. ``nodes`` > 4 declares that many nodes
-    (the arrays' shapes) while the chunk files stay those of four."""
+def geff_store(folder: Path, nodes: int = 4, t_dtype: str = "int64") -> Path:
+    """A GEFF 1.1 store (zarr v2, uncompressed; metadata the geff library accepts) of two
+    tracks of two nodes: node i at frame i // 2, x = i, y = 2 i; links 0 -> 2 and 1 -> 3.
+    ``nodes`` > 4 declares that many nodes (the arrays' shapes) while the chunk files stay
+    those of four; ``t_dtype``: the frame property's declared type."""
+    props = {name: {"identifier": name, "dtype": dtype, "varlength": False}
+             for name, dtype in (("t", t_dtype), ("x", "float64"), ("y", "float64"))}
     files = {".zgroup": '{"zarr_format": 2}',
              ".zattrs": json.dumps({"geff": {"geff_version": "1.1", "directed": True,
-                                             "axes": GEFF_AXES}}),
+                                             "axes": GEFF_AXES, "node_props_metadata": props,
+                                             "edge_props_metadata": {}}}),
              "edges/ids/.zarray": _zarray((2, 2), (2, 2), "<i8"),
              "edges/ids/0.0": np.array([[0, 2], [1, 3]], "<i8").tobytes(),
              "nodes/ids/.zarray": _zarray((nodes,), (4,), "<i8"),

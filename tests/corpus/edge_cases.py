@@ -294,7 +294,7 @@ def message_edge_cases(root: Path) -> list[Case]:
     from tests.corpus.bounded_cases import geff_store
 
     folder = root / "edge_geff_frame_1e300"
-    store = geff_store(folder / "g.zarr")
+    store = geff_store(folder / "g.zarr", t_dtype="float64")
     frames = np.array([0.0, 0.0, 1e300, 1.0], "<f8")
     (store / "nodes/props/t/values/0").write_bytes(frames.tobytes())
     zarray = store / "nodes/props/t/values/.zarray"

@@ -187,7 +187,7 @@ def test_geff_version_decides_who_reads_the_metadata(store, read_by):
     """0.2.2 (geff-java's mouse store) is read here, 1.1 by the library; results.json
     records which (``metadata_read_by``)."""
     pytest.importorskip("geff")
-    _, tracks = read_tracks(shared(GEFF / store))
+    _, tracks = read_points(shared(GEFF / store))
     assert tracks.details["metadata_read_by"].startswith(read_by)
 
 
@@ -203,7 +203,7 @@ def test_geff_1_x_metadata_the_library_refuses_is_one_error(tmp_path):
     del attrs["geff"]["node_props_metadata"]
     (store / ".zattrs").write_text(json.dumps(attrs))
     with pytest.raises(InputError, match="geff package refuses this store's metadata"):
-        read_tracks(store)
+        read_points(store)
 
 
 def test_geff_first_layout_is_refused_with_a_reason():

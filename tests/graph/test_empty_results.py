@@ -23,8 +23,9 @@ from ctc_cases import render, rows_of, span, write_folder
 from graph_helpers import assert_same, run_ctc, run_points, table, traccuracy_names
 
 from trackverify.errors import InputError
-from trackverify.graph.ctc import evaluate_ctc
-from trackverify.io.formats import detect_format, load
+from trackverify.io.formats import detect_format
+from trackverify.io.tracks import read_tracks
+from trackverify.metrics.graph.ctc import evaluate_ctc
 
 # Case 1: track 1 (slot 0, frames 0-3), track 2 (slot 9, frames 0-1) divides into 3 and 4
 # (slots 17, 18, frames 2-3): 10 nodes, 8 edges (1: 3, 2: 1, 3: 1, 4: 1, two parent links).
@@ -189,8 +190,8 @@ def test_empty_result_folder_is_recognised_as_ctc(cases, tmp_path):
     folder or as the track file); an empty res_track.txt alone is not."""
     _, res = cases["one"]
     assert detect_format(res) == "ctc" and detect_format(res / "res_track.txt") == "ctc"
-    loaded = load(res, "predictions")
-    assert len(loaded.table) == 0 and loaded.info["tracks"] == 0
+    loaded = read_tracks(res, "predictions")
+    assert len(loaded.table) == 0 and loaded.record["tracks"] == 0
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "res_track.txt").write_text("")
@@ -208,7 +209,7 @@ def test_empty_result_with_labels_in_its_masks_is_refused(cases, tmp_path):
     write_folder(bad, render({7: span(3, 0, 0)}, ONE[2]), np.zeros((0, 4), np.int64), "mask")
     (bad / "res_track.txt").write_text("")
     with pytest.raises(InputError, match="label 7 of frame 0 is not in res_track.txt"):
-        load(bad, "predictions")
+        read_tracks(bad, "predictions")
 
 
 def test_reference_without_tracks_is_refused(cases, tmp_path, capsys):
@@ -221,7 +222,7 @@ def test_reference_without_tracks_is_refused(cases, tmp_path, capsys):
     with pytest.raises(InputError, match="reference track file has no tracks"):
         evaluate_ctc(empty_gt.parent, res)
     with pytest.raises(InputError, match="reference table has no rows"):
-        load(empty_gt.parent, "reference")
+        read_tracks(empty_gt.parent, "reference")
     header = tmp_path / "ref.csv"
     header.write_text("frame,track,x_um,y_um\n")
     for path in (empty_gt.parent, header, empty_geff(tmp_path / "ref.geff")):

@@ -131,15 +131,20 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
           source: str = "<tracks>", detections_source: str = "<detections>",
           fmt: str | None = None, columns: str | dict | None = None,
           pixel_size: str | tuple | None = None, units: str | None = None,
-          recording: str | None = None,
+          recording: str | None = None, detections_as_evidence: bool = False,
+          jobs: int = 1, executor: str = "process",
           progress: Callable[[str, int, int], None] | None = None,
           warn: Callable[[str], None] | None = None) -> AuditResult:
     """Which identities of a tracker's output can be trusted, with no reference tracks.
 
     ``tracks`` is the tracker's output (see the module docstring), a table or a file any
     reader takes (``fmt``: the format's name, detected when None); ``detections`` optionally
-    every detection of each frame (a table or a CSV / Parquet file; used as identity-free
-    evidence by the registration, and the positions of a tracker output that has none). A
+    every detection of each frame (a table or a CSV / Parquet file): the positions of a
+    tracker output that names its detections but has none, and, with
+    ``detections_as_evidence``, identity-free evidence for the registration too (every
+    detection, labelled or not; off by default: on the real recording it flags more correct
+    rows than wrong ones, docs/guide/audit.md). ``jobs`` recordings are judged at once on
+    ``executor`` (:func:`trackverify.execute.ordered_map`: the same result for any number). A
     file and a table are read alike, by the one reader of tracks
     (:func:`trackverify.io.tracks.read_tracks`: ``columns`` renames, ``pixel_size`` converts
     pixels, ``units="um"`` says mapped coordinates are micrometres, ``recording`` names a
@@ -198,17 +203,28 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     from trackverify.reference_check.core import check_anchor_layout
     with naming_input(source):  # before any verifier: a frame too crowded to check its labels
         check_anchor_layout(table, "pred_id", anchor_frame)
-    for i, (recording, rows) in enumerate(table.groupby("recording", sort=False)):
-        if progress is not None:
-            progress(str(recording), i, len(recordings))
-        extra = None if dets is None else dets[dets["recording"] == recording]
-        if progress is not None and hasattr(scorer, "on_frame"):  # by frame, while registering
-            scorer.on_frame = (lambda done, total, name=str(recording):
-                               progress(f"{name}: frames", done, total))
-        with naming_input(source):  # a refusal about the recording names the tracks file
-            scored, used = judge_recording(rows, extra, scorer, anchor_frame, threshold, source)
-        parts.append(scored)
-        thresholds[str(recording)] = used
+    evidence = dets if detections_as_evidence else None
+    by_frame = progress is not None and hasattr(scorer, "on_frame") and jobs == 1
+
+    def tasks():  # drawn one at a time: in this process, frames are reported while registering
+        for recording, rows in table.groupby("recording", sort=False):
+            if by_frame:
+                scorer.on_frame = (lambda done, total, name=str(recording):
+                                   progress(f"{name}: frames", done, total))
+            yield (rows, None if evidence is None else
+                   evidence[evidence["recording"] == recording],
+                   scorer, anchor_frame, threshold, source)
+    from trackverify.execute import ordered_map
+
+    with naming_input(source):  # a refusal about a recording names the tracks file
+        for i, (scored, used) in enumerate(ordered_map(_judged, tasks(), jobs, executor)):
+            recording = str(scored["recording"].iat[0])
+            if progress is not None:
+                progress(recording, i + 1, len(recordings))
+            parts.append(scored)
+            thresholds[recording] = used
+    if hasattr(scorer, "on_frame"):
+        scorer.on_frame = None
     observations = pd.concat(parts).sort_index(kind="stable")
     segments, observations["segment"] = segments_and_membership(observations)
     from trackverify.audit.events import KINDS, find_events
@@ -220,7 +236,8 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     pieces = continuity(observations, joins)
     per_track = track_summary(observations)
     summary = _summary(observations, segments, scorer, threshold, thresholds, anchor_frame,
-                       detections is not None)
+                       None if detections is None else
+                       "positions and evidence" if detections_as_evidence else "positions")
     summary["counts"]["events"] = int(len(events))
     summary["counts"]["events_by_kind"] = {k: int(events["kind"].eq(k).sum()) for k in KINDS}
     summary["continuity"] = continuity_summary(pieces)
@@ -228,7 +245,7 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
     summary["input"] = given.record  # how the tracks were read: reader, mapping, units
     from trackverify.reference_check import anchor_contradictions  # labels the next frames contradict
     summary["anchor_contradictions"] = anchor_contradictions(
-        table, dets, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
+        table, evidence, id_column="pred_id", anchor_frame=anchor_frame).to_dict("records")
     result = AuditResult(observations.reset_index(drop=True), segments, per_track, summary,
                          events, joins, pieces)
     if out is not None:  # checked above, before any work
@@ -236,6 +253,12 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
 
         write_outputs(result, out)
     return result
+
+
+def _judged(task: tuple):
+    """One recording judged (:func:`judge_recording` of the task's arguments): a module-level
+    function, so a process pool or Ray can run it."""
+    return judge_recording(*task)
 
 
 def _audited_table(table: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -263,7 +286,7 @@ def _check_recordings(count: int, source: str) -> None:
 
 
 def _summary(observations, segments, scorer, threshold: Threshold, used: dict, anchor_frame,
-             with_detections: bool) -> dict:
+             detections_use: str | None) -> dict:
     from trackverify.verifiers import recorded_options
 
     judged = observations[audited(observations)]
@@ -274,7 +297,8 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
         "verifier_options": recorded_options(scorer),
         "anchor_frame": "first frame of each recording" if anchor_frame is None else int(anchor_frame),
         "question": QUESTION,
-        "detections_table": with_detections,
+        "detections_table": detections_use == "positions and evidence",  # as evidence
+        "detections": detections_use,  # None, "positions" or "positions and evidence"
         "threshold": {
             "source": threshold.source,
             "calibrated": threshold.calibrated,

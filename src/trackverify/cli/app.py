@@ -16,10 +16,9 @@ from pathlib import Path
 import click
 
 from trackverify import __version__, stop
-from trackverify.cli.options import SEED, echo_warnings, input_options, window_options
+from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options, window_options
 from trackverify.errors import TrackverifyError, one_line
 from trackverify.cli.evidence import LEVELS as MOTION_LEVELS
-from trackverify.execute import MAX_JOBS
 
 
 DEBUG_VARIABLE = "TRACKVERIFY_DEBUG"
@@ -290,10 +289,7 @@ def synth(animals, groups, frames, motion, neurons, seed, volume, out):
               help="Check the reference for likely label errors and give every condition's "
                    "verification metrics also on the rows the check does not question "
                    "(docs/guide/reference-check.md).")
-@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
-              help="Recordings processed in parallel.")
-@click.option("--executor", type=click.Choice(["local", "process", "ray"]), default="process",
-              show_default=True, help="Where parallel work runs (ray needs the 'ray' extra).")
+@jobs_options()
 @click.option("--rows/--no-rows", default=True, show_default=True,
               help="Write observations.parquet (every scored row).")
 def run(data, fmt, columns, pixel_size, units, recording, out, config_file, motion, frames,

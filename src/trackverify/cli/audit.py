@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from trackverify.cli.options import SEED, echo_warnings, input_options
+from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options
 
 
 #: The default command's name: what ``audit`` runs unless its first word names a subcommand.
@@ -55,12 +55,18 @@ def audit():
 
 
 @audit.command(DEFAULT, cls=_DefaultCommand, hidden=True)
-@click.argument("tracks", type=click.Path(exists=True, path_type=Path))
+@click.argument("tracks", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @input_options
 @click.option("--detections", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Every detection of each frame (recording, frame, detection, "
-              "x_um, y_um[, z_um]): identity-free evidence for the registration; a TRACKS row "
-              "is the detection its 'detection' names, else the one at its position.")
+              "x_um, y_um[, z_um]): the positions of TRACKS rows that name their detection and "
+              "have none (a row is the detection its 'detection' names, else the one at its "
+              "position).")
+@click.option("--detections-evidence", "detections_as_evidence", is_flag=True, default=False,
+              help="Also give the registration every detection of --detections, labelled or "
+                   "not, as identity-free evidence [off: on the real recording it flagged more "
+                   "correct observations than wrong ones; docs/guide/audit.md].")
+@jobs_options("Recordings (with several TRACKS files: files) audited at once.")
 @click.option("--anchor-frame", type=click.IntRange(min=0), default=None,
               help="The frame a person checked (its identities are trusted) [each recording's first].")
 @click.option("--verifier", default=None,
@@ -73,33 +79,46 @@ def audit():
                    "0.5 x its anchor-frame distance to its nearest other identity].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if needed; files are replaced atomically).")
-def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out, **options):
+def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, threshold_um, out,
+                 jobs, executor, **options):
     """Audit a tracker's output with no reference tracks: which identities can be trusted.
 
     TRACKS holds recording, frame, pred_id (blank: no identity), positions x_um, y_um[,
     z_um] and/or detection (positions then from --detections)[, pred_valid] (recording is
     optional for one recording), or is any tracker file the readers take (the names
-    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes audit.parquet, segments.csv (the
-    ranked review list), tracks.csv, audit.json and report.html to --out. Then
-    `trackverify audit sample DIR --n N` draws observations to review and `trackverify
-    audit estimate` gives the error rate (docs/guide/error-rate.md).
+    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes
+    events.csv (the review list: each mistake once), audit.parquet (every observation's
+    verdict), segments.csv (every suspect run), tracks.csv, joins.csv, audit.json and
+    report.html to --out; several TRACKS files: each into --out/<name>/ and a list of them in
+    --out/audits.csv. Then `trackverify review DIR` or `trackverify audit sample DIR --n N`
+    draws observations to check, and `trackverify audit estimate DIR` gives the error rate
+    (docs/guide/error-rate.md).
     """
     from trackverify.audit.core import audit as run_audit
     from trackverify.audit.write import one_line, write_outputs
     from trackverify.io.paths import check_out_dir
     from trackverify.progress import progress_bar
 
-    check_out_dir(out, [tracks, detections, calibration])
+    settings = dict(anchor_frame=anchor_frame, verifier=verifier, threshold_um=threshold_um,
+                    calibration=calibration, jobs=jobs, executor=executor, **options)
     with progress_bar() as bar:
         task = bar.add_task("auditing", total=None)
 
-        def report(what: str, done: int, total: int) -> None:  # recordings, then frames
+        def report(what: str, done: int, total: int) -> None:  # files or recordings, frames
             bar.update(task, description=f"auditing {what}", completed=done, total=total)
 
-        result = run_audit(tracks, detections, anchor_frame=anchor_frame, verifier=verifier,
-                           threshold_um=threshold_um, calibration=calibration,
-                           progress=report, warn=lambda text: echo_warnings([text]),
-                           **options)
+        if len(tracks) > 1:
+            from trackverify.audit.batch import audit_files
+
+            table = audit_files(list(tracks), out, detections=detections, progress=report,
+                                **settings)
+            click.echo(f"audited {len(table)} files: {int(table['audited'].sum())} observations, "
+                       f"{int(table['flagged'].sum())} flagged, {int(table['events'].sum())} "
+                       f"events; wrote {out}/audits.csv and a folder per file")
+            return
+        check_out_dir(out, [tracks[0], detections, calibration])
+        result = run_audit(tracks[0], detections, progress=report,
+                           warn=lambda text: echo_warnings([text]), **settings)
     write_outputs(result, out)  # --out checked above, before any work
     click.echo(f"{one_line(result)}; wrote {out}")
 

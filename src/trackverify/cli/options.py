@@ -59,6 +59,23 @@ def input_options(command=None, *, prefix: str = ""):
     return decorate(command) if command is not None else decorate
 
 
+def jobs_options(what: str = "Recordings processed in parallel."):
+    """``--jobs`` (1 to :data:`trackverify.execute.MAX_JOBS`) and ``--executor`` (``local``,
+    ``process``, ``ray``) as ``jobs`` and ``executor``; ``what`` is ``--jobs``' help."""
+    from trackverify.execute import EXECUTORS, MAX_JOBS
+
+    def decorate(command):
+        for option in reversed((
+                click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1,
+                             show_default=True, help=what),
+                click.option("--executor", type=click.Choice(EXECUTORS), default="process",
+                             show_default=True,
+                             help="Where parallel work runs (ray needs the 'ray' extra)."))):
+            command = option(command)
+        return command
+    return decorate
+
+
 def window_options(start: str = "300", recovery_end: str = "700"):
     """``--start`` and ``--recovery-end`` (the corruption window; checked with the other run
     settings by :func:`trackverify.benchmark.config.build_config`), as ``start`` and ``recovery_end``;
