@@ -12,7 +12,6 @@ observation, or judged (certified, flagged or abstained), the same kinds as ``au
 from __future__ import annotations
 
 import html
-import shlex
 
 import pandas as pd
 
@@ -59,18 +58,18 @@ def answer_sentence(counts: dict) -> str:
             f"{abstained}{rest}</p>")
 
 
-def no_error_rate(folder: str) -> str:
-    """What the first screen says before a review: what a flag is worth, and the command
-    that starts the review whose estimate replaces this paragraph."""
+def no_error_rate() -> str:
+    """What the first screen says before a review: what a flag is worth, and the commands
+    that start the review whose estimate replaces this paragraph (``DIR``: this report's
+    folder; the report names no path, so it is the same wherever it is written)."""
     flagged, certified = (wrong / n for wrong, n in (MEASURED["flagged"], MEASURED["certified"]))
-    where = shlex.quote(folder)
     return (f"<p class='rate'><b>How many are really wrong?</b> A flag is evidence, not proof: "
             f"on the real tracker of <code>{EVIDENCE}</code>, {100 * flagged:.1f} % of the "
             f"flagged observations and {100 * certified:.1f} % of the certified ones were "
             "wrong. This recording's own error rate, with a 95 % interval, comes from checking "
-            f"a sample by eye: run <code>trackverify audit sample {html.escape(where)} --n "
-            "200</code>, mark the rows it draws, then <code>trackverify audit estimate "
-            f"{html.escape(where)}</code> writes the rate here.</p>")
+            "a sample by eye: run <code>trackverify audit sample DIR --n 200</code> on this "
+            "report's folder <code>DIR</code>, mark the rows it draws, then <code>trackverify "
+            "audit estimate DIR</code> writes the rate here.</p>")
 
 
 def error_rate_sentence(estimate: dict) -> str:
@@ -205,11 +204,11 @@ def threshold_words(summary: dict) -> str:
             f"a geometric rule. {uncalibrated}</p>")
 
 
-def first_screen(result, folder: str, rate_start: str, rate_end: str) -> str:
+def first_screen(result, rate_start: str, rate_end: str) -> str:
     """The answer box: the sentence, the error rate between its markers (the command that
     gives it until a review's estimate replaces it), and where to start."""
     counts = result.summary["counts"]
     return (f"<section class='answer' id='answer'>{answer_sentence(counts)}"
-            f"{rate_start}{no_error_rate(folder)}{rate_end}</section>"
+            f"{rate_start}{no_error_rate()}{rate_end}</section>"
             f"{start_here(result.events)}")
 

@@ -296,9 +296,9 @@ def _continuity_html(result) -> str:
             + table(["recording", "anchor identity", "pieces", "ids"], rows))
 
 
-def render_audit_report(result, folder: str = "AUDIT_DIR") -> str:
-    """The whole audit report as one HTML string (deterministic bytes); ``folder``: the
-    audit's folder as the commands it quotes name it."""
+def render_audit_report(result) -> str:
+    """The whole audit report as one HTML string (deterministic bytes, whatever folder it is
+    written to)."""
     summary, counts = result.summary, result.summary["counts"]
     timelines = _timelines_html(result.observations)
     inputs = [str(v) for v in summary.get("inputs", {}).values() if v is not None]
@@ -306,7 +306,7 @@ def render_audit_report(result, folder: str = "AUDIT_DIR") -> str:
     name = f" of {html.escape(str(tracks).replace(chr(92), '/').rsplit('/', 1)[-1])}" \
         if tracks else ""
     return page("trackverify audit", inputs=inputs, body=f"""<h1>trackverify audit{name}</h1>
-{answer.first_screen(result, folder, RATE_START, RATE_END)}
+{answer.first_screen(result, RATE_START, RATE_END)}
 {answer.verdict_table(result.observations, counts)}
 {answer.rows_table(counts)}
 {answer.evaluate_sentence(counts)}

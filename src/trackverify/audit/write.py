@@ -31,7 +31,6 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
     work (``audit(out=)``, the command)."""
     from trackverify.audit.report import render_audit_report
 
-    folder = out
     out = ensure_folder(out)
     observations = result.observations.assign(lookalike_id=lookalike_column(result.observations))
     write_table(observations, out / "audit.parquet")
@@ -40,7 +39,7 @@ def write_outputs(result: AuditResult, out: str | os.PathLike) -> Path:
     write_table(result.segments, out / "segments.csv")
     write_table(result.tracks, out / "tracks.csv")
     write_json_atomic(out / "audit.json", result.summary)
-    write_text_atomic(out / "report.html", render_audit_report(result, str(folder)))
+    write_text_atomic(out / "report.html", render_audit_report(result))
     return out
 
 
