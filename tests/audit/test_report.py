@@ -159,6 +159,9 @@ def test_the_verdicts_are_described_by_the_measured_numbers(real_audit):
         assert f"{wrong:,} of {n:,}" in evidence
     assert "49.9 % of the flagged observations" in report and "2,961 of 5,938" in evidence
     assert "flagged (the identity looks wrong)" not in report
+    # how evaluate counts otherwise: its 25.2 % not correct beside the audit's 9.3 % wrong
+    assert "evaluate says 25.2 % not correct where 9.3 % of the judged observations" in report
+    assert "25.2 % not correct" in evidence and "3,659 of 39,220" in evidence
 
 
 # -- the event pictures ---------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""A picture per event for the audit report, written as SVG directly (a few milliseconds each,
+"""A picture per event for the audit report, written as SVG directly (about 10 ms each,
 deterministic bytes): where its ids were in the anchor frame (the frame a person checked)
 beside where they are, and should be, in the event's *pictured frame* (``events.csv``'s
 ``pictured_frame``, :func:`trackverify.audit.events.pictured_frames`).
@@ -28,6 +28,7 @@ from trackverify.report.svg import INK, MUTED, RULE, figure, px, scale_bar_lengt
 #: The roles of the ids a sentence names: colour and what the legend says of an id in it.
 ROLES = {"event": ("#c0392b", "the event's id"),
          "lookalike": ("#2f6db5", "the identity whose place it takes"),
+         "nearest": ("#2f6db5", "the nearest other identity"),
          "partner": ("#2f6db5", "the other id of the swap"),
          "started": ("#7b4fa6", "the identity its track started on"),
          "context": ("#9aa0a6", "other ids nearby")}
@@ -61,7 +62,7 @@ def event_picture(event: pd.Series, observations: pd.DataFrame) -> tuple[str, st
     left = _panel(panels[0], before, f"anchor frame {anchor_frame}" if anchor_frame is not None
                   else "no anchor frame", anchor_frame, 0)
     right = _panel(panels[1], marks, f"pictured frame {frame}", frame, 1)
-    legend = _legend(roles, panels[0][2])
+    legend = _legend(roles)
     height = MARGIN + 18 + PANEL_H + 12 + 46
     svg = figure(2 * PANEL_W + GAP + 2 * MARGIN, height, left + right + legend,
                  f"event {event['rank']}: the anchor frame beside frame {frame}",
@@ -71,7 +72,8 @@ def event_picture(event: pd.Series, observations: pd.DataFrame) -> tuple[str, st
 
 def named_ids(event: pd.Series, now: pd.DataFrame) -> dict:
     """The ids the event's sentence names, each with its role (:data:`ROLES`): its ids
-    (``event``; a swap's second id ``partner``), its look-alike (``lookalike``), and the
+    (``event``; a swap's second id ``partner``), its look-alike (``lookalike``; a drift's
+    ``nearest``), and the
     anchor identity a later track started on (``started``, from the track's row in the
     pictured frame)."""
     ids = [i for i in str(event["ids"]).split(";") if i != ""]
@@ -79,7 +81,7 @@ def named_ids(event: pd.Series, now: pd.DataFrame) -> dict:
     if event["kind"] in ("swap", "crossing"):
         roles.update({i: "partner" for i in ids[1:]})
     if pd.notna(event.get("lookalike_id")) and str(event["lookalike_id"]) not in roles:
-        roles[str(event["lookalike_id"])] = "lookalike"
+        roles[str(event["lookalike_id"])] = "nearest" if event["kind"] == "drift" else "lookalike"
     if "start_identity" in now.columns:
         mine = now[now["pred_id"].astype(str).isin([i for i, r in roles.items()
                                                     if r in ("event", "partner")]).to_numpy()]
@@ -261,7 +263,7 @@ def _scale_bar(x0: float, y0: float, per_px: float) -> str:
             + text(right - width / 2, base - 4, f"{fmt(length)} µm", 9, "middle"))
 
 
-def _legend(roles: dict, per_px: float) -> str:
+def _legend(roles: dict) -> str:
     """Two lines under the panels: what each mark is, and whose colour is whose."""
     y = MARGIN + 18 + PANEL_H + 18
     x = MARGIN
