@@ -8,7 +8,7 @@ STAMP := .make
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
 # torch is installed first from the CPU build this machine keeps on disk (a range that it
-# satisfies then installs nothing more; docs/dependencies.md).
+# satisfies then installs nothing more; docs/reference/dependencies.md).
 TORCH := torch==2.13.0
 
 # Reference-library environments (parity tests) add themselves to TEST_DEPS in mk/*.mk.

@@ -15,7 +15,7 @@ building, point matching, CTC + divisions (buffer 2) + CHOTA); traccuracy is bui
 networkx graphs from the same columns, ``PointMatcher`` and ``CTCMetrics`` +
 ``DivisionMetrics(max_frame_buffer=2)`` + ``CHOTAMetric`` in ``.venv-traccuracy`` (timed
 inside that process, without its import time). The numbers are checked equal to 1e-9
-(MBC at buffer 0; docs/metrics.md). Not part of the test suite.
+(MBC at buffer 0; docs/reference/metrics.md). Not part of the test suite.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ glibc gives freed heap back to the system between calls). Memory of
 the public call: what it allocates (tracemalloc peak) and the peak resident size of a fresh
 process holding the two tables while it runs (with its size before the call). The numbers
 must agree to 1e-9 with TrackEval on every metric, and with py-motmetrics on the Identity
-metrics (its CLEAR matching keeps old pairings first; docs/metrics.md). Not part of the
+metrics (its CLEAR matching keeps old pairings first; docs/reference/metrics.md). Not part of the
 test suite.
 """
 

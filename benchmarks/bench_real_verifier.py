@@ -22,7 +22,7 @@ prediction's nearest-detection distance, constant velocity, w = 0.1, beta 0.8, l
 for the regression check; its score is the current one (distance plus margin excess).
 ``registered_distance (relative score)`` is the current verifier with ``score="relative"``
 (its score times median spacing / the claimed identity's own anchor spacing; a setting,
-docs/verifiers.md). ``--check-reference`` adds, for the real tracker, the same numbers on the rows the reference
+docs/reference/verifiers.md). ``--check-reference`` adds, for the real tracker, the same numbers on the rows the reference
 check does not question (docs/guide/reference-check.md; the check reads the reference only).
 ``--track-window H`` sets the track pooling window of every
 ``registered_distance`` entry (0 = off; default: the verifier's default), ``--merge-k M`` its

@@ -1,4 +1,4 @@
-"""Track pooling's window ``h`` on the development specimen (docs/verifiers.md, issue 14).
+"""Track pooling's window ``h`` on the development specimen (docs/reference/verifiers.md, issue 14).
 
     .venv/bin/python benchmarks/bench_track_window.py [--levels freely_moving] [--windows 0,1,2,4,8]
                                                       [--frames 1000] [--merge-k 0,2]

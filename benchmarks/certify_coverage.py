@@ -1,4 +1,4 @@
-"""Do the certification guarantees hold? Synthetic cohorts, calibrated and scored (docs/certification.md).
+"""Do the certification guarantees hold? Synthetic cohorts, calibrated and scored (docs/reference/certification.md).
 
     .venv/bin/python benchmarks/certify_coverage.py [--cohorts 50] [--sizes 10,20,40]
         [--levels still,moderate,free,fast,freely_moving] [--target 0.25] [--delta 0.1] [--pool 60]

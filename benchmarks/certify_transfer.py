@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/certify_transfer.py [--data ../shared/data/fdnc-nerve-freely-moving]
         [--level free] [--cohorts 50] [--sizes 10,20,40] [--target 0.25] [--delta 0.1]
 
-See :mod:`trackverify.benchmark.certify.transfer`; results in docs/certification.md.
+See :mod:`trackverify.benchmark.certify.transfer`; results in docs/reference/certification.md.
 """
 
 from __future__ import annotations

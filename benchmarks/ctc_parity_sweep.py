@@ -9,7 +9,7 @@ Cases are ``tests/graph/ctc_sweep.make_case(seed)`` for ``seed`` in ``start..sta
 (the test suite runs seeds 0..199, and 0..59 for traccuracy). For each: validity (both
 refuse or both accept) and every measure (AOGM and NS / FN / FP / ED / EA / EC, AOGM_0, TRA,
 DET, LNK, CHOTA, BC(0..3) with their TP / FP / FN, CT, TF, CCA) to 1e-9, except where
-py-ctcmetrics departs from the Challenge (``ctc_sweep.KNOWN``, docs/metrics.md). Prints one
+py-ctcmetrics departs from the Challenge (``ctc_sweep.KNOWN``, docs/reference/metrics.md). Prints one
 line per disagreement and a JSON summary (counts of cases, refusals, known departures and
 disagreements); exits 1 when any case disagrees. ``--raw`` instead counts every difference
 with py-ctcmetrics given the folders as written (lines by label) and no departure set

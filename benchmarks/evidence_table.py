@@ -1,4 +1,4 @@
-"""Side-by-side evidence as markdown tables (docs/verifiers.md); the computation lives in
+"""Side-by-side evidence as markdown tables (docs/reference/verifiers.md); the computation lives in
 :mod:`trackverify.benchmark.evidence` (``trackverify evidence --out DIR`` writes the same as JSON + HTML).
 
     .venv/bin/python benchmarks/evidence_table.py [--frames 1000] [--levels still,...,freely_moving]

@@ -1,4 +1,4 @@
-"""Held-out parts of a real recording folder (docs/verifiers.md, *Held-out parts of the
+"""Held-out parts of a real recording folder (docs/reference/verifiers.md, *Held-out parts of the
 recording*), built reproducibly.
 
     .venv/bin/python benchmarks/held_out_parts.py PART OUT

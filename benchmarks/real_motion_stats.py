@@ -457,7 +457,7 @@ def fit_simulated(real: dict, values: dict, animals: int = 8) -> dict:
                                                    labelled_only) - target))
         model = dataclasses.replace(model, **{key: float(best)})
         values[key] = float(best)
-    # computed, not used: the level keeps uniform labelling (docs/specimen.md), so the later
+    # computed, not used: the level keeps uniform labelling (docs/reference/specimen.md), so the later
     # steps are fitted without the tilt
     values["labelled_spacing_tilt"] = fit_labelled_tilt(real["rho_nn_radius"],
                                                         real["frame_numbers"], level, model,

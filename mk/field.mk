@@ -2,7 +2,7 @@
 # every extra, traccuracy (newest), napari and laptrack, resolved together by pip and checked
 # with `pip check`. tests/test_field.py runs the traccuracy parity tests, the empty-result
 # cases and the napari reader's tests inside it (traccuracy from the same environment):
-# docs/dependencies.md. Rebuilt when pyproject.toml or this file changes.
+# docs/reference/dependencies.md. Rebuilt when pyproject.toml or this file changes.
 FIELD_VENV := .venv-field
 FIELD_PIP := $(FIELD_VENV)/bin/python -m pip --disable-pip-version-check
 FIELD_TOOLS := traccuracy napari laptrack

@@ -40,6 +40,7 @@ SLOW: dict[str, float] = {
     "tests/audit/test_error_rate.py": 10,
     "tests/test_guides.py::test_every_example_of_the_guide_runs[calibrate.md]": 10,
     "tests/test_guides.py::test_every_example_of_the_guide_runs[README.md]": 10,
+    "tests/test_docs_site.py": 18,  # added 7 December 2026: the site's build and 21 --help runs, measured alone
     "tests/test_evidence_window.py": 8,
     "tests/test_ids.py": 8,
     "tests/test_timeline.py": 7,

@@ -1,4 +1,4 @@
-"""docs/examples/run.toml parses, and every key docs/configuration.md lists exists."""
+"""docs/examples/run.toml parses, and every key docs/reference/configuration.md lists exists."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_example_config_parses_with_its_values():
 
 
 def test_documented_run_keys_and_conditions_exist():
-    text = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    text = (DOCS / "reference" / "configuration.md").read_text(encoding="utf-8")
     table = text.split("## `[run]`")[1].split("## ")[0]
     keys = re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)
     # consistency_threshold_um is internal: not settable from a file or flag (config.py).

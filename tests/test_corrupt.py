@@ -154,7 +154,7 @@ def test_errors_name_the_recording(table):
         "recording 'r' spans 6 frame numbers (0-5; 6 of them present), too short for "
         "'swap_and_recovery' (needs more than recovery_end = 6); "
         "try --start 1 --recovery-end 4, or --conditions control (or set start / recovery_end "
-        "/ conditions in the [run] table of --config; docs/configuration.md)")
+        "/ conditions in the [run] table of --config; docs/reference/configuration.md)")
     lonely = table[table["track"] == "A"]
     with pytest.raises(InputError, match=r"^recording 'rec7': 'single_frame_swap' needs 2 "
                                          r"track\(s\) observed at frame 3, found 1"):
@@ -393,7 +393,7 @@ def test_too_few_anchored_tracks_at_start_is_an_error(table):
         "recording 'r': 'nearby_swap' needs 2 track(s) observed at frame 3 with an identity in "
         "the anchor frame (frame 0), found 1 (and 3 without one: their rows are unlabelled, so "
         "a corruption of them injects no error); try another --start (or set start in the "
-        "[run] table of --config; docs/configuration.md)")
+        "[run] table of --config; docs/reference/configuration.md)")
 
 
 def test_equal_ids_never_compares_a_null():

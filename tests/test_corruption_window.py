@@ -31,7 +31,7 @@ def test_start_in_a_gap_names_the_nearest_present_frames():
         "recording 'r': 'single_frame_swap' draws among the tracks observed at frame 3, which "
         "holds no observation (a gap in the recording's frame numbers); the nearest frames with "
         "2 or more observed tracks are 2 and 4; try --start 4 (or set start in the [run] table "
-        "of --config; docs/configuration.md)")
+        "of --config; docs/reference/configuration.md)")
 
 
 def test_a_start_with_too_few_tracks_names_frames_that_have_enough():
@@ -68,7 +68,7 @@ def test_the_gap_message_gives_the_input_numbers_of_a_recording_starting_at_756(
             "tracks observed at frame 3 (input frame 759), which holds no observation (a gap in "
             "the recording's frame numbers); the nearest frames with 2 or more observed tracks "
             "are 2 and 4 (input 758 and 760); try --start 4 (or set start in the [run] table "
-            "of --config; docs/configuration.md)") in result.stderr
+            "of --config; docs/reference/configuration.md)") in result.stderr
 
 
 def test_the_short_recording_message_gives_its_input_frames(tmp_path):
@@ -81,7 +81,7 @@ def test_the_short_recording_message_gives_its_input_frames(tmp_path):
             "too short for "
             "'single_frame_swap' (needs more than start = 300); try --start 3 --recovery-end 7, or "
             "--conditions control (or set start / recovery_end / conditions in the [run] table "
-            "of --config; docs/configuration.md)") in result.stderr
+            "of --config; docs/reference/configuration.md)") in result.stderr
 
 
 def test_a_worker_process_keeps_the_reworded_message(tmp_path):
@@ -133,7 +133,7 @@ def test_trackverify_verify_hints_name_its_keyword_arguments():
     with pytest.raises(trackverify.InputError, match=r"too short for 'single_frame_swap' "
                        r"\(needs more than start = 300\); try start=15 and recovery_end=35, or "
                        r"conditions=\['control'\] \(or set start / recovery_end / conditions "
-                       r"in the \[run\] table of config_file; docs/configuration.md\)$"):
+                       r"in the \[run\] table of config_file; docs/reference/configuration.md\)$"):
         trackverify.verify(table)
     with pytest.raises(trackverify.InputError, match=r"frame 3 \(input frame 759\), which holds "
                        r"no observation .* are 2 and 4 \(input 758 and 760\); try start=4 "
@@ -149,7 +149,7 @@ def test_too_few_anchored_tracks_at_start_exit_2(tmp_path):
             "observed at frame 3 with an identity in the anchor frame (frame 0), found 1 (and 3 "
             "without one: their rows are unlabelled, so a corruption of them injects no error); "
             "try another --start (or set start in the [run] table of --config; "
-            "docs/configuration.md)") in result.stderr
+            "docs/reference/configuration.md)") in result.stderr
     assert not list((tmp_path / "out").glob("*"))  # nothing written (an empty folder at most)
 
 
@@ -187,7 +187,7 @@ def refusal(table: pd.DataFrame, start: int, recovery_end: int) -> WindowError:
     return info.value
 
 
-RUN_NOTE = "in the [run] table of --config; docs/configuration.md)"
+RUN_NOTE = "in the [run] table of --config; docs/reference/configuration.md)"
 
 
 def test_a_short_recording_lists_the_conditions_that_fit_in_every_wording():
@@ -213,7 +213,7 @@ def test_a_short_recording_lists_the_conditions_that_fit_in_every_wording():
     assert str(error.reworded(PYTHON_OPTIONS)) == (
         head.format("") + "start=3 and recovery_end=7, or conditions=['control', "
         "'single_frame_swap', 'persistent_swap', 'fragmentation', 'dropout'] (or set start / "
-        "recovery_end / conditions in the [run] table of config_file; docs/configuration.md)")
+        "recovery_end / conditions in the [run] table of config_file; docs/reference/configuration.md)")
 
 
 def test_a_start_equal_to_the_span_fits_control_only():
@@ -268,7 +268,7 @@ def test_only_a_frame_after_the_recovery_end_asks_for_a_later_recovery_end():
         "recording 'r': 'single_frame_swap' draws among the tracks observed at frame 3 (input "
         "frame 759), which holds no observation (a gap in the recording's frame numbers); the "
         "nearest frame with 2 or more observed tracks is 7 (input 763); try start=7 and a later "
-        "recovery end (or set start in the [run] table of config_file; docs/configuration.md)")
+        "recovery end (or set start in the [run] table of config_file; docs/reference/configuration.md)")
 
 
 def test_too_few_anchored_tracks_in_keyword_wording():
@@ -279,7 +279,7 @@ def test_too_few_anchored_tracks_in_keyword_wording():
         "recording 'r': 'single_frame_swap' needs 2 track(s) observed at frame 3 with an "
         "identity in the anchor frame (frame 0), found 1 (and 3 without one: their rows are "
         "unlabelled, so a corruption of them injects no error); try another start (or set start "
-        "in the [run] table of config_file; docs/configuration.md)")
+        "in the [run] table of config_file; docs/reference/configuration.md)")
 
 
 def test_a_window_error_keeps_its_place_when_named_reworded_and_pickled():
@@ -287,7 +287,7 @@ def test_a_window_error_keeps_its_place_when_named_reworded_and_pickled():
     head = ("recording 'r' spans 10 frame numbers (0-9{}), too short for 'dropout' (needs more "
             "than start = 300); ")
     python = (head.format("") + "try conditions=['control'] (or set start / recovery_end / "
-              "conditions in the [run] table of config_file; docs/configuration.md)")
+              "conditions in the [run] table of config_file; docs/reference/configuration.md)")
     run = head.format("") + "try --conditions control (or set start / recovery_end / conditions " + RUN_NOTE
     error = WindowError(problem, options=PYTHON_OPTIONS, source="obs.csv", column="frame", row=4)
     assert str(error) == "obs.csv, column 'frame', row 4: " + python

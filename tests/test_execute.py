@@ -1,4 +1,4 @@
-"""The executors' stated bound on jobs (src/trackverify/execute.py, docs/robustness.md)."""
+"""The executors' stated bound on jobs (src/trackverify/execute.py, docs/reference/robustness.md)."""
 
 from __future__ import annotations
 

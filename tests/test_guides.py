@@ -1,5 +1,5 @@
-"""Every command and code example of the guides (``docs/guide/*.md``) and of README.md runs,
-in document order, in a fresh folder where the repository's ``tests/data``, ``examples`` and
+"""Every command and code example of the documentation (the guides, the reference and the
+evidence pages: every ``docs/**/*.md``) and of README.md runs, in document order, in a fresh folder where the repository's ``tests/data``, ``examples`` and
 ``.venv`` are visible under the same names. A console block's ``$ `` lines run as one bash
 script (``set -e``); a python block runs as a script."""
 
@@ -16,7 +16,8 @@ import pytest
 from tests.conftest import REPO
 
 GUIDES = sorted((REPO / "docs" / "guide").glob("*.md"))
-WITH_EXAMPLES = [REPO / "README.md", *GUIDES]
+PAGES = sorted((REPO / "docs").rglob("*.md"))
+WITH_EXAMPLES = [REPO / "README.md", *PAGES]
 BLOCK = re.compile(r"^```(console|python)\n(.*?)^```", re.S | re.M)
 #: A guide is read in about five minutes.
 MAX_LINES = 150
@@ -42,7 +43,9 @@ def _folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("guide", [g for g in WITH_EXAMPLES if examples(g)], ids=lambda g: g.name)
+@pytest.mark.parametrize("guide", [g for g in WITH_EXAMPLES if examples(g)],
+                         ids=lambda g: g.name if g.parent.name in ("guide", REPO.name)
+                         else str(g.relative_to(REPO / "docs")))
 def test_every_example_of_the_guide_runs(guide, tmp_path):
     folder = _folder(tmp_path)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -1,4 +1,4 @@
-"""Ids are kept exactly as written (docs/robustness.md, "Ids as written").
+"""Ids are kept exactly as written (docs/reference/robustness.md, "Ids as written").
 
 An id column read from CSV is int64 only when every value is a canonical integer that fits
 int64; otherwise it is the text itself. Expected values are the literal strings written.

@@ -159,7 +159,7 @@ def test_jobs_out_of_range_is_one_line_naming_the_option(tmp_path, capsys, jobs)
 
 def test_a_missing_argument_is_one_line(capsys):
     err = _refused(capsys, ["audit"])
-    assert err == ("trackverify: error: Missing argument 'TRACKS'. Try 'trackverify audit "
+    assert err == ("trackverify: error: Missing argument 'TRACKS...'. Try 'trackverify audit "
                    "--help' for help.\n")
 
 

@@ -863,7 +863,7 @@ def test_relative_score_without_anchor_identities_abstains_on_every_row():
         assert verifier.abstentions[-1] == Abstentions(6, 0, 6, 0.0, 0)
 
 
-# --- merged anchors (merge_k; docs/verifiers.md "Merged anchors") ---------------------------
+# --- merged anchors (merge_k; docs/reference/verifiers.md "Merged anchors") ---------------------------
 
 def test_merged_anchors_by_hand():
     """Frame 1: anchors at (0, 0), (1, 0), (10, 0), sigma 1: the first two are 1.0 apart,

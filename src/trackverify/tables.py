@@ -29,7 +29,7 @@ x_um, y_um[, z_um]][, pred_valid]``.
 
 Lineage: tables read from trackers' files (:mod:`trackverify.io.formats`) carry
 ``parent_track``, the id of the track a branch divided (or merged) from, null when none;
-every branch of a division is its own track (docs/formats.md).
+every branch of a division is its own track (docs/reference/formats.md).
 
 Recording table (one row per recording): ``recording, animal_id, provenance_group[,
 source_folds]`` plus free metadata columns. ``source_folds`` is carried as metadata and
@@ -39,7 +39,7 @@ Validation errors name the file, the column and the first offending row; a table
 required columns gets one error naming every missing column and, for each, the closest
 present column names (``difflib``), e.g. ``x_um (closest: x)``. Rows are
 numbered from 1 over the data rows (for a CSV file, row 1 is the line after the header).
-Ids follow one rule (:func:`id_column`; docs/robustness.md, "Ids as written"): integers
+Ids follow one rule (:func:`id_column`; docs/reference/robustness.md, "Ids as written"): integers
 (exact int64; whole-valued floats and decimals such as ``45.0`` are integers, fractional
 ones, floats above 2^53 and integers beyond int64 are refused) or text, not a mixture of
 both within one column; missing only as a blank cell, never a missing-value marker such as
@@ -73,7 +73,7 @@ _CONTROL = r"[\x00-\x1f\x7f]"  # a regular expression: one C0 control character 
 CANONICAL_INTEGER = r"-?(?:0|[1-9][0-9]*)"
 #: A number as pandas and spreadsheets write a float: digits, a point and digits (``45.0``,
 #: ``1.5``, ``4.5e+20``), or an exponent with its sign (``1e+16``). An id column written so
-#: is read as numbers (docs/robustness.md, "Ids as written").
+#: is read as numbers (docs/reference/robustness.md, "Ids as written").
 DECIMAL_NUMBER = CANONICAL_INTEGER + r"(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+][0-9]+)"
 #: pandas' missing-value markers (``read_csv`` ``na_values``): a missing number in every
 #: other column; as a whole id they are refused (a missing id is a blank cell).
@@ -241,7 +241,7 @@ def _null_allowed(df: pd.DataFrame, column: str, schema: Schema) -> bool:
 
 
 def id_column(series: pd.Series, column: str, source: str, allow_null: bool = False) -> pd.Series:
-    """An id column checked and typed by the one id rule (docs/robustness.md, "Ids as
+    """An id column checked and typed by the one id rule (docs/reference/robustness.md, "Ids as
     written"), the same for a CSV file (whose cells :func:`trackverify.io.tabular.ids_as_written`
     types as written) and a DataFrame: int64 (``Int64`` with nulls) or text, never both.
 
@@ -400,7 +400,7 @@ def common_id_type(a: pd.Series, b: pd.Series, column: str = "id",
                    sources: tuple[str, str] = ("<first table>", "<second table>")
                    ) -> tuple[pd.Series, pd.Series]:
     """Two id columns of one meaning read from two inputs (e.g. ``detection`` of a reference
-    and of a prediction table) with one type, by the rule of docs/robustness.md ("Ids as
+    and of a prediction table) with one type, by the rule of docs/reference/robustness.md ("Ids as
     written"): an integer id is the same id as the text that writes it canonically (``7``
     and ``'7'``; never ``'07'`` nor ``'7.0'``), so when one column is integer and the other
     text, the integers become their decimal text. One-to-one: distinct integers have

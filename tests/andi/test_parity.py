@@ -163,7 +163,7 @@ def _cases(tmp):
     vip_arr = np.where(rng.random((20, 30, 2)) < 0.05, -1, rng.uniform(0, 50, (20, 30, 2)))
     # get_VIP with sort_length ranks candidates by np.argsort(-lengths), numpy's unstable
     # default sort: among equal lengths the reference's order (hence its VIP set) depends on
-    # the numpy version and the CPU's sort kernels (docs/andi.md), so it defines nothing
+    # the numpy version and the CPU's sort kernels (docs/reference/andi.md), so it defines nothing
     # there. Parity is asserted only where no two lengths tie; the tied case is checked
     # against what the reference does define (test_get_vip_with_tied_lengths).
     add("get_VIP", arr(_untied_vip_array(rng)), 5, 2, seed=3)

@@ -287,3 +287,21 @@ def test_the_docstring_examples_hold():
         assert result.attempted >= 1 and result.failed == 0
     assert trackverify.sample_review is draw_sample
     assert trackverify.estimate_error_rate is estimate_error_rate
+
+
+def test_estimate_before_sample_says_the_next_step(tmp_path):
+    """Before: ``a/sample.json: sample.json not found`` and no next step."""
+    (tmp_path / "a").mkdir()
+    done = run_cli("audit", "estimate", str(tmp_path / "a"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"trackverify: error: {tmp_path / 'a'}: no sample.json: draw the observations to "
+        f"review first (trackverify audit sample {tmp_path / 'a'} --n 200), decide them "
+        f"(trackverify review {tmp_path / 'a'}, or review.csv in any tool), then estimate")
+
+
+def test_the_help_names_the_review_page():
+    """Before: neither ``trackverify -h`` nor ``audit sample -h`` mentioned ``review``."""
+    for args in (["-h"], ["audit", "sample", "-h"]):
+        done = run_cli(*args)
+        assert done.returncode == 0 and "trackverify review" in done.stdout, args

@@ -27,7 +27,7 @@ def test_guarantees_hold_on_seeded_cohorts():
 
 
 def test_guarantees_hold_on_the_real_data_fitted_level():
-    # freely_moving: gaps, unlabelled and spurious detections, re-centring (docs/specimen.md);
+    # freely_moving: gaps, unlabelled and spurious detections, re-centring (docs/reference/specimen.md);
     # 200 frames: the suite starts at frame 60 and recovers at 140 (never in a gap)
     pool = specimen_pool("freely_moving", 12, frames=200, neurons=20)
     result = run_cohorts(pool, n_cal=10, n_test=10, n_train=2, cohorts=COHORTS, level=A,

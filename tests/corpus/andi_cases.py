@@ -1,4 +1,4 @@
-"""Corpus cases of the AnDi 2 scoring program (``trackverify andi score``, docs/andi.md).
+"""Corpus cases of the AnDi 2 scoring program (``trackverify andi score``, docs/reference/andi.md).
 
 The base input is one experiment and one FOV of track 2 with two single-segment
 trajectories (as in tests/andi/test_scoring_program.py). A malformed submission is a

@@ -1,4 +1,4 @@
-"""Corpus cases of bounded reads (src/trackverify/io/bounded.py, docs/robustness.md).
+"""Corpus cases of bounded reads (src/trackverify/io/bounded.py, docs/reference/robustness.md).
 
 Inputs that would block, never end, or ask for more memory than the machine has: a FIFO
 or ``/dev/zero`` where a file is expected, JSON and TOML nested 10^5 deep, a ``.npy``
@@ -119,7 +119,7 @@ def bounded_cases(root: Path) -> list[Case]:
 
 
 # Container formats: a GEFF zarr store, CTC label TIFFs, the JSON beside napari and ZephIR
-# files, a folder where a file is expected (src/trackverify/io/formats, docs/robustness.md).
+# files, a folder where a file is expected (src/trackverify/io/formats, docs/reference/robustness.md).
 
 GEFF_AXES = [{"name": "t", "type": "time"}, {"name": "x", "type": "space", "unit": "micrometer"},
              {"name": "y", "type": "space", "unit": "micrometer"}]

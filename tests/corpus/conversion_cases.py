@@ -1,5 +1,5 @@
 """Corpus cases of the converted-dataset verifier (``trackverify conversion check``,
-docs/conversion.md).
+docs/reference/conversion.md).
 
 A small valid synthetic dataset is broken once per B2 format error code (the package's own
 ``malformed_variants``, each breaking one rule) and once per unreadable pickle. A broken

@@ -1,6 +1,6 @@
 """Corpus cases of the readers' edges: results read silently wrong, defects caught only at the
 top ("a defect of trackverify"), valid files refused, and messages of more than one line
-(docs/robustness.md, "Read at the edge").
+(docs/reference/robustness.md, "Read at the edge").
 
 Each case failed on the code before its fix:
 

@@ -1,5 +1,5 @@
 """Corpus cases of ``trackverify evaluate --reference REF --predictions PRED``
-(protocol tracking_gt, docs/metrics.md).
+(protocol tracking_gt, docs/reference/metrics.md).
 
 A valid reference (two recordings, 6 frames x 3 tracks, with detection ids) and perfect
 predictions; each case breaks one of the two tables. Input errors are refused with exit 2

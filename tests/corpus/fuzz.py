@@ -1212,7 +1212,7 @@ def commands(v: Variant, out: Path) -> list[tuple[str, list[str]]]:
     return cmds
 
 
-#: The stages that read a ground truth (docs/stages.md).
+#: The stages that read a ground truth (docs/reference/stages.md).
 STAGES_WITH_TRUTH = ("body-tracking", "keypoints", "walking", "features")
 
 

@@ -1,4 +1,4 @@
-"""Corpus cases of id columns and of ids joined across two inputs (docs/robustness.md, "Ids
+"""Corpus cases of id columns and of ids joined across two inputs (docs/reference/robustness.md, "Ids
 as written").
 
 Each case writes a valid table and breaks one id: a missing-value marker (``NA``, ``None``,

@@ -63,7 +63,7 @@ def setting_cases(root: Path) -> list[Case]:
              ["'--seed': 9223372036854775808 is not in the range", "trackverify synth --help"]),
             ("synth_seed_negative", ["synth", "--seed", "-1"], ["'--seed': -1 is not in the range"]),
             ("evidence_draws_zero", ["evidence", "--draws", "0"], ["'--draws': 0 is not in"]),
-            ("audit_missing_tracks", ["audit"], ["Missing argument 'TRACKS'"])):
+            ("audit_missing_tracks", ["audit"], ["Missing argument 'TRACKS...'"])):
         out = root / f"setting_{name}" / "out"
         cases.append(Case(f"setting_{name}", [*args, "--out", str(out)], 2, fragments, out))
     for name, setting, fragments in (  # refused before any file of the stage is read

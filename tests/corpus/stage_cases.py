@@ -1,4 +1,4 @@
-"""Corpus cases of the fly stage evaluators (``trackverify stage``, docs/stages.md).
+"""Corpus cases of the fly stage evaluators (``trackverify stage``, docs/reference/stages.md).
 
 One small valid synthetic experiment (``exp_1``: two flies, 40 frames) gives the reference
 and ground truth, shared by every case, and a perfect submission of each stage. Each case

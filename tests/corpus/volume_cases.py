@@ -1,4 +1,4 @@
-"""Corpus cases of the lab-volume readers (src/trackverify/io/volumes, docs/robustness.md
+"""Corpus cases of the lab-volume readers (src/trackverify/io/volumes, docs/reference/robustness.md
 "Lab volumes"), through ``trackverify volume SOURCE --tracks TRACKS``: headers claiming
 10^12 voxels, chunks that decompress to gigabytes, links out of the input (an NWB external
 link, a zarr store of symlinks), a volume whose frames or channels disagree with what is

@@ -475,7 +475,7 @@ KNOWN = {
                         "stops at the last image and accepts it; the Challenge's rule (every "
                         "track in every frame B..E) refuses it, as trackverify does",
 }
-"""py-ctcmetrics' departures the sweep meets, each decided in docs/metrics.md."""
+"""py-ctcmetrics' departures the sweep meets, each decided in docs/reference/metrics.md."""
 
 
 def compare_case(case: Case, mine: dict, theirs: dict, tol: float = 1e-9

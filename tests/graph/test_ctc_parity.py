@@ -198,7 +198,7 @@ def sweep_outcomes(root: Path, seeds) -> list:
 
 def test_seeded_sweep_matches_py_ctcmetrics(tmp_path):
     """Every measure and the validity of 200 generated cases equal py-ctcmetrics', except
-    where py-ctcmetrics departs from the Challenge (ctc_sweep.KNOWN, docs/metrics.md)."""
+    where py-ctcmetrics departs from the Challenge (ctc_sweep.KNOWN, docs/reference/metrics.md)."""
     outcomes = sweep_outcomes(tmp_path, SWEEP_SEEDS)
     problems = [(c.name, d) for c, _, _, d, _ in outcomes if d]
     assert not problems, problems[:5]
@@ -261,7 +261,7 @@ def test_seeded_sweep_traccuracy_definition_matches_traccuracy(tmp_path):
         assert_same(mine[name], theirs, label=name)
 
 
-# --- where py-ctcmetrics departs from the Challenge (docs/metrics.md), reduced cases ------
+# --- where py-ctcmetrics departs from the Challenge (docs/reference/metrics.md), reduced cases ------
 
 def _case(root: Path, gt: tuple, res: tuple, n_frames: int, res_rows=None):
     return write_case(root, gt, res, n_frames, res_rows)

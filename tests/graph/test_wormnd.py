@@ -101,9 +101,9 @@ def test_public_api():
 def test_the_docs_example_runs():
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "metrics.md").read_text()
     code = text.split("## WormND")[1].split("```python\n")[1].split("```")[0]
     scope: dict = {}
-    exec(compile(code, "docs/metrics.md", "exec"), scope)  # noqa: S102 - the docs' own code
+    exec(compile(code, "docs/reference/metrics.md", "exec"), scope)  # noqa: S102 - the docs' own code
     assert scope["scores"]["det_3um"] == pytest.approx(0.45, abs=1e-12)
     assert scope["scores"]["det_6um"] == 1

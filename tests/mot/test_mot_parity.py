@@ -104,7 +104,7 @@ def test_documented_divergences_from_motmetrics(position_case):
     """Frames without predictions: TrackEval (and we) keep a run going, motmetrics counts a
     fragmentation; a frame where the reference id is absent ends a TrackEval run but not a
     motmetrics one; crowded scenes: motmetrics keeps old pairings first, so its matches (and
-    IDSW) differ. All are stated in docs/metrics.md (hand-made cases: test_mot_hand.py)."""
+    IDSW) differ. All are stated in docs/reference/metrics.md (hand-made cases: test_mot_hand.py)."""
     scenes, ref = position_case
     empty = mot.finish(ours(scenes["empty_frames"]))
     assert empty["frag"] < ref["motmetrics"]["empty_frames"]["num_fragmentations"]

@@ -4,7 +4,7 @@ The matching is trackverify's canonical CLEAR (``trackverify.metrics.mot``, Trac
 Every hand-computed case below has the same counts under the EVALUATORS.md default (plain
 per-frame Hungarian on the error) except ``test_continuing_match_is_preferred`` and
 ``test_matching_maximises_similarity_not_the_number_of_matches``, which show the two
-documented differences (docs/stages.md, A1).
+documented differences (docs/reference/stages.md, A1).
 """
 
 from __future__ import annotations

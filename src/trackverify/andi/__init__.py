@@ -2,7 +2,7 @@
 
 ``from trackverify.andi import error_SingleTraj_dataset`` instead of ``from
 andi_datasets.utils_challenge import ...``; same names and signatures, official numbers by
-default, ``corrected=True`` for the fixed definitions (docs/andi.md). Names are loaded on
+default, ``corrected=True`` for the fixed definitions (docs/reference/andi.md). Names are loaded on
 first use, so registering the CLI group costs no scientific imports.
 """
 

@@ -3,7 +3,7 @@
 Drop-in for ``andi_datasets.utils_challenge`` (andi-datasets 2.1.13): same names, same
 positional signatures, same numbers on valid inputs. Functions whose official numbers
 rest on a verified defect take a keyword-only ``corrected=False``; ``corrected=True``
-gives the fixed definition (see ``docs/andi.md``). Defects that crash, mutate the
+gives the fixed definition (see ``docs/reference/andi.md``). Defects that crash, mutate the
 caller's data or lose data are always fixed.
 """
 
@@ -268,7 +268,7 @@ def get_VIP(array_trajs, num_vip=5, min_distance_part=2, pad=-1, boundary=False,
         where_pad = np.argwhere(cand == pad)
         lengths[where_pad[:, 1]] = where_pad[:, 0]
         # stable: equal lengths keep index order (andi-datasets' default quicksort leaves
-        # their order to the numpy version and CPU, see docs/andi.md)
+        # their order to the numpy version and CPU, see docs/reference/andi.md)
         candidates = candidates[np.argsort(-lengths, kind="stable")]
     pos = first[:, :2]
     count = 0

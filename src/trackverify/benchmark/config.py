@@ -1,6 +1,6 @@
 """The frozen run configuration: SPEC defaults, overridable by a TOML file and by CLI flags.
 
-Documented for users in docs/configuration.md (example file: docs/examples/run.toml).
+Documented for users in docs/reference/configuration.md (example file: docs/examples/run.toml).
 
 Precedence: defaults < ``--config FILE`` < explicit flags. Unknown keys, wrong types and
 out-of-range values are :class:`~trackverify.errors.ConfigError` (CLI exit 2).

@@ -158,7 +158,7 @@ class WindowOptions:
     def config_note(self, keys: str) -> str:
         """`` (or set KEYS in the [run] table of --config ...)`` where there is a config file."""
         where = "config_file" if self.keywords else "--config"
-        return (f" (or set {keys} in the [run] table of {where}; docs/configuration.md)"
+        return (f" (or set {keys} in the [run] table of {where}; docs/reference/configuration.md)"
                 if self.config else "")
 
 

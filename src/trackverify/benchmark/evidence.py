@@ -1,15 +1,15 @@
-"""Evidence, side by side: ``fixed_distance`` vs ``registered_distance`` (docs/verifiers.md).
+"""Evidence, side by side: ``fixed_distance`` vs ``registered_distance`` (docs/reference/verifiers.md).
 
 ``trackverify evidence --out DIR`` writes ``evidence.json`` and a self-contained
 ``evidence.html`` with two tables:
 
 1. **The development specimen** (one animal, 189 neurons; ``freely_moving`` with its detection
-   table, docs/specimen.md) at each motion level: over the six
+   table, docs/reference/specimen.md) at each motion level: over the six
    original corruption conditions pooled (controls excluded) and over ``nearby_swap`` alone,
    AUROC (finite scores), AUROC with abstained rows ranked most suspicious (AUROC*), AUPRC
    and the largest correct certified coverage at false certification <= 1 %; plus AUROC* of
    the three harder conditions. ``registered_distance`` runs with its defaults (ambiguity
-   ``k`` = ``DEFAULT_AMBIGUITY_K``, chosen on the specimen; docs/verifiers.md).
+   ``k`` = ``DEFAULT_AMBIGUITY_K``, chosen on the specimen; docs/reference/verifiers.md).
 2. **Real point-set pairs** (``--pairs DIR``: one folder per example holding ``pts_gt.npy``
    and ``pts_tar.npy``, arrays (n, 2|3) of the same shape, row = identity, NaN row =
    missing; e.g. ``../shared/data/targettrack-point-pairs``): frame 0 = ``pts_gt``,
@@ -182,7 +182,7 @@ def specimen_evidence(levels=LEVELS, frames: int = 1000, score: str = DEFAULT_SC
                       track_window: int = DEFAULT_TRACK_WINDOW,
                       merge_k: float = DEFAULT_MERGE_K) -> list[dict]:
     """Part 1: one row per (motion level, verifier)."""
-    k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/verifiers.md)
+    k = DEFAULT_AMBIGUITY_K  # the verifier's default band (docs/reference/verifiers.md)
     rows = []
     for level in levels:
         start, recovery_end = share_window(frames)

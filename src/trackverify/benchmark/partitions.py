@@ -447,7 +447,7 @@ def _candidate_pairs(candidates, known: set, source: str) -> list[tuple[Recordin
     else:
         candidates = pd.DataFrame([tuple(p) for p in candidates], columns=columns)
     # The recording table's ids are text (tables.validate); the candidates' are read by the
-    # same id rule and compared as written (docs/robustness.md, "Ids as written").
+    # same id rule and compared as written (docs/reference/robustness.md, "Ids as written").
     written = [ids_as_text(id_column(candidates[c], c, source)) for c in columns]
     pairs = set()
     for row, pair in enumerate(zip(*written), start=1):

@@ -18,7 +18,7 @@ def andi() -> None:
 @click.argument("input_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("output_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--corrected", is_flag=True, default=False,
-              help="Use the corrected definitions (docs/andi.md) instead of the official ones.")
+              help="Use the corrected definitions (docs/reference/andi.md) instead of the official ones.")
 def score_command(input_dir: Path, output_dir: Path, corrected: bool) -> None:
     """Score INPUT_DIR/res against INPUT_DIR/ref (CodaLab layout).
 

@@ -164,7 +164,8 @@ def cli() -> None:
     \b
     Start here:
       trackverify audit TRACKS --out DIR  audit your tracker's output (no reference needed)
-      trackverify audit sample DIR --n N  draw observations to check by hand; then
+      trackverify audit sample DIR --n N  draw observations to check by hand
+      trackverify review DIR              check them in a local page (or in any tool); then
       trackverify audit estimate DIR      the error rate with 95 % intervals
       trackverify check-reference -h      check hand-made reference tracks for label errors
       trackverify evaluate -h             score predictions against reference tracks
@@ -261,7 +262,7 @@ def synth(animals, groups, frames, motion, neurons, seed, volume, out):
 @click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
               help="Observation table (CSV/Parquet), a folder with observations.parquet "
                    "and recordings.csv, or a tracker's file (any format --format names; "
-                   "docs/formats.md). Without it, the built-in specimen.")
+                   "docs/reference/formats.md). Without it, the built-in specimen.")
 @input_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("trackverify-results"), show_default=True, help=OUT_HELP)
@@ -281,7 +282,7 @@ def synth(animals, groups, frames, motion, neurons, seed, volume, out):
                    "share A of a new animal's wrong identities is certified (crc: in expectation; "
                    "ltt: with probability 1-D), then report the test partition and write "
                    "calibration.json. target_selective_risk=R is kept (no guarantee). "
-                   "See docs/certification.md.")
+                   "See docs/reference/certification.md.")
 @click.option("--fit-ambiguity-k", "fit_ambiguity_k", is_flag=True, default=None,
               help="With --calibrate: also fit registered_distance's ambiguity band k (median "
                    "clean d/sigma of the fit recordings) instead of keeping ambiguity_k.")
@@ -319,7 +320,7 @@ def run(data, fmt, columns, pixel_size, units, recording, out, config_file, moti
 @click.option("--observations", type=click.Path(exists=True, path_type=Path),
               required=True, help="Observation table with clean predictions (CSV/Parquet): "
               "recording, frame, track, detection, x_um, y_um[, z_um], pred_id, pred_valid; "
-              "or a tracker's file (docs/formats.md).")
+              "or a tracker's file (docs/reference/formats.md).")
 @input_options
 @run_settings
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help=OUT_HELP)

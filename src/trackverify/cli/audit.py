@@ -86,7 +86,7 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
     TRACKS holds recording, frame, pred_id (blank: no identity), positions x_um, y_um[,
     z_um] and/or detection (positions then from --detections)[, pred_valid] (recording is
     optional for one recording), or is any tracker file the readers take (the names
-    --format takes; docs/formats.md); audit.json's input block says how it was read. Writes
+    --format takes; docs/reference/formats.md); audit.json's input block says how it was read. Writes
     events.csv (the review list: each mistake once), audit.parquet (every observation's
     verdict), segments.csv (every suspect run), tracks.csv, joins.csv, audit.json and
     report.html to --out; several TRACKS files: each into --out/<name>/ and a list of them in
@@ -132,9 +132,9 @@ def audit_tracks(tracks, detections, anchor_frame, verifier, calibration, thresh
 def sample(audit_dir, n, seed):
     """Draw audited observations for a person to check: AUDIT_DIR/review.csv, sample.json.
 
-    Fill review.csv's decision column with correct, wrong or unsure in any tool, in the
-    order of its rows (stop when the interval is narrow enough), then run `trackverify audit
-    estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
+    Fill review.csv's decision column with correct, wrong or unsure in any tool or in the
+    local review page (`trackverify review AUDIT_DIR`), in the order of its rows (stop when
+    the interval is narrow enough), then run `trackverify audit estimate AUDIT_DIR`. review.csv does not show the stratum (sample.json holds it). A
     review.csv holding decisions is never replaced.
     """
     from trackverify.review.design import DEFAULT_SEED, draw_sample

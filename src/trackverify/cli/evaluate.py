@@ -61,7 +61,7 @@ def metrics_table(results, title: str):
 @click.command("evaluate")
 @click.option("--reference", required=True, type=click.Path(path_type=Path),
               help="Reference tracks: a table (recording, frame, track, x_um, y_um[, z_um]"
-                   "[, detection]) or any supported tracker file (docs/formats.md).")
+                   "[, detection]) or any supported tracker file (docs/reference/formats.md).")
 @click.option("--predictions", required=True, type=click.Path(path_type=Path),
               help="Predictions: a table (recording, frame, pred_id[, detection][, x_um, y_um"
                    "[, z_um]][, pred_valid]) or any supported tracker file.")

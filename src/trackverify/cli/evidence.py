@@ -47,23 +47,23 @@ def _data_folder(path: Path) -> Path:
               help=f"Draws of the corruption suite on each real recording (at most {MAX_DRAWS}: "
                    "a draw takes about 0.35 s of CPU on a 40-frame recording of 189 neurons).")
 @window_options("300; 30 % of the frame numbers of a recording too short for 300 / 700, see "
-                "docs/verifiers.md", "700; 70 % likewise")
+                "docs/reference/verifiers.md", "700; 70 % likewise")
 @click.option("--score", type=click.Choice(SCORES), default=None,
-              help="registered_distance's score (docs/verifiers.md) [its default].")
+              help="registered_distance's score (docs/reference/verifiers.md) [its default].")
 @click.option("--track-window", "track_window", type=click.IntRange(min=0), default=None,
               help="registered_distance's track pooling window h, 0 = off "
-                   "(docs/verifiers.md) [its default].")
+                   "(docs/reference/verifiers.md) [its default].")
 @click.option("--merge-k", "merge_k", type=click.FloatRange(min=0, max=1e300), default=None,
               help="registered_distance's merged-anchor factor m: a row abstains where its "
                    "identity's registered anchor lies within m sigma of another's, 0 = off "
-                   "(docs/verifiers.md) [its default].")
+                   "(docs/reference/verifiers.md) [its default].")
 def evidence(out, levels, frames, pairs, grid, recordings, draws, start, recovery_end, score,
              track_window, merge_k):
     """Score fixed_distance and registered_distance side by side (specimen and real pairs).
 
     On each --recordings folder the corruption window is --start / --recovery-end when given;
     otherwise SPEC's 300 / 700 where a recording is long enough, else 30 % / 70 % of its
-    frames (docs/verifiers.md), its start moved on to the next frame with 2 observed tracks.
+    frames (docs/reference/verifiers.md), its start moved on to the next frame with 2 observed tracks.
     """
     from trackverify.benchmark.config import build_config
     from trackverify.io.paths import check_out_dir

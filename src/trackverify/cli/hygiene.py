@@ -1,4 +1,4 @@
-"""``trackverify split`` and ``trackverify convert`` (docs/hygiene.md).
+"""``trackverify split`` and ``trackverify convert`` (docs/reference/hygiene.md).
 
 Kept apart from :mod:`trackverify.benchmark.partitions` and :mod:`trackverify.io.nwb` so that
 registering them costs the command line no pandas or pynwb import; the work is imported
@@ -73,7 +73,7 @@ def convert(source, fmt, columns, pixel_size, units, recording, to, out, layout,
 
     SOURCE is an NWB file, a folder of NWB files, a folder with observations.parquet (and
     recordings.csv), an observation table, or a tracker's file (TrackMate, CTC, GEFF,
-    btrack, napari, ZephIR, MOT; docs/formats.md): its tracks become the observation
+    btrack, napari, ZephIR, MOT; docs/reference/formats.md): its tracks become the observation
     table's reference tracks and clean predictions.
     """
     from trackverify.benchmark.convert import convert as run_convert

@@ -21,7 +21,7 @@ SEED = click.IntRange(min=0, max=INT64_MAX)
 
 FORMAT_NAMES = tuple(FORMATS)
 FORMAT_HELP = ("Input format, one of " + ", ".join(FORMAT_NAMES) +
-               " [detected from the extension and content; see docs/formats.md].")
+               " [detected from the extension and content; see docs/reference/formats.md].")
 COLUMNS_HELP = ("Rename a CSV / Parquet table's columns to the project's names, "
                 "PROJECT=FILE pairs, e.g. frame=t,pred_id=id,x_um=x,y_um=y.")
 PIXEL_HELP = ("um per pixel (or voxel) X[,Y[,Z]] for inputs whose file has no calibration "

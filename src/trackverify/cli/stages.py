@@ -71,7 +71,7 @@ def stage(stage, submission, reference, ground_truth, out, settings, run_model, 
 
     Writes OUT/stage.json ({stage, score, verdict, criteria, per_experiment, config,
     problems}) and prints a table. Exit status: 0 pass, 1 partial or fail, 2 unreadable
-    input. See docs/stages.md for formats, formulas and defaults.
+    input. See docs/reference/stages.md for formats, formulas and defaults.
     """
     from trackverify.io.atomic import write_json_atomic
     from trackverify.io.paths import check_out_dir

@@ -2,7 +2,7 @@
 
 Checks (EVALUATORS B1-B7): required files, format validation, summary statistics against a
 reference, variable matching, output class counts and the linear decoder; plus the
-agreement of an agent judge with manual ratings (B9). See ``docs/conversion.md``.
+agreement of an agent judge with manual ratings (B9). See ``docs/reference/conversion.md``.
 
 The public names are imported on first use, so that ``trackverify --help`` stays fast.
 """

@@ -1,5 +1,5 @@
 """Where outputs may go: file names built from input data stay inside ``--out``, and
-``--out`` never overlaps an input (docs/robustness.md, "Output-path policy").
+``--out`` never overlaps an input (docs/reference/robustness.md, "Output-path policy").
 
 * :func:`safe_name` / :func:`child_path` turn an input-derived name (a recording id, an
   experiment folder name) into one plain file name inside the output folder, or refuse it:

@@ -3,7 +3,7 @@ and plain containers, by design rather than by a deny-list; anything else is ref
 a clear error before it runs.
 
 Used by every reader of the pickle-based formats (fly trajectories, per-frame features,
-converted neural datasets). The policy (docs/robustness.md, "Pickle policy"):
+converted neural datasets). The policy (docs/reference/robustness.md, "Pickle policy"):
 
 * **Opcodes.** The loader is :class:`pickle._Unpickler` (the pure-Python one) with its
   opcode table narrowed: ``INST``, ``OBJ``, ``NEWOBJ``, ``NEWOBJ_EX``, ``PERSID``,

@@ -166,7 +166,7 @@ def exact_integers(arrow: pa.Table, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (``arrow`` as pandas made it) with every integer column that holds a null
     as pandas' nullable integers (``Int64``, ``UInt64``, ...). pandas makes such a column
     float64, which rounds integers above 2^53: ids 2^53 + 1 and 2^53 read as one id (the
-    rule of docs/robustness.md, "Ids as written": integers are exact)."""
+    rule of docs/reference/robustness.md, "Ids as written": integers are exact)."""
     for field, column in zip(arrow.schema, arrow.columns):
         if (pa.types.is_integer(field.type) and column.null_count and field.name in frame
                 and frame[field.name].dtype.kind == "f"):
@@ -292,7 +292,7 @@ _TEXTUAL = ("string", "mixed", "mixed-integer")
 
 def ids_as_written(text: pd.Series) -> pd.Series:
     """An id column read as text, typed the way it was written (the rule is
-    :func:`trackverify.tables.validate`'s; docs/robustness.md, "Ids as written").
+    :func:`trackverify.tables.validate`'s; docs/reference/robustness.md, "Ids as written").
 
     * every non-blank value a canonical integer (:data:`~trackverify.tables.CANONICAL_INTEGER`:
       no sign '+', no leading zero, no space): int64 (nullable ``Int64`` when a cell is

@@ -246,7 +246,7 @@ def _check_format_axes(path: Path, table: pd.DataFrame, source: str) -> None:
 def ids_met_as_text(ref: TrackTable, pred: TrackTable) -> list[str]:
     """A warning for each id column the two inputs type differently (integers in one, text in
     the other): they meet by the canonical text of the integers, 1 meeting '1'
-    (:func:`trackverify.tables.common_id_type`; docs/robustness.md, "Ids as written"), which
+    (:func:`trackverify.tables.common_id_type`; docs/reference/robustness.md, "Ids as written"), which
     the scores then rest on."""
     notes = []
     for column in JOINED_IDS:

@@ -49,7 +49,7 @@ Identity
     ``IDFP = n_pred - IDTP``; ``IDP = IDTP / (IDTP + IDFP)``, ``IDR = IDTP / (IDTP + IDFN)``,
     ``IDF1 = 2 IDTP / (2 IDTP + IDFP + IDFN)``.
 
-Choices where the reference implementations disagree or carry a quirk (docs/metrics.md):
+Choices where the reference implementations disagree or carry a quirk (docs/reference/metrics.md):
 
 - *Frames without detections* (TrackEval): a frame with no reference or no predicted
   detection is skipped, so it neither ends a run for ``Frag`` nor resets the "previous

@@ -378,12 +378,14 @@ def check_reference(observations: pd.DataFrame, detections: pd.DataFrame | None 
     ``detections`` (optional): every detection of each frame, labelled or not
     (``[recording,] frame, x_um, y_um[, z_um]``). The rule is the module docstring's.
 
-    >>> import pandas as pd
-    >>> from trackverify.reference_check import check_reference
-    >>> obs = pd.DataFrame({"frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
-    ...                     "x_um": [0.0, 9.0, 0.5, 9.5], "y_um": [0.0, 0.0, 0.0, 0.0]})
-    >>> check_reference(obs).summary()["rows_questioned"]
-    0
+    Example::
+
+        >>> import pandas as pd
+        >>> from trackverify.reference_check import check_reference
+        >>> obs = pd.DataFrame({"frame": [0, 0, 1, 1], "track": [1, 2, 1, 2],
+        ...                     "x_um": [0.0, 9.0, 0.5, 9.5], "y_um": [0.0, 0.0, 0.0, 0.0]})
+        >>> check_reference(obs).summary()["rows_questioned"]
+        0
     """
     obs = observations if "recording" in observations.columns else observations.assign(recording="")
     dets = detections

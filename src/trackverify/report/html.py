@@ -30,7 +30,7 @@ def cell(value, spec: str) -> str:
 
 
 #: What each number of the reports means: a header named here shows it on hover, and the
-#: run report's glossary lists them (docs/verification.md gives the exact definitions).
+#: run report's glossary lists them (docs/reference/verification.md gives the exact definitions).
 GLOSSARY = {
     "rows": "observations in the population (every condition holds a copy of each reference observation)",
     "labelled": "rows whose claim can be checked: the track has an identity in the anchor frame",

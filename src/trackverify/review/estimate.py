@@ -277,6 +277,11 @@ def estimate_error_rate(audit_dir: str | os.PathLike, target: float | None = Non
         result["all"]["low"], result["all"]["high"], result["all"]["target_met"]
     """
     audit_dir = Path(audit_dir)
+    if not (audit_dir / "sample.json").exists():  # the review's first step is not done yet
+        raise InputError("no sample.json: draw the observations to review first "
+                         f"(trackverify audit sample {audit_dir} --n 200), decide them "
+                         f"(trackverify review {audit_dir}, or review.csv in any tool), then "
+                         "estimate", source=str(audit_dir))
     design, review = read_decisions(audit_dir)
     decisions = _Decisions(design, review["decision"].to_numpy(dtype=str))
     codes = decisions.codes(None if decisions.ordered else review["stratum"].astype(str))

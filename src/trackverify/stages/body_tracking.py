@@ -11,7 +11,7 @@ conventions) on the similarity ``s = 1 - err / (2 tau_match)``: per frame the ma
 maximises ``sum(1000 * continues + s)``, i.e. a GT fly keeps the track it was matched to in
 the previous frame whenever that pair is within the gate, and otherwise the total
 similarity is maximised (the total error minimised for a given number of matches; unlike a
-plain Hungarian, the number of matches is not maximised first: docs/stages.md). Unmatched
+plain Hungarian, the number of matches is not maximised first: docs/reference/stages.md). Unmatched
 GT flies are FN, unmatched predictions FP, and a GT fly whose matched track differs from the
 one at its most recent previous matched frame is an IDSW (OQ-A1.3; variant
 ``consecutive``: only when that frame is the previous scored frame).

@@ -58,7 +58,7 @@ MOTION_LEVELS: dict[str, MotionLevel] = {
                     "median displacement 20-50 um with strong bending"),
         MotionLevel("fast", 16.0, 0.25, 0.012, 0.06, 8.0,
                     "as free, with a frame-to-frame step approaching the neuron spacing"),
-        # Fitted to a real recording (benchmarks/real_motion_stats.py --fit; docs/specimen.md);
+        # Fitted to a real recording (benchmarks/real_motion_stats.py --fit; docs/reference/specimen.md);
         # seen through trackverify.synth.recording.RECORDING_MODELS["freely_moving"].
         MotionLevel("freely_moving", 0.0, 0.1995, 0.00382, 0.0337, 1.03,
                     "the real recording's head swings, turn, bending and step / spacing "

@@ -55,7 +55,7 @@ deforms in ways no quadratic map of the anchor explains, while neighbours stay a
 8. **Per-volume re-centring.** Every frame's coordinates are re-centred on the median of that
    frame's detections (each axis): the source data carry no lab frame.
 
-The fitted values and how they were measured: ``docs/specimen.md`` and
+The fitted values and how they were measured: ``docs/reference/specimen.md`` and
 ``benchmarks/real_motion_stats.py``.
 """
 
@@ -98,7 +98,7 @@ class RecordingModel:
 
 
 #: Fitted to the development recording ``fdnc-nerve-freely-moving`` (nerve_moving_a) by
-#: ``benchmarks/real_motion_stats.py --fit`` (the rule of each value: docs/specimen.md).
+#: ``benchmarks/real_motion_stats.py --fit`` (the rule of each value: docs/reference/specimen.md).
 RECORDING_MODELS: dict[str, RecordingModel] = {
     "freely_moving": RecordingModel(
         axis_scale=(1.62, 1.54, 1.44), detected_share=0.555, labelled_share=0.708,
@@ -109,7 +109,7 @@ RECORDING_MODELS: dict[str, RecordingModel] = {
         neuron_jitter_um=1.25, jitter_correlation=0.997, jitter_length_um=3.0,
         # uniform labelling: the fitted weighting (45 um, power 8) matches the labelled
         # neurons' reach along the body, the fitted spacing-radius tilt (beta 52) their
-        # spacing-radius correlation, neither the verifiers (docs/specimen.md)
+        # spacing-radius correlation, neither the verifiers (docs/reference/specimen.md)
         labelled_axis_width_um=None, labelled_spacing_tilt=0.0,
         source="fdnc-nerve-freely-moving (NeRVE/fDNC), recording nerve_moving_a"),
 }

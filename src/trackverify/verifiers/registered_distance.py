@@ -112,7 +112,7 @@ from trackverify.verifiers.pooling import claimed_tracks, pool_along_tracks
 #: ``k`` of the ambiguity rule: the smallest of 0, 0.5, 1, 1.5 with which no motion level of
 #: the development specimen loses more than 0.01 against the previous verifier (pooled and
 #: nearby AUROC* and coverage at FCR <= 1 %); chosen on the specimen, never on real data
-#: (docs/verifiers.md). It was 0.5 before the one-to-one assignment: without the assignment,
+#: (docs/reference/verifiers.md). It was 0.5 before the one-to-one assignment: without the assignment,
 #: ``fast`` lost nearby-swap coverage at 0; with it, 0 gains on every level.
 DEFAULT_AMBIGUITY_K = 0.0
 
@@ -125,7 +125,7 @@ SCORES = ("relative", "distance")
 #: The default score. Rule, stated before it was measured: a swap onto a neighbour moves a
 #: row by about the pair's spacing, so ``d / s_p`` is the natural evidence; it is the default
 #: unless it loses more than 0.01 against ``"distance"`` on the development specimen (any
-#: motion level), the targettrack pairs or the ZephIR demo (docs/verifiers.md). Measured:
+#: motion level), the targettrack pairs or the ZephIR demo (docs/reference/verifiers.md). Measured:
 #: it loses nowhere on the specimen or ZephIR and gains on the real recording, but on the
 #: targettrack pairs single examples lose up to 0.07 (coverage, nearby swaps) under the
 #: leave-one-out table and 0.011-0.013 random-swap AUROC* at the default settings, so
@@ -139,7 +139,7 @@ DEFAULT_SCORE = "distance"
 #: is the smallest of 1, 2, 4, 8 whose pooled six-corruption coverage at FCR <= 1 % on the
 #: ``freely_moving`` specimen is within 0.005 of the best of the four (never chosen on real
 #: data); it is the default only if no number loses more than 0.01 against 0 on every
-#: specimen motion level, the targettrack pairs and the ZephIR demo (docs/verifiers.md).
+#: specimen motion level, the targettrack pairs and the ZephIR demo (docs/reference/verifiers.md).
 #: Measured (``benchmarks/bench_track_window.py``): on ``freely_moving`` h = 1, 2, 4, 8 give
 #: coverage 0.9369, 0.9369, 0.9373, 0.9380 (0 gives 0.9333), so h = 1; against 0 it loses
 #: nothing anywhere (specimen levels equal or higher to four decimals, single_frame_swap
@@ -154,7 +154,7 @@ DEFAULT_TRACK_WINDOW = 1
 #: measured: ``m = 2`` (two equal isotropic Gaussians of scale sigma form a unimodal mixture
 #: exactly below 2 sigma) becomes the default only if, against 0, no number loses more than
 #: 0.01 on any specimen motion level, the targettrack pairs or the ZephIR demo
-#: (docs/verifiers.md, "Merged anchors").
+#: (docs/reference/verifiers.md, "Merged anchors").
 DEFAULT_MERGE_K = 0.0
 
 

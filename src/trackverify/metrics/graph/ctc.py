@@ -369,9 +369,11 @@ def evaluate_ctc(reference, predictions, definition: str = "ctc", frame_buffer: 
     Challenge's ``penalize_extra_detections = 0``) and the measures not valid on a sparse
     reference are null (:data:`trackverify.metrics.graph.evaluate.SPARSE_VALIDITY`).
 
-    >>> from trackverify.metrics.graph.ctc import evaluate_ctc  # doctest: +SKIP
-    >>> evaluate_ctc("01_GT", "01_RES")["ctc"]["ctc"]["tra"]  # doctest: +SKIP
-    0.98...
+    Example::
+
+        >>> from trackverify.metrics.graph.ctc import evaluate_ctc  # doctest: +SKIP
+        >>> evaluate_ctc("01_GT", "01_RES")["ctc"]["ctc"]["tra"]  # doctest: +SKIP
+        0.98...
     """
     metrics.check_definition(definition)
     ref, res = ctc_folder(reference, reference=True), ctc_folder(predictions)

@@ -67,14 +67,16 @@ def evaluate_wormnd(ref: pd.DataFrame, pred: pd.DataFrame, scale=(1.0, 1.0, 1.0)
     """WormND's scores per recording and their ``mean``: ``{recording: {"tra_3um": ...,
     "det_3um": ..., "tra_6um": ..., "det_6um": ..., "counts_3um": {...}, ...}}``.
 
-    >>> import pandas as pd
-    >>> ref = pd.DataFrame({"recording": "w", "frame": [0, 0], "track": [1, 2],
-    ...                     "x_um": [0.0, 3.2], "y_um": 0.0, "z_um": 0.0})
-    >>> pred = pd.DataFrame({"recording": "w", "frame": [0, 0], "pred_id": [1, 2],
-    ...                      "x_um": [2.8, 6.3], "y_um": 0.0, "z_um": 0.0})
-    >>> scores = evaluate_wormnd(ref, pred)["mean"]
-    >>> round(scores["det_3um"], 12), scores["det_6um"]
-    (0.45, 1.0)
+    Example::
+
+        >>> import pandas as pd
+        >>> ref = pd.DataFrame({"recording": "w", "frame": [0, 0], "track": [1, 2],
+        ...                     "x_um": [0.0, 3.2], "y_um": 0.0, "z_um": 0.0})
+        >>> pred = pd.DataFrame({"recording": "w", "frame": [0, 0], "pred_id": [1, 2],
+        ...                      "x_um": [2.8, 6.3], "y_um": 0.0, "z_um": 0.0})
+        >>> scores = evaluate_wormnd(ref, pred)["mean"]
+        >>> round(scores["det_3um"], 12), scores["det_6um"]
+        (0.45, 1.0)
     """
     scale = np.asarray(scale, dtype=np.float64).ravel()
     if not all(is_real(float(s), 0, strict=True) for s in scale):
