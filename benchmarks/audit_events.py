@@ -24,7 +24,15 @@ look-alike) and split where one of the confusion's flagged frames follows the pr
 more than ``G`` frames, ranked by their rows on the look-alike's place; ``G`` = inf is the
 library's rule (one event per confusion).
 
-    python benchmarks/audit_events.py [--data DIR] [--sweep]
+``--verdicts``: only the whole half from frame 0 without ``--detections`` (the shipped
+``examples/real-tracker`` output as ``trackverify audit`` reads it), and what each verdict
+means there: per kind of row (certified; flagged on another identity's place, as
+``on_another_place`` says, and flagged elsewhere; abstained) its count and how many are
+wrong; and ``evaluate``'s count on the same output against the reference (its correct
+observation rate over every reference observation, a row without an id counted not
+correct). The audit report quotes these numbers (``trackverify.audit.report.MEASURED``).
+
+    python benchmarks/audit_events.py [--data DIR] [--sweep | --verdicts]
 """
 
 from __future__ import annotations
@@ -115,12 +123,46 @@ def sweep(rows: pd.DataFrame, gaps=(1, 3, 10, 30, 100, None)) -> list[dict]:
     return out
 
 
+def verdict_numbers(rows: pd.DataFrame) -> dict:
+    """Per kind of judged row (``--verdicts``): ``[wrong, rows]``."""
+    from trackverify.audit.events import on_another_place
+
+    on = on_another_place(rows)
+    verdict = rows["verdict"].to_numpy(dtype=object)
+    wrong = rows["wrong"].to_numpy(bool)
+    kinds = {"certified": verdict == "certified", "flagged": verdict == "flagged",
+             "flagged on another identity's place": on,
+             "flagged elsewhere": (verdict == "flagged") & ~on,
+             "abstained": verdict == "abstained"}
+    return {name: [int((wrong & chosen).sum()), int(chosen.sum())]
+            for name, chosen in kinds.items()}
+
+
+def evaluate_numbers(data: Path, tracks: pd.DataFrame) -> dict:
+    """``evaluate``'s count on the tracker output against the reference
+    (``observations.parquet``): reference observations, its correct observation rate, and
+    the tracker's rows without an id."""
+    reference = pd.read_parquet(data / "observations.parquet").drop(columns=["pred_id",
+                                                                             "pred_valid"])
+    pooled = trackverify.evaluate_tracking(reference, tracks)["pooled"]
+    return {"reference_observations": pooled["reference_observations"],
+            "correct_observation_rate": pooled["correct_observation_rate"],
+            "without_id": int((~tracks["pred_valid"].to_numpy(bool)).sum())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--verdicts", action="store_true")
     args = parser.parse_args()
     tracks, detections, truth = load(args.data)
+    if args.verdicts:
+        numbers, rows = audit_part(tracks, detections, truth, "all", False)
+        print(json.dumps({"audited": numbers["audited"], "wrong": numbers["wrong"],
+                          "verdicts": verdict_numbers(rows),
+                          "evaluate": evaluate_numbers(args.data, tracks)}, indent=1))
+        return
     report = {"goals": GOALS, "parts": {}}
     for with_detections in (False, True):
         for part in ("all", "first half", "second half"):

@@ -126,6 +126,51 @@ def chromium_layout(report: Path, width: int, folder: Path) -> dict:
             "page": int(found[3]), "view": int(found[4])}
 
 
+#: Appended to a copy of a report: the text a window shows without scrolling (every text
+#: node whose lines all end above the window's bottom edge), in document order.
+_FIRST_SCREEN_PROBE = """<script>
+const limit = window.innerHeight;
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const seen = [];
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  if (!node.textContent.trim()) continue;
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  const lines = Array.from(range.getClientRects()).filter(r => r.height > 0);
+  if (lines.length && lines.every(r => r.bottom <= limit)) seen.push(node.textContent);
+}
+const out = document.createElement('pre');
+out.id = 'first-screen-probe';
+out.textContent = seen.join(' ');
+document.body.appendChild(out);
+</script></body>"""
+
+
+def chromium_first_screen(report: Path, folder: Path, width: int = 1280, height: int = 900) -> str:
+    """The text headless Chromium shows of the HTML file ``report`` in a ``width`` x
+    ``height`` px window before any scrolling, whitespace collapsed; a screenshot of that
+    screen is left in ``folder / "first-screen.png"``."""
+    import html as html_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / "first-screen.html"
+    probe.write_text(Path(report).read_text(encoding="utf-8").replace("</body>", _FIRST_SCREEN_PROBE),
+                     encoding="utf-8")
+    common = ("--hide-scrollbars", f"--window-size={width},{height}")
+    shot = subprocess.run(chromium_command(folder / "profile", *common,
+                                           f"--screenshot={folder / 'first-screen.png'}",
+                                           Path(report).resolve().as_uri()),
+                          capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    dom = subprocess.run(chromium_command(folder / "profile", *common, "--dump-dom",
+                                          probe.resolve().as_uri()),
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="first-screen-probe">(.*?)</pre>', dom.stdout, flags=re.S)
+    assert found, dom.stdout[-2000:]
+    return " ".join(html_text.unescape(found[1]).split())
+
+
 def missing_reference(what: str) -> None:
     """A parity test's reference environment is absent: skip on a developer's machine, fail
     under CI (``CI=true``), where ``make test`` builds every reference environment and a

@@ -85,7 +85,8 @@ def test_threshold_boundary_is_certified_and_nan_abstains():
     verifier = FixedScores({0: 0.0, 1: 2.0, 2: np.nextafter(2.0, 3.0), 3: np.nan})
     obs = trackverify.audit(tracks, verifier=verifier, threshold_um=2.0).observations
     by_frame = obs.groupby("frame")["verdict"].unique().map(list).to_dict()
-    assert by_frame == {0: ["certified"], 1: ["certified"], 2: ["flagged"], 3: ["abstained"]}
+    assert by_frame == {0: [None], 1: ["certified"], 2: ["flagged"], 3: ["abstained"]}
+    assert set(obs.loc[obs["frame"] == 0, "reason"]) == {"anchor_frame"}  # trusted, not judged
     assert set(obs.loc[obs["frame"] == 3, "reason"]) == {"verifier_abstained"}
     assert obs.loc[obs["frame"] == 2, "reason"].isna().all()
     assert obs["lookalike_id"].isna().all()  # this verifier registers nothing
@@ -183,7 +184,7 @@ def test_frames_from_one_and_an_explicit_anchor_frame():
     later = trackverify.audit(tracks, anchor_frame=4)
     obs = later.observations
     assert set(obs.loc[obs["frame"] < 4, "reason"]) == {"before_anchor"}
-    assert set(obs.loc[obs["frame"] < 4, "verdict"]) == {"abstained"}
+    assert obs.loc[obs["frame"] < 4, "verdict"].isna().all()  # not judged: no verdict
     assert later.summary["counts"]["audited"] == 6 * 8  # frames 5..12
     with pytest.raises(InputError, match="no rows in the anchor frame 99"):
         trackverify.audit(tracks, anchor_frame=99)
@@ -262,7 +263,7 @@ def test_an_id_first_seen_later_is_judged_from_its_own_start_on_the_real_path():
     result = trackverify.audit(pd.concat([tracks, new], ignore_index=True))
     obs = result.observations.set_index(["pred_id", "frame"])
     seven = obs.loc[6]
-    assert seven.loc[10, "reason"] == "track_start" and seven.loc[10, "verdict"] == "abstained"
+    assert seven.loc[10, "reason"] == "track_start" and seven.loc[10, "verdict"] is None
     assert np.isnan(seven.loc[10, "score"])
     assert set(seven["start_frame"]) == {10} and seven["start_identity"].isna().all()
     later = seven.loc[11:]
@@ -507,8 +508,8 @@ def test_python_out_refuses_a_folder_that_is_or_holds_an_input(tmp_path):
 
 
 def test_a_report_with_nothing_scored_draws_its_plots_without_a_warning():
-    """Every audited row abstained (the ids of frame 1 are not those of the anchor frame): the
-    score plot is empty and has no legend, rather than matplotlib's 'No artists' warning."""
+    """No row judged (the ids of frame 1 are not those of the anchor frame: each is a later
+    track's first observation): the score plot is empty, and drawing it warns of nothing."""
     import warnings
 
     from trackverify.audit.report import render_audit_report
@@ -516,11 +517,12 @@ def test_a_report_with_nothing_scored_draws_its_plots_without_a_warning():
     tracks = six_neurons(frames=2, swap=None)
     tracks.loc[tracks["frame"] == 1, "pred_id"] += 100  # no anchor identity
     result = trackverify.audit(tracks)
-    assert set(result.observations.loc[result.observations["frame"] == 1, "verdict"]) == {"abstained"}
+    assert set(result.observations.loc[result.observations["frame"] == 1, "reason"]) == {"track_start"}
+    assert result.summary["counts"]["audited"] == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         page = render_audit_report(result)
-    assert "Scores of audited observations" in page
+    assert "Scores of judged observations" in page
 
 
 def test_segments_rank_by_mean_relative_score_then_flagged_count_uncovered_last():
@@ -544,7 +546,7 @@ def test_a_recording_of_the_anchor_frame_alone_audits_nothing(tmp_path):
     out = tmp_path / "out"
     done = run_cli("audit", tracks, "--out", out)
     assert done.returncode == 0, done.stderr
-    assert "audited 0 observations: nothing after the anchor frame to audit" in done.stdout
+    assert done.stdout.startswith("6 rows: 6 rows in the anchor frame (trusted); none judged;")
     assert "%" not in done.stdout
     summary = json.loads((out / "audit.json").read_text())
     assert summary["counts"]["audited"] == 0 and summary["counts"]["rows"] == 6
@@ -565,7 +567,8 @@ def test_identities_stacked_on_one_point_are_not_certified():
     assert later["verdict"].tolist() == ["abstained"] * 9
     assert later["reason"].tolist() == ["no_spacing"] * 9
     first = result.observations[result.observations["frame"] == 0]
-    assert first["verdict"].tolist() == ["certified"] * 3
+    assert first["verdict"].tolist() == [None] * 3  # trusted, not judged
+    assert first["reason"].tolist() == ["anchor_frame"] * 3
 
 
 def test_an_anchor_frame_of_thousands_of_identities_is_refused_before_the_kernel(tmp_path):

@@ -163,6 +163,12 @@ def test_round_trip_sample_fill_estimate(audited):
     report = (audited / "report.html").read_text()
     assert report.count("Error rate from the human review") == 1
     assert f"{result['all']['estimate']:.1%}" in report
+    # the first screen: the estimate in place of the command that gives it, above the events
+    answer = report[report.index("<section class='answer'"):report.index("Start here")]
+    assert (f"Error rate from your review: {100 * result['all']['estimate']:.1f} % wrong, 95 % "
+            f"interval {100 * result['all']['low']:.1f} to {100 * result['all']['high']:.1f} %"
+            in answer)
+    assert "trackverify audit sample" not in answer and "40 of 40 sampled" in answer
     # the same draw again from the same seed is refused now that decisions exist
     again = run_cli("audit", "sample", audited, "--n", "40", "--seed", "3")
     assert again.returncode == 2 and "holds decisions" in again.stderr

@@ -79,8 +79,8 @@ def test_every_observation_with_an_id_is_judged_but_each_tracks_start(audited):
     from trackverify.audit.write import one_line
 
     assert one_line(audited).startswith(
-        "audited 464 observations (4 later tracks' first observations, what each track is "
-        "judged against, not judged): 400 certified (86.2%), 64 flagged (13.8%)")
+        "480 rows: 12 rows in the anchor frame (trusted), 4 later tracks' first observations; "
+        "464 judged: 400 certified (86.2%), 64 flagged (13.8%)")
 
 
 def test_a_switch_a_crossing_and_a_frame_failure_are_each_one_event(audited):

@@ -23,7 +23,7 @@ from tests.audit.test_audit import six_neurons  # noqa: E402
 from tests.conftest import built_once  # noqa: E402
 from trackverify.audit.write import write_audit  # noqa: E402
 from trackverify.errors import InputError  # noqa: E402
-from trackverify.napari_plugin.layers import VERDICT_COLORS, audit_layers  # noqa: E402
+from trackverify.napari_plugin.layers import OTHER_COLOR, VERDICT_COLORS, audit_layers  # noqa: E402
 from trackverify.napari_plugin.reader import get_reader  # noqa: E402
 
 
@@ -99,8 +99,11 @@ def test_layers_equal_the_files_of_a_2d_audit(audits, viewer):
     assert points.features["pred_id"].tolist() == rows["pred_id"].tolist()
     flagged = rows["verdict"].eq("flagged").to_numpy()
     assert flagged.sum() == 30  # ids 0 and 1 in frames 25-39
+    judged = rows["verdict"].notna().to_numpy()
+    assert (~judged).sum() == 6  # the anchor frame's rows: trusted, not judged, no verdict
     assert np.allclose(points.face_color[flagged], VERDICT_COLORS["flagged"])
-    assert np.allclose(points.face_color[~flagged], VERDICT_COLORS["certified"])
+    assert np.allclose(points.face_color[~flagged & judged], VERDICT_COLORS["certified"])
+    assert np.allclose(points.face_color[~judged], OTHER_COLOR)
     assert np.array_equal(tracks.data, expected_tracks(rows, lambda p: p.to_numpy(np.int64)))
     meta = points.metadata["trackverify"]
     pd.testing.assert_frame_equal(pd.DataFrame(meta["events"]),

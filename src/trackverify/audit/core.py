@@ -34,25 +34,29 @@ Per judged observation:
   for a start on no identity's place, its distance to the nearest registered anchor
   identity at its frame);
 - ``verdict`` = ``certified`` when ``score <= threshold_um``, ``flagged`` when ``score >
-  threshold_um``, ``abstained`` when the verifier gave no score (NaN);
-- ``reason`` (abstained rows) = ``no_prediction`` (``pred_valid`` false),
-  ``no_anchor_identity`` (the id names several rows of the frame it starts in: no single
-  start), ``not_in_anchor_frame`` (a verifier that does not register the anchor, and an id
-  not in the anchor frame), ``frame_not_registered``, ``ambiguous`` (the margin to the
-  nearest other identity is inside the registration's uncertainty), ``merged``
-  (registered_distance's ``merge_k``: the claimed identity's registered anchor lies within
-  ``merge_k sigma`` of another's at that frame, so the frame cannot tell the two apart),
-  ``no_spacing`` (default threshold only: another identity shares the claimed place,
-  spacing 0), or ``verifier_abstained`` for a verifier that does not say why; not judged:
-  ``anchor_frame`` on the anchor frame's own rows (verdict ``certified``: trusted),
-  ``track_start`` on a later track's first observation (verdict ``abstained``: what the
-  track is judged against) and ``before_anchor`` on rows before the anchor frame (verdict
-  ``abstained``);
+  threshold_um``, ``abstained`` when the verifier gave no score (NaN); null on a row that is
+  not judged, whose ``reason`` says which of the four kinds it is: ``no_prediction`` (no
+  valid predicted id, in any frame), ``before_anchor`` (a frame before the anchor),
+  ``anchor_frame`` (the anchor frame's own rows: trusted, as a person checked them) and
+  ``track_start`` (a later track's first observation: what the track is judged against).
+  Every row is one of these four or judged, and ``audit.json``'s counts say how many of
+  each (``no_prediction``, ``before_anchor``, ``anchor_frame``, ``track_starts``,
+  ``audited``; the report and the terminal give the same counts);
+- ``reason`` (abstained rows) = ``no_anchor_identity`` (the id names several rows of the
+  frame it starts in: no single start), ``not_in_anchor_frame`` (a verifier that does not
+  register the anchor, and an id not in the anchor frame), ``frame_not_registered``,
+  ``ambiguous`` (the margin to the nearest other identity is inside the registration's
+  uncertainty), ``merged`` (registered_distance's ``merge_k``: the claimed identity's
+  registered anchor lies within ``merge_k sigma`` of another's at that frame, so the frame
+  cannot tell the two apart), ``no_spacing`` (default threshold only: another identity
+  shares the claimed place, spacing 0), or ``verifier_abstained`` for a verifier that does
+  not say why;
 - ``start_frame`` / ``start_identity`` = the frame of the row's track's start and the anchor
   identity whose place it holds (null: none);
 - ``lookalike_id`` / ``lookalike_um`` = the identity, other than the row's own, whose
   registered anchor position is nearest to the row, and that distance (verifiers that
-  register the anchor only; null otherwise);
+  register the anchor only; null otherwise), and ``lookalike_x_um, lookalike_y_um[,
+  lookalike_z_um]`` where the registration puts that identity in the row's frame;
 - ``expected_x_um, expected_y_um[, expected_z_um]`` = where the registration puts the neuron
   the row's track started on in the row's frame (from which ``score`` measures before its
   margin excess and track pooling); null for verifiers that do not register and where it
@@ -94,8 +98,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from trackverify.audit.result import (DEFAULT_THRESHOLD_SPACINGS, VERDICTS, AuditResult,
-                                      Threshold, audited)
+from trackverify.audit.result import (DEFAULT_THRESHOLD_SPACINGS, AuditResult, Threshold,
+                                      audited, row_counts)
 from trackverify.audit.segments import segments_and_membership, track_summary
 from trackverify.audit.verdicts import choose_threshold, judge_recording
 from trackverify.errors import InputError, naming_input
@@ -159,8 +163,10 @@ def audit(tracks: pd.DataFrame | str | os.PathLike,
         >>> rows = [(t, i, x + 0.2 * t, y) for t in range(6) for i, (x, y) in enumerate(grid)]
         >>> tracks = pd.DataFrame(rows, columns=["frame", "pred_id", "x_um", "y_um"])
         >>> result = trackverify.audit(tracks)
-        >>> sorted(result.observations["verdict"].unique())
+        >>> sorted(result.observations["verdict"].dropna().unique())  # frame 0: not judged
         ['certified']
+        >>> result.summary["counts"]["anchor_frame"], result.summary["counts"]["audited"]
+        (25, 125)
         >>> len(result.segments)
         0
         >>> pixels = tracks.rename(columns={"frame": "t", "x_um": "x_px", "y_um": "y_px"})
@@ -284,7 +290,6 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
     from trackverify.verifiers import recorded_options
 
     judged = observations[audited(observations)]
-    counts = {v: int(judged["verdict"].eq(v).sum()) for v in VERDICTS}
     reasons = judged.loc[judged["verdict"].eq("abstained"), "reason"].value_counts()
     return {
         "verifier": getattr(scorer, "name", type(scorer).__name__),
@@ -305,9 +310,7 @@ def _summary(observations, segments, scorer, threshold: Threshold, used: dict, a
             "guarantee": threshold.guarantee,
             "per_recording_um": used,
         },
-        "counts": {"rows": int(len(observations)), "audited": int(len(judged)), **counts,
-                   "track_starts": int(observations["reason"].eq("track_start").sum()),
+        "counts": {**row_counts(observations),
                    "abstained_by_reason": {str(k): int(v) for k, v in reasons.items()},
-                   "no_prediction": int((~observations["pred_valid"].to_numpy(dtype=bool)).sum()),
                    "suspect_segments": int(len(segments))},
     }

@@ -41,6 +41,10 @@ nearer another identity's registered anchor position than their own
 observations, then observations (descending), then recording, kind, ids and first frame;
 ``uncovered`` events come after every other, by observations (descending). A verifier with
 no look-alike ranks by flagged observations.
+
+Each event names the frame to open, the one its picture in the report shows
+(``pictured_frame``, :func:`pictured_frames`): a frame of it where its id sits as far from
+the look-alike's place as its sentence's median says.
 """
 
 from __future__ import annotations
@@ -64,8 +68,8 @@ KINDS = ("frame", "swap", "crossing", "identity", "switch", "drift", "uncovered"
 ORDER = {"frame": 0, "swap": 1, "crossing": 1, "identity": 2, "switch": 2, "drift": 3,
          "uncovered": 4}
 EVENT_COLUMNS = ("rank", "kind", "recording", "ids", "lookalike_id", "first_frame",
-                 "last_frame", "frames", "observations", "flagged", "on_lookalike",
-                 "evidence")
+                 "last_frame", "pictured_frame", "frames", "observations", "flagged",
+                 "on_lookalike", "evidence")
 
 
 def find_events(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
@@ -84,7 +88,7 @@ def find_events(observations: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     rows = rows[rows["_event"].notna().to_numpy()]
     if not len(rows):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in EVENT_COLUMNS}), membership
-    events = _describe(rows, _last_certified(observations))
+    events = _describe(rows, _last_certified(observations), pictured_frames(rows, observations))
     rank = pd.Series(events["rank"].to_numpy(), index=events.index)
     membership.iloc[rows["_position"].to_numpy()] = rank.reindex(rows["_event"]).to_numpy()
     return events.reset_index(drop=True), membership
@@ -323,10 +327,49 @@ def _for_good(events: pd.DataFrame, last_certified: pd.Series) -> np.ndarray:
         .reindex(events.index).to_numpy(dtype=bool)
 
 
-def _describe(rows: pd.DataFrame, last_certified: pd.Series | None = None) -> pd.DataFrame:
+def pictured_frames(rows: pd.DataFrame, observations: pd.DataFrame) -> pd.Series:
+    """Per event (indexed by its key ``_event``), the frame its picture shows
+    (``events.csv``'s ``pictured_frame``): a frame event's frame; an uncovered id's first
+    frame; otherwise one of its rows, chosen among those on the look-alike's place (all its
+    rows when none is), preferring rows whose frame holds a valid row of the look-alike's id
+    (so both ids are drawn), as the row whose distance to the look-alike's place (none on
+    it: to its own place, a drift) is nearest the median of that distance over those rows,
+    the median its sentence quotes (distances within 1e-6 um tie: the registration's noise
+    never decides); ties: the earliest frame."""
+    event = rows["_event"].to_numpy(dtype=float)
+    on = rows["_on"].to_numpy(dtype=bool)
+    has_on = pd.Series(on).groupby(event).transform("any").to_numpy(dtype=bool)
+    pool = np.where(has_on, on, True)
+    look_um = rows["lookalike_um"].to_numpy(dtype=float, na_value=np.nan) \
+        if "lookalike_um" in rows.columns else np.full(len(rows), np.nan)
+    measure = np.where(has_on, look_um, rows["_own_um"].to_numpy(dtype=float, na_value=np.nan))
+    valid = observations[observations["pred_valid"].to_numpy(dtype=bool)]
+    seen = pd.MultiIndex.from_arrays([valid["recording"].astype(str), valid["frame"],
+                                      valid["pred_id"].astype(str)])
+    look = rows["lookalike_id"]
+    here = look.notna().to_numpy() & pd.MultiIndex.from_arrays(
+        [rows["recording"].astype(str), rows["frame"], look.astype(str)]).isin(seen)
+    both = pd.Series(pool & here).groupby(event).transform("any").to_numpy(dtype=bool)
+    pool = np.where(both, pool & here, pool)
+    target = pd.Series(np.where(pool, measure, np.nan)).groupby(event).transform("median")
+    gap = np.abs(measure - target.to_numpy(dtype=float))
+    gap = np.where(np.isfinite(gap), np.round(gap, 6), np.inf)  # 1e-6 um apart: a tie
+    frame = rows["frame"].to_numpy()
+    picked = np.flatnonzero(pool)
+    picked = picked[np.lexsort((frame[picked], gap[picked], event[picked]))]
+    first = pd.Series(frame[picked], index=event[picked])
+    chosen = first[~first.index.duplicated()]
+    whole = rows["kind"].isin(["frame", "uncovered"]).to_numpy()  # the event's first frame
+    earliest = pd.Series(frame[whole], index=event[whole]).groupby(level=0).min()
+    return earliest.combine_first(chosen).astype(np.int64)
+
+
+def _describe(rows: pd.DataFrame, last_certified: pd.Series | None = None,
+              pictured: pd.Series | None = None) -> pd.DataFrame:
     """One row per event (EVENT_COLUMNS), ranked; indexed by the event key. An identity
     event (swap) whose ids have no certified row after its first frame is a ``switch``
-    (``crossing``): the track left for good."""
+    (``crossing``): the track left for good. ``pictured``: each event's pictured frame
+    (:func:`pictured_frames`; its first frame when not given)."""
     on = rows["_on"].to_numpy()
     rows = rows.assign(_flagged=rows["verdict"].eq("flagged"),
                        _on_own=rows["_own_um"].where(on), _on_look=rows["lookalike_um"].where(on)
@@ -342,6 +385,8 @@ def _describe(rows: pd.DataFrame, last_certified: pd.Series | None = None) -> pd
         "lookalike_id": first["_lookalike"],
         "first_frame": g["frame"].min(),
         "last_frame": g["frame"].max(),
+        "pictured_frame": (g["frame"].min() if pictured is None
+                           else pictured.reindex(first.index)),
         "frames": g["frame"].nunique(),
         "observations": g.size(),
         "flagged": g["_flagged"].sum().astype(np.int64),

@@ -1,5 +1,7 @@
-"""The audit's self-contained HTML report: identity timeline, score distribution, the events
-to review with a picture each, the identities worst first."""
+"""The audit's self-contained HTML report: the answer first (:mod:`trackverify.audit.answer`),
+then what the verdicts mean, every row accounted for, the threshold in words, the identity
+timeline, the score distribution, the events to review with a picture each, the continuity
+and the identities worst first. Every figure is SVG written directly (no plotting library)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ import html
 import numpy as np
 import pandas as pd
 
+from trackverify.audit import answer
 from trackverify.report.html import cell, page, table
-from trackverify.report.plots import figure_svg, legend, pyplot
+from trackverify.report.numbers import fmt
+from trackverify.report.svg import INK, MUTED, RULE, figure, hex_colour, px, text, ticks
 from trackverify.report.timeline import (AMBER, BLUE, GREEN, GREY, NOT_OBSERVED, RED, Timeline,
                                          build_timeline, timeline_svg)
-from trackverify.report.numbers import fmt
 
 #: Timeline states, in rising severity (code 0, the background: not observed), and colours.
 LEGEND = (NOT_OBSERVED, "anchor frame", "certified", "abstained", "flagged")
@@ -43,12 +46,15 @@ def identity_timeline(recording: str, observations: pd.DataFrame) -> Timeline:
                       verdict == "abstained"], [1, 4, 3], 2)
     starts = rows["reason"].eq("track_start").to_numpy()
     code = np.where(starts, 2, code)  # a later track's start: on the identity's place
+    anchor = rows.loc[rows["reason"].eq("anchor_frame").to_numpy(), "frame"]
+    guides = ((int(anchor.min()), f"anchor frame {int(anchor.min())}", BLUE),) if len(anchor) \
+        else ()
     return build_timeline(f"{recording}: identity timeline", "anchor identity",
                           own.to_numpy(dtype=object), rows["frame"].to_numpy(), code,
                           states=LEGEND, colours=COLOURS,
                           marker_rows=own.to_numpy(dtype=object)[starts],
                           marker_frames=rows["frame"].to_numpy()[starts],
-                          marker_label="a later track starts on it")
+                          marker_label="a later track starts on it", guides=guides)
 
 
 def fragment_summary(observations: pd.DataFrame) -> str:
@@ -77,72 +83,83 @@ def fragment_summary(observations: pd.DataFrame) -> str:
 
 
 def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
-    """Scores of certified and flagged rows against the threshold they were judged by: under
-    the default rule (half of each identity's own spacing) the relative score against
-    :data:`DEFAULT_THRESHOLD_SPACINGS`, else the score in um against each recording's value."""
+    """Scores of certified and flagged judged rows against the threshold they were judged by:
+    under the default rule (half of each identity's own spacing) the relative score against
+    :data:`DEFAULT_THRESHOLD_SPACINGS`, else the score in um against each recording's value;
+    stacked bars, certified under flagged, scores above the 99.5th percentile in the last
+    bin, a threshold beyond twice that named instead of drawn."""
     from trackverify.audit.result import DEFAULT_THRESHOLD_SPACINGS
 
-    rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()
-                        & ~observations["reason"].eq("anchor_frame").to_numpy()]
+    rows = observations[observations["verdict"].isin(["certified", "flagged"]).to_numpy()]
     per_identity = threshold["source"] == "default"
     column, lines, label = (("relative_score", [DEFAULT_THRESHOLD_SPACINGS],
                              "score / the identity's anchor spacing") if per_identity else
                             ("score", list(threshold["per_recording_um"].values()), "score (µm)"))
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 3.0))
-    scores = rows[column].to_numpy(dtype=np.float64)
+    scores = rows[column].to_numpy(dtype=np.float64) if column in rows.columns \
+        else np.zeros(0)
     finite = np.isfinite(scores)  # no relative score where an identity has no spacing
-    scores, verdicts = scores[finite], rows["verdict"].to_numpy()[finite]
+    scores, verdicts = scores[finite], rows["verdict"].to_numpy(dtype=object)[finite]
     top = (float(np.quantile(scores, 0.995)) or 1.0) if len(scores) else 1.0
-    if len(scores):
-        bins = np.linspace(0, top, 60)
-        for verdict, colour in (("certified", GREEN), ("flagged", RED)):
-            chosen = scores[verdicts == verdict]
-            ax.hist(np.minimum(chosen, top), bins=bins, color=colour, label=verdict)
+    edges = np.linspace(0, top, 61)
+    counts = [np.histogram(np.minimum(scores[verdicts == v], top), bins=edges)[0]
+              for v in ("certified", "flagged")]
+    tallest = max(int((counts[0] + counts[1]).max()), 1)
+    left, top_px, width, height = 64.0, 40.0, 820.0, 170.0
+    x_of = lambda v: left + float(v) / top * width  # noqa: E731
+    y_of = lambda n: top_px + height - n / tallest * height  # noqa: E731
+    body = [text(4, 16, "Scores of judged observations (dashed: threshold; scores above the "
+                 "99.5th percentile in the last bin)", 12, extra='font-weight="600"')]
+    base = np.zeros(60)
+    for count, colour in zip(counts, (GREEN, RED)):
+        for k in np.flatnonzero(count):
+            y0, y1 = y_of(base[k] + count[k]), y_of(base[k])
+            body.append(f'<rect x="{px(x_of(edges[k]))}" y="{px(y0)}" '
+                        f'width="{px(x_of(edges[k + 1]) - x_of(edges[k]))}" '
+                        f'height="{px(y1 - y0)}" fill="{hex_colour(colour)}"/>')
+        base = base + count
     beyond = [value for value in lines if value > 2 * top]  # a line there would squash the axis
-    for value in lines:
-        if value <= 2 * top:
-            ax.axvline(value, color="black", lw=1, ls="--")
+    for value in sorted({v for v in lines if v <= 2 * top}):
+        x = x_of(min(value, top))
+        body.append(f'<line x1="{px(x)}" x2="{px(x)}" y1="{px(top_px)}" '
+                    f'y2="{px(top_px + height)}" stroke="{INK}" stroke-dasharray="4 3"/>')
     if beyond:
-        ax.annotate("threshold " + ", ".join(fmt(v) for v in beyond) + " beyond the axis \u2192",
-                    xy=(0.99, 0.92), xycoords="axes fraction", ha="right", fontsize=7)
-    ax.set(xlabel=label, ylabel="observations", title="Scores of audited observations "
-           "(dashed: threshold; scores above the 99.5th percentile in the last bin)")
-    legend(ax, fontsize=7, frameon=False)
-    svg = figure_svg(fig)
-    plt.close(fig)
-    return svg
+        body.append(text(left + width, top_px - 4, "threshold " + ", ".join(
+            fmt(v) for v in beyond) + " beyond the axis \u2192", 10, "end"))
+    body.append(f'<path d="M{px(left)} {px(top_px)}V{px(top_px + height)}H{px(left + width)}" '
+                f'fill="none" stroke="{RULE}"/>')
+    for value in ticks(0, top, 8):
+        body.append(text(x_of(value), top_px + height + 14, fmt(float(value)), 10, "middle"))
+    for value in ticks(0, tallest, 4):
+        body.append(text(left - 6, y_of(value) + 3, f"{int(value):,}", 10, "end"))
+    body.append(text(left + width / 2, top_px + height + 32, label, 10, "middle", MUTED))
+    body.append(text(14, top_px + height / 2, "observations", 10, "middle", MUTED,
+                     extra=f'transform="rotate(-90 14 {px(top_px + height / 2)})"'))
+    at = left + width - 170
+    for name, colour in (("certified", GREEN), ("flagged", RED)):
+        body.append(f'<rect x="{px(at)}" y="22" width="12" height="10" '
+                    f'fill="{hex_colour(colour)}"/>' + text(at + 16, 31, name, 10))
+        at += 80
+    return figure(left + width + 16, top_px + height + 40, "".join(body),
+                  "scores of judged observations")
 
 
-def _threshold_sentence(summary: dict) -> str:
-    t = summary["threshold"]
-    values = ", ".join(f"{html.escape(k)}: {fmt(v)} µm" for k, v in t["per_recording_um"].items())
-    if t["source"] == "calibration":
-        guarantee = t.get("guarantee") or {}
-        words = guarantee.get("statement") or "no guarantee is stated in the file"
-        assumption = guarantee.get("assumption")
-        rests = f" It rests on this assumption: {html.escape(assumption)}" if assumption else ""
-        return (f"<p class='verdict supported'>Threshold {values}, calibrated "
-                f"(<code>{html.escape(str(t['file']))}</code>): {html.escape(str(words))}{rests}</p>")
-    if t["source"] == "user":
-        return (f"<p class='verdict falsified'>Threshold {values}, given by the user: "
-                "<b>not calibrated</b>; a certified row carries no stated guarantee.</p>")
-    return (f"<p class='verdict falsified'>Threshold (median over identities) {values}, the default rule "
-            f"({html.escape(t['rule'])}): <b>not calibrated</b>; a certified row carries no "
-            "stated guarantee. Calibrate with <code>trackverify run --calibrate</code> and pass "
-            "<code>--calibration calibration.json</code>.</p>")
-
-
-#: Where ``trackverify audit estimate`` puts its section (:func:`with_error_rate`).
+#: Where ``trackverify audit estimate`` puts its sections (:func:`with_error_rate`): the
+#: first screen's sentence and, lower down, the review in detail.
+RATE_START, RATE_END = "<!-- error rate answer -->", "<!-- /error rate answer -->"
 ERROR_RATE_START, ERROR_RATE_END = "<!-- error rate -->", "<!-- /error rate -->"
 
 
-def with_error_rate(report: str, estimate: dict) -> str | None:
-    """``report`` (an audit's ``report.html``) with the error-rate section of ``estimate``
-    (``estimate.json``) between its markers, replacing an earlier one; None without markers."""
-    start, end = report.find(ERROR_RATE_START), report.find(ERROR_RATE_END)
-    if start < 0 or end < start:
+def _between(report: str, start: str, end: str, content: str) -> str | None:
+    first, last = report.find(start), report.find(end)
+    if first < 0 or last < first:
         return None
+    return report[:first + len(start)] + content + report[last:]
+
+
+def with_error_rate(report: str, estimate: dict) -> str | None:
+    """``report`` (an audit's ``report.html``) with the error rate of ``estimate``
+    (``estimate.json``) between its markers, replacing an earlier one: the first screen's
+    sentence and the section in detail; None without markers."""
     def interval(block: dict | None) -> str:
         return "" if block is None else f"{cell(block['low'], '.1%')}–{cell(block['high'], '.1%')}"
 
@@ -152,16 +169,20 @@ def with_error_rate(report: str, estimate: dict) -> str | None:
              cell(block["n_unsure"], "d"), cell(block["N"], "d")]
             for name, block in (("all", estimate["all"]), ("certified", estimate["certified"]))
             if block is not None]
-    section = (f"<h2>Error rate from the human review</h2><p>Share of the audited observations "
-               f"whose identity is wrong, estimated from the decisions of <code>review.csv</code> "
-               f"(stratified sample of <code>sample.json</code>, seed {html.escape(str(estimate['seed']))}); "
-               f"95 % intervals over the finite population of audited observations, "
-               f"{html.escape(estimate['interval'])}; the fixed-N interval once every row is "
-               f"decided; <i>unsure</i> counts as correct for the low end and as wrong for the "
-               f"high end (<code>estimate.json</code> per recording).</p>"
+    section = (f"<h2 id='error-rate'>Error rate from the human review</h2><p>Share of the "
+               f"judged observations whose identity is wrong, estimated from the decisions of "
+               f"<code>review.csv</code> (stratified sample of <code>sample.json</code>, seed "
+               f"{html.escape(str(estimate['seed']))}); 95 % intervals over the finite "
+               f"population of judged observations, {html.escape(estimate['interval'])}; the "
+               f"fixed-N interval once every row is decided; <i>unsure</i> counts as correct "
+               f"for the low end and as wrong for the high end (<code>estimate.json</code> per "
+               f"recording).</p>"
                + table(["observations", "wrong", "95 % interval", "at most (one-sided 95 %)",
                         "fixed-N interval", "decided", "unsure", "population"], rows))
-    return report[:start + len(ERROR_RATE_START)] + section + report[end:]
+    updated = _between(report, ERROR_RATE_START, ERROR_RATE_END, section)
+    answered = _between(updated if updated is not None else report, RATE_START, RATE_END,
+                        answer.error_rate_sentence(estimate))
+    return answered if answered is not None else updated
 
 
 #: The identity timelines drawn: the recordings with the most flagged observations first.
@@ -182,26 +203,35 @@ def _timelines_html(observations: pd.DataFrame) -> str:
 
 
 def _events_html(result) -> str:
-    """The top :data:`EVENT_ROWS` events, each with its sentence and picture."""
+    """The top :data:`EVENT_ROWS` events, each with its sentence, its picture and a sentence
+    on the pictured frame."""
     from trackverify.audit.pictures import event_picture
 
     events = result.events
     if not len(events):
         return "<p>No events: nothing flagged beyond scattered single observations.</p>"
+    from trackverify.tables import coordinate_columns
+
     observations = result.observations
+    axes = coordinate_columns(observations)
+    wanted = ["recording", "frame", "pred_id", "pred_valid", "reason", "verdict", "score",
+              "lookalike_id", "lookalike_um", "start_identity", *axes,
+              *(f"{prefix}_{c}" for prefix in ("expected", "lookalike") for c in axes)]
+    observations = observations[[c for c in wanted if c in observations.columns]]
     by_recording = observations.groupby("recording", sort=False)
     items = []
     for e in events.head(EVENT_ROWS).to_dict("records"):  # at most EVENT_ROWS pictures
-        picture = event_picture(pd.Series(e), by_recording.get_group(e["recording"]))
-        items.append(f"<figure class='event'><figcaption><b>{e['rank']}. {html.escape(e['kind'])}"
-                     f"</b> ({html.escape(str(e['recording']))}): {html.escape(e['evidence'])}; "
-                     f"{e['observations']} observations</figcaption>{picture}</figure>")
+        picture, note = event_picture(pd.Series(e), by_recording.get_group(e["recording"]))
+        items.append(f"<figure class='event' id='event-{e['rank']}'><figcaption><b>{e['rank']}. "
+                     f"{html.escape(e['kind'])}</b> ({html.escape(str(e['recording']))}): "
+                     f"{html.escape(e['evidence'])}; {e['observations']} observations. "
+                     f"{html.escape(note)}</figcaption>{picture}</figure>")
     kinds = ", ".join(f"{v} {k}" for k, v in result.summary["counts"]["events_by_kind"].items() if v)
     return (f"<p>{len(events)} events ({kinds}). Each is one thing to check once; ranked by "
             "the observations on another identity's place (the wrong observations a look is "
             "expected to settle), then flagged observations. Left: the anchor frame; right: "
-            "the event's frame, each id where it is (filled) and where the registration puts "
-            "it (hollow). The full list is <code>events.csv</code>; every observation's event "
+            "the frame to open, <code>pictured_frame</code> in <code>events.csv</code>, at the "
+            "same scale. The full list is <code>events.csv</code>; every observation's event "
             "is the <code>event</code> column of <code>audit.parquet</code>.</p>" + "".join(items))
 
 
@@ -267,32 +297,28 @@ def _continuity_html(result) -> str:
 
 
 def render_audit_report(result) -> str:
-    """The whole audit report as one HTML string (deterministic bytes)."""
+    """The whole audit report as one HTML string (deterministic bytes, whatever folder it is
+    written to)."""
     summary, counts = result.summary, result.summary["counts"]
-    audited = max(counts["audited"], 1)
-    count_rows = [[v, cell(counts[v], "d"), cell(counts[v] / audited, ".1%")]
-                  for v in ("certified", "flagged", "abstained")]
-    reasons = "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in counts["abstained_by_reason"].items())
     timelines = _timelines_html(result.observations)
     inputs = [str(v) for v in summary.get("inputs", {}).values() if v is not None]
-    return page("trackverify audit", inputs=inputs, body=f"""<h1>trackverify audit</h1>
-<p class="lead">Which identities can be trusted? Verifier <b>{html.escape(summary['verifier'])}</b>
-(evidence: {html.escape(str(summary['evidence']))}); anchor frame: {html.escape(str(summary['anchor_frame']))}
-(its identities are trusted, as a person checked them; the audit cannot see errors already
-present there); every detection of each frame used as evidence:
-{'yes' if summary['detections_table'] else 'no (only the tracker rows)'}.</p>
-<section class="caveats"><h2>Read this first</h2>{_threshold_sentence(summary)}
-<p>Each observation answers one question: <b>is it on the neuron its track started on?</b>
-(the anchor frame's place for an id there; a later track's own first observation, which is
-not judged, otherwise). <i>certified</i>: the score is at most the threshold; <i>flagged</i>:
-above it (the track looks elsewhere); <i>abstained</i>: the verifier could not decide
-(reasons below). An <i>event</i> is one mistake to check once: an id on another identity's
-place, a track that leaves its place for another's for good (switch), two ids swapped or
-crossing, a frame where most ids are flagged, a drift, or an id with no single start;
-<code>segments.csv</code> keeps every run of one id's non-certified frames as the
-detail.</p></section>
-<h2>Verdicts</h2>{table(['verdict', 'observations', 'share of audited'], count_rows)}
-<ul>{reasons}</ul>
+    tracks = (summary.get("inputs") or {}).get("tracks")
+    name = f" of {html.escape(str(tracks).replace(chr(92), '/').rsplit('/', 1)[-1])}" \
+        if tracks else ""
+    return page("trackverify audit", inputs=inputs, body=f"""<h1>trackverify audit{name}</h1>
+{answer.first_screen(result, RATE_START, RATE_END)}
+{answer.verdict_table(result.observations, counts)}
+{answer.rows_table(counts)}
+{answer.evaluate_sentence(counts)}
+<h2>The threshold</h2>{answer.threshold_words(summary)}
+<p>Verifier <b>{html.escape(summary['verifier'])}</b>; anchor frame:
+{html.escape(str(summary['anchor_frame']))}, whose identities are trusted as a person checked
+them, so the audit cannot see errors already present there; every detection of each frame
+used as evidence: {'yes' if summary['detections_table'] else 'no, only the tracker rows'}.
+An <i>event</i> is one mistake to check once: an id on another identity's place, a track that
+leaves its place for another's for good (switch), two ids swapped or crossing, a frame where
+most ids are flagged, a drift, or an id with no single start; <code>segments.csv</code> keeps
+every run of one id's non-certified frames as the detail.</p>
 {ERROR_RATE_START}{ERROR_RATE_END}
 <h2>Identity timeline</h2>{timelines}
 <h2>Scores</h2>{_score_plot(result.observations, summary['threshold'])}

@@ -56,9 +56,24 @@ class Threshold:
     file: str | None = None
 
 
-#: Reasons of the rows an audit does not judge: the anchor frame (trusted), a track's own
-#: start (what its later rows are judged against) and the frames before the anchor.
-NOT_JUDGED = ("anchor_frame", "track_start", "before_anchor")
+#: Reasons of the rows an audit does not judge (their ``verdict`` is null): a row with no
+#: predicted id, a frame before the anchor, the anchor frame (trusted) and a track's own
+#: start (what its later rows are judged against).
+NOT_JUDGED = ("no_prediction", "before_anchor", "anchor_frame", "track_start")
+#: Every row of an audit is of one kind, in this order (a row with no id is ``no_prediction``
+#: in any frame): ``audit.json``'s count of each, and the words the report and the terminal
+#: give it; the rest (``audited``) are judged: certified, flagged or abstained.
+ROW_KINDS = {"no_prediction": ("no_prediction", "rows without an id"),
+             "before_anchor": ("before_anchor", "rows before the anchor frame"),
+             "anchor_frame": ("anchor_frame", "rows in the anchor frame (trusted)"),
+             "track_start": ("track_starts", "later tracks' first observations")}
+
+
+def not_judged(counts: dict) -> list[tuple[str, int]]:
+    """``(words, count)`` of each kind of row that is not judged (``counts``: audit.json's),
+    in :data:`ROW_KINDS` order, the kinds with no row left out."""
+    return [(words, counts.get(key, 0)) for key, words in ROW_KINDS.values()
+            if counts.get(key, 0)]
 
 
 def audited(observations: pd.DataFrame) -> np.ndarray:
@@ -67,3 +82,15 @@ def audited(observations: pd.DataFrame) -> np.ndarray:
     reason = observations["reason"]
     return (observations["pred_valid"].to_numpy(dtype=bool)
             & ~reason.isin(NOT_JUDGED).to_numpy())
+
+
+def row_counts(observations: pd.DataFrame) -> dict:
+    """Every row counted once: ``rows`` = the :data:`ROW_KINDS` counts + ``audited``, and
+    ``audited`` = ``certified`` + ``flagged`` + ``abstained``."""
+    reason = observations["reason"]
+    judged = audited(observations)
+    verdict = observations["verdict"].to_numpy(dtype=object)[judged]
+    return {"rows": int(len(observations)),
+            **{key: int(reason.eq(kind).sum()) for kind, (key, _) in ROW_KINDS.items()},
+            "audited": int(judged.sum()),
+            **{v: int((verdict == v).sum()) for v in VERDICTS}}

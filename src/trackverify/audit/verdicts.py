@@ -87,7 +87,8 @@ def judge_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, ancho
                          "holds fewer than two identities: no default threshold (give "
                          "--threshold-um)", source=source, column="frame")
     claim = _claims(scorer, shifted, dets, identities)
-    scores, reasons, lookalike, lookalike_um, expected = _scores(scorer, shifted, dets, claim)
+    scores, reasons, lookalike, lookalike_um, expected, look_place = _scores(scorer, shifted,
+                                                                              dets, claim)
     spacing = claim.spacing
     if threshold.value_um is None:  # the default rule: half of each claim's own spacing
         value = identities.default_threshold()
@@ -103,28 +104,36 @@ def judge_recording(rows: pd.DataFrame, dets: pd.DataFrame | None, scorer, ancho
     verdict = np.where(np.isnan(scores), "abstained",
                        np.where(scores <= limit, "certified", "flagged")).astype(object)
     reasons = np.where(verdict == "abstained", reasons, None).astype(object)
-    trusted = (shifted["frame"].to_numpy() == 0) & shifted["pred_valid"].to_numpy(dtype=bool)
-    verdict[trusted], reasons[trusted] = "certified", "anchor_frame"
+    valid = shifted["pred_valid"].to_numpy(dtype=bool)
+    trusted = (shifted["frame"].to_numpy() == 0) & valid
     later_start = claim.start & ~trusted  # a track's own start: what it is judged against
-    verdict[later_start], reasons[later_start] = "abstained", "track_start"
+    # not judged (NOT_JUDGED): no verdict, the reason says which kind of row it is
+    verdict[~valid], reasons[~valid] = None, "no_prediction"
+    verdict[trusted], reasons[trusted] = None, "anchor_frame"
+    verdict[later_start], reasons[later_start] = None, "track_start"
     scores = np.where(later_start, np.nan, scores)
     rows["score"] = np.nan
-    rows["verdict"] = "abstained"
-    rows["reason"] = "before_anchor"
+    rows["verdict"] = pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    rows["reason"] = np.where(rows["pred_valid"].to_numpy(dtype=bool), "before_anchor",
+                              "no_prediction").astype(object)
     rows["lookalike_id"] = pd.Series([None] * len(rows), index=rows.index, dtype=object)
     rows["lookalike_um"] = np.nan
     rows["threshold_um"] = np.nan
     rows["relative_score"] = np.nan
-    places = [f"expected_{c}" for c in coordinate_columns(shifted)]
-    rows[places] = np.nan
+    axes = coordinate_columns(shifted)
+    places = [f"expected_{c}" for c in axes]
+    looks = [f"lookalike_{c}" for c in axes]
+    rows[places + looks] = np.nan
     columns = ["score", "verdict", "reason", "lookalike_id", "lookalike_um", "threshold_um",
-               "relative_score", *places]
+               "relative_score", *places, *looks]
     with np.errstate(divide="ignore", invalid="ignore"):  # spacing 0: no relative score
         relative = np.where(spacing > 0, scores / spacing, np.nan)
     rows.loc[audited.index, columns] = pd.DataFrame(
         {"score": scores, "verdict": verdict, "reason": reasons, "lookalike_id": lookalike,
          "lookalike_um": lookalike_um, "threshold_um": limit,
-         "relative_score": relative, **dict(zip(places, expected.T))}, index=audited.index)
+         "relative_score": relative, **dict(zip(places, expected.T)),
+         **dict(zip(looks, look_place.T))}, index=audited.index)
+    rows["verdict"] = rows["verdict"].astype(object).where(rows["verdict"].notna(), None)
     start_frame = pd.array(np.where(claim.start_frame >= 0, claim.start_frame + anchor, 0),
                            dtype="Int64")
     start_frame[claim.start_frame < 0] = pd.NA
@@ -286,13 +295,14 @@ def _scores(scorer, table: pd.DataFrame, dets, claim: Claims):
             scores = np.where(carried, placed, scores)
     else:
         scores = run_verifier(scorer, table, dets)
-    reasons, lookalike, lookalike_um, expected = _explain(scorer, table, dets, scores, claim)
+    reasons, lookalike, lookalike_um, expected, look_place = _explain(scorer, table, dets,
+                                                                      scores, claim)
     # A track with no start to judge it against (uncovered): no score, whatever the
     # verifier says (docs/guide/audit.md).
     uncovered = pd.notna(claim.uncovered)
     scores = np.where(uncovered, np.nan, scores)
     reasons = np.where(uncovered, claim.uncovered, reasons)
-    return scores, reasons, lookalike, lookalike_um, expected
+    return scores, reasons, lookalike, lookalike_um, expected, look_place
 
 
 @dataclass(frozen=True)
@@ -342,8 +352,9 @@ def anchor_identities(table: pd.DataFrame) -> AnchorIdentities:
 
 def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None,
              scores: np.ndarray, claim: Claims):
-    """Per row: why it abstained, its look-alike identity and that one's distance, and where
-    the registration puts the row's claim in its frame (NaN where it says nothing)."""
+    """Per row: why it abstained, its look-alike identity and that one's distance, where
+    the registration puts the row's claim in its frame and where it puts the look-alike
+    there (NaN where it says nothing)."""
     from trackverify.verifiers import takes_detections
     from trackverify.verifiers.registered_distance import nearest_other
 
@@ -356,9 +367,10 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None,
     lookalike = np.full(n, None, dtype=object)
     lookalike_um = np.full(n, np.nan)
     expected = np.full((n, len(coordinate_columns(table))), np.nan)
+    look_place = expected.copy()
     register = getattr(scorer, "register", None)
     if register is None:
-        return reasons, lookalike, lookalike_um, expected
+        return reasons, lookalike, lookalike_um, expected, look_place
     if claim.registration is not None:
         anchor_ids, registration = claim.anchor_ids, claim.registration
     else:
@@ -384,8 +396,10 @@ def _explain(scorer, table: pd.DataFrame, detections: pd.DataFrame | None,
         found = idx >= 0
         lookalike[rows[found]] = np.asarray(anchor_ids, dtype=object)[idx[found]]
         lookalike_um[rows[found]] = dist[found]
+        if positions.shape[2] == expected.shape[1] and found.any():
+            look_place[rows[found]] = positions[frames[rows[found]], idx[found]]
     own = rows[which[rows] >= 0]
     if positions.shape[2] == expected.shape[1] and len(own):
         expected[own] = positions[frames[own], which[own]]
     expected[carried] = claim.places[carried]
-    return reasons, lookalike, lookalike_um, expected
+    return reasons, lookalike, lookalike_um, expected, look_place

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from trackverify.audit.result import AuditResult
+from trackverify.audit.result import AuditResult, not_judged
 from trackverify.io.atomic import ensure_folder, write_json_atomic, write_text_atomic
 from trackverify.io.paths import check_out_overlap
 from trackverify.io.tabular import write_table
@@ -53,20 +53,20 @@ def lookalike_column(observations: pd.DataFrame) -> pd.Series:
 
 
 def one_line(result: AuditResult) -> str:
-    """The terminal summary."""
+    """The terminal summary: every row counted once, by the report's words
+    (:func:`trackverify.audit.result.not_judged`, then the judged by verdict)."""
     c = result.summary["counts"]
     t = result.summary["threshold"]
     calibrated = "calibrated" if t["calibrated"] else "NOT calibrated"
     if not c["audited"]:  # shares of nothing are undefined, not 0 %
-        verdicts = "nothing after the anchor frame to audit"
+        judged = "none judged"
     else:
-        verdicts = ", ".join(f"{c[v]} {v} ({c[v] / c['audited']:.1%})"
-                             for v in ("certified", "flagged", "abstained"))
-    starts = c.get("track_starts", 0)
-    later = (f" ({starts} later tracks' first observations, what each track is judged "
-             "against, not judged)") if starts else ""
+        judged = f"{c['audited']} judged: " + ", ".join(
+            f"{c[v]} {v} ({c[v] / c['audited']:.1%})" for v in ("certified", "flagged",
+                                                                 "abstained"))
+    kinds = ", ".join(f"{n} {words}" for words, n in not_judged(c))
     joins = (result.summary.get("continuity") or {}).get("joins", 0)
     stitched = f"; {joins} joins in joins.csv" if joins else ""
-    return (f"audited {c['audited']} observations{later}: {verdicts}; {c['events']} events to "
-            f"review (events.csv; {c['suspect_segments']} suspect segments in segments.csv)"
+    return (f"{c['rows']} rows: {kinds + '; ' if kinds else ''}{judged}; {c['events']} events "
+            f"to review (events.csv; {c['suspect_segments']} suspect segments in segments.csv)"
             f"{stitched}; threshold {t['source']} ({calibrated})")

@@ -12,7 +12,8 @@ is one step of the time slider and 1 um one world unit.
 Per recording (a name suffixed `` (recording)`` when the folder holds several):
 
 - ``observations``: points, one per row of audit.parquet with a position, in the file's
-  row order; face colour by verdict (:data:`VERDICT_COLORS`), the row's columns as
+  row order; face colour by verdict (:data:`VERDICT_COLORS`; white for a row with no
+  verdict, not judged: the anchor frame's, one without an id, a track's start), the row's columns as
   features (``pred_id``, ``verdict``, ``score``, ``reason``, ``lookalike_id``, ``event``
   ...); size the median per-identity threshold (half an identity's spacing; 2 um when the
   file has none); the events and files in ``metadata["trackverify"]``;
@@ -36,7 +37,7 @@ from trackverify.errors import InputError
 REQUIRED = ("audit.parquet", "audit.json")
 OPTIONAL = ("events.csv", "tracks.csv", "segments.csv")
 COLUMNS = ("recording", "frame", "pred_id", "x_um", "y_um", "verdict")
-#: Face colour of each verdict (RGBA); a verdict not listed is white.
+#: Face colour of each verdict (RGBA); a verdict not listed, or none (a row not judged), is white.
 VERDICT_COLORS = {"certified": (0.10, 0.60, 0.47, 1.0), "flagged": (0.85, 0.15, 0.10, 1.0),
                   "abstained": (0.55, 0.55, 0.55, 1.0)}
 OTHER_COLOR = (1.0, 1.0, 1.0, 1.0)

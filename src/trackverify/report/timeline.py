@@ -7,11 +7,12 @@ maximal run of one row's cells on consecutive frames in one state (a frame where
 has no cell, state 0 "not observed", ends it and is the background). States are codes
 ``1..len(states) - 1`` in rising severity.
 
-Rendered as one raster image per timeline (inline SVG around an embedded image, so 200
-rows x 5,000 frames is one element, not a million), with the events as markers on top.
-When the frames outnumber :data:`MAX_COLUMNS`, ``ceil(frames / MAX_COLUMNS)`` consecutive
-frames share one column, and a column shows its most severe state, so a single wrong frame
-stays visible.
+Rendered as SVG written directly (no plotting library): one raster image for the cells
+(so 200 rows x 5,000 frames is one element, not a million), every row labelled up to
+:data:`MAX_LABELLED` rows, the events as markers on top and *guides* (a frame to see at a
+glance, e.g. the anchor frame) as vertical lines. When the frames outnumber
+:data:`MAX_COLUMNS`, ``ceil(frames / MAX_COLUMNS)`` consecutive frames share one column, and a
+column shows its most severe state, so a single wrong frame stays visible.
 """
 
 from __future__ import annotations
@@ -21,14 +22,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from trackverify.report.plots import figure_svg, pyplot
+from trackverify.io.png import png_pixels
+from trackverify.report.svg import (INK, MUTED, figure, hex_colour, png_image, px, text,
+                                    ticks)
 
 #: At most this many columns; wider timelines are binned (a bin shows its worst state).
 MAX_COLUMNS = 1500
-#: Height of one row (inches): a 6-point label fits, so every row is labelled up to
-#: MAX_LABELLED rows (200 ids: 25.6 inches); beyond, every ceil(n / MAX_LABELLED)-th.
-ROW_INCHES = 0.125
+#: Height of one row (px) up to MAX_LABELLED rows, each labelled (an 8 px label fits; 200 ids:
+#: 1,800 px); beyond, the rows share MAX_LABELLED x ROW_PX and every ceil(n / MAX_LABELLED)-th
+#: is labelled. Width of the whole figure (px).
+ROW_PX = 9.0
 MAX_LABELLED = 300
+WIDTH = 1100.0
 #: The background colour: a frame where the row has no cell.
 NOT_OBSERVED = "not observed"
 GREY, BLUE, GREEN = (0.96, 0.96, 0.97), (0.45, 0.55, 0.75), (0.55, 0.78, 0.60)
@@ -55,6 +60,7 @@ class Timeline:
     states: tuple[str, ...]
     colours: tuple[tuple[float, float, float], ...]
     marker_label: str = "identity switch"
+    guides: tuple[tuple[int, str, tuple[float, float, float]], ...] = ()
 
     def segment_table(self) -> pd.DataFrame:
         """The segments by name: ``row`` (the row's id), ``first_frame``, ``last_frame``,
@@ -91,10 +97,11 @@ def run_segments(row: np.ndarray, frame: np.ndarray, state: np.ndarray) -> pd.Da
 
 def build_timeline(title: str, row_label: str, row_ids, frame, state, *, states: tuple[str, ...],
                    colours, marker_rows=(), marker_frames=(), frames: tuple[int, int] | None = None,
-                   marker_label: str = "identity switch") -> Timeline:
+                   marker_label: str = "identity switch", guides=()) -> Timeline:
     """A :class:`Timeline` from one entry per cell: ``row_ids`` (any ids; rows sorted by
     id), ``frame`` and ``state`` (codes ``1..``); markers by row id and frame (a marker on
-    an id with no cell is dropped). ``frames`` defaults to the cells' first and last frame."""
+    an id with no cell is dropped). ``frames`` defaults to the cells' first and last frame;
+    ``guides``: ``(frame, label, colour)`` of frames drawn as vertical lines."""
     codes, rows = pd.factorize(pd.Series(row_ids), sort=True)
     frame = np.asarray(frame, dtype=np.int64)
     if frames is None:
@@ -108,7 +115,8 @@ def build_timeline(title: str, row_label: str, row_ids, frame, state, *, states:
                             "frame": marker_frames[kept][order]})
     return Timeline(title, row_label, np.asarray(rows, dtype=object),
                     (int(frames[0]), int(frames[1])), run_segments(codes, frame, state),
-                    markers, tuple(states), tuple(tuple(c) for c in colours), marker_label)
+                    markers, tuple(states), tuple(tuple(c) for c in colours), marker_label,
+                    tuple((int(f), str(label), tuple(c)) for f, label, c in guides))
 
 
 def binned(timeline: Timeline, max_columns: int = MAX_COLUMNS) -> tuple[np.ndarray, np.ndarray]:
@@ -130,41 +138,80 @@ def binned(timeline: Timeline, max_columns: int = MAX_COLUMNS) -> tuple[np.ndarr
 
 
 def timeline_svg(timeline: Timeline) -> str:
-    """The timeline as inline SVG: one image for the cells, the markers on top (their group
-    has id ``timeline-markers``), a legend of the states present and the markers."""
+    """The timeline as inline SVG (module docstring): the title, a legend of the states
+    present, the markers and the guides, the row labels (``<text class="row">``), the cells as
+    one image, the markers in the group ``timeline-markers`` (one path: a short vertical
+    stroke per marker), the guides as lines, and the frame axis (``<text class="frame">``)."""
     starts, codes = binned(timeline)
-    colours = np.asarray(timeline.colours, dtype=np.float64)
+    first = timeline.frames[0]
+    step = int(starts[1] - starts[0]) if len(starts) > 1 else 1
+    span = len(starts) * step  # frames the columns cover
     n = max(len(timeline.rows), 1)
-    plt = pyplot()
-    height = float(np.clip(0.6 + ROW_INCHES * n, 2.0, 0.6 + ROW_INCHES * MAX_LABELLED))
-    fig, ax = plt.subplots(figsize=(11, height))
-    step = starts[1] - starts[0] if len(starts) > 1 else 1
-    ax.imshow(colours[codes] if len(timeline.rows) else colours[np.zeros((1, 1), dtype=int)],
-              aspect="auto", interpolation="none",
-              extent=(starts[0] - 0.5, starts[-1] + step - 0.5, n - 0.5, -0.5))
+    every = max(1, int(np.ceil(n / MAX_LABELLED)))
+    row_px = ROW_PX if n <= MAX_LABELLED else ROW_PX * MAX_LABELLED / n
+    labels = [str(i) for i in timeline.rows[::every]]
+    longest = max((len(label) for label in labels), default=1)
+    left = 26.0 + min(6.0 * longest, 150.0)
+    top, plot_w = 64.0, WIDTH - left - 12.0
+    plot_h = max(row_px * n, 24.0)
+    row_px = plot_h / n
+    height = top + plot_h + 42.0
+    x_of = lambda frame: left + (np.asarray(frame, dtype=float) - first + 0.5) * plot_w / span  # noqa: E731
+    colours = np.asarray(timeline.colours, dtype=np.float64)
+    cells = codes if len(timeline.rows) else np.zeros((1, 1), dtype=np.int8)
+    body = [text(4, 16, timeline.title, 13, extra='font-weight="600"'),
+            _legend(timeline, 30.0),
+            png_image(png_pixels(np.round(colours[cells] * 255).astype(np.uint8)), left, top,
+                      plot_w, plot_h)]
+    if n > 20:  # a faint line every ten rows guides the eye along a row
+        body.append('<path stroke="#ffffff" stroke-opacity="0.7" stroke-width="1" d="'
+                    + "".join(f"M{px(left)} {px(top + k * row_px)}h{px(plot_w)}"
+                              for k in range(10, n, 10)) + '"/>')
+    body += [text(left - 4, top + (k * every + 0.5) * row_px + min(row_px, 8.0) * 0.35, label,
+                  min(8.0, max(row_px, 5.0)), "end", extra='class="row"')
+             for k, label in enumerate(labels)]
+    body.append(text(10, top + plot_h / 2, timeline.row_label, 10, "middle", MUTED,
+                     extra=f'transform="rotate(-90 10 {px(top + plot_h / 2)})"'))
     markers = timeline.markers
     if len(markers):
-        row_points = 72.0 * (height - 0.6) / n  # the height of one row, in points
-        ax.scatter(markers["frame"].to_numpy(), markers["row"].to_numpy(), marker="|",
-                   s=max(0.7 * row_points, 3.0) ** 2, color="black", linewidths=0.6, zorder=3,
-                   gid="timeline-markers", rasterized=len(markers) > 2000)
-    tick = max(1, int(np.ceil(n / MAX_LABELLED)))  # every row labelled up to MAX_LABELLED
-    ax.set_yticks(np.arange(0, len(timeline.rows), tick),
-                  [str(i) for i in timeline.rows[::tick]], fontsize=6)
-    ax.set(xlabel="frame", ylabel=timeline.row_label)
-    ax.set_title(timeline.title, loc="left", pad=16)
+        x = x_of(markers["frame"].to_numpy())
+        y = top + markers["row"].to_numpy() * row_px + 0.1 * row_px
+        body.append('<g id="timeline-markers"><path stroke="#000000" stroke-width="1" d="'
+                    + "".join(f"M{px(a)} {px(b)}v{px(0.8 * row_px)}" for a, b in zip(x, y))
+                    + '"/></g>')
+    for frame, label, colour in timeline.guides:
+        x = float(x_of(frame))
+        width = max(3.0, plot_w / span)
+        body.append(f'<line class="guide" x1="{px(x)}" x2="{px(x)}" y1="{px(top - 6)}" '
+                    f'y2="{px(top + plot_h)}" stroke="{hex_colour(colour)}" '
+                    f'stroke-width="{px(width)}"/>')
+        body.append(text(x + width, top - 8, label, 11, "start", hex_colour(colour),
+                         extra='font-weight="600"'))
+    axis = top + plot_h
+    for value in ticks(first, timeline.frames[1], 8):
+        x = float(x_of(value))
+        body.append(f'<line x1="{px(x)}" x2="{px(x)}" y1="{px(axis)}" y2="{px(axis + 4)}" '
+                    f'stroke="{INK}"/>')
+        body.append(text(x, axis + 15, f"{int(value)}", 10, "middle", extra='class="frame"'))
+    body.append(text(left + plot_w / 2, axis + 34, "frame", 10, "middle", MUTED))
+    return figure(WIDTH, height, "".join(body), timeline.title)
+
+
+def _legend(timeline: Timeline, y: float) -> str:
+    """One line of swatches: the states present (the background first) and the markers, each
+    with its name (a guide is named on the plot, beside its line)."""
     present = sorted({0, *np.unique(timeline.segments["state"]).tolist()})
-    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colours[i], edgecolor="0.6", lw=0.5)
-               for i in present]
-    labels = [timeline.states[i] for i in present]
-    if len(markers):
-        handles.append(plt.Line2D([], [], marker="|", ls="none", color="black", markersize=8))
-        labels.append(f"{timeline.marker_label} ({len(markers)})")
-    ax.legend(handles, labels, fontsize=7, frameon=False, ncol=len(labels), loc="lower right",
-              bbox_to_anchor=(1, 1))
-    svg = figure_svg(fig)
-    plt.close(fig)
-    return svg
+    items = [(f'<rect width="12" height="10" fill="{hex_colour(timeline.colours[i])}" '
+              'stroke="#8a94a6" stroke-width="0.5"/>', timeline.states[i]) for i in present]
+    if len(timeline.markers):
+        items.append(('<path d="M6 0v10" stroke="#000000" stroke-width="1.5"/>',
+                      f"{timeline.marker_label} ({len(timeline.markers)})"))
+    out, x = [], 4.0
+    for swatch, label in items:
+        out.append(f'<g transform="translate({px(x)} {px(y)})">{swatch}</g>'
+                   + text(x + 16, y + 9, label, 11))
+        x += 30 + 6.2 * len(label)
+    return '<g class="legend">' + "".join(out) + "</g>"
 
 
 def control_states(predicted: np.ndarray, error: np.ndarray) -> np.ndarray:

@@ -1,13 +1,11 @@
-"""One contrast for crops shown side by side, and a small PNG writer (zlib, no pyplot)."""
+"""One contrast for crops shown side by side, and a crop as a PNG (no pyplot)."""
 
 from __future__ import annotations
-
-import struct
-import zlib
 
 import numpy as np
 
 from trackverify.errors import InputError
+from trackverify.io.png import png_pixels
 
 LOW, HIGH = 1.0, 99.5
 """Default percentiles of :func:`contrast_limits`: dark at the 1st, bright at the 99.5th."""
@@ -39,11 +37,6 @@ def normalise(image: np.ndarray, limits: tuple[float, float] | None) -> np.ndarr
     return np.clip((image - np.float32(lo)) / np.float32(hi - lo), 0, 1).astype(np.float32)
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + \
-        struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-
 def png_bytes(image: np.ndarray) -> bytes:
     """An 8-bit greyscale PNG of a 2-D ``image`` in [0, 1] (grey ``round(255 * v)``; NaN pixels
     transparent, as grey + alpha). Row 0 is the PNG's top row."""
@@ -53,11 +46,5 @@ def png_bytes(image: np.ndarray) -> bytes:
     blank = ~np.isfinite(image)
     grey = np.round(np.clip(np.where(blank, 0, image), 0, 1) * 255).astype(np.uint8)
     if blank.any():
-        pixels, colour = np.stack([grey, np.where(blank, 0, 255).astype(np.uint8)], -1), 4
-    else:
-        pixels, colour = grey[..., np.newaxis], 0
-    rows = np.concatenate([np.zeros((pixels.shape[0], 1), np.uint8),
-                           pixels.reshape(pixels.shape[0], -1)], axis=1)  # filter 0 a row
-    header = struct.pack(">IIBBBBB", image.shape[1], image.shape[0], 8, colour, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
-            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + _chunk(b"IEND", b""))
+        return png_pixels(np.stack([grey, np.where(blank, 0, 255).astype(np.uint8)], -1))
+    return png_pixels(grey)
