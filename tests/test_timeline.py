@@ -232,3 +232,26 @@ def test_two_hundred_ids_are_each_labelled_in_numeric_order_and_do_not_overlap()
     assert by_height == [str(i) for i in ids]
     gaps = np.diff(sorted(ticks.values()))
     assert gaps.min() >= 8.0  # px between labels: an 8 px label fits
+
+
+def test_the_anchor_frame_is_a_line_in_its_legend_colour_at_two_hundred_ids():
+    """The anchor frame is one column of hundreds: the identity timeline draws it as a guide
+    line across every row, in the colour its legend gives "anchor frame", labelled."""
+    from trackverify.audit.report import identity_timeline
+
+    ids = np.arange(200)
+    obs = pd.DataFrame({"pred_id": np.repeat(ids, 700), "frame": np.tile(np.arange(700), 200),
+                        "pred_valid": True, "verdict": "certified",
+                        "reason": np.where(np.tile(np.arange(700), 200) == 0, "anchor_frame",
+                                           None)})
+    svg = timeline_svg(identity_timeline("r", obs))
+    [guide] = re.findall(r'<line class="guide" ([^>]*)/>', svg)
+    colour = re.search(r'stroke="(#[0-9a-f]{6})"', guide).group(1)
+    swatch = re.search(r'<rect [^>]*fill="(#[0-9a-f]{6})"[^>]*/></g><text [^>]*>anchor frame</text>',
+                       svg).group(1)
+    assert colour == swatch == "#738cbf"  # BLUE, (0.45, 0.55, 0.75)
+    assert float(re.search(r'stroke-width="([0-9.]+)"', guide).group(1)) >= 3  # visible
+    assert ">anchor frame 0</text>" in svg
+    rows = _ticks(svg, "y")
+    y1, y2 = (float(re.search(rf'{k}="([-0-9.]+)"', guide).group(1)) for k in ("y1", "y2"))
+    assert y1 <= min(rows.values()) and max(rows.values()) <= y2  # across every row
