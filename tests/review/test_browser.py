@@ -25,6 +25,13 @@ from trackverify.review.sheet import read_sheet
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def screenshot(browser, name: str) -> None:
+    """The page as a PNG: into docs/img/ when TRACKVERIFY_DOCS_SCREENSHOTS is set (how the
+    guide's pictures are refreshed), else nowhere: a test run leaves the checkout as it was."""
+    if os.environ.get("TRACKVERIFY_DOCS_SCREENSHOTS"):
+        browser.get_screenshot_as_file(str(ROOT / "docs" / "img" / name))
 NAMES = {"c": "correct", "w": "wrong", "u": "unsure"}
 
 
@@ -131,7 +138,7 @@ def test_keyboard_decisions_survive_a_killed_server_in_the_same_tab(audit_dir, b
         page.press(keys[10:20])
         page.shows("progress", "20 of 20 decided")
         assert page.text("status") == ""
-        browser.get_screenshot_as_file(str(ROOT / "docs" / "img" / "review-positions.png"))
+        screenshot(browser, "review-positions.png")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait()
@@ -248,7 +255,7 @@ def test_the_page_on_a_rendered_volume_blind_by_keyboard_killed_and_resumed(brow
         assert page.text("decision") == "none"
         page.press("w")
         page.shows("progress", "1 of 30 decided")
-        browser.get_screenshot_as_file(str(ROOT / "docs" / "img" / "review.png"))
+        screenshot(browser, "review.png")
         server.send_signal(signal.SIGKILL)
         server.wait()
         page.press("u")
