@@ -87,18 +87,21 @@ def test_evidence_draws_are_bounded_as_a_run_s_repeats():
 
 def test_the_audit_imports_what_it_uses():
     """An audit imports neither the development specimen (nor its scipy.signal), the
-    benchmark, scikit-learn nor matplotlib, and neither does writing its outputs: the
+    benchmark, scipy.stats, scikit-learn nor matplotlib, and neither does writing its outputs: the
     report's figures are SVG written directly."""
     probe = ("import sys, pandas as pd, trackverify\n"
              "grid = [(x, y) for x in range(0, 40, 8) for y in range(0, 40, 8)]\n"
-             "rows = [(t, i, x + 0.2 * t, y) for t in range(6) for i, (x, y) in enumerate(grid)]\n"
+             "swap = {0: 1, 1: 0}  # ids 0 and 1 swapped from frame 3: flagged rows, events\n"
+             "rows = [(t, swap.get(i, i) if t >= 3 else i, x + 0.2 * t, y)\n"
+             "        for t in range(6) for i, (x, y) in enumerate(grid)]\n"
              "tracks = pd.DataFrame(rows, columns=['frame', 'pred_id', 'x_um', 'y_um'])\n"
              "result = trackverify.audit(tracks)\n"
+             "assert result.summary['counts']['flagged'] > 0\n"
              "def loaded():\n"
              "    return sorted({m.split('.')[0] if not m.startswith('trackverify') else\n"
              "                   '.'.join(m.split('.')[:2]) for m in sys.modules\n"
              "                   if m.startswith(('trackverify.synth', 'trackverify.benchmark',\n"
-             "                                    'scipy.signal', 'sklearn', 'matplotlib'))})\n"
+             "                                    'scipy.signal', 'scipy.stats', 'sklearn', 'matplotlib'))})\n"
              "print('BEFORE:' + ','.join(loaded()))\n"
              "from trackverify.audit.write import write_outputs\n"
              "import tempfile, pathlib\n"
