@@ -32,7 +32,7 @@ Definitions (per recording; pooled = sums of counts, rates recomputed from the s
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
 
 import numpy as np
 import pandas as pd
@@ -261,13 +261,63 @@ def switch_events(table: pd.DataFrame) -> pd.DataFrame:
     return identity_report(*_codes(table)).events
 
 
-class IdentityReport(NamedTuple):
-    """One recording's identity results (:func:`identity_report`)."""
+class IdentityReport:
+    """One recording's identity results (:func:`identity_report`): ``diagnostics`` and three
+    tables, each built when first read (from the arrays the diagnostics are counted from;
+    a caller that reads none pays for none): ``tracks`` (:func:`track_breakdown`),
+    ``events`` (:func:`switch_events`) and ``observations`` (:data:`OBSERVATION_COLUMNS`, one
+    row per reference observation)."""
 
-    diagnostics: dict
-    tracks: pd.DataFrame  # :func:`track_breakdown`
-    events: pd.DataFrame  # :func:`switch_events`
-    observations: pd.DataFrame  # OBSERVATION_COLUMNS, one row per reference observation
+    def __init__(self, diagnostics: dict, arrays: dict | None = None, tracks=(), preds=()):
+        self.diagnostics = diagnostics
+        self._arrays = arrays  # _identity_arrays of the recording; None: no observation
+        self._tracks, self._preds = np.asarray(tracks), preds
+
+    @functools.cached_property
+    def tracks(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(TRACK_COLUMNS)
+        n_tracks = len(self._tracks)
+        # The first wrong row of each track is its earliest (rows by track, then frame).
+        wrong = np.flatnonzero(~a["correct"])
+        wrong_track = a["track"][wrong]
+        earliest = wrong[np.r_[True, wrong_track[1:] != wrong_track[:-1]]] if len(wrong) else wrong
+        never = np.iinfo(np.int64).max
+        first = np.full(n_tracks, never, dtype=np.int64)
+        first[a["track"][earliest]] = a["frame"][earliest]
+        return pd.DataFrame({
+            "track": self._tracks,
+            "observations": a["per_track"],
+            "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
+            "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
+            "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]],
+                                                  minlength=n_tracks) - 1, 0, None),
+            "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
+                                          dtype="Int64"),
+        })
+
+    @functools.cached_property
+    def events(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(EVENT_COLUMNS)
+        preds = np.asarray(self._preds, dtype=object)
+        track_ids = np.asarray(self._tracks, dtype=object)
+        return pd.DataFrame({"frame": a["frame"][a["switch_at"]],
+                             "track": track_ids[a["track"][a["switch_at"]]],
+                             "from_id": preds[a["pred"][a["switch_from"]]],
+                             "to_id": preds[a["pred"][a["switch_at"]]]})
+
+    @functools.cached_property
+    def observations(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(OBSERVATION_COLUMNS)
+        # the table takes its four arrays as they are (copy=False: not copied into blocks)
+        return pd.DataFrame({"frame": a["frame"],
+                             "track": np.repeat(self._tracks, a["per_track"]),
+                             "predicted": a["valid"], "correct": a["correct"]}, copy=False)
 
 
 #: Per reference observation, in (track, frame) order: ``predicted`` (a valid predicted id is
@@ -281,42 +331,14 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
     """The diagnostics, :func:`track_breakdown`, :func:`switch_events` and each observation's
     state (:data:`OBSERVATION_COLUMNS`) of one recording, from one alignment, on rank codes
     (``tracks`` / ``preds``: the ids of the codes). ``order``: the rows by (track, frame),
-    when known (as :func:`trackverify.metrics.mot.sequence_counts` gives it in ``gt_order``)."""
+    when known (as :func:`trackverify.metrics.mot.sequence_counts` gives it in ``gt_order``).
+    The diagnostics are counted here; the tables are built when first read
+    (:class:`IdentityReport`)."""
     if len(track_codes) == 0:
-        return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations),
-                              _empty(TRACK_COLUMNS), _empty(EVENT_COLUMNS),
-                              _empty(OBSERVATION_COLUMNS))
-    n_tracks = len(tracks)
-    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes, order)
-    # The first wrong row of each track is its earliest (rows by track, then frame).
-    wrong = np.flatnonzero(~a["correct"])
-    wrong_track = a["track"][wrong]
-    earliest = wrong[np.r_[True, wrong_track[1:] != wrong_track[:-1]]] if len(wrong) else wrong
-    never = np.iinfo(np.int64).max
-    first = np.full(n_tracks, never, dtype=np.int64)
-    first[a["track"][earliest]] = a["frame"][earliest]
-    per_track = pd.DataFrame({
-        "track": np.asarray(tracks),
-        "observations": a["per_track"],
-        "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
-        "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
-        "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
-                                  0, None),
-        "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
-                                      dtype="Int64"),
-    })
-    preds = np.asarray(preds, dtype=object)
-    track_ids = np.asarray(tracks, dtype=object)
-    events = pd.DataFrame({"frame": a["frame"][a["switch_at"]],
-                           "track": track_ids[a["track"][a["switch_at"]]],
-                           "from_id": preds[a["pred"][a["switch_from"]]],
-                           "to_id": preds[a["pred"][a["switch_at"]]]})
-    # the table takes its four fresh arrays as they are (copy=False: not copied into blocks)
-    observations = pd.DataFrame({"frame": a["frame"],
-                                 "track": np.repeat(np.asarray(tracks), a["per_track"]),
-                                 "predicted": a["valid"], "correct": a["correct"]}, copy=False)
-    return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
-                          events, observations)
+        return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations))
+    a = _identity_arrays(frame, track_codes, len(tracks), pred_codes, order)
+    return IdentityReport(_diagnostics(a, len(tracks), extra_predicted_observations), a,
+                          tracks, preds)
 
 
 def _empty(columns: tuple[str, ...]) -> pd.DataFrame:
