@@ -93,6 +93,22 @@ def test_similarity_pairs_against_brute_force(dim):
         _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
 
 
+def test_similarity_pairs_with_more_occupied_cubes_in_a_block_than_16_bits_count():
+    """A block of frames whose reference points fill more than 2**16 cubes (the cube table
+    then counts its cubes in 32 bits, below that in 16): the brute-force pairs still."""
+    rng = np.random.default_rng(16)
+    n_frames, per_frame = 16, 6000
+    gt_frame = np.repeat(np.arange(n_frames), per_frame)
+    gt_xyz = rng.uniform(0, 1000.0, (len(gt_frame), 2))
+    pred_frame = np.repeat(np.arange(n_frames), 40)
+    pred_xyz = gt_xyz[rng.choice(len(gt_frame), len(pred_frame), replace=False)] + \
+        rng.normal(0, 2.0, (len(pred_frame), 2))
+    pred_xyz[::2] = rng.uniform(0, 1000.0, (len(pred_frame[::2]), 2))
+    cubes = {(f, *c) for f, c in zip(gt_frame, np.floor(gt_xyz / (2 * ZD)).astype(int).tolist())}
+    assert len(cubes) > 1 << 16  # all in one block: 16 frames of about 100 x 100 cubes
+    _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
+
+
 def test_hota_by_hand():
     # One id, two frames, similarities 1.0 and 0.6: the 0.6 match counts at alphas
     # 0.05..0.60 (12 of 19). Per alpha: TP 2 -> DetA 1, AssA 1, LocA 0.8, AssRe 1;

@@ -181,7 +181,10 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     # table is reused: only the occupied cubes are written (and cleared after the block).
     block = max(1, CELL_TABLE_SLOTS // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
+    # read where occupied only; a block's runs (occupied cubes) are at most its points
+    g_block = np.diff(np.searchsorted(g_frames, np.arange(0, n_frames + block, block)))
+    run_of = np.zeros(block * frame_stride, dtype=np.uint16 if g_block.max() <= 1 << 16
+                      else np.int32)
     parts = []
     index = np.int32 if max(len(g_frames), len(p_frames)) < 1 << 31 else np.int64
     for f0 in range(0, n_frames, block):
