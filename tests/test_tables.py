@@ -272,3 +272,25 @@ def test_a_repeated_column_after_a_quoted_line_break_in_the_header_is_refused(tm
     with pytest.raises(InputError, match="the column appears twice in the header") as info:
         read_table(path)
     assert "column 'x_um'" in str(info.value)
+
+
+def test_columns_put_in_schema_order_index_renumbered_input_untouched():
+    # columns in the schema's order (required, optional, then the others as given), rows
+    # numbered 0.. whatever the input's index; checked columns kept, others converted
+    df = pd.DataFrame({"note": ["a", "b"], "y_um": [1, 2], "x_um": [0.5, 1.5],
+                       "track": [7, 8], "frame": [3, 4], "recording": ["r", "r"]},
+                      index=[10, 5])
+    before = df.copy()
+    out = validate(df, REFERENCE, "t.csv")
+    assert list(out.columns) == ["recording", "frame", "track", "x_um", "y_um", "note"]
+    assert out.index.tolist() == [0, 1]
+    assert out["y_um"].dtype == np.float64 and out["y_um"].tolist() == [1.0, 2.0]
+    assert out["track"].tolist() == [7, 8] and out["note"].tolist() == ["a", "b"]
+    ordered = df[list(out.columns)].reset_index(drop=True)  # already in the schema's order
+    in_order = validate(ordered, REFERENCE, "t.csv")
+    assert list(in_order.columns) == list(out.columns)
+    pd.testing.assert_frame_equal(in_order, out)
+    pd.testing.assert_frame_equal(df, before)
+    out.loc[0, "x_um"] = 99.0  # the results are copies: writing to them leaves the inputs
+    in_order.loc[0, "track"] = 99
+    assert df.loc[10, "x_um"] == 0.5 and ordered.loc[0, "track"] == 7

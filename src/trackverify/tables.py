@@ -154,39 +154,51 @@ def validate(df: pd.DataFrame, schema: Schema, source: str = "<table>") -> pd.Da
         df = df.assign(recording=DEFAULT_RECORDING)
     keep = [c for c in (*schema.required, *schema.optional) if c in df.columns]
     extra = [c for c in df.columns if c not in keep]
-    out = df[keep + extra].reset_index(drop=True)  # a new frame (copy on write)
-    for column in keep:  # categorical (Parquet dictionary) columns: validated as their values
-        if isinstance(out[column].dtype, pd.CategoricalDtype):
+    # a new frame (copy on write); the columns taken in a new order only when they need one
+    out = df.reset_index(drop=True) if list(df.columns) == keep + extra else \
+        df[keep + extra].reset_index(drop=True)
+    for column, dtype in zip(out.columns, out.dtypes):
+        if column in keep and isinstance(dtype, pd.CategoricalDtype):
+            # categorical (Parquet dictionary) columns: validated as their values
             out[column] = _decoded(out[column])
     if schema is RECORDINGS:
         for column in ("recording", "animal_id", "provenance_group"):
-            out[column] = id_column(out[column], column, source)
-        out["recording"] = ids_as_text(out["recording"])
+            _normalise(out, column, id_column, column, source)
+        _normalise(out, "recording", ids_as_text)
         check_unique(out, schema.unique_keys, source)
         return out
     if len(out) == 0 and schema is not PREDICTIONS:
         raise InputError(f"the {schema.name} has no rows", source=source)
     for column in ID_COLUMNS:
         if column in out.columns:
-            out[column] = id_column(out[column], column, source,
-                                     allow_null=_null_allowed(out, column, schema))
-    out["recording"] = ids_as_text(out["recording"])
-    out["frame"] = _frame_column(out["frame"], source)
+            allow_null = _null_allowed(out, column, schema)
+            _normalise(out, column, id_column, column, source, allow_null)
+    _normalise(out, "recording", ids_as_text)
+    _normalise(out, "frame", _frame_column, source)
     if "x_um" in out.columns or "y_um" in out.columns or "z_um" in out.columns:
         _check_coordinate_set(out, schema, source)
         for column in coordinate_columns(out):
-            out[column] = _coordinate_column(out[column], column, source)
+            _normalise(out, column, _coordinate_column, column, source)
     if "pred_valid" in out.columns:
-        out["pred_valid"] = _bool_column(out["pred_valid"], "pred_valid", source)
+        _normalise(out, "pred_valid", _bool_column, "pred_valid", source)
+        if "pred_id" in out.columns:  # (a reference may carry pred_id)
+            null = out["pred_id"].isna().to_numpy() & out["pred_valid"].to_numpy()
+            if null.any():
+                raise InputError("pred_id is null on a valid prediction (mark it pred_valid = "
+                                 "false)", source=source, column="pred_id", row=_first(null))
     elif schema is PREDICTIONS:  # a blank pred_id: a detection the tracker gave no identity
         out["pred_valid"] = out["pred_id"].notna().to_numpy()
-    if "pred_id" in out.columns and "pred_valid" in out.columns:  # (a reference may carry pred_id)
-        null = out["pred_id"].isna().to_numpy() & out["pred_valid"].to_numpy()
-        if null.any():
-            raise InputError("pred_id is null on a valid prediction (mark it pred_valid = false)",
-                             source=source, column="pred_id", row=_first(null))
     check_unique(out, schema.unique_keys, source)
     return out
+
+
+def _normalise(df: pd.DataFrame, column: str, check, *args) -> None:
+    """``df[column] = check(df[column], *args)``, the assignment skipped when ``check`` gives
+    the column back as it is."""
+    series = df[column]
+    checked = check(series, *args)
+    if checked is not series:
+        df[column] = checked
 
 
 def _check_columns(df: pd.DataFrame, schema: Schema, source: str) -> None:
@@ -258,6 +270,8 @@ def id_column(series: pd.Series, column: str, source: str, allow_null: bool = Fa
     Traceback (most recent call last):
     trackverify.errors.InputError: t.csv, column 'track', row 1: the id 'NA' is a missing-value marker: leave the cell blank where the id is missing, or give the object another id
     """
+    if isinstance(series.dtype, np.dtype) and series.dtype == np.int64:  # no null: as it is
+        return series
     null = pd.isna(series).to_numpy()
     if null.any() and not allow_null:
         raise InputError("missing id", source=source, column=column, row=_first(null))

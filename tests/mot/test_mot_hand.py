@@ -93,6 +93,46 @@ def test_similarity_pairs_against_brute_force(dim):
         _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
 
 
+def test_similarity_pairs_with_more_occupied_cubes_in_a_block_than_16_bits_count():
+    """One frame whose reference points fill more than 2**16 cubes (the cube table then
+    counts its cubes in 32 bits, below that in 16): the pairs of every prediction still
+    those of the brute force, prediction by prediction."""
+    rng = np.random.default_rng(16)
+    gt_xyz = rng.uniform(0, 5000.0, (120_000, 2))
+    pred_xyz = np.concatenate([gt_xyz[rng.choice(len(gt_xyz), 30, replace=False)]
+                               + rng.normal(0, 2.0, (30, 2)), rng.uniform(0, 5000.0, (30, 2))])
+    cubes = {tuple(c) for c in np.floor(gt_xyz / (2 * ZD)).astype(int).tolist()}
+    assert len(cubes) > 1 << 16
+    gi, pj, sim = mot.similarity_pairs(np.zeros(len(gt_xyz), int), gt_xyz,
+                                       np.zeros(len(pred_xyz), int), pred_xyz, ZD)
+    assert len(gi) >= 30
+    for j, xy in enumerate(pred_xyz):
+        s = np.maximum(0.0, 1.0 - np.sqrt(((gt_xyz - xy) ** 2).sum(axis=1)) / ZD)
+        want = np.flatnonzero(s > 0)
+        mine = pj == j
+        np.testing.assert_array_equal(np.sort(gi[mine]), want)
+        np.testing.assert_array_equal(sim[mine][np.argsort(gi[mine])], s[want])
+
+
+def test_similarity_pairs_the_same_in_the_same_order_whatever_the_blocks(monkeypatch):
+    """The cube table covers a block of frames at a time, its size chosen from the scene's
+    extent: blocks of one frame each give the very same pairs, in the same order (the
+    matchings break ties by that order), and they are the brute-force pairs."""
+    rng = np.random.default_rng(5)
+    n_frames = 400
+    gt_frame = np.repeat(np.arange(n_frames), 30)
+    gt_xyz = rng.uniform(0, 60.0, (len(gt_frame), 3)) + gt_frame[:, None] * 0.5
+    pred_frame = np.sort(rng.integers(0, n_frames, 11_000))
+    pred_xyz = rng.uniform(0, 60.0, (len(pred_frame), 3)) + pred_frame[:, None] * 0.5
+    whole = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    assert mot._table_slots(n_frames * 9 ** 3) < n_frames * 9 ** 3  # several blocks already
+    monkeypatch.setattr(mot, "_table_slots", lambda cubes: 1)  # one frame a block
+    framewise = mot.similarity_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz, ZD)
+    for a, b in zip(whole, framewise, strict=True):
+        np.testing.assert_array_equal(a, b)
+    _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
+
+
 def test_hota_by_hand():
     # One id, two frames, similarities 1.0 and 0.6: the 0.6 match counts at alphas
     # 0.05..0.60 (12 of 19). Per alpha: TP 2 -> DetA 1, AssA 1, LocA 0.8, AssRe 1;

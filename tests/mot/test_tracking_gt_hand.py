@@ -54,6 +54,22 @@ def test_several_recordings_tables_name_each_row_s_recording():
     assert obs["predicted"].tolist() == [True] * 5 + [False]
 
 
+def test_tables_built_when_read_survive_pickling_and_read_once():
+    # the tables are built on first reading; a result sent to another process unread (a
+    # pickle) reads the same hand-computed rows, and a table read twice is the same object
+    import pickle
+
+    result = pickle.loads(pickle.dumps(evaluate_tracking(REF, PRED)))
+    assert result.tracks["first_wrong_frame"].tolist() == [2, 1, 0]
+    assert result.events[["recording", "frame", "from_id", "to_id"]].values.tolist() == [
+        ["a", 2, 5, 9], ["b", 1, 6, 7]]
+    assert result.observations["correct"].tolist() == [True, True, False, True, False, False]
+    assert result.tracks is result.tracks
+    one = evaluate_tracking(REF[REF["recording"] == "a"], PRED[PRED["recording"] == "a"])
+    assert one.observations["recording"].tolist() == ["a"] * 3  # one recording: no concat
+    assert one.observations is one.observations
+
+
 def test_row_order_changes_no_number():
     a = evaluate_tracking(REF, PRED)
     b = evaluate_tracking(REF.iloc[::-1], PRED.iloc[[4, 2, 0, 3, 1]])

@@ -32,7 +32,7 @@ Definitions (per recording; pooled = sums of counts, rates recomputed from the s
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
 
 import numpy as np
 import pandas as pd
@@ -196,10 +196,11 @@ def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
                      pred_codes: np.ndarray, order: np.ndarray | None = None) -> dict:
     """The rows in (track, frame) order with what every identity count is made of.
 
-    ``track``, ``pred``, ``valid``, ``frame``, ``correct`` (valid id aligned to the row's own
-    track) in that order; ``per_track``: rows per track; ``switch_at`` / ``switch_from``:
-    positions of the later / earlier row of each identity switch; ``run_start``: rows that
-    start a run. ``order``: that row order when the caller has it
+    ``track``, ``pred``, ``valid``, ``correct`` (valid id aligned to the row's own track) in
+    that order, and ``order`` (that order itself: ``frame.take(order)`` are the rows' frames,
+    gathered by whoever needs them); ``per_track``: rows per track; ``switch_at`` /
+    ``switch_from``: positions of the later / earlier row of each identity switch;
+    ``run_start``: rows that start a run. ``order``: that row order when the caller has it
     (``stable_order(track_codes, n_tracks, frame)``).
     """
     track_codes = np.asarray(track_codes, dtype=np.int64)
@@ -222,12 +223,12 @@ def _identity_arrays(frame: np.ndarray, track_codes: np.ndarray, n_tracks: int,
     # Identity switches: each valid row against the previous valid row of the same track.
     switch = (vt[1:] == vt[:-1]) & (vp[1:] != vp[:-1])
     switch_at, switch_from = at_valid[1:][switch], at_valid[:-1][switch]
-    del vt, vp, at_valid, switch  # before the rows' frames are gathered
+    del vt, vp, at_valid, switch  # before the runs are found
     same_track = np.r_[False, t_sorted[1:] == t_sorted[:-1]]
     # Runs: a valid row starts a run unless the previous row of its track is valid, same id.
     continues = same_track & np.r_[False, v_sorted[:-1]] & np.r_[False, p_sorted[1:] == p_sorted[:-1]]
-    return {"track": t_sorted, "pred": p_sorted, "valid": v_sorted,
-            "frame": np.asarray(frame).take(order), "correct": correct, "per_track": per_track,
+    return {"track": t_sorted, "pred": p_sorted, "valid": v_sorted, "order": order,
+            "correct": correct, "per_track": per_track,
             "switch_at": switch_at, "switch_from": switch_from,
             "run_start": v_sorted & ~continues}
 
@@ -261,13 +262,69 @@ def switch_events(table: pd.DataFrame) -> pd.DataFrame:
     return identity_report(*_codes(table)).events
 
 
-class IdentityReport(NamedTuple):
-    """One recording's identity results (:func:`identity_report`)."""
+class IdentityReport:
+    """One recording's identity results (:func:`identity_report`): ``diagnostics`` and three
+    tables, each built when first read (from the arrays the diagnostics are counted from;
+    a caller that reads none pays for none): ``tracks`` (:func:`track_breakdown`),
+    ``events`` (:func:`switch_events`) and ``observations`` (:data:`OBSERVATION_COLUMNS`, one
+    row per reference observation)."""
 
-    diagnostics: dict
-    tracks: pd.DataFrame  # :func:`track_breakdown`
-    events: pd.DataFrame  # :func:`switch_events`
-    observations: pd.DataFrame  # OBSERVATION_COLUMNS, one row per reference observation
+    def __init__(self, diagnostics: dict, arrays: dict | None = None, tracks=(), preds=(),
+                 frame=()):
+        self.diagnostics = diagnostics
+        self._arrays = arrays  # _identity_arrays of the recording; None: no observation
+        self._tracks, self._preds, self._frame = np.asarray(tracks), preds, frame
+
+    @functools.cached_property
+    def _frames(self) -> np.ndarray:
+        """The rows' frames in the arrays' (track, frame) order."""
+        return np.asarray(self._frame).take(self._arrays["order"])
+
+    @functools.cached_property
+    def tracks(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(TRACK_COLUMNS)
+        n_tracks = len(self._tracks)
+        # The first wrong row of each track is its earliest (rows by track, then frame).
+        wrong = np.flatnonzero(~a["correct"])
+        wrong_track = a["track"][wrong]
+        earliest = wrong[np.r_[True, wrong_track[1:] != wrong_track[:-1]]] if len(wrong) else wrong
+        never = np.iinfo(np.int64).max
+        first = np.full(n_tracks, never, dtype=np.int64)
+        first[a["track"][earliest]] = self._frames[earliest]
+        return pd.DataFrame({
+            "track": self._tracks,
+            "observations": a["per_track"],
+            "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
+            "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
+            "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]],
+                                                  minlength=n_tracks) - 1, 0, None),
+            "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
+                                          dtype="Int64"),
+        })
+
+    @functools.cached_property
+    def events(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(EVENT_COLUMNS)
+        preds = np.asarray(self._preds, dtype=object)
+        track_ids = np.asarray(self._tracks, dtype=object)
+        return pd.DataFrame({"frame": self._frames[a["switch_at"]],
+                             "track": track_ids[a["track"][a["switch_at"]]],
+                             "from_id": preds[a["pred"][a["switch_from"]]],
+                             "to_id": preds[a["pred"][a["switch_at"]]]})
+
+    @functools.cached_property
+    def observations(self) -> pd.DataFrame:
+        a = self._arrays
+        if a is None:
+            return _empty(OBSERVATION_COLUMNS)
+        # the table takes its four arrays as they are (copy=False: not copied into blocks)
+        return pd.DataFrame({"frame": self._frames,
+                             "track": np.repeat(self._tracks, a["per_track"]),
+                             "predicted": a["valid"], "correct": a["correct"]}, copy=False)
 
 
 #: Per reference observation, in (track, frame) order: ``predicted`` (a valid predicted id is
@@ -281,42 +338,14 @@ def identity_report(frame, track_codes, tracks, pred_codes, preds,
     """The diagnostics, :func:`track_breakdown`, :func:`switch_events` and each observation's
     state (:data:`OBSERVATION_COLUMNS`) of one recording, from one alignment, on rank codes
     (``tracks`` / ``preds``: the ids of the codes). ``order``: the rows by (track, frame),
-    when known (as :func:`trackverify.metrics.mot.sequence_counts` gives it in ``gt_order``)."""
+    when known (as :func:`trackverify.metrics.mot.sequence_counts` gives it in ``gt_order``).
+    The diagnostics are counted here; the tables are built when first read
+    (:class:`IdentityReport`, which keeps the arrays given: not to be changed meanwhile)."""
     if len(track_codes) == 0:
-        return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations),
-                              _empty(TRACK_COLUMNS), _empty(EVENT_COLUMNS),
-                              _empty(OBSERVATION_COLUMNS))
-    n_tracks = len(tracks)
-    a = _identity_arrays(frame, track_codes, n_tracks, pred_codes, order)
-    # The first wrong row of each track is its earliest (rows by track, then frame).
-    wrong = np.flatnonzero(~a["correct"])
-    wrong_track = a["track"][wrong]
-    earliest = wrong[np.r_[True, wrong_track[1:] != wrong_track[:-1]]] if len(wrong) else wrong
-    never = np.iinfo(np.int64).max
-    first = np.full(n_tracks, never, dtype=np.int64)
-    first[a["track"][earliest]] = a["frame"][earliest]
-    per_track = pd.DataFrame({
-        "track": np.asarray(tracks),
-        "observations": a["per_track"],
-        "correct": np.bincount(a["track"][a["correct"]], minlength=n_tracks),
-        "identity_switches": np.bincount(a["track"][a["switch_at"]], minlength=n_tracks),
-        "fragmentations": np.clip(np.bincount(a["track"][a["run_start"]], minlength=n_tracks) - 1,
-                                  0, None),
-        "first_wrong_frame": pd.array([None if v == never else int(v) for v in first],
-                                      dtype="Int64"),
-    })
-    preds = np.asarray(preds, dtype=object)
-    track_ids = np.asarray(tracks, dtype=object)
-    events = pd.DataFrame({"frame": a["frame"][a["switch_at"]],
-                           "track": track_ids[a["track"][a["switch_at"]]],
-                           "from_id": preds[a["pred"][a["switch_from"]]],
-                           "to_id": preds[a["pred"][a["switch_at"]]]})
-    # the table takes its four fresh arrays as they are (copy=False: not copied into blocks)
-    observations = pd.DataFrame({"frame": a["frame"],
-                                 "track": np.repeat(np.asarray(tracks), a["per_track"]),
-                                 "predicted": a["valid"], "correct": a["correct"]}, copy=False)
-    return IdentityReport(_diagnostics(a, n_tracks, extra_predicted_observations), per_track,
-                          events, observations)
+        return IdentityReport(_finish(0, 0, 0, 0, extra_predicted_observations))
+    a = _identity_arrays(frame, track_codes, len(tracks), pred_codes, order)
+    return IdentityReport(_diagnostics(a, len(tracks), extra_predicted_observations), a,
+                          tracks, preds, frame)
 
 
 def _empty(columns: tuple[str, ...]) -> pd.DataFrame:

@@ -82,7 +82,7 @@ from trackverify.tables import sorted_codes, stable_order, unique_inverse
 ALPHAS = np.arange(0.05, 0.99, 0.05)  # TrackEval's array_labels, bit for bit
 EPS = float(np.finfo(float).eps)
 CONTINUATION_BONUS = 1000.0
-CELL_TABLE_SLOTS = 1 << 20  # cubes per block of frames in the direct cube table
+CELL_TABLE_SLOTS = 1 << 20  # most cubes per block of frames in the direct cube table
 METRICS = ("hota", "deta", "assa", "loca", "detre", "detpr", "assre", "asspr",
            "mota", "motp", "idsw", "frag", "idf1", "idp", "idr")
 COUNTS = ("clr_tp", "clr_fn", "clr_fp", "idtp", "idfn", "idfp", "mt", "pt", "ml",
@@ -179,9 +179,12 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
     del g_cells, p_cells, toward
     # A direct table cube -> (occupied, first, count) over a block of frames at a time. One
     # table is reused: only the occupied cubes are written (and cleared after the block).
-    block = max(1, CELL_TABLE_SLOTS // frame_stride)
+    block = max(1, _table_slots(n_frames * frame_stride) // frame_stride)
     occupied = np.zeros(block * frame_stride, dtype=bool)
-    run_of = np.zeros(block * frame_stride, dtype=np.int32)  # read where occupied only
+    # read where occupied only; a block's runs (occupied cubes) are at most its points
+    g_block = np.diff(np.searchsorted(g_frames, np.arange(0, n_frames + block, block)))
+    run_of = np.zeros(block * frame_stride, dtype=np.uint16 if g_block.max() <= 1 << 16
+                      else np.int32)
     parts = []
     index = np.int32 if max(len(g_frames), len(p_frames)) < 1 << 31 else np.int64
     for f0 in range(0, n_frames, block):
@@ -225,6 +228,16 @@ def similarity_pairs_by_axis(gt_frame, gt_axes, pred_frame, pred_axes, zero_dist
                    in zip(columns, (np.int64, np.int64, np.float64)))
     return (gi if g_by_frame is None else g_by_frame[gi],
             pj if p_by_frame is None else p_by_frame[pj], sim)
+
+
+def _table_slots(cubes: int) -> int:
+    """Cubes of the direct cube table for ``cubes`` cubes in all (every frame's): about
+    ``256 sqrt(cubes)``, between ``2**16`` and :data:`CELL_TABLE_SLOTS`. The table costs in
+    proportion to its size (zeroed and paged in afresh each call, about 6 ns a cube) and
+    each block of frames a fixed amount (about 0.3 ms), so ``sqrt(cubes * 0.3 ms / 6 ns)``
+    cubes a block cost least; the pairs are the same for any block (and in the same
+    order)."""
+    return int(min(CELL_TABLE_SLOTS, max(1 << 16, 256 * np.sqrt(float(cubes)))))
 
 
 def _concatenate_freeing(parts: list, dtype) -> np.ndarray:

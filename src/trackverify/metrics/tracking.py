@@ -29,6 +29,7 @@ Predictions of a recording that the reference does not have are an input error.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pandas as pd
@@ -55,14 +56,38 @@ class TrackingResults(dict):
     ``recording`` and :data:`trackverify.metrics.association.EVENT_COLUMNS`) and ``observations`` (one
     row per reference observation: ``recording`` and
     :data:`trackverify.metrics.association.OBSERVATION_COLUMNS`, whether a valid prediction is on it
-    and whether its id is aligned to the observation's track)."""
+    and whether its id is aligned to the observation's track).
 
-    def __init__(self, metrics: dict, tracks: pd.DataFrame, events: pd.DataFrame,
-                 observations: pd.DataFrame):
+    The three tables are given, or built when first read from ``reports``, the
+    ``(recording, IdentityReport)`` of each recording (then stacked by
+    :func:`stack_by_recording`): the metrics cost nothing of them."""
+
+    def __init__(self, metrics: dict, tracks: pd.DataFrame | None = None,
+                 events: pd.DataFrame | None = None, observations: pd.DataFrame | None = None,
+                 *, reports: list[tuple[object, IdentityReport]] = ()):
         super().__init__(metrics)
-        self.tracks = tracks
-        self.events = events
-        self.observations = observations
+        self._reports = list(reports)
+        for key, table in (("tracks", tracks), ("events", events),
+                           ("observations", observations)):
+            if table is not None:  # given: the cached value of the property
+                self.__dict__[key] = table
+
+    def _stacked(self, key: str) -> pd.DataFrame:
+        # the reports' tables are ours: a single one may take the recording column itself
+        return stack_by_recording([(name, getattr(report, key)) for name, report in self._reports],
+                                  copy=False)
+
+    @functools.cached_property
+    def tracks(self) -> pd.DataFrame:
+        return self._stacked("tracks")
+
+    @functools.cached_property
+    def events(self) -> pd.DataFrame:
+        return self._stacked("events")
+
+    @functools.cached_property
+    def observations(self) -> pd.DataFrame:
+        return self._stacked("observations")
 
     def wrong_tracks(self) -> pd.DataFrame:
         """The reference tracks not followed correctly throughout, the most wrong observations
@@ -123,10 +148,8 @@ def evaluate_tracking(reference_df: pd.DataFrame, predictions_df: pd.DataFrame,
               for _, ref_rec, pred_rec in recordings]
     results = {name: score.metrics for name, score in zip(names, scored)}
     results[POOLED] = pool_recordings([(score.metrics, score.counts) for score in scored])
-    return TrackingResults(results, *(stack_by_recording([(name, getattr(score.identity, key))
-                                                          for name, score in zip(names, scored)],
-                                                         copy=False)  # the tables are ours
-                                      for key in ("tracks", "events", "observations")))
+    return TrackingResults(results, reports=[(name, score.identity)
+                                             for name, score in zip(names, scored)])
 
 
 def stack_by_recording(tables: list[tuple[object, pd.DataFrame]], copy: bool = True
