@@ -148,7 +148,7 @@ async function decide(d){const it=items[at],seconds=(spent[it.index]||0)+(perfor
  catch(e){say(`not saved: item ${at+1} is still ${it.decision||"undecided"} (${e})`);return false}}
 let queue=Promise.resolve(),epoch=0;
 async function key(k){const m={c:"correct",w:"wrong",u:"unsure",x:"",Delete:""};
- if(k in m){if(!await decide(m[k])){epoch++;draw();return}if(m[k]&&at<items.length-1){at++;step=null}}
+ if(k in m){if(!await decide(m[k])){epoch++;return}if(m[k]&&at<items.length-1){at++;step=null}}
  else if(k==="b"||k==="Backspace"||k==="ArrowLeft"||k==="ArrowUp"){if(at>0){at--;step=null}}
  else if(k==="ArrowRight"||k==="ArrowDown"){if(at<items.length-1){at++;step=null}}
  else if(k===","||k==="."){const d=details[items[at].index];if(d&&step!==null)step=Math.max(0,Math.min(d.steps.length-1,step+(k==="."?1:-1)))}
