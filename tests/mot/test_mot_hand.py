@@ -891,3 +891,32 @@ def test_a_frame_number_near_2_31_costs_no_memory():
                            timeout=300)
     assert child.returncode == 0, child.stderr[-2000:]
     assert child.stdout.split() == ["1.0", "1.0", "0", "1", "2"]
+
+
+def test_alphas_passed_counts_the_alphas_below_every_similarity_near_a_step():
+    """The count of alphas a match passes (``alpha - eps <= s``) equals numpy's binary search
+    of the 19 bounds, on every float within 4,096 ulps of each ``k / 20`` and of each bound
+    (where ``floor(20 s)`` could be off), and on seeded random similarities in (0, 1]."""
+    bounds = mot.ALPHAS - mot.EPS
+    centres = np.r_[np.arange(21) / 20.0, bounds]
+    near = [c + np.arange(-4096, 4097) * np.spacing(c) for c in centres]
+    s = np.clip(np.concatenate([*near, np.random.default_rng(5).random(100_000)]), 1e-300, 1.0)
+    want = np.searchsorted(bounds, s, side="right")
+    np.testing.assert_array_equal(mot._alphas_passed(s), want)
+
+
+def test_a_chain_of_crossings_keeps_the_first_pairing():
+    """Ids 1, 2 and predictions 7, 8 in six frames, every pair a candidate. Frame 0 prefers
+    1-7, 2-8 (0.9 against 0.6); frames 1..5 prefer the crossing 1-8, 2-7 (0.9 against 0.6),
+    but each frame continues the previous one (1000.6 + 1000.6 > 0.9 + 0.9): 1-7, 2-8
+    throughout, TP 12, IDSW 0, MOTP (2 * 0.9 + 10 * 0.6) / 12 = 0.65. Each frame's choice
+    rests on the frame before it, a chain of six."""
+    frames = np.repeat(np.arange(6), 2)
+    ids_gt, ids_pred = np.tile([1, 2], 6), np.tile([7, 8], 6)
+    pair_gt = (2 * np.arange(6)[:, None] + [0, 0, 1, 1]).ravel()
+    pair_pred = (2 * np.arange(6)[:, None] + [0, 1, 0, 1]).ravel()
+    same = np.r_[0.9, np.full(5, 0.6)]  # 1-7 and 2-8 in each frame
+    sim = np.column_stack([same, 1.5 - same, 1.5 - same, same]).ravel()
+    m = mot.clear_metrics(frames, ids_gt, frames, ids_pred, pair_gt, pair_pred, sim)
+    assert (m["clr_tp"], m["clr_fn"], m["clr_fp"], m["idsw"], m["frag"]) == (12, 0, 0, 0, 0)
+    assert m["mota"] == 1.0 and m["motp"] == pytest.approx(0.65, abs=1e-15)

@@ -15,8 +15,9 @@ matching decomposes over the connected components of the frame's candidate graph
 core solves everything in bulk: a component with one edge is matched outright, a star (one
 detection on one side) takes its best edge, a 2 x 2 conflict takes its heavier diagonal, and
 only larger components go to a Hungarian solve, one at a time. CLEAR's preference for
-continuing matches makes frames depend on the previous frame; components whose
-previous-frame matches are known are solved together, round after round.
+continuing matches makes frames depend on the previous frame; every component is solved
+with the matches known so far, then again only those whose continuations changed, until
+none changes (the frame-by-frame answer, in a few passes).
 
 Definitions (``ALPHAS = 0.05, 0.10, ..., 0.95``, ``eps`` = float64 machine epsilon):
 
@@ -610,13 +611,18 @@ def _hota(pg, pp, ps, g_id, p_id, n_gid, n_pid, gt_count, pr_count, n_gt, n_pred
 def _alphas_passed(s: np.ndarray) -> np.ndarray:
     """Number of alphas at which a match of similarity ``s`` counts: ``#{a: alpha_a - eps <=
     s}`` (``np.searchsorted(ALPHAS - EPS, s, side="right")``, without the binary search:
-    ``floor(20 s)`` is that number or one less, and one comparison settles it)."""
-    lower = ALPHAS - EPS
-    n = np.floor(s * 20.0).astype(np.int64)
-    np.clip(n, 0, len(lower), out=n)
-    n += np.r_[lower, np.inf][n] <= s  # one too few
-    n -= (n > 0) & (lower[np.maximum(n - 1, 0)] > s)  # one too many (never, by the bound)
+    ``floor(20 s)`` is that number or one less, and one comparison settles it).
+
+    ``floor(20 s)`` is never one too many: ``20 s`` rounds to at most ``k`` only for ``s``
+    within an ulp of ``k / 20``, and ``alpha_(k-1) - eps`` lies below that (checked on every
+    float near each ``k / 20`` by a test)."""
+    n = np.floor(s * 20.0).astype(np.intp)
+    np.clip(n, 0, len(ALPHAS), out=n)
+    n += _ALPHA_STEPS.take(n) <= s  # one too few
     return n
+
+
+_ALPHA_STEPS = np.r_[ALPHAS - EPS, np.inf]  # the alphas' lower bounds, then none
 
 
 def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
@@ -665,32 +671,13 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
         single[others] = (graph.gt_in[comp[others]] == 1) & (graph.pr_in[comp[others]] == 1)
         edge_of_gt[cg[single]] = pairs[single]
         pending = np.flatnonzero(~single)
-        resolved = np.ones(n_gt, dtype=bool)
-        resolved[cg[pending]] = False
         # Each pending pair's reference predecessor (-1: none), found among the rows by
         # (id, processed frame), whose keys id * n_proc + rank ascend (an id once a frame).
-        prev_det = np.full(len(pairs), -1, dtype=np.int64)
-        prev_det[pending] = _predecessors(cg[pending], g_id, proc, by_id,
-                                          id_by.astype(np.int64) * n_proc + proc_by, n_proc)
-        while len(pending):
-            # A component is ready when the previous-frame matches of its ids are known.
-            dep = prev_det[pending]
-            blocked = (dep >= 0) & ~resolved[np.maximum(dep, 0)]
-            comp_blocked = np.zeros(len(graph.gt_in), dtype=bool)
-            comp_blocked[comp[pending][blocked]] = True
-            ready = pending[~comp_blocked[comp[pending]]]
-            if len(ready) == 0:  # pragma: no cover - dependencies point to earlier frames
-                raise RuntimeError("CLEAR matching could not be ordered")
-            dep = prev_det[ready]
-            prev_edge = np.where(dep >= 0, edge_of_gt[np.maximum(dep, 0)], -1)
-            prev_pid = np.where(prev_edge >= 0, p_id[pp[np.maximum(prev_edge, 0)]], -1)
-            cont = prev_pid == p_id[cp[ready]]
-            w = CONTINUATION_BONUS * cont + ps[pairs[ready]]
-            chosen = _max_weight_matching(graph, ready, w)
-            edge_of_gt[cg[chosen]] = pairs[chosen]
-            resolved[cg[ready]] = True
-            pending = pending[comp_blocked[comp[pending]]]
-        del graph, comp, single, others, resolved, prev_det, pairs, cg, cp, proc
+        prev_det = _predecessors(cg[pending], g_id, proc, by_id,
+                                 id_by.astype(np.int64) * n_proc + proc_by, n_proc)
+        _match_continuing(graph, pending, prev_det, pairs, cg, p_id[cp[pending]], pp, p_id,
+                          ps, edge_of_gt)
+        del graph, comp, single, others, prev_det, pairs, cg, cp, proc
     m_gt = np.flatnonzero(edge_of_gt >= 0)
     m_edge = edge_of_gt[m_gt]
     del edge_of_gt
@@ -723,6 +710,48 @@ def _clear(gt_frame, pred_frame, g_id, p_id, n_gid, pg, pp, ps, threshold,
     return {"clr_tp": tp, "clr_fn": n_gt - tp, "clr_fp": n_pred - tp, "idsw": idsw,
             "frag": frag, "motp_sum": motp_sum, **_mostly_tracked(g_id, n_gid, m_gt),
             "clear_matches": (m_gt, m_pred)}
+
+
+def _match_continuing(graph: _Graph, pending, prev_det, pairs, cg, pending_pid, pp, p_id, ps,
+                      edge_of_gt) -> None:
+    """CLEAR's matching of the ``pending`` candidates (indices into ``pairs``; whole
+    components of ``graph``, none a single pair), each weighing ``1000 * continues + s``
+    where ``continues`` says the pair's predicted id (``pending_pid``) is the one its
+    reference detection's predecessor (``prev_det``, -1: none) is matched to. Writes the
+    matches into ``edge_of_gt`` (the matched pair of each reference detection, -1: none).
+
+    A component's matching depends on its predecessors' matches, which lie in earlier
+    frames, so the matchings consistent with each other are unique: the frame-by-frame
+    answer. They are found by solving every component with the matches known so far (the
+    pending reference detections unmatched at first), then again only those whose
+    continuation flags changed, until none changes (at most as many passes as the longest
+    chain of dependent components, plus one; mostly far fewer: a continuation that holds
+    anyway changes nothing)."""
+    if len(pending) == 0:
+        return
+    has_prev = np.flatnonzero(prev_det >= 0)
+    prev_of, prev_pid = prev_det[has_prev], pending_pid[has_prev]
+    weight = ps[pairs[pending]]  # plus the bonus where the pair continues
+    comp_of = unique_inverse(graph.comp[pending], len(graph.gt_in))[1]
+    flagged = np.zeros(int(comp_of.max()) + 1, dtype=bool)
+    cont = np.zeros(len(pending), dtype=bool)
+    redo = np.arange(len(pending))  # every component at first
+    for _ in range(len(pending) + 1):
+        w = weight[redo]
+        w[cont[redo]] += CONTINUATION_BONUS
+        edge_of_gt[cg[pending[redo]]] = -1
+        chosen = _max_weight_matching(graph, pending[redo], w)
+        edge_of_gt[cg[chosen]] = pairs[chosen]
+        prev_edge = edge_of_gt[prev_of]
+        now = np.zeros(len(pending), dtype=bool)
+        now[has_prev] = (prev_edge >= 0) & (p_id[pp[np.maximum(prev_edge, 0)]] == prev_pid)
+        flagged[:] = False
+        flagged[comp_of[now != cont]] = True
+        if not flagged.any():
+            return
+        cont = now
+        redo = np.flatnonzero(flagged[comp_of])
+    raise RuntimeError("CLEAR matching did not settle")  # pragma: no cover - see above
 
 
 def _predecessors(gts, g_id, proc, by_id, keys_by, n_proc) -> np.ndarray:
