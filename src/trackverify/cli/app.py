@@ -18,6 +18,7 @@ import click
 from trackverify import __version__, stop
 from trackverify.cli.options import SEED, echo_warnings, input_options, jobs_options, window_options
 from trackverify.errors import TrackverifyError, one_line
+from trackverify.io.atomic import remove_pending
 from trackverify.cli.evidence import LEVELS as MOTION_LEVELS
 
 
@@ -76,9 +77,11 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"trackverify: error: {click_problem(exc)}", err=True)
         sys.exit(2)
     except stop.Terminated:
+        remove_pending()
         click.echo("trackverify: terminated; no partial output was left", err=True)
         sys.exit(143)
     except KeyboardInterrupt:
+        remove_pending()
         click.echo("trackverify: interrupted; no partial output was left", err=True)
         sys.exit(130)
     except Exception as exc:  # the net: every known cause is fixed where it arises

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -64,15 +65,42 @@ def remove_empty(folders: list[Path]) -> None:
             return
 
 
+#: The temporary files :func:`temporary_beside` made in this process that are neither renamed
+#: into place nor removed yet: :func:`remove_pending` removes them when a command stops.
+_pending: set[Path] = set()
+
+
 def temporary_beside(path: Path) -> Path:
     """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic),
     named ``.<name>.<random>.tmp`` with ``<name>`` cut to its first 100 bytes: a file name may
-    have 255 bytes, the temporary one too."""
+    have 255 bytes, the temporary one too. SIGTERM is held while the file is made and noted,
+    so a stop at any moment after finds it among the pending files."""
     ensure_folder(path.parent)
     name = os.fsencode(path.name)[:100].decode("utf-8", errors="ignore")
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    mask = getattr(signal, "pthread_sigmask", None)  # POSIX; elsewhere the window stays
+    held = mask(signal.SIG_BLOCK, {signal.SIGTERM}) if mask else None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        _pending.add(Path(tmp))
+    finally:
+        if mask:
+            mask(signal.SIG_SETMASK, held)
     return Path(tmp)
+
+
+def discard_temporary(tmp_path: Path) -> None:
+    """Remove a temporary file of :func:`temporary_beside` (gone already: nothing to do)."""
+    tmp_path.unlink(missing_ok=True)
+    _pending.discard(tmp_path)
+
+
+def remove_pending() -> None:
+    """Remove every temporary file of this process not renamed into place: the command
+    line's last step after a SIGTERM or Ctrl-C, wherever the stop interrupted the work
+    (even between making a temporary file and the code that would clean it up)."""
+    for tmp_path in sorted(_pending):
+        discard_temporary(tmp_path)
 
 
 def commit_temporary(tmp_path: Path, path: Path) -> Path:
@@ -82,12 +110,13 @@ def commit_temporary(tmp_path: Path, path: Path) -> Path:
     :class:`trackverify.stop.Terminated` raised (see :mod:`trackverify.stop`).
     """
     if stop.requested():
-        tmp_path.unlink(missing_ok=True)
+        discard_temporary(tmp_path)
         stop.raise_if_requested()
     with open(tmp_path, "rb+") as handle:
         os.fsync(handle.fileno())
     os.chmod(tmp_path, 0o666 & ~_UMASK)
     os.replace(tmp_path, path)
+    _pending.discard(tmp_path)
     return path
 
 
@@ -99,7 +128,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         write(tmp_path)
         return commit_temporary(tmp_path, path)
     except BaseException:
-        tmp_path.unlink(missing_ok=True)
+        discard_temporary(tmp_path)
         raise
 
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trackverify.errors import InputError
-from trackverify.io.atomic import (commit_temporary, missing_folders, remove_empty,
-                                   temporary_beside, write_atomic)
+from trackverify.io.atomic import (commit_temporary, discard_temporary, missing_folders,
+                                   remove_empty, temporary_beside, write_atomic)
 from trackverify.io.bounded import regular_file
 from trackverify.tables import (CANONICAL_INTEGER, DECIMAL_NUMBER, MISSING_MARKERS, READ_AS_IDS,
                                 Schema, validate)
@@ -467,5 +467,5 @@ class ParquetStream:
         if exc_type is None and self._writer is not None:
             commit_temporary(self._tmp, self.path)
         elif self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
+            discard_temporary(self._tmp)
             remove_empty(self._created)
