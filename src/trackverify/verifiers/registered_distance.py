@@ -601,6 +601,16 @@ class RegisteredDistance:
         after the anchor frame."""
         return self.holders(table, self.register(table, detections)[1], rows)
 
+    def _detections_of(self, rows: pd.DataFrame, frames: np.ndarray,
+                       points: np.ndarray) -> np.ndarray:
+        """Per row of ``rows`` (its ``frames`` and ``points``), the index of the detection it is
+        among the recording's detections :meth:`register` kept (-1: none), by its
+        ``detection`` column when it has one, else by position (:func:`detection_of_points`)."""
+        _, det_frames, det_points, det_ids, _, _, _ = self._owners
+        return detection_of_points(
+            det_frames, det_points, frames, points, det_ids,
+            rows["detection"].to_numpy() if "detection" in rows.columns else None)
+
     def holders(self, table: pd.DataFrame, registration: Registration,
                 rows: np.ndarray) -> np.ndarray:
         """:meth:`claimants` with the ``registration`` :meth:`register` returned for
@@ -613,10 +623,8 @@ class RegisteredDistance:
         frames = part["frame"].to_numpy()
         points = part[coordinate_columns(table)].to_numpy(dtype=np.float64)
         if self.one_to_one and self._owners is not None:
-            _, det_frames, det_points, det_ids, _, owner, _ = self._owners
-            detection = detection_of_points(
-                det_frames, det_points, frames, points, det_ids,
-                part["detection"].to_numpy() if "detection" in part.columns else None)
+            owner = self._owners[5]
+            detection = self._detections_of(part, frames, points)
             return np.where(detection >= 0, owner[np.maximum(detection, 0)], -1)
         known = np.flatnonzero(np.isfinite(registration.positions[frames, 0, 0]))
         index, distance = nearest_other(registration.positions, frames[known], points[known],
@@ -695,10 +703,8 @@ class RegisteredDistance:
         contradicted = np.zeros(len(table), dtype=bool)
         self.last_claimant = None
         if self.one_to_one and self._owners is not None:
-            _, det_frames, det_points, det_ids, cap, owner, held = self._owners
-            detection = detection_of_points(
-                det_frames, det_points, frames, positions, det_ids,
-                table["detection"].to_numpy() if "detection" in table.columns else None)
+            _, _, det_points, _, cap, owner, held = self._owners
+            detection = self._detections_of(table, frames, positions)
             contradicted = usable & ~ambiguous_or_merged & contradicted_claims(
                 registration.positions, det_points, owner, held, cap, frames,
                 np.where(usable, which, -1), detection)
