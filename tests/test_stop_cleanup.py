@@ -54,3 +54,73 @@ def test_files_renamed_into_place_or_removed_are_no_longer_pending(tmp_path):
         atomic.write_atomic(tmp_path / "c.txt", lambda tmp: (_ for _ in ()).throw(ValueError()))
     atomic.remove_pending()  # must not touch what was committed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.parquet"]
+
+
+def test_a_folder_is_written_whole_and_replaces_the_folder_there(tmp_path):
+    store = tmp_path / "volume.zarr"
+    store.mkdir()
+    (store / "old.txt").write_text("old")
+
+    def write(folder):
+        assert folder != store and folder.is_dir() and list(folder.iterdir()) == []
+        (folder / "new.txt").write_text("new")
+        assert (store / "old.txt").read_text() == "old"  # untouched until renamed
+
+    assert atomic.write_atomic(store, write, folder=True) == store
+    assert sorted(p.name for p in store.iterdir()) == ["new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["volume.zarr"]  # no .tmp, no .old
+
+
+def test_a_failed_folder_write_keeps_the_old_folder_and_leaves_no_temporary(tmp_path):
+    store = tmp_path / "volume.zarr"
+    store.mkdir()
+    (store / "old.txt").write_text("old")
+
+    def fail(folder):
+        (folder / "half.txt").write_text("half")
+        raise ValueError("disk full")
+
+    with pytest.raises(ValueError, match="disk full"):
+        atomic.write_atomic(store, fail, folder=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["volume.zarr"]
+    assert sorted(p.name for p in store.iterdir()) == ["old.txt"]
+
+
+def test_a_stop_leaves_no_temporary_folder(tmp_path):
+    folder = atomic.temporary_beside(tmp_path / "volume.zarr", folder=True)
+    (folder / "0").mkdir()
+    (folder / "0" / "chunk").write_bytes(b"\0" * 10)
+    assert _leftovers(tmp_path) == [folder.name]
+    atomic.remove_pending()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["zarr", "tiff"])
+def test_synth_volume_renames_its_volume_into_place_through_io_atomic(tmp_path, kind):
+    from trackverify.synth.volume import SUFFIX, write_specimen_volume
+    from trackverify.synth.specimen import SpecimenConfig
+
+    config = SpecimenConfig(frames=2, neurons=5)
+    for _ in range(2):  # the second run replaces the first volume
+        image, tracks = write_specimen_volume(config, tmp_path, kind)
+    assert image == tmp_path / f"volume{SUFFIX[kind]}" and image.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([image.name, tracks.name])
+
+
+def test_a_folder_that_cannot_be_renamed_into_place_puts_the_old_one_back(tmp_path, monkeypatch):
+    store = tmp_path / "volume.zarr"
+    store.mkdir()
+    (store / "old.txt").write_text("old")
+    replace = atomic.os.replace
+
+    def refuse_the_new_one(src, dst):
+        if str(src).endswith(".tmp"):
+            raise PermissionError("refused")
+        replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", refuse_the_new_one)
+    with pytest.raises(PermissionError):
+        atomic.write_atomic(store, lambda folder: (folder / "new.txt").write_text("new"),
+                            folder=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["volume.zarr"]
+    assert sorted(p.name for p in store.iterdir()) == ["old.txt"]

@@ -1,7 +1,8 @@
 """Outputs are written to a temporary name in the target folder and renamed into place.
 
 A run killed midway therefore leaves either the previous complete file or none, never a
-truncated one. ``os.replace`` is atomic on POSIX file systems.
+truncated one. ``os.replace`` is atomic on POSIX file systems. A folder (a zarr store) is
+written the same way: into a temporary folder, renamed into place once whole.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Callable
@@ -70,18 +72,21 @@ def remove_empty(folders: list[Path]) -> None:
 _pending: set[Path] = set()
 
 
-def temporary_beside(path: Path) -> Path:
-    """A new empty temporary file in ``path``'s folder (same file system, so rename is atomic),
-    named ``.<name>.<random>.tmp`` with ``<name>`` cut to its first 100 bytes: a file name may
-    have 255 bytes, the temporary one too. SIGTERM is held while the file is made and noted,
-    so a stop at any moment after finds it among the pending files."""
+def temporary_beside(path: Path, folder: bool = False) -> Path:
+    """A new empty temporary file (``folder``: folder) in ``path``'s folder (same file system,
+    so rename is atomic), named ``.<name>.<random>.tmp`` with ``<name>`` cut to its first 100
+    bytes: a file name may have 255 bytes, the temporary one too. SIGTERM is held while it is
+    made and noted, so a stop at any moment after finds it among the pending files."""
     ensure_folder(path.parent)
     name = os.fsencode(path.name)[:100].decode("utf-8", errors="ignore")
     mask = getattr(signal, "pthread_sigmask", None)  # POSIX; elsewhere the window stays
     held = mask(signal.SIG_BLOCK, {signal.SIGTERM}) if mask else None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+        if folder:
+            tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
+        else:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
         _pending.add(Path(tmp))
     finally:
         if mask:
@@ -90,8 +95,12 @@ def temporary_beside(path: Path) -> Path:
 
 
 def discard_temporary(tmp_path: Path) -> None:
-    """Remove a temporary file of :func:`temporary_beside` (gone already: nothing to do)."""
-    tmp_path.unlink(missing_ok=True)
+    """Remove a temporary file or folder of :func:`temporary_beside` (gone already: nothing
+    to do)."""
+    if tmp_path.is_dir() and not tmp_path.is_symlink():
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    else:
+        tmp_path.unlink(missing_ok=True)
     _pending.discard(tmp_path)
 
 
@@ -106,24 +115,43 @@ def remove_pending() -> None:
 def commit_temporary(tmp_path: Path, path: Path) -> Path:
     """Flush ``tmp_path`` to disk, give it ordinary permissions and rename it to ``path``.
 
+    A folder at ``path`` (which a rename cannot replace) is renamed aside first, put back if
+    the rename into place fails, and removed after it.
     After a SIGTERM nothing is renamed into place: the temporary file is removed and
     :class:`trackverify.stop.Terminated` raised (see :mod:`trackverify.stop`).
     """
     if stop.requested():
         discard_temporary(tmp_path)
         stop.raise_if_requested()
-    with open(tmp_path, "rb+") as handle:
-        os.fsync(handle.fileno())
-    os.chmod(tmp_path, 0o666 & ~_UMASK)
-    os.replace(tmp_path, path)
+    folder = tmp_path.is_dir()
+    if not folder:
+        with open(tmp_path, "rb+") as handle:
+            os.fsync(handle.fileno())
+    os.chmod(tmp_path, (0o777 if folder else 0o666) & ~_UMASK)
+    aside = None
+    if path.is_dir() and not path.is_symlink():  # rename cannot replace a folder
+        aside = Path(tempfile.mkdtemp(prefix=f".{tmp_path.name}.", suffix=".old",
+                                      dir=path.parent))
+        os.replace(path, aside / "old")
+    try:
+        os.replace(tmp_path, path)
+    except OSError:
+        if aside is not None:
+            os.replace(aside / "old", path)
+            aside.rmdir()
+        raise
     _pending.discard(tmp_path)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
     return path
 
 
-def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp_path)`` and rename ``tmp_path`` to ``path`` once it is complete."""
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], None],
+                 folder: bool = False) -> Path:
+    """Call ``write(tmp_path)`` and rename ``tmp_path`` to ``path`` once it is complete
+    (``folder``: ``tmp_path`` is an empty folder to write into, e.g. a zarr store)."""
     path = Path(path)
-    tmp_path = temporary_beside(path)
+    tmp_path = temporary_beside(path, folder=folder)
     try:
         write(tmp_path)
         return commit_temporary(tmp_path, path)

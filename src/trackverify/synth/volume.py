@@ -12,8 +12,6 @@ inside the volume; voxel ``i``'s centre is at ``i * voxel_um`` (origin 0), the c
 
 from __future__ import annotations
 
-import os
-import shutil
 import warnings
 from pathlib import Path
 
@@ -30,6 +28,7 @@ BACKGROUND, NOISE = 100.0, 20.0
 MAX_RENDER_VOXELS = 200_000_000
 FORMATS = ("tiff", "zarr", "hdf5", "nwb")
 SUFFIX = {"tiff": ".tif", "zarr": ".zarr", "hdf5": ".h5", "nwb": ".nwb"}
+FOLDER_FORMATS = ("zarr",)  # written as a folder
 MAX_VOLUME_FRAMES = 20
 """``synth --volume`` renders at most 20 frames (a demonstration: about 3 MB a frame)."""
 
@@ -165,6 +164,7 @@ def write_specimen_volume(config, out: str | Path, kind: str) -> tuple[Path, Pat
     """The first animal of ``config`` rendered (seed ``config.seed``) and written as ``kind``
     to ``out/volume<suffix>``, with its positions in the volume's micrometres as
     ``out/volume_tracks.parquet``; returns both paths."""
+    from trackverify.io.atomic import write_atomic
     from trackverify.io.tabular import write_table
     from trackverify.synth.specimen import animal_observations
 
@@ -174,12 +174,7 @@ def write_specimen_volume(config, out: str | Path, kind: str) -> tuple[Path, Pat
     out = Path(out)
     volume, positions = render_volume(animal_observations(config, 0), seed=config.seed)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"volume{SUFFIX[kind]}"
-    partial = out / f".volume{SUFFIX[kind]}.tmp"  # renamed into place once whole
-    if partial.is_dir():
-        shutil.rmtree(partial)
-    write_volume(volume, partial, kind)
-    if path.is_dir():
-        shutil.rmtree(path)
-    os.replace(partial, path)
+    path = write_atomic(out / f"volume{SUFFIX[kind]}",
+                        lambda partial: write_volume(volume, partial, kind),
+                        folder=kind in FOLDER_FORMATS)  # renamed into place once whole
     return path, write_table(positions, out / "volume_tracks.parquet")
