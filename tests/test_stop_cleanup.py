@@ -3,6 +3,8 @@ file of its process that was not renamed into place (io.atomic.remove_pending)."
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 import pytest
 
@@ -95,14 +97,17 @@ def test_a_stop_leaves_no_temporary_folder(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("kind", ["zarr", "tiff"])
+@pytest.mark.parametrize("kind", ["zarr", "tiff", "hdf5", "nwb"])
 def test_synth_volume_renames_its_volume_into_place_through_io_atomic(tmp_path, kind):
     from trackverify.synth.volume import SUFFIX, write_specimen_volume
     from trackverify.synth.specimen import SpecimenConfig
 
     config = SpecimenConfig(frames=2, neurons=5)
     for _ in range(2):  # the second run replaces the first volume
-        image, tracks = write_specimen_volume(config, tmp_path, kind)
+        with warnings.catch_warnings():
+            # pynwb's warning about a file name not ending in .nwb: not for the temporary one
+            warnings.filterwarnings("error", message="The file path provided")
+            image, tracks = write_specimen_volume(config, tmp_path, kind)
     assert image == tmp_path / f"volume{SUFFIX[kind]}" and image.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([image.name, tracks.name])
 

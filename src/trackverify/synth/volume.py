@@ -147,8 +147,10 @@ def write_nwb(volume: np.ndarray, path: str | Path, voxel_um=VOXEL_UM,
     nwb.add_acquisition(MultiChannelVolumeSeries(
         name=name, imaging_volume=imaging, data=data, unit="counts", rate=1.0,
         description="synthetic", dimension=list(data.shape[1:]), device=device))
-    with NWBHDF5IO(str(path), "w") as io:
-        io.write(nwb)
+    with warnings.catch_warnings():  # the temporary name of an atomic write ends in .tmp
+        warnings.filterwarnings("ignore", message="The file path provided.*does not end in")
+        with NWBHDF5IO(str(path), "w") as io:
+            io.write(nwb)
     return Path(path)
 
 
