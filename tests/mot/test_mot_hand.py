@@ -133,6 +133,23 @@ def test_similarity_pairs_the_same_in_the_same_order_whatever_the_blocks(monkeyp
     _assert_brute_force_pairs(gt_frame, gt_xyz, pred_frame, pred_xyz)
 
 
+def test_similarity_pairs_of_a_block_with_more_cubes_than_16_bits_count():
+    """A block of frames whose occupied cubes are more than 2**16 (each frame's only 100):
+    the cube numbers of the block need more than 16 bits. One axis, 2,000 frames of 100
+    reference points 3 apart, each prediction 0.1 from its point: with zero distance 1 each
+    prediction pairs with its own point only (similarity 0.9), and with no other."""
+    n_frames, per_frame = 2_000, 100
+    gt_frame = np.repeat(np.arange(n_frames), per_frame)
+    gt_x = np.tile(np.arange(per_frame) * 3.0, n_frames)[:, None]
+    n_cubes = n_frames * (per_frame * 3 // 2 + 2)  # cubes of side 2 along the axis
+    block = mot._table_slots(n_cubes) // (n_cubes // n_frames)
+    assert block * per_frame > 1 << 16  # frames a block x points a frame
+    gi, pj, sim = mot.similarity_pairs(gt_frame, gt_x, gt_frame, gt_x + 0.1, 1.0)
+    np.testing.assert_array_equal(np.sort(gi), np.arange(len(gt_frame)))
+    np.testing.assert_array_equal(gi, pj)
+    np.testing.assert_allclose(sim, 0.9, rtol=1e-12)
+
+
 def test_hota_by_hand():
     # One id, two frames, similarities 1.0 and 0.6: the 0.6 match counts at alphas
     # 0.05..0.60 (12 of 19). Per alpha: TP 2 -> DetA 1, AssA 1, LocA 0.8, AssRe 1;
