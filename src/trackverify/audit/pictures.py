@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify.report.numbers import fmt
-from trackverify.report.svg import INK, MUTED, RULE, figure, px, scale_bar_length, text
+from trackverify.report.svg import (INK, MUTED, RULE, figure, legend_row, px, scale_bar_length,
+                                    text)
 
 #: The roles of the ids a sentence names: colour and what the legend says of an id in it.
 ROLES = {"event": ("#c0392b", "the event's id"),
@@ -276,16 +277,10 @@ def _legend(roles: dict) -> str:
              + f'<line x1="{px(x + 586)}" x2="{px(x + 604)}" y1="{px(y - 4)}" y2="{px(y - 4)}" '
                f'stroke="{INK}" stroke-dasharray="4 3"/>'
              + text(x + 608, y, "from the event's id to the place it takes", 10))
-    parts, at = [], x
-    for i, role in roles.items():
-        colour, words = ROLES[role]
-        label = f"{i}: {words}"
-        parts.append(f'<rect x="{px(at)}" y="{px(y + 12)}" width="10" height="10" fill="{colour}"/>'
-                     + text(at + 14, y + 21, label, 10))
-        at += 26 + 5.6 * len(label)
-    parts.append(f'<rect x="{px(at)}" y="{px(y + 12)}" width="10" height="10" '
-                 f'fill="{ROLES["context"][0]}"/>' + text(at + 14, y + 21, "other ids", 10))
-    return '<g class="legend">' + marks + "".join(parts) + "</g>"
+    entries = [(ROLES[role][0], f"{i}: {ROLES[role][1]}") for i, role in roles.items()]
+    entries.append((ROLES["context"][0], "other ids"))
+    return ('<g class="legend">' + marks
+            + legend_row(entries, x, y + 12, size=10, swatch=(10.0, 10.0), gap=12.0) + "</g>")
 
 
 def _note(event: pd.Series, roles: dict, now: pd.DataFrame, frame: int) -> str:

@@ -13,7 +13,8 @@ import pandas as pd
 from trackverify.audit import answer
 from trackverify.report.html import cell, page, table
 from trackverify.report.numbers import fmt
-from trackverify.report.svg import INK, MUTED, RULE, figure, hex_colour, px, text, ticks
+from trackverify.report.svg import (INK, MUTED, RULE, figure, hex_colour, legend_row, px, text,
+                                    ticks)
 from trackverify.report.timeline import (AMBER, BLUE, GREEN, GREY, NOT_OBSERVED, RED, Timeline,
                                          build_timeline, timeline_svg)
 
@@ -134,11 +135,8 @@ def _score_plot(observations: pd.DataFrame, threshold: dict) -> str:
     body.append(text(left + width / 2, top_px + height + 32, label, 10, "middle", MUTED))
     body.append(text(14, top_px + height / 2, "observations", 10, "middle", MUTED,
                      extra=f'transform="rotate(-90 14 {px(top_px + height / 2)})"'))
-    at = left + width - 170
-    for name, colour in (("certified", GREEN), ("flagged", RED)):
-        body.append(f'<rect x="{px(at)}" y="22" width="12" height="10" '
-                    f'fill="{hex_colour(colour)}"/>' + text(at + 16, 31, name, 10))
-        at += 80
+    body.append(legend_row([(GREEN, "certified"), (RED, "flagged")], left + width - 170, 22,
+                           size=10))
     return figure(left + width + 16, top_px + height + 40, "".join(body),
                   "scores of judged observations")
 

@@ -47,6 +47,26 @@ def figure(width: float, height: float, body: str, label: str, extra: str = "") 
             f'{(" " + extra) if extra else ""}>{body}</svg>')
 
 
+def legend_row(entries, x: float, y: float, size: float = 11, swatch=(12.0, 10.0),
+               gap: float = 14.0, stroke: str = "") -> str:
+    """One line of a legend, left to right from ``x``: each entry ``(colour, label)`` a
+    ``swatch`` (width, height) rectangle of the colour (or ``(markup, label)`` with the
+    markup drawn from the entry's corner, when ``colour`` is SVG), top at ``y``, and its
+    label of font ``size`` beside it. An entry takes its swatch, 4 px, its label (0.56
+    ``size`` a character) and ``gap``. ``stroke``: a rectangle's outline colour, if any."""
+    width, height = swatch
+    edge = f' stroke="{stroke}" stroke-width="0.5"' if stroke else ""
+    out = []
+    for colour, label in entries:
+        colour = hex_colour(colour)
+        mark = (colour if colour.startswith("<") else
+                f'<rect width="{px(width)}" height="{px(height)}" fill="{colour}"{edge}/>')
+        out.append(f'<g transform="translate({px(x)} {px(y)})">{mark}</g>'
+                   + text(x + width + 4, y + height - 1, label, size))
+        x += width + 4 + 0.56 * size * len(label) + gap
+    return "".join(out)
+
+
 def png_image(png: bytes, x: float, y: float, width: float, height: float) -> str:
     """An ``<image>`` of the PNG bytes, stretched over the box with its pixels kept sharp."""
     data = base64.b64encode(png).decode("ascii")

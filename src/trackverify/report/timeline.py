@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from trackverify.io.png import png_pixels
-from trackverify.report.svg import (INK, MUTED, figure, hex_colour, png_image, px, text,
+from trackverify.report.svg import (INK, MUTED, figure, hex_colour, legend_row, png_image, px,
+                                    text,
                                     ticks)
 
 #: At most this many columns; wider timelines are binned (a bin shows its worst state).
@@ -201,17 +202,11 @@ def _legend(timeline: Timeline, y: float) -> str:
     """One line of swatches: the states present (the background first) and the markers, each
     with its name (a guide is named on the plot, beside its line)."""
     present = sorted({0, *np.unique(timeline.segments["state"]).tolist()})
-    items = [(f'<rect width="12" height="10" fill="{hex_colour(timeline.colours[i])}" '
-              'stroke="#8a94a6" stroke-width="0.5"/>', timeline.states[i]) for i in present]
+    entries = [(timeline.colours[i], timeline.states[i]) for i in present]
     if len(timeline.markers):
-        items.append(('<path d="M6 0v10" stroke="#000000" stroke-width="1.5"/>',
-                      f"{timeline.marker_label} ({len(timeline.markers)})"))
-    out, x = [], 4.0
-    for swatch, label in items:
-        out.append(f'<g transform="translate({px(x)} {px(y)})">{swatch}</g>'
-                   + text(x + 16, y + 9, label, 11))
-        x += 30 + 6.2 * len(label)
-    return '<g class="legend">' + "".join(out) + "</g>"
+        entries.append(('<path d="M6 0v10" stroke="#000000" stroke-width="1.5"/>',
+                        f"{timeline.marker_label} ({len(timeline.markers)})"))
+    return '<g class="legend">' + legend_row(entries, 4.0, y, stroke="#8a94a6") + "</g>"
 
 
 def control_states(predicted: np.ndarray, error: np.ndarray) -> np.ndarray:
