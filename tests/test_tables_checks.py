@@ -10,7 +10,7 @@ import pytest
 
 from trackverify.errors import InputError
 from trackverify.tables import (DETECTIONS, OBSERVATIONS, PREDICTIONS, RECORDINGS, REFERENCE,
-                                validate)
+                                id_column, validate)
 
 
 def observations(**columns) -> pd.DataFrame:
@@ -429,3 +429,38 @@ def test_categorical_columns_are_checked_as_their_values():
     assert not isinstance(out["track"].dtype, pd.CategoricalDtype)
     assert message(observations(track=pd.Categorical(["A", None, "A"]))) == (
         "t.csv, column 'track', row 2: missing id")
+
+
+TEXT_LAYOUTS = ["string[pyarrow]", "string[python]", object]
+# (bad id, the whole message after "<file>, column '<column>', row <n>: "), by hand from the
+# id rule (docs/reference/robustness.md, "Ids as written")
+TEXT_ID_REFUSALS = [
+    ("r\n1", "an id holds a control character (a line break, tab, NUL, ...)"),
+    ("r1\x00", "an id holds a control character (a line break, tab, NUL, ...)"),
+    ("x\u202e1r", "an id holds U+202E (RIGHT-TO-LEFT OVERRIDE), an invisible or control "
+                  "character that changes how the id reads"),
+    ("r" * 1001, "an id of 1001 characters (at most 1000)"),
+    ("NA", "the id 'NA' is a missing-value marker: leave the cell blank where the id is "
+           "missing, or give the object another id"),
+]
+
+
+@pytest.mark.parametrize("dtype", TEXT_LAYOUTS)
+@pytest.mark.parametrize("bad, message", TEXT_ID_REFUSALS)
+def test_a_refused_text_id_is_named_by_its_own_row_after_a_blank_and_a_longest_id(dtype, bad,
+                                                                                   message):
+    """Row 1 blank (allowed for predicted ids), row 2 an id of exactly 1,000 characters (the
+    most allowed), row 3 the bad one: the message is the whole sentence, naming the file and
+    row 3 in every text layout (neither the blank nor the longest id is taken for it)."""
+    series = pd.Series([None, "r" * 1000, bad], dtype=dtype)
+    with pytest.raises(InputError) as info:
+        id_column(series, "pred_id", "p.csv", allow_null=True)
+    assert str(info.value) == f"p.csv, column 'pred_id', row 3: {message}"
+
+
+@pytest.mark.parametrize("dtype", TEXT_LAYOUTS)
+@pytest.mark.parametrize("bad, message", TEXT_ID_REFUSALS)
+def test_a_column_holding_one_refused_text_id_names_its_first_row(dtype, bad, message):
+    with pytest.raises(InputError) as info:
+        id_column(pd.Series([bad] * 3, dtype=dtype), "recording", "r.csv")
+    assert str(info.value) == f"r.csv, column 'recording', row 1: {message}"

@@ -172,9 +172,9 @@ DEFINITIONS = {
     "run.py": ["over_draws"],
     # the table checks: required columns, each column's type, ids, duplicate rows and the
     # schema's rules (validate); not the key coding or the ordering helpers
-    "tables.py": ["validate", "_check_columns", "id_column", "_frame_column",
-                  "_check_coordinate_set", "_coordinate_column", "_bool_column",
-                  "_check_unique"],
+    "tables.py": ["validate", "_check_columns", "id_column", "_check_text_ids",
+                  "_frame_column", "_check_coordinate_set", "_coordinate_column",
+                  "_bool_column", "_check_unique"],
 }
 # registered_distance.py: its scoring, abstention, one-to-one assignment and helper
 # functions, the identity-free registration (the fit, the global pose, CPD's E- and M-steps)
