@@ -24,8 +24,7 @@ import pandas as pd
 
 from trackverify.io.png import png_pixels
 from trackverify.report.svg import (INK, MUTED, figure, hex_colour, legend_row, png_image, px,
-                                    text,
-                                    ticks)
+                                    text, ticks)
 
 #: At most this many columns; wider timelines are binned (a bin shows its worst state).
 MAX_COLUMNS = 1500

@@ -175,7 +175,6 @@ def write_specimen_volume(config, out: str | Path, kind: str) -> tuple[Path, Pat
                          f"{config.frames}: give --frames {MAX_VOLUME_FRAMES} or fewer")
     out = Path(out)
     volume, positions = render_volume(animal_observations(config, 0), seed=config.seed)
-    out.mkdir(parents=True, exist_ok=True)
     path = write_atomic(out / f"volume{SUFFIX[kind]}",
                         lambda partial: write_volume(volume, partial, kind),
                         folder=kind in FOLDER_FORMATS)  # renamed into place once whole
