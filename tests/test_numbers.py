@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import run_cli
-from trackverify.report.numbers import SIGNIFICANT_DIGITS, fmt
+from trackverify.report.numbers import SIGNIFICANT_DIGITS, fmt, fmt_each
 
 DECIMAL = re.compile(r"\d+\.\d+")
 
@@ -104,3 +104,12 @@ def test_stage_table_is_rounded(capsys):
     out = capsys.readouterr().out
     assert "score 0.4 - fail" in out and "0.6667" in out and "1/2" in out
     assert too_long(out) == []
+
+
+def test_fmt_each_formats_every_value_as_fmt_does():
+    floats = fmt_each(np.array([2 / 3, 12345.678, float("nan"), -0.0, 2 / 3, 0.000012345]))
+    assert floats.dtype == object
+    assert floats.tolist() == ["0.6667", "12350", "null", "0", "0.6667", "1.234e-05"]
+    assert fmt_each(np.array([3, 4])).tolist() == ["3", "4"]
+    assert fmt_each(np.array([None, 1.5], dtype=object)).tolist() == ["null", "1.5"]
+    assert fmt_each(np.zeros(0)).tolist() == []

@@ -54,7 +54,7 @@ import pandas as pd
 
 from trackverify.audit.result import UNCOVERED, audited
 from trackverify.audit.segments import segments_and_membership
-from trackverify.report.numbers import fmt
+from trackverify.report.numbers import fmt_each
 
 #: Family-wise chance that independent flags make one frame event in a recording.
 FRAME_EVENT_ALPHA = 0.001
@@ -421,7 +421,6 @@ def _describe(rows: pd.DataFrame, last_certified: pd.Series | None = None,
 
 def _evidence(events: pd.DataFrame) -> pd.Series:
     """A sentence per event: what was seen, where (numbers with report.numbers.fmt)."""
-    f = np.vectorize(fmt, otypes=[object])
     span = np.where(events["first_frame"] == events["last_frame"],
                     "frame " + events["first_frame"].astype(str),
                     "frames " + events["first_frame"].astype(str) + "-"
@@ -429,13 +428,13 @@ def _evidence(events: pd.DataFrame) -> pd.Series:
     frames = " (" + events["frames"].astype(str) + " frames)"
     ids, look = events["ids"].astype(str), events["lookalike_id"].astype(str)
     on, flagged = events["on_lookalike"].astype(str), events["flagged"].astype(str)
-    look_um = f(events["_look"])  # each measured column formatted once
+    look_um = fmt_each(events["_look"])  # each measured column formatted once
     sits = ("id " + ids + " sits a median " + look_um + " um from where " + look
-            + " should be and " + f(events["_score"]) + " um from its own place in " + on
+            + " should be and " + fmt_each(events["_score"]) + " um from its own place in " + on
             + " of " + flagged + " flagged observations, " + span + frames)
-    drifts = ("id " + ids + " is a median " + f(events["_all_own"]) + " um from its own place"
-              " (flagged: score above its threshold of " + f(events["_threshold"]) + " um) in "
-              + flagged
+    drifts = ("id " + ids + " is a median " + fmt_each(events["_all_own"])
+              + " um from its own place (flagged: score above its threshold of "
+              + fmt_each(events["_threshold"]) + " um) in " + flagged
               + " flagged observations, " + span + frames
               + np.where(events["lookalike_id"].notna(), "; nearest other identity: " + look, ""))
     swap = ("ids " + ids.str.replace(";", " and ") + " each sit near the other's place: " + flagged

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from trackverify.audit.result import audited
-from trackverify.report.numbers import fmt
+from trackverify.report.numbers import fmt_each
 from trackverify.tables import coordinate_columns
 
 JOIN_COLUMNS = ("recording", "id", "first_frame", "last_frame", "frames", "continues",
@@ -120,7 +120,6 @@ def _identity_key(table: pd.DataFrame) -> pd.Series:
 
 
 def _sentences(joins: pd.DataFrame) -> pd.Series:
-    f = np.vectorize(fmt, otypes=[object])
     ids, to = joins["id"].astype(str), joins["continues"].astype(str)
     span = np.where(joins["first_frame"] == joins["last_frame"],
                     "frame " + joins["first_frame"].astype(str),
@@ -131,8 +130,9 @@ def _sentences(joins: pd.DataFrame) -> pd.Series:
                       + joins["previous_last_frame"].astype(str) + " as id "
                       + joins["previous_id"].astype(str))
     return pd.Series("id " + ids + ", " + span + ", continues " + to + ": its first "
-                     "observation " + f(joins["start_um"]) + " um from where " + to
-                     + " should be (threshold " + f(joins["threshold_um"]) + " um)" + before
+                     "observation " + fmt_each(joins["start_um"]) + " um from where " + to
+                     + " should be (threshold " + fmt_each(joins["threshold_um"]) + " um)"
+                     + before
                      + "; " + joins["certified"].astype(str) + " of "
                      + joins["judged"].astype(str) + " later observations certified",
                      index=joins.index, dtype=object)

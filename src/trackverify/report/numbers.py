@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 SIGNIFICANT_DIGITS = 4
 """Significant digits of every number printed for people."""
 
@@ -48,6 +50,20 @@ def fmt(value: object, digits: int = SIGNIFICANT_DIGITS, undefined: str = "null"
         text = f"{float(mantissa + 'e' + exponent):.{max(digits - 1 - power, 0)}f}"
         return _strip(text)
     return f"{_strip(mantissa)}e{power:+03d}"
+
+
+def fmt_each(values) -> np.ndarray:
+    """:func:`fmt` of each of ``values`` (an object array of text, e.g. a column of sentences'
+    numbers); in a float column each distinct value is formatted once.
+
+    >>> fmt_each([0.4000000000000001, float("nan"), 0.4000000000000001]).tolist()
+    ['0.4', 'null', '0.4']
+    """
+    values = np.asarray(values)
+    if values.dtype.kind != "f":
+        return np.array([fmt(v) for v in values.ravel().tolist()], dtype=object)
+    distinct, inverse = np.unique(values.ravel(), return_inverse=True)
+    return np.array([fmt(v) for v in distinct.tolist()], dtype=object)[inverse]
 
 
 def _strip(text: str) -> str:
