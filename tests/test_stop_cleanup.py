@@ -129,3 +129,23 @@ def test_a_folder_that_cannot_be_renamed_into_place_puts_the_old_one_back(tmp_pa
                             folder=True)
     assert [p.name for p in tmp_path.iterdir()] == ["volume.zarr"]
     assert sorted(p.name for p in store.iterdir()) == ["old.txt"]
+
+
+@pytest.mark.parametrize("there", ["link", "file"])
+def test_a_folder_replaces_a_link_or_a_file_and_never_writes_through_the_link(tmp_path, there):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    store = out / "volume.zarr"
+    if there == "link":
+        store.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        store.write_text("an old file")
+    atomic.write_atomic(store, lambda folder: (folder / "new.txt").write_text("new"),
+                        folder=True)
+    assert store.is_dir() and not store.is_symlink()
+    assert sorted(p.name for p in store.iterdir()) == ["new.txt"]
+    assert [p.name for p in out.iterdir()] == ["volume.zarr"]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.txt"]  # the target untouched

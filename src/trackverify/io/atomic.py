@@ -115,8 +115,9 @@ def remove_pending() -> None:
 def commit_temporary(tmp_path: Path, path: Path) -> Path:
     """Flush ``tmp_path`` to disk, give it ordinary permissions and rename it to ``path``.
 
-    A folder at ``path`` (which a rename cannot replace) is renamed aside first, put back if
-    the rename into place fails, and removed after it.
+    What is at ``path`` that a rename cannot replace (a folder; anything, for a temporary
+    folder: a file or a link, never followed) is renamed aside first, put back if the rename
+    into place fails, and removed after it.
     After a SIGTERM nothing is renamed into place: the temporary file is removed and
     :class:`trackverify.stop.Terminated` raised (see :mod:`trackverify.stop`).
     """
@@ -129,7 +130,7 @@ def commit_temporary(tmp_path: Path, path: Path) -> Path:
             os.fsync(handle.fileno())
     os.chmod(tmp_path, (0o777 if folder else 0o666) & ~_UMASK)
     aside = None
-    if path.is_dir() and not path.is_symlink():  # rename cannot replace a folder
+    if os.path.lexists(path) and (folder or (path.is_dir() and not path.is_symlink())):
         aside = Path(tempfile.mkdtemp(prefix=f".{tmp_path.name}.", suffix=".old",
                                       dir=path.parent))
         os.replace(path, aside / "old")
